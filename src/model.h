@@ -1,0 +1,45 @@
+/* model.h -- a loaded transformer: resolve a name or folder, map the weights, run the forward pass.
+ *
+ * A model owns its config, family description, memory-mapped weights and tokenizer. It is immutable
+ * after model_open, so model_run may be called from a worker thread while the UI reads old traces. */
+#ifndef ATTNSCOPE_MODEL_H
+#define ATTNSCOPE_MODEL_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "err.h"
+#include "trace.h"
+
+struct model;
+
+struct model_info {
+	char name[256];         /* as the user gave it ("demo-bert", "gpt2", a path) */
+	char dir[PATH_MAX];     /* the resolved folder */
+	char family[32];        /* "bert", "gpt2" (the family description's name) */
+	bool causal;            /* decoder-only: attention masked above the diagonal */
+	bool supports_pairs;    /* the tokenizer builds [CLS] a [SEP] b [SEP] with token_type_ids */
+	int n_layers, n_heads, head_dim, hidden, intermediate;
+	int max_positions, vocab_size;
+};
+
+/* Resolve NAME_OR_DIR (a folder, or a name looked up in the Hugging Face cache and attnscope's
+ * model directories), read config.json, the family description, the safetensors weights
+ * (memory-mapped) and the tokenizer. Never touches the network. */
+int model_open(const char *name_or_dir, struct model **out, struct err *e);
+void model_close(struct model *m);
+
+const struct model_info *model_get_info(const struct model *m);
+const struct tokenizer *model_get_tokenizer(const struct model *m);
+
+/* Tokenize TEXT (and TEXT_B when not NULL), truncating to max_positions, and run the forward
+ * pass capturing every head into a new trace (*OUT, free with trace_free). When CANCEL is not
+ * NULL and becomes non-zero, the run stops early and returns -1 with message "cancelled". */
+int model_run(const struct model *m, const char *text, const char *text_b, const volatile int *cancel,
+	      struct trace **out, struct err *e);
+
+/* Where attnscope looks for bundled models and family descriptions: $ATTNSCOPE_DATADIR if set,
+ * else the installed package data directory. */
+const char *model_data_dir(void);
+
+#endif

@@ -1,0 +1,51 @@
+/* tokenizer.h -- text to token ids, exactly as Hugging Face's slow tokenizers do it.
+ *
+ * Two kinds: BERT WordPiece (vocab.txt, or tokenizer.json with a WordPiece model) and GPT-2
+ * byte-level BPE (vocab.json + merges.txt, or tokenizer.json with a BPE model). The kind is
+ * chosen by the caller from the model family; files are looked up in the model folder.
+ * Special-token ids are read from the files, never hard-coded. */
+#ifndef ATTNSCOPE_TOKENIZER_H
+#define ATTNSCOPE_TOKENIZER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "err.h"
+
+enum tokenizer_kind {
+	TOKENIZER_WORDPIECE, /* BERT: basic tokenizer + greedy WordPiece, adds [CLS] a [SEP] (b [SEP]) */
+	TOKENIZER_BPE,       /* GPT-2: byte-level BPE, adds no special tokens */
+};
+
+struct tokenizer; /* opaque; immutable after load, safe to share between threads */
+
+/* The result of encoding one text (or text pair). All arrays have n entries. */
+struct token_list {
+	int n;
+	int32_t *ids;       /* [n] vocabulary ids */
+	char **pieces;      /* [n] the vocabulary's own strings ("[CLS]", "##ing", "Ġthis"), NUL-terminated UTF-8 */
+	int32_t *type_ids;  /* [n] token_type_ids: 0 for text A (and its [CLS]/[SEP]), 1 for text B */
+	bool *special;      /* [n] true for added special tokens ([CLS], [SEP], <|endoftext|>) */
+	bool truncated;     /* true when tokens were dropped to fit max_len */
+	int n_before_truncation; /* token count the full text would have had */
+};
+
+/* Load the tokenizer files of KIND from folder DIR (also reads tokenizer_config.json for
+ * do_lower_case, strip_accents, tokenize_chinese_chars when present). */
+int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer **out, struct err *e);
+void tokenizer_free(struct tokenizer *tok);
+
+/* Encode TEXT (and TEXT_B when not NULL) into OUT, keeping at most MAX_LEN tokens including
+ * special tokens (HF truncation: longest_first for pairs). TEXT must be valid UTF-8; invalid UTF-8
+ * is an error ("invalid UTF-8 at byte N"). Free OUT with token_list_free. */
+int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *text_b, int max_len,
+		     struct token_list *out, struct err *e);
+void token_list_free(struct token_list *list);
+
+int tokenizer_vocab_size(const struct tokenizer *tok);
+/* The vocabulary string of ID, or NULL when out of range. */
+const char *tokenizer_id_to_token(const struct tokenizer *tok, int32_t id);
+/* The id of vocabulary string S, or -1. */
+int32_t tokenizer_token_to_id(const struct tokenizer *tok, const char *s);
+
+#endif
