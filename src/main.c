@@ -1,12 +1,231 @@
-/* main.c -- command line: options and modes (TUI, --dump, --print). */
+/* main.c -- the attnscope command: options, model loading and the choice of mode
+ * (interactive TUI, --dump json|csv, --print VIEW). */
 #include "config.h"
 
+#include <cblas.h>
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "model.h"
+
+#define DEFAULT_MODEL "demo-bert"
+#define MAX_STDIN_TEXT (16u << 20)
+
+struct options {
+	const char *model;
+	const char *pair;
+	int dump_format; /* -1 = no dump */
+	int layer, head;
+	int threads;     /* 0 = OpenBLAS default (all cores) */
+	char *text;      /* owned */
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: attnscope [OPTION]... [--] [TEXT]...\n"
+		"Explore the attention of a transformer (BERT, GPT-2) on TEXT.\n"
+		"TEXT words are joined with spaces; TEXT '-' reads standard input.\n"
+		"\n"
+		"  -m, --model=MODEL      model folder, or a name in the Hugging Face cache or\n"
+		"                         attnscope's model directories (default: " DEFAULT_MODEL ")\n"
+		"      --pair=TEXT_B      second sentence (BERT: [CLS] A [SEP] B [SEP])\n"
+		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
+		"      --layer=L          restrict --dump to layer L (0-based)\n"
+		"      --head=H           restrict --dump to head H (0-based)\n"
+		"      --threads=N        use N threads for the forward pass (default: all cores)\n"
+		"  -h, --help             display this help and exit\n"
+		"  -V, --version          output version information and exit\n"
+		"\n"
+		"Exit status: 0 on success, 1 on a runtime error (model, text, output), 2 on bad usage.\n"
+		"See attnscope(1) for the key bindings and examples.\n"
+		"Report bugs to: %s\n",
+		PACKAGE_BUGREPORT);
+}
+
+static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		fprintf(stderr, "attnscope: %s: '%s' is not an integer in %d..%d\n", opt, s, lo, hi);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* Read all of standard input (at most MAX_STDIN_TEXT bytes), dropping one trailing newline. */
+static char *read_stdin(void)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (len + 1 >= cap) {
+			if (cap >= MAX_STDIN_TEXT) {
+				fprintf(stderr, "attnscope: standard input exceeds %u bytes\n", MAX_STDIN_TEXT);
+				free(buf);
+				return NULL;
+			}
+			char *grown = realloc(buf, cap * 2);
+			if (!grown)
+				break;
+			buf = grown;
+			cap *= 2;
+		}
+		size_t got = fread(buf + len, 1, cap - len - 1, stdin);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (!buf) {
+		fprintf(stderr, "attnscope: out of memory reading standard input\n");
+		return NULL;
+	}
+	if (len && buf[len - 1] == '\n')
+		len--;
+	if (len && buf[len - 1] == '\r')
+		len--;
+	buf[len] = 0;
+	return buf;
+}
+
+/* Join ARGV[0..argc) with spaces; "-" alone reads standard input. */
+static char *join_text(int argc, char **argv)
+{
+	if (argc == 1 && strcmp(argv[0], "-") == 0)
+		return read_stdin();
+	size_t len = 1;
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	char *text = malloc(len), *p = text;
+	if (!text)
+		return NULL;
+	*p = 0;
+	for (int i = 0; i < argc; i++)
+		p += sprintf(p, i ? " %s" : "%s", argv[i]);
+	return text;
+}
+
+/* Parse the command line into O. Returns 0 to go on, 1 to exit 0 (help/version), 2 on usage error. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS };
+	static const struct option longopts[] = {
+		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
+		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
+		{"head", required_argument, NULL, OPT_HEAD},   {"threads", required_argument, NULL, OPT_THREADS},
+		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	o->model = getenv("ATTNSCOPE_MODEL") && *getenv("ATTNSCOPE_MODEL") ? getenv("ATTNSCOPE_MODEL") : DEFAULT_MODEL;
+	o->dump_format = -1;
+	o->layer = o->head = -1;
+	int c;
+	while ((c = getopt_long(argc, argv, "+m:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			o->model = optarg;
+			break;
+		case OPT_PAIR:
+			o->pair = optarg;
+			break;
+		case OPT_DUMP:
+			o->dump_format = dump_parse_format(optarg);
+			if (o->dump_format < 0) {
+				fprintf(stderr, "attnscope: --dump: unknown format '%s' (json, csv)\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_LAYER:
+			if (parse_int("--layer", optarg, 0, 100000, &o->layer) < 0)
+				return 2;
+			break;
+		case OPT_HEAD:
+			if (parse_int("--head", optarg, 0, 100000, &o->head) < 0)
+				return 2;
+			break;
+		case OPT_THREADS:
+			if (parse_int("--threads", optarg, 1, 1024, &o->threads) < 0)
+				return 2;
+			break;
+		case 'h':
+			usage(stdout);
+			return 1;
+		case 'V':
+			printf("%s\nCopyright (C) 2026 the attnscope authors.\n"
+			       "License: MIT <https://opensource.org/licenses/MIT>.\n"
+			       "This is free software: you are free to change and redistribute it.\n"
+			       "There is NO WARRANTY, to the extent permitted by law.\n",
+			       PACKAGE_STRING);
+			return 1;
+		default:
+			fprintf(stderr, "Try 'attnscope --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		o->text = join_text(argc - optind, argv + optind);
+		if (!o->text)
+			return 2;
+	}
+	return 0;
+}
+
+static int run_dump(const struct options *o)
+{
+	struct err e = {{0}};
+	struct model *m = NULL;
+	struct trace *t = NULL;
+	if (!o->text) {
+		fprintf(stderr, "attnscope: --dump needs a TEXT argument (or '-' for standard input)\n");
+		return 2;
+	}
+	if (model_open(o->model, &m, &e) < 0) {
+		fprintf(stderr, "attnscope: %s\n", e.msg);
+		return 1;
+	}
+	int rc = 0;
+	if (model_run(m, o->text, o->pair, NULL, &t, &e) < 0) {
+		fprintf(stderr, "attnscope: %s\n", e.msg);
+		rc = 1;
+	} else {
+		if (t->truncated)
+			fprintf(stderr, "attnscope: warning: text truncated to the model's %d positions\n",
+				t->max_positions);
+		struct dump_select sel = {.layer = o->layer, .head = o->head};
+		if (dump_write(t, model_get_info(m), o->dump_format, &sel, stdout, &e) < 0) {
+			fprintf(stderr, "attnscope: %s\n", e.msg);
+			rc = 1;
+		}
+	}
+	trace_free(t);
+	model_close(m);
+	return rc;
+}
 
 int main(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	puts(PACKAGE_STRING);
-	return 0;
+	struct options o = {0};
+	int rc = parse_options(argc, argv, &o);
+	if (rc) {
+		free(o.text);
+		return rc == 1 ? 0 : 2;
+	}
+	if (o.threads > 0)
+		openblas_set_num_threads(o.threads);
+	if (o.dump_format >= 0) {
+		rc = run_dump(&o);
+	} else {
+		fprintf(stderr, "attnscope: the interactive explorer is not built yet; use --dump json|csv\n");
+		rc = 2;
+	}
+	free(o.text);
+	return rc;
 }

@@ -7,6 +7,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "err.h"
 #include "trace.h"
@@ -37,6 +38,11 @@ const struct tokenizer *model_get_tokenizer(const struct model *m);
  * NULL and becomes non-zero, the run stops early and returns -1 with message "cancelled". */
 int model_run(const struct model *m, const char *text, const char *text_b, const volatile int *cancel,
 	      struct trace **out, struct err *e);
+
+/* Run the forward pass on ready-made token ids (N of them, TYPE_IDS may be NULL for all 0).
+ * Tokens in the trace are the vocabulary's strings for the ids. */
+int model_run_ids(const struct model *m, const int32_t *ids, const int32_t *type_ids, int n,
+		  const volatile int *cancel, struct trace **out, struct err *e);
 
 /* Where attnscope looks for bundled models and family descriptions: $ATTNSCOPE_DATADIR if set,
  * else the installed package data directory. */

@@ -1,0 +1,199 @@
+/* dump.c -- JSON and CSV export of a trace (see dump.h). Floats are printed with 9 significant
+ * digits, enough to round-trip any float32; exact zeros (masked keys) print as 0. */
+#include "dump.h"
+
+#include <math.h>
+#include <string.h>
+
+int dump_parse_format(const char *s)
+{
+	if (strcmp(s, "json") == 0)
+		return DUMP_JSON;
+	if (strcmp(s, "csv") == 0)
+		return DUMP_CSV;
+	return -1;
+}
+
+static void dump_float(FILE *out, float v)
+{
+	if (v == 0.0f)
+		fputs(signbit(v) ? "-0" : "0", out);
+	else if (!isfinite(v))
+		fputs("null", out); /* JSON has no NaN/Inf */
+	else
+		fprintf(out, "%.9g", v);
+}
+
+/* A JSON string literal: quotes, backslashes and control characters escaped; UTF-8 passed through. */
+static void dump_json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(out, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", out);
+		else if (*p == '\t')
+			fputs("\\t", out);
+		else if (*p == '\r')
+			fputs("\\r", out);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(out, "\\u%04x", *p);
+		else
+			fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+/* A CSV field per RFC 4180: quoted when it holds a comma, quote or line break. */
+static void dump_csv_field(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			fputc('"', out);
+		fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+/* Rows [rows][cols] as a JSON array of arrays. */
+static void dump_matrix(FILE *out, const float *m, int rows, int cols)
+{
+	fputc('[', out);
+	for (int i = 0; i < rows; i++) {
+		fputs(i ? ",[" : "[", out);
+		for (int j = 0; j < cols; j++) {
+			if (j)
+				fputc(',', out);
+			dump_float(out, m[(size_t)i * cols + j]);
+		}
+		fputc(']', out);
+	}
+	fputc(']', out);
+}
+
+typedef const float *(*dump_getter)(const struct trace *, int, int);
+
+/* [layer][head][rows][cols] over the selected layers and heads. */
+static void dump_per_head(FILE *out, const struct trace *t, const struct dump_select *sel, dump_getter get,
+			  int cols)
+{
+	fputc('[', out);
+	int first_layer = 1;
+	for (int l = 0; l < t->n_layers; l++) {
+		if (sel->layer >= 0 && l != sel->layer)
+			continue;
+		fputs(first_layer ? "\n  [" : ",\n  [", out);
+		first_layer = 0;
+		int first_head = 1;
+		for (int h = 0; h < t->n_heads; h++) {
+			if (sel->head >= 0 && h != sel->head)
+				continue;
+			if (!first_head)
+				fputs(",\n   ", out);
+			first_head = 0;
+			dump_matrix(out, get(t, l, h), t->n, cols);
+		}
+		fputc(']', out);
+	}
+	fputs("]", out);
+}
+
+static void dump_indices(FILE *out, int count, int only)
+{
+	fputc('[', out);
+	for (int i = 0, first = 1; i < count; i++) {
+		if (only >= 0 && i != only)
+			continue;
+		fprintf(out, first ? "%d" : ",%d", i);
+		first = 0;
+	}
+	fputc(']', out);
+}
+
+static void dump_json(const struct trace *t, const struct model_info *in, const struct dump_select *sel, FILE *out)
+{
+	fputs("{\"model\": {\"name\": ", out);
+	dump_json_string(out, in->name);
+	fputs(", \"family\": ", out);
+	dump_json_string(out, in->family);
+	fprintf(out,
+		", \"causal\": %s, \"layers\": %d, \"heads\": %d, \"head_dim\": %d, \"hidden\": %d, "
+		"\"max_positions\": %d, \"vocab_size\": %d},\n",
+		in->causal ? "true" : "false", in->n_layers, in->n_heads, in->head_dim, in->hidden, in->max_positions,
+		in->vocab_size);
+	fputs("\"tokens\": [", out);
+	for (int i = 0; i < t->n; i++) {
+		if (i)
+			fputs(", ", out);
+		dump_json_string(out, t->tokens[i]);
+	}
+	fputs("],\n\"ids\": [", out);
+	for (int i = 0; i < t->n; i++)
+		fprintf(out, i ? ", %d" : "%d", t->ids[i]);
+	fputs("],\n\"token_type_ids\": [", out);
+	for (int i = 0; i < t->n; i++)
+		fprintf(out, i ? ", %d" : "%d", t->type_ids[i]);
+	fputs("],\n\"special\": [", out);
+	for (int i = 0; i < t->n; i++)
+		fprintf(out, i ? ", %s" : "%s", t->special[i] ? "true" : "false");
+	fprintf(out, "],\n\"truncated\": %s,\n\"layer_indices\": ", t->truncated ? "true" : "false");
+	dump_indices(out, t->n_layers, sel->layer);
+	fputs(",\n\"head_indices\": ", out);
+	dump_indices(out, t->n_heads, sel->head);
+	fputs(",\n\"attentions\": ", out);
+	dump_per_head(out, t, sel, trace_attn, t->n);
+	fputs(",\n\"queries\": ", out);
+	dump_per_head(out, t, sel, trace_q, t->head_dim);
+	fputs(",\n\"keys\": ", out);
+	dump_per_head(out, t, sel, trace_k, t->head_dim);
+	fputs(",\n\"values\": ", out);
+	dump_per_head(out, t, sel, trace_v, t->head_dim);
+	fputs("}\n", out);
+}
+
+static void dump_csv(const struct trace *t, const struct dump_select *sel, FILE *out)
+{
+	fputs("layer,head,query_index,key_index,query_token,key_token,weight\n", out);
+	for (int l = 0; l < t->n_layers; l++) {
+		if (sel->layer >= 0 && l != sel->layer)
+			continue;
+		for (int h = 0; h < t->n_heads; h++) {
+			if (sel->head >= 0 && h != sel->head)
+				continue;
+			const float *a = trace_attn(t, l, h);
+			for (int i = 0; i < t->n; i++) {
+				for (int j = 0; j < t->n; j++) {
+					fprintf(out, "%d,%d,%d,%d,", l, h, i, j);
+					dump_csv_field(out, t->tokens[i]);
+					fputc(',', out);
+					dump_csv_field(out, t->tokens[j]);
+					fputc(',', out);
+					dump_float(out, a[(size_t)i * t->n + j]);
+					fputc('\n', out);
+				}
+			}
+		}
+	}
+}
+
+int dump_write(const struct trace *t, const struct model_info *info, enum dump_format fmt,
+	       const struct dump_select *sel, FILE *out, struct err *e)
+{
+	if (sel->layer >= t->n_layers)
+		return err_set(e, "--layer %d: the model has layers 0..%d", sel->layer, t->n_layers - 1);
+	if (sel->head >= t->n_heads)
+		return err_set(e, "--head %d: the model has heads 0..%d", sel->head, t->n_heads - 1);
+	if (fmt == DUMP_JSON)
+		dump_json(t, info, sel, out);
+	else
+		dump_csv(t, sel, out);
+	if (fflush(out) != 0 || ferror(out))
+		return err_set(e, "write error on output");
+	return 0;
+}

@@ -1,0 +1,25 @@
+/* dump.h -- export a trace as JSON or CSV (the `--dump` contract that scripts and tests rely on). */
+#ifndef ATTNSCOPE_DUMP_H
+#define ATTNSCOPE_DUMP_H
+
+#include <stdio.h>
+
+#include "err.h"
+#include "model.h"
+#include "trace.h"
+
+enum dump_format { DUMP_JSON, DUMP_CSV };
+
+struct dump_select {
+	int layer; /* -1 = every layer */
+	int head;  /* -1 = every head */
+};
+
+/* Parse "json" / "csv"; -1 if neither. */
+int dump_parse_format(const char *s);
+
+/* Write T (restricted by SEL) to OUT. INFO supplies the model description for JSON. */
+int dump_write(const struct trace *t, const struct model_info *info, enum dump_format fmt,
+	       const struct dump_select *sel, FILE *out, struct err *e);
+
+#endif

@@ -1,0 +1,284 @@
+/* family.c -- load a family description (YAML) into a struct family (see family.h). */
+#include "family.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "model.h"
+
+static const char *const family_role_keys[ROLE_COUNT] = {
+#define FAMILY_ROLE_KEY(id, key) key,
+	FAMILY_ROLES(FAMILY_ROLE_KEY)
+#undef FAMILY_ROLE_KEY
+};
+
+static const char *const family_setting_keys[SET_COUNT] = {
+#define FAMILY_SETTING_KEY(id, key) key,
+	FAMILY_SETTINGS(FAMILY_SETTING_KEY)
+#undef FAMILY_SETTING_KEY
+};
+
+const char *family_role_key(enum family_role role)
+{
+	return role >= 0 && role < ROLE_COUNT ? family_role_keys[role] : "?";
+}
+
+const char *family_setting_key(enum family_setting s)
+{
+	return s >= 0 && s < SET_COUNT ? family_setting_keys[s] : "?";
+}
+
+/* Helpers over a loaded libyaml document. */
+struct fam_doc {
+	yaml_document_t doc;
+	const char *path;
+	struct err *e;
+};
+
+static int fam_fail(struct fam_doc *d, yaml_node_t *node, const char *fmt, const char *arg)
+{
+	char msg[256];
+	snprintf(msg, sizeof msg, fmt, arg);
+	if (node)
+		return err_set(d->e, "%s:%zu:%zu: %s", d->path, node->start_mark.line + 1,
+			       node->start_mark.column + 1, msg);
+	return err_set(d->e, "%s: %s", d->path, msg);
+}
+
+static const char *fam_scalar(yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* Read a scalar or a sequence of scalars into OUT (at most FAMILY_MAX_ALTS strings). */
+static int fam_strings(struct fam_doc *d, yaml_node_t *n, char **out, int *count)
+{
+	*count = 0;
+	if (n->type == YAML_SCALAR_NODE) {
+		out[0] = strdup(fam_scalar(n));
+		*count = 1;
+		return out[0] ? 0 : err_set(d->e, "out of memory");
+	}
+	if (n->type != YAML_SEQUENCE_NODE)
+		return fam_fail(d, n, "expected a string or a list of strings%s", "");
+	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+		yaml_node_t *item = yaml_document_get_node(&d->doc, *it);
+		if (!fam_scalar(item))
+			return fam_fail(d, item, "expected a string%s", "");
+		if (*count == FAMILY_MAX_ALTS)
+			return fam_fail(d, item, "at most 4 alternatives%s", "");
+		out[*count] = strdup(fam_scalar(item));
+		if (!out[(*count)++])
+			return err_set(d->e, "out of memory");
+	}
+	return 0;
+}
+
+static int fam_bool(struct fam_doc *d, yaml_node_t *n, bool *out)
+{
+	const char *s = fam_scalar(n);
+	if (s && (strcmp(s, "true") == 0 || strcmp(s, "yes") == 0))
+		*out = true;
+	else if (s && (strcmp(s, "false") == 0 || strcmp(s, "no") == 0))
+		*out = false;
+	else
+		return fam_fail(d, n, "expected true or false%s", "");
+	return 0;
+}
+
+/* Match scalar N against CHOICES[0..n), storing the index. */
+static int fam_choice(struct fam_doc *d, yaml_node_t *n, const char *const *choices, int n_choices, int *out,
+		      const char *what)
+{
+	const char *s = fam_scalar(n);
+	for (int i = 0; s && i < n_choices; i++) {
+		if (strcmp(s, choices[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	return fam_fail(d, n, "unknown %s", what);
+}
+
+static int fam_roles(struct fam_doc *d, yaml_node_t *map, struct family *f)
+{
+	if (map->type != YAML_MAPPING_NODE)
+		return fam_fail(d, map, "'tensors' must be a mapping of role: name%s", "");
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&d->doc, p->key), *v = yaml_document_get_node(&d->doc, p->value);
+		const char *key = fam_scalar(k);
+		int role = -1;
+		for (int r = 0; key && r < ROLE_COUNT; r++)
+			if (strcmp(key, family_role_keys[r]) == 0)
+				role = r;
+		if (role < 0)
+			return fam_fail(d, k, "unknown tensor role '%s'", key ? key : "?");
+		if (fam_strings(d, v, f->names[role], &f->n_names[role]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int fam_settings(struct fam_doc *d, yaml_node_t *map, struct family *f, bool defaults)
+{
+	if (map->type != YAML_MAPPING_NODE)
+		return fam_fail(d, map, "expected a mapping%s", "");
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&d->doc, p->key), *v = yaml_document_get_node(&d->doc, p->value);
+		const char *key = fam_scalar(k);
+		if (defaults && key && strcmp(key, "intermediate_per_hidden") == 0) {
+			const char *s = fam_scalar(v);
+			f->intermediate_per_hidden = s ? atoi(s) : 0;
+			if (f->intermediate_per_hidden <= 0 || f->intermediate_per_hidden > 64)
+				return fam_fail(d, v, "intermediate_per_hidden must be 1..64%s", "");
+			continue;
+		}
+		int s = -1;
+		for (int i = 0; key && i < SET_COUNT; i++)
+			if (strcmp(key, family_setting_keys[i]) == 0)
+				s = i;
+		if (s < 0)
+			return fam_fail(d, k, "unknown setting '%s'", key ? key : "?");
+		if (defaults) {
+			if (!fam_scalar(v))
+				return fam_fail(d, v, "a default must be a single value%s", "");
+			free(f->defaults[s]);
+			f->defaults[s] = strdup(fam_scalar(v));
+		} else if (fam_strings(d, v, f->keys[s], &f->n_keys[s]) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int fam_top(struct fam_doc *d, struct family *f)
+{
+	yaml_node_t *root = yaml_document_get_root_node(&d->doc);
+	if (!root || root->type != YAML_MAPPING_NODE)
+		return fam_fail(d, root, "a family description must be a YAML mapping%s", "");
+	static const char *const tokenizers[] = {"wordpiece", "bpe"};
+	static const char *const blocks[] = {"post_ln", "pre_ln"};
+	static const char *const layouts[] = {"out_in", "in_out"};
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&d->doc, p->key), *v = yaml_document_get_node(&d->doc, p->value);
+		const char *key = fam_scalar(k);
+		int choice = 0, rc = 0;
+		if (!key) {
+			rc = fam_fail(d, k, "keys must be strings%s", "");
+		} else if (strcmp(key, "name") == 0) {
+			if (!fam_scalar(v))
+				return fam_fail(d, v, "name must be a string%s", "");
+			snprintf(f->name, sizeof f->name, "%s", fam_scalar(v));
+		} else if (strcmp(key, "tokenizer") == 0) {
+			rc = fam_choice(d, v, tokenizers, 2, &choice, "tokenizer (wordpiece, bpe)");
+			f->tokenizer = choice == 0 ? TOKENIZER_WORDPIECE : TOKENIZER_BPE;
+		} else if (strcmp(key, "causal") == 0) {
+			rc = fam_bool(d, v, &f->causal);
+		} else if (strcmp(key, "block") == 0) {
+			rc = fam_choice(d, v, blocks, 2, &choice, "block (post_ln, pre_ln)");
+			f->block = choice == 0 ? BLOCK_POST_LN : BLOCK_PRE_LN;
+		} else if (strcmp(key, "linear_layout") == 0) {
+			rc = fam_choice(d, v, layouts, 2, &choice, "linear_layout (out_in, in_out)");
+			f->linear = choice == 0 ? LINEAR_OUT_IN : LINEAR_IN_OUT;
+		} else if (strcmp(key, "fused_qkv") == 0) {
+			rc = fam_bool(d, v, &f->fused_qkv);
+		} else if (strcmp(key, "prefixes") == 0) {
+			rc = fam_strings(d, v, f->prefixes, &f->n_prefixes);
+		} else if (strcmp(key, "config") == 0) {
+			rc = fam_settings(d, v, f, false);
+		} else if (strcmp(key, "defaults") == 0) {
+			rc = fam_settings(d, v, f, true);
+		} else if (strcmp(key, "tensors") == 0) {
+			rc = fam_roles(d, v, f);
+		} else {
+			rc = fam_fail(d, k, "unknown key '%s'", key);
+		}
+		if (rc < 0)
+			return -1;
+	}
+	/* Structural requirements, so the engine can trust the description. */
+	static const enum family_role always[] = {ROLE_TOKEN_EMB, ROLE_POS_EMB, ROLE_ATTN_OUT_W, ROLE_LN1_W,
+						  ROLE_LN2_W, ROLE_MLP_UP_W, ROLE_MLP_DOWN_W};
+	for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
+		if (!f->n_names[always[i]])
+			return fam_fail(d, NULL, "tensors: missing role '%s'", family_role_keys[always[i]]);
+	if (f->fused_qkv ? !f->n_names[ROLE_QKV_W]
+			 : (!f->n_names[ROLE_Q_W] || !f->n_names[ROLE_K_W] || !f->n_names[ROLE_V_W]))
+		return fam_fail(d, NULL, "tensors: %s", f->fused_qkv ? "fused_qkv needs qkv_weight"
+								     : "needs q_weight, k_weight and v_weight");
+	static const enum family_setting needed[] = {SET_LAYERS, SET_HEADS, SET_HIDDEN, SET_MAX_POSITIONS,
+						     SET_VOCAB_SIZE};
+	for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)
+		if (!f->n_keys[needed[i]])
+			return fam_fail(d, NULL, "config: missing '%s'", family_setting_keys[needed[i]]);
+	if (!f->name[0])
+		return fam_fail(d, NULL, "missing 'name'%s", "");
+	if (f->n_prefixes == 0) {
+		f->prefixes[0] = strdup("");
+		f->n_prefixes = 1;
+	}
+	return 0;
+}
+
+int family_load_file(const char *path, struct family *f, struct err *e)
+{
+	memset(f, 0, sizeof *f);
+	snprintf(f->path, sizeof f->path, "%s", path);
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return err_set(e, "%s: cannot open family description", path);
+	yaml_parser_t parser;
+	struct fam_doc d = {.path = path, .e = e};
+	yaml_parser_initialize(&parser);
+	yaml_parser_set_input_file(&parser, fp);
+	int rc;
+	if (!yaml_parser_load(&parser, &d.doc)) {
+		rc = err_set(e, "%s:%zu:%zu: %s", path, parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+			     parser.problem ? parser.problem : "invalid YAML");
+		yaml_parser_delete(&parser);
+		fclose(fp);
+		family_free(f);
+		return rc;
+	}
+	rc = fam_top(&d, f);
+	yaml_document_delete(&d.doc);
+	yaml_parser_delete(&parser);
+	fclose(fp);
+	if (rc < 0)
+		family_free(f);
+	return rc;
+}
+
+int family_load(const char *model_type, struct family *f, struct err *e)
+{
+	for (const char *c = model_type; *c; c++)
+		if (!islower((unsigned char)*c) && !isdigit((unsigned char)*c) && *c != '_' && *c != '-')
+			return err_set(e, "model_type '%.40s' is not a family name", model_type);
+	if (!*model_type || strlen(model_type) > 40)
+		return err_set(e, "model_type '%.40s' is not a family name", model_type);
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/models/families/%s.yaml", model_data_dir(), model_type);
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return err_set(e, "unknown model family '%s' (no %s)", model_type, path);
+	fclose(fp);
+	return family_load_file(path, f, e);
+}
+
+void family_free(struct family *f)
+{
+	for (int i = 0; i < FAMILY_MAX_ALTS; i++)
+		free(f->prefixes[i]);
+	for (int r = 0; r < ROLE_COUNT; r++)
+		for (int i = 0; i < FAMILY_MAX_ALTS; i++)
+			free(f->names[r][i]);
+	for (int s = 0; s < SET_COUNT; s++) {
+		for (int i = 0; i < FAMILY_MAX_ALTS; i++)
+			free(f->keys[s][i]);
+		free(f->defaults[s]);
+	}
+	memset(f, 0, sizeof *f);
+}

@@ -1,0 +1,101 @@
+/* family.h -- a model family described as data (models/families/NAME.yaml): which config.json keys
+ * give the shape, how the checkpoint names each weight, and the shape of a block (post-LN BERT,
+ * pre-LN GPT-2, causal or not). New families should need a YAML file, not new engine code. */
+#ifndef ATTNSCOPE_FAMILY_H
+#define ATTNSCOPE_FAMILY_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "err.h"
+#include "tokenizer.h"
+
+/* X-macro of weight roles: (enum suffix, YAML key). {L} in a tensor name stands for the layer index. */
+#define FAMILY_ROLES(X)                                                                                    \
+	X(TOKEN_EMB, "token_embedding")                                                                    \
+	X(POS_EMB, "position_embedding")                                                                   \
+	X(TYPE_EMB, "type_embedding")                                                                      \
+	X(EMB_LN_W, "embedding_ln_weight")                                                                 \
+	X(EMB_LN_B, "embedding_ln_bias")                                                                   \
+	X(LN1_W, "ln1_weight")                                                                             \
+	X(LN1_B, "ln1_bias")                                                                               \
+	X(Q_W, "q_weight")                                                                                 \
+	X(Q_B, "q_bias")                                                                                   \
+	X(K_W, "k_weight")                                                                                 \
+	X(K_B, "k_bias")                                                                                   \
+	X(V_W, "v_weight")                                                                                 \
+	X(V_B, "v_bias")                                                                                   \
+	X(QKV_W, "qkv_weight")                                                                             \
+	X(QKV_B, "qkv_bias")                                                                               \
+	X(ATTN_OUT_W, "attn_out_weight")                                                                   \
+	X(ATTN_OUT_B, "attn_out_bias")                                                                     \
+	X(LN2_W, "ln2_weight")                                                                             \
+	X(LN2_B, "ln2_bias")                                                                               \
+	X(MLP_UP_W, "mlp_up_weight")                                                                       \
+	X(MLP_UP_B, "mlp_up_bias")                                                                         \
+	X(MLP_DOWN_W, "mlp_down_weight")                                                                   \
+	X(MLP_DOWN_B, "mlp_down_bias")                                                                     \
+	X(FINAL_LN_W, "final_ln_weight")                                                                   \
+	X(FINAL_LN_B, "final_ln_bias")
+
+enum family_role {
+#define FAMILY_ROLE_ENUM(id, key) ROLE_##id,
+	FAMILY_ROLES(FAMILY_ROLE_ENUM)
+#undef FAMILY_ROLE_ENUM
+	ROLE_COUNT
+};
+
+/* Shape values read from config.json, each from the first of several candidate keys. */
+#define FAMILY_SETTINGS(X)                                                                                 \
+	X(LAYERS, "layers")                                                                                \
+	X(HEADS, "heads")                                                                                  \
+	X(HIDDEN, "hidden")                                                                                \
+	X(INTERMEDIATE, "intermediate")                                                                    \
+	X(MAX_POSITIONS, "max_positions")                                                                  \
+	X(VOCAB_SIZE, "vocab_size")                                                                        \
+	X(TYPE_VOCAB_SIZE, "type_vocab_size")                                                              \
+	X(LAYER_NORM_EPS, "layer_norm_eps")                                                                \
+	X(ACTIVATION, "activation")                                                                        \
+	X(SCALE_BY_INVERSE_LAYER, "scale_attn_by_inverse_layer_idx")                                       \
+	X(SCALE_ATTN_WEIGHTS, "scale_attn_weights")
+
+enum family_setting {
+#define FAMILY_SETTING_ENUM(id, key) SET_##id,
+	FAMILY_SETTINGS(FAMILY_SETTING_ENUM)
+#undef FAMILY_SETTING_ENUM
+	SET_COUNT
+};
+
+#define FAMILY_MAX_ALTS 4
+
+enum family_block { BLOCK_POST_LN, BLOCK_PRE_LN };
+enum family_linear { LINEAR_OUT_IN, LINEAR_IN_OUT }; /* torch Linear [out,in] vs GPT-2 Conv1D [in,out] */
+
+struct family {
+	char name[32];
+	char path[PATH_MAX];             /* the YAML file, for messages */
+	enum tokenizer_kind tokenizer;
+	bool causal;
+	enum family_block block;
+	enum family_linear linear;
+	bool fused_qkv;                  /* one [hidden, 3*hidden] projection instead of three */
+	int n_prefixes;
+	char *prefixes[FAMILY_MAX_ALTS]; /* tried in order, e.g. "bert." then "" */
+	int n_names[ROLE_COUNT];         /* 0 = the family has no such weight */
+	char *names[ROLE_COUNT][FAMILY_MAX_ALTS];
+	int n_keys[SET_COUNT];
+	char *keys[SET_COUNT][FAMILY_MAX_ALTS]; /* candidate config.json keys */
+	char *defaults[SET_COUNT];       /* textual default when no key is present (NULL = required) */
+	int intermediate_per_hidden;     /* when intermediate is null/absent: this × hidden (0 = required) */
+};
+
+/* Load DATADIR/models/families/MODEL_TYPE.yaml. */
+int family_load(const char *model_type, struct family *f, struct err *e);
+/* Load a family description from PATH. */
+int family_load_file(const char *path, struct family *f, struct err *e);
+void family_free(struct family *f);
+
+const char *family_role_key(enum family_role role);
+const char *family_setting_key(enum family_setting s);
+
+#endif

@@ -1,0 +1,58 @@
+/* safetensors.h -- read-only, memory-mapped access to .safetensors files (single or sharded).
+ *
+ * Format: 8-byte little-endian header length N, N bytes of JSON {name: {dtype, shape, data_offsets}},
+ * then the raw tensor bytes. Everything in the header is validated before use: a hostile file
+ * yields an error message, never an out-of-bounds read. */
+#ifndef ATTNSCOPE_SAFETENSORS_H
+#define ATTNSCOPE_SAFETENSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+#define ST_MAX_DIMS 8
+#define ST_MAX_HEADER (100u << 20) /* same cap as the reference implementation: 100 MB of JSON */
+
+enum st_dtype { ST_F32, ST_F16, ST_BF16, ST_F64, ST_I64, ST_I32, ST_I16, ST_I8, ST_U8, ST_BOOL, ST_OTHER };
+
+struct st_tensor {
+	char *name;
+	enum st_dtype dtype;
+	char dtype_name[12];        /* as written in the header, for messages */
+	int ndim;
+	int64_t shape[ST_MAX_DIMS]; /* [ndim] */
+	const uint8_t *data;        /* points into the mapping; may be unaligned */
+	size_t nbytes;
+	const char *file;           /* path of the file holding it (for messages) */
+};
+
+/* One or more mapped files seen as one set of tensors, sorted by name. */
+struct st_set {
+	int n_files;
+	struct st_map {
+		char *path;
+		void *addr;
+		size_t size;
+	} *files;               /* [n_files] */
+	int n_tensors;
+	struct st_tensor *tensors; /* [n_tensors], sorted by name */
+};
+
+/* Map one file. */
+int st_open_file(const char *path, struct st_set *set, struct err *e);
+/* Map DIR/model.safetensors, or every shard named in DIR/model.safetensors.index.json. */
+int st_open_dir(const char *dir, struct st_set *set, struct err *e);
+void st_close(struct st_set *set);
+
+const struct st_tensor *st_find(const struct st_set *set, const char *name);
+size_t st_dtype_size(enum st_dtype dt);
+
+/* Element count of T, or -1 if it overflows. */
+int64_t st_numel(const struct st_tensor *t);
+
+/* Conversions of half-precision bit patterns to float. */
+float st_f16_to_f32(uint16_t h);
+float st_bf16_to_f32(uint16_t h);
+
+#endif

@@ -1,0 +1,171 @@
+/* check_engine.c -- fidelity of the forward pass and the tokenizers against reference cases:
+ * the real Hugging Face outputs in ../shared/reference (when present) and our own committed
+ * fixtures (tests/data/cases, tests/data/demo), made by tests/tools/ref_forward.py. */
+#include <check.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "refcase.h"
+
+/* The tolerances of the issue: attention 1e-5, queries/keys 1e-4 (hidden states likewise). */
+#define TOL_ATTN 1e-5
+#define TOL_QKV 1e-4
+#define TOL_HIDDEN 1e-4
+
+static const char *srcdir(void)
+{
+	const char *s = getenv("top_srcdir");
+	return s && *s ? s : SRCDIR;
+}
+
+static const char *shared_ref(char *buf, size_t sz)
+{
+	const char *s = getenv("ATTNSCOPE_SHARED_REF");
+	if (s && *s)
+		snprintf(buf, sz, "%s", s);
+	else
+		snprintf(buf, sz, "%s/../shared/reference", srcdir());
+	return buf;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Run every "<model>--<case>.json" in CASES_DIR against MODELS_DIR/<model>. Returns cases run. */
+static int run_cases(const char *cases_dir, const char *models_dir, double *worst_attn, double *worst_qk)
+{
+	DIR *d = opendir(cases_dir);
+	if (!d)
+		return -1;
+	char *names[512];
+	int count = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && count < 512)
+		if (strstr(de->d_name, "--") && strstr(de->d_name, ".json"))
+			names[count++] = strdup(de->d_name);
+	closedir(d);
+	qsort(names, count, sizeof *names, cmp_str);
+	char loaded_name[256] = "";
+	struct model *m = NULL;
+	for (int i = 0; i < count; i++) {
+		char model_name[256], path[PATH_MAX], dir[PATH_MAX], msg[512];
+		snprintf(model_name, sizeof model_name, "%.*s", (int)(strstr(names[i], "--") - names[i]), names[i]);
+		snprintf(path, sizeof path, "%s/%s", cases_dir, names[i]);
+		snprintf(dir, sizeof dir, "%s/%s", models_dir, model_name);
+		if (strcmp(model_name, loaded_name) != 0) {
+			model_close(m);
+			struct err e = {{0}};
+			ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);
+			snprintf(loaded_name, sizeof loaded_name, "%s", model_name);
+		}
+		struct refcase c;
+		ck_assert_msg(refcase_load(path, &c, msg, sizeof msg) == 0, "%s", msg);
+
+		/* 1. The forward pass alone, from the reference ids. */
+		struct trace *t = NULL;
+		struct err e = {{0}};
+		ck_assert_msg(model_run_ids(m, c.ids, c.type_ids, c.n, NULL, &t, &e) == 0, "%s: %s", names[i], e.msg);
+		struct refdiff df;
+		refcase_compare(&c, t, &df);
+		printf("%-40s attn %.2e  q %.2e  k %.2e  v %.2e  hidden %.2e\n", names[i], df.attn, df.q, df.k, df.v,
+		       df.hidden);
+		ck_assert_msg(df.attn >= 0 && df.attn <= TOL_ATTN, "%s: attentions differ by %g", names[i], df.attn);
+		ck_assert_msg(df.q >= 0 && df.q <= TOL_QKV, "%s: queries differ by %g", names[i], df.q);
+		ck_assert_msg(df.k >= 0 && df.k <= TOL_QKV, "%s: keys differ by %g", names[i], df.k);
+		ck_assert_msg(df.v < 0 || df.v <= TOL_QKV, "%s: values differ by %g", names[i], df.v);
+		ck_assert_msg(df.hidden < 0 || df.hidden <= TOL_HIDDEN, "%s: hidden states differ by %g", names[i],
+			      df.hidden);
+		ck_assert_msg(df.tokens_equal, "%s: id->token: %s", names[i], df.first_mismatch);
+		if (df.attn > *worst_attn)
+			*worst_attn = df.attn;
+		if (df.q > *worst_qk)
+			*worst_qk = df.q;
+		if (df.k > *worst_qk)
+			*worst_qk = df.k;
+		trace_free(t);
+
+		/* 2. Text in, same tokens and ids out (the tokenizer), and the same numbers. */
+		ck_assert_msg(model_run(m, c.text, c.text_b, NULL, &t, &e) == 0, "%s: %s", names[i], e.msg);
+		refcase_compare(&c, t, &df);
+		ck_assert_msg(df.ids_equal && df.tokens_equal, "%s: tokenizer: %s", names[i], df.first_mismatch);
+		ck_assert_msg(df.attn >= 0 && df.attn <= TOL_ATTN, "%s: attentions from text differ by %g", names[i],
+			      df.attn);
+		trace_free(t);
+		refcase_free(&c);
+		free(names[i]);
+	}
+	model_close(m);
+	return count;
+}
+
+START_TEST(test_shared_reference)
+{
+	char ref[PATH_MAX], cases[PATH_MAX], models[PATH_MAX];
+	shared_ref(ref, sizeof ref);
+	snprintf(cases, sizeof cases, "%s/cases", ref);
+	snprintf(models, sizeof models, "%s/models", ref);
+	double wa = 0, wq = 0;
+	int n = run_cases(cases, models, &wa, &wq);
+	if (n < 0) {
+		printf("SKIPPED: no shared reference at %s (set ATTNSCOPE_SHARED_REF)\n", ref);
+		return;
+	}
+	printf("shared reference: %d cases, worst attention diff %.3g, worst q/k diff %.3g\n", n, wa, wq);
+	ck_assert_int_gt(n, 0);
+}
+END_TEST
+
+START_TEST(test_own_fixtures)
+{
+	char cases[PATH_MAX], models[PATH_MAX];
+	snprintf(cases, sizeof cases, "%s/tests/data/cases", srcdir());
+	snprintf(models, sizeof models, "%s/tests/data/models", srcdir());
+	double wa = 0, wq = 0;
+	int n = run_cases(cases, models, &wa, &wq);
+	ck_assert_msg(n > 0, "no fixture cases in %s", cases);
+	printf("own fixtures: %d cases, worst attention diff %.3g, worst q/k diff %.3g\n", n, wa, wq);
+}
+END_TEST
+
+START_TEST(test_demo_models)
+{
+	char cases[PATH_MAX], models[PATH_MAX];
+	snprintf(cases, sizeof cases, "%s/tests/data/demo", srcdir());
+	snprintf(models, sizeof models, "%s/models", srcdir());
+	double wa = 0, wq = 0;
+	int n = run_cases(cases, models, &wa, &wq);
+	if (n <= 0) {
+		printf("SKIPPED: no demo-model fixtures in %s\n", cases);
+		return;
+	}
+	printf("demo models: %d cases, worst attention diff %.3g, worst q/k diff %.3g\n", n, wa, wq);
+}
+END_TEST
+
+static Suite *engine_suite(void)
+{
+	Suite *s = suite_create("engine");
+	TCase *tc = tcase_create("fidelity");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_shared_reference);
+	tcase_add_test(tc, test_own_fixtures);
+	tcase_add_test(tc, test_demo_models);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0); /* keep output of forked tests that fail */
+	SRunner *sr = srunner_create(engine_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,117 @@
+/* refcase.c -- reference cases for the fidelity tests (see refcase.h). */
+#include "refcase.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int refcase_load(const char *path, struct refcase *c, char *msg, size_t msgsz)
+{
+	memset(c, 0, sizeof *c);
+	json_error_t je;
+	json_t *root = json_load_file(path, 0, &je);
+	if (!root) {
+		snprintf(msg, msgsz, "%s:%d: %s", path, je.line, je.text);
+		return -1;
+	}
+	c->root = root;
+	c->text = json_string_value(json_object_get(root, "text"));
+	c->text_b = json_string_value(json_object_get(root, "text_b"));
+	json_t *ids = json_object_get(root, "ids"), *types = json_object_get(root, "token_type_ids");
+	if (!c->text || !json_is_array(ids)) {
+		snprintf(msg, msgsz, "%s: needs text and ids", path);
+		refcase_free(c);
+		return -1;
+	}
+	c->n = (int)json_array_size(ids);
+	c->ids = calloc(c->n + 1, sizeof *c->ids);
+	c->type_ids = calloc(c->n + 1, sizeof *c->type_ids);
+	for (int i = 0; i < c->n; i++) {
+		c->ids[i] = (int32_t)json_integer_value(json_array_get(ids, i));
+		if (json_is_array(types))
+			c->type_ids[i] = (int32_t)json_integer_value(json_array_get(types, i));
+	}
+	return 0;
+}
+
+void refcase_free(struct refcase *c)
+{
+	json_decref(c->root);
+	free(c->ids);
+	free(c->type_ids);
+	memset(c, 0, sizeof *c);
+}
+
+/* Max |a - b| over a nested array A (depth DEPTH) against flat floats B laid out in the same order;
+ * -1 if the shapes disagree. */
+static double refcase_maxdiff(json_t *a, const float *b, size_t count)
+{
+	/* Flatten A iteratively by walking nested arrays. */
+	size_t seen = 0;
+	double worst = 0;
+	json_t *stack[8];
+	size_t pos[8];
+	int depth = 0;
+	stack[0] = a;
+	pos[0] = 0;
+	while (depth >= 0) {
+		json_t *cur = stack[depth];
+		if (pos[depth] >= json_array_size(cur)) {
+			depth--;
+			if (depth >= 0)
+				pos[depth]++;
+			continue;
+		}
+		json_t *item = json_array_get(cur, pos[depth]);
+		if (json_is_array(item)) {
+			if (depth == 7)
+				return -1;
+			stack[++depth] = item;
+			pos[depth] = 0;
+			continue;
+		}
+		if (seen >= count)
+			return -1;
+		double diff = fabs(json_number_value(item) - (double)b[seen++]);
+		if (!(diff <= worst)) /* NaN counts as worst */
+			worst = isnan(diff) ? INFINITY : diff;
+		pos[depth]++;
+	}
+	return seen == count ? worst : -1;
+}
+
+void refcase_compare(const struct refcase *c, const struct trace *t, struct refdiff *d)
+{
+	json_t *root = c->root;
+	memset(d, 0, sizeof *d);
+	d->ids_equal = c->n == t->n;
+	for (int i = 0; d->ids_equal && i < t->n; i++)
+		if (c->ids[i] != t->ids[i]) {
+			d->ids_equal = false;
+			snprintf(d->first_mismatch, sizeof d->first_mismatch, "id %d: expected %d, got %d", i, c->ids[i],
+				 t->ids[i]);
+		}
+	json_t *toks = json_object_get(root, "tokens");
+	d->tokens_equal = json_is_array(toks) && (int)json_array_size(toks) == t->n;
+	for (int i = 0; d->tokens_equal && i < t->n; i++) {
+		const char *s = json_string_value(json_array_get(toks, i));
+		if (!s || strcmp(s, t->tokens[i]) != 0) {
+			d->tokens_equal = false;
+			snprintf(d->first_mismatch, sizeof d->first_mismatch, "token %d: expected '%s', got '%s'", i,
+				 s ? s : "?", t->tokens[i]);
+		}
+	}
+	if (!d->ids_equal && !d->first_mismatch[0])
+		snprintf(d->first_mismatch, sizeof d->first_mismatch, "expected %d tokens, got %d", c->n, t->n);
+	size_t lh = (size_t)t->n_layers * t->n_heads, n = t->n;
+	json_t *v;
+	d->attn = (v = json_object_get(root, "attentions")) ? refcase_maxdiff(v, t->attn, lh * n * n) : -1;
+	d->q = (v = json_object_get(root, "q")) ? refcase_maxdiff(v, t->q, lh * n * t->head_dim) : -1;
+	d->k = (v = json_object_get(root, "k")) ? refcase_maxdiff(v, t->k, lh * n * t->head_dim) : -1;
+	d->v = (v = json_object_get(root, "v")) ? refcase_maxdiff(v, t->v, lh * n * t->head_dim) : -1;
+	d->hidden = (v = json_object_get(root, "hidden_states"))
+			    ? refcase_maxdiff(v, t->hidden_states, (size_t)(t->n_layers + 1) * n * t->hidden)
+			    : -1;
+}

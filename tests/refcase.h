@@ -1,0 +1,31 @@
+/* refcase.h -- read a reference case (JSON written by the Hugging Face code or by our own reference
+ * script: text, tokens, ids, attentions, q, k, v, hidden_states) and compare a trace against it. */
+#ifndef ATTNSCOPE_REFCASE_H
+#define ATTNSCOPE_REFCASE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+struct refcase {
+	void *root;           /* json_t * */
+	const char *text;     /* borrowed from root */
+	const char *text_b;   /* NULL when absent */
+	int n;
+	int32_t *ids;         /* [n] */
+	int32_t *type_ids;    /* [n], 0 when absent */
+};
+
+/* Max absolute differences between a trace and a case; -1 when the case lacks that quantity. */
+struct refdiff {
+	bool tokens_equal, ids_equal;
+	char first_mismatch[256];
+	double attn, q, k, v, hidden;
+};
+
+int refcase_load(const char *path, struct refcase *c, char *msg, size_t msgsz);
+void refcase_free(struct refcase *c);
+void refcase_compare(const struct refcase *c, const struct trace *t, struct refdiff *d);
+
+#endif
