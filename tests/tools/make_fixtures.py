@@ -216,6 +216,10 @@ def write_safetensors(path, tensors, pad):
 # ---------------------------------------------------------------------------------------------
 # Folders.
 
+# what save_pretrained records; transformers still loads into float32 unless told otherwise
+TORCH_DTYPE = {"F32": "float32", "F16": "float16", "BF16": "bfloat16"}
+
+
 def bert_config(spec, vocab):
     return {
         "architectures": ["BertForPreTraining" if spec["naming"] == "hub" else "BertModel"],
@@ -224,7 +228,8 @@ def bert_config(spec, vocab):
         "intermediate_size": spec["inter"], "layer_norm_eps": spec["eps"],
         "max_position_embeddings": spec["positions"], "model_type": "bert",
         "num_attention_heads": spec["heads"], "num_hidden_layers": spec["layers"], "pad_token_id": 0,
-        "position_embedding_type": "absolute", "torch_dtype": "float32", "transformers_version": "4.31.0",
+        "position_embedding_type": "absolute", "torch_dtype": TORCH_DTYPE[spec["dtype"]],
+        "transformers_version": "4.31.0",
         "type_vocab_size": 2, "use_cache": True, "vocab_size": vocab,
     }
 
@@ -240,7 +245,7 @@ def gpt2_config(spec, vocab):
         "scale_attn_by_inverse_layer_idx": spec["scale_by_layer"], "scale_attn_weights": True,
         "summary_activation": None, "summary_first_dropout": 0.1, "summary_proj_to_labels": True,
         "summary_type": "cls_index", "summary_use_proj": True,
-        "torch_dtype": "bfloat16" if spec["dtype"] == "BF16" else "float32",
+        "torch_dtype": TORCH_DTYPE[spec["dtype"]],
         "transformers_version": "4.31.0", "use_cache": True, "vocab_size": vocab,
     }
 
