@@ -1,0 +1,421 @@
+/* canvas.c -- the cell grid views draw into, and its plain/ANSI text output (see canvas.h). */
+#include "config.h"
+
+#include "canvas.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+struct canvas *canvas_new(int w, int h, const struct palette *pal)
+{
+	struct canvas *cv = calloc(1, sizeof *cv);
+	if (!cv)
+		return NULL;
+	cv->pal = pal;
+	if (canvas_resize(cv, w, h)) {
+		free(cv);
+		return NULL;
+	}
+	return cv;
+}
+
+void canvas_free(struct canvas *cv)
+{
+	if (!cv)
+		return;
+	free(cv->cells);
+	free(cv);
+}
+
+int canvas_resize(struct canvas *cv, int w, int h)
+{
+	if (w < 1)
+		w = 1;
+	if (h < 1)
+		h = 1;
+	struct cell *cells = calloc((size_t)w * h, sizeof *cells);
+	if (!cells)
+		return -1;
+	free(cv->cells);
+	cv->cells = cells;
+	cv->w = w;
+	cv->h = h;
+	canvas_clear(cv, (struct style){COLOR_DEFAULT, COLOR_DEFAULT, 0});
+	return 0;
+}
+
+void canvas_clear(struct canvas *cv, struct style st)
+{
+	cv->clip = (struct rect){0, 0, cv->w, cv->h};
+	for (size_t i = 0; i < (size_t)cv->w * cv->h; i++)
+		cv->cells[i] = (struct cell){' ', st.fg, st.bg, st.attr};
+}
+
+struct rect canvas_clip(struct canvas *cv, struct rect r)
+{
+	struct rect old = cv->clip;
+	int x0 = r.x > 0 ? r.x : 0, y0 = r.y > 0 ? r.y : 0;
+	int x1 = r.x + r.w < cv->w ? r.x + r.w : cv->w;
+	int y1 = r.y + r.h < cv->h ? r.y + r.h : cv->h;
+	cv->clip = (struct rect){x0, y0, x1 > x0 ? x1 - x0 : 0, y1 > y0 ? y1 - y0 : 0};
+	return old;
+}
+
+static bool inside(const struct canvas *cv, int x, int y)
+{
+	return x >= cv->clip.x && y >= cv->clip.y && x < cv->clip.x + cv->clip.w && y < cv->clip.y + cv->clip.h;
+}
+
+uint32_t canvas_glyph(const struct canvas *cv, enum glyph g)
+{
+	static const uint32_t uni[GLYPH_COUNT] = {
+		0x2500, 0x2502, 0x250c, 0x2510, 0x2514, 0x2518, 0x2026, 0x00b7,
+		0x25b2, 0x25bc, 0x25c0, 0x25b6, 0x2580, 0x2584, 0x21b5, 0x00d7, 0x00b7,
+	};
+	static const char ascii[GLYPH_COUNT] = {
+		'-', '|', '+', '+', '+', '+', '~', '.', '^', 'v', '<', '>', '#', '_', '$', 'x', '+',
+	};
+	if ((int)g < 0 || g >= GLYPH_COUNT)
+		return '?';
+	return cv->pal->utf8 ? uni[g] : (uint32_t)ascii[g];
+}
+
+static int char_width(const struct canvas *cv, uint32_t ch)
+{
+	if (ch < 0x20 || (ch >= 0x7f && ch < 0xa0))
+		return 1; /* shown as '?' */
+	if (!cv->pal->utf8 || ch < 0x7f)
+		return 1;
+	int w = utf8proc_charwidth((utf8proc_int32_t)ch);
+	return w < 0 ? 1 : w > 2 ? 2 : w;
+}
+
+/* When a cell that is half of a wide character is overwritten, blank the other half. */
+static void break_wide(struct canvas *cv, int x, int y)
+{
+	struct cell *c = canvas_at(cv, x, y);
+	if (c->ch == 0 && x > 0)
+		canvas_at(cv, x - 1, y)->ch = ' ';
+	if (x + 1 < cv->w && canvas_at(cv, x + 1, y)->ch == 0)
+		canvas_at(cv, x + 1, y)->ch = ' ';
+}
+
+void canvas_put(struct canvas *cv, int x, int y, uint32_t ch, struct style st)
+{
+	if (!inside(cv, x, y))
+		return;
+	if (ch < 0x20 || (ch >= 0x7f && ch < 0xa0) || (ch > 0x7e && !cv->pal->utf8) || ch > 0x10ffff)
+		ch = '?';
+	int w = char_width(cv, ch);
+	if (w == 2 && !inside(cv, x + 1, y))
+		ch = ' ', w = 1;
+	break_wide(cv, x, y);
+	*canvas_at(cv, x, y) = (struct cell){ch, st.fg, st.bg, st.attr};
+	if (w == 2) {
+		break_wide(cv, x + 1, y);
+		*canvas_at(cv, x + 1, y) = (struct cell){0, st.fg, st.bg, st.attr};
+	}
+}
+
+void canvas_fill(struct canvas *cv, struct rect r, uint32_t ch, struct style st)
+{
+	for (int y = r.y; y < r.y + r.h; y++)
+		for (int x = r.x; x < r.x + r.w; x++)
+			canvas_put(cv, x, y, ch, st);
+}
+
+void canvas_restyle(struct canvas *cv, struct rect r, struct style st)
+{
+	for (int y = r.y; y < r.y + r.h; y++) {
+		for (int x = r.x; x < r.x + r.w; x++) {
+			if (!inside(cv, x, y))
+				continue;
+			struct cell *c = canvas_at(cv, x, y);
+			c->fg = st.fg;
+			c->bg = st.bg;
+			c->attr = st.attr;
+		}
+	}
+}
+
+int canvas_utf8_encode(uint32_t cp, char *buf)
+{
+	if (cp < 0x80) {
+		buf[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		buf[0] = (char)(0xc0 | cp >> 6);
+		buf[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		buf[0] = (char)(0xe0 | cp >> 12);
+		buf[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		buf[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	buf[0] = (char)(0xf0 | cp >> 18);
+	buf[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+	buf[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+	buf[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+int canvas_utf8_decode(const char *s, size_t n, uint32_t *cp)
+{
+	utf8proc_int32_t c;
+	utf8proc_ssize_t got = utf8proc_iterate((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &c);
+	if (got < 1) {
+		*cp = 0xfffd;
+		return 1;
+	}
+	*cp = (uint32_t)c;
+	return (int)got;
+}
+
+int canvas_text_width(const struct canvas *cv, const char *text)
+{
+	int w = 0;
+	size_t n = strlen(text);
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		i += (size_t)canvas_utf8_decode(text + i, n - i, &cp);
+		if (cv->pal->utf8 && cp >= 0xa0 && utf8proc_charwidth((utf8proc_int32_t)cp) == 0)
+			continue; /* combining marks are dropped when drawn */
+		w += char_width(cv, cp);
+	}
+	return w;
+}
+
+int canvas_text(struct canvas *cv, int x, int y, int maxw, const char *text, struct style st)
+{
+	if (maxw < 0)
+		maxw = cv->clip.x + cv->clip.w - x;
+	if (maxw <= 0)
+		return 0;
+	int total = canvas_text_width(cv, text);
+	int room = total <= maxw ? maxw : maxw - 1; /* leave one column for the ellipsis */
+	int col = 0;
+	size_t n = strlen(text);
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		i += (size_t)canvas_utf8_decode(text + i, n - i, &cp);
+		if (cv->pal->utf8 && cp >= 0xa0 && utf8proc_charwidth((utf8proc_int32_t)cp) == 0)
+			continue;
+		int w = char_width(cv, cp);
+		if (col + w > room)
+			break;
+		canvas_put(cv, x + col, y, cp, st);
+		col += w;
+	}
+	if (total > maxw) {
+		canvas_put(cv, x + col, y, canvas_glyph(cv, GLYPH_ELLIPSIS), st);
+		col++;
+	}
+	return col;
+}
+
+int canvas_printf(struct canvas *cv, int x, int y, int maxw, struct style st, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	return canvas_text(cv, x, y, maxw, buf, st);
+}
+
+void canvas_box(struct canvas *cv, struct rect r, struct style st)
+{
+	if (r.w < 2 || r.h < 2)
+		return;
+	int x1 = r.x + r.w - 1, y1 = r.y + r.h - 1;
+	for (int x = r.x + 1; x < x1; x++) {
+		canvas_put(cv, x, r.y, canvas_glyph(cv, GLYPH_HLINE), st);
+		canvas_put(cv, x, y1, canvas_glyph(cv, GLYPH_HLINE), st);
+	}
+	for (int y = r.y + 1; y < y1; y++) {
+		canvas_put(cv, r.x, y, canvas_glyph(cv, GLYPH_VLINE), st);
+		canvas_put(cv, x1, y, canvas_glyph(cv, GLYPH_VLINE), st);
+	}
+	canvas_put(cv, r.x, r.y, canvas_glyph(cv, GLYPH_TL), st);
+	canvas_put(cv, x1, r.y, canvas_glyph(cv, GLYPH_TR), st);
+	canvas_put(cv, r.x, y1, canvas_glyph(cv, GLYPH_BL), st);
+	canvas_put(cv, x1, y1, canvas_glyph(cv, GLYPH_BR), st);
+}
+
+int canvas_heat_rows(const struct canvas *cv)
+{
+	return cv->pal->depth != DEPTH_MONO && cv->pal->utf8 ? 2 : 1;
+}
+
+static uint32_t heat(const struct canvas *cv, float v)
+{
+	return cv->pal->heat[palette_level(v)];
+}
+
+void canvas_heat1(struct canvas *cv, int x, int y, float v)
+{
+	if (cv->pal->depth == DEPTH_MONO) {
+		canvas_put(cv, x, y, (uint32_t)(v == v ? palette_shade(v) : ' '), cv->pal->role[ROLE_TEXT]);
+		return;
+	}
+	struct style st = {COLOR_DEFAULT, v == v ? heat(cv, v) : COLOR_DEFAULT, 0};
+	canvas_put(cv, x, y, ' ', st);
+}
+
+void canvas_heat2(struct canvas *cv, int x, int y, float top, float bottom)
+{
+	if (canvas_heat_rows(cv) == 1) {
+		canvas_heat1(cv, x, y, top);
+		return;
+	}
+	bool has_top = top == top, has_bottom = bottom == bottom;
+	if (has_top && has_bottom) {
+		canvas_put(cv, x, y, 0x2580, (struct style){heat(cv, top), heat(cv, bottom), 0});
+	} else if (has_top) {
+		canvas_put(cv, x, y, 0x2580, (struct style){heat(cv, top), COLOR_DEFAULT, 0});
+	} else if (has_bottom) {
+		canvas_put(cv, x, y, 0x2584, (struct style){heat(cv, bottom), COLOR_DEFAULT, 0});
+	} else {
+		canvas_put(cv, x, y, ' ', (struct style){COLOR_DEFAULT, COLOR_DEFAULT, 0});
+	}
+}
+
+void canvas_heat_text(struct canvas *cv, int x, int y, int maxw, float v, const char *text)
+{
+	struct style st = cv->pal->role[ROLE_TEXT];
+	if (cv->pal->depth != DEPTH_MONO) {
+		int l = palette_level(v);
+		st = (struct style){cv->pal->heat_text[l], cv->pal->heat[l], 0};
+	}
+	canvas_text(cv, x, y, maxw, text, st);
+}
+
+/* ---- text output ---- */
+
+struct outbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+};
+
+static void out_add(struct outbuf *o, const char *s, size_t n)
+{
+	if (o->oom)
+		return;
+	if (o->len + n + 1 > o->cap) {
+		size_t cap = o->cap ? o->cap : 4096;
+		while (o->len + n + 1 > cap)
+			cap *= 2;
+		char *ns = realloc(o->s, cap);
+		if (!ns) {
+			o->oom = true;
+			return;
+		}
+		o->s = ns;
+		o->cap = cap;
+	}
+	memcpy(o->s + o->len, s, n);
+	o->len += n;
+	o->s[o->len] = 0;
+}
+
+static void out_str(struct outbuf *o, const char *s)
+{
+	out_add(o, s, strlen(s));
+}
+
+static void sgr_color(struct outbuf *o, uint32_t c, bool bg, enum color_depth depth)
+{
+	char buf[32];
+	if (c == COLOR_DEFAULT)
+		return;
+	if (COLOR_IS_RGB(c))
+		snprintf(buf, sizeof buf, ";%d;2;%u;%u;%u", bg ? 48 : 38, c >> 16 & 255, c >> 8 & 255, c & 255);
+	else if (c < 8)
+		snprintf(buf, sizeof buf, ";%u", (bg ? 40 : 30) + c);
+	else if (c < 16 && depth == DEPTH_16)
+		snprintf(buf, sizeof buf, ";%u", (bg ? 100 : 90) + c - 8);
+	else
+		snprintf(buf, sizeof buf, ";%d;5;%u", bg ? 48 : 38, c & 255);
+	out_str(o, buf);
+}
+
+static void sgr(struct outbuf *o, const struct cell *c, enum color_depth depth)
+{
+	out_str(o, "\033[0");
+	if (c->attr & ATTR_BOLD)
+		out_str(o, ";1");
+	if (c->attr & ATTR_DIM)
+		out_str(o, ";2");
+	if (c->attr & ATTR_UNDERLINE)
+		out_str(o, ";4");
+	if (c->attr & ATTR_REVERSE)
+		out_str(o, ";7");
+	sgr_color(o, c->fg, false, depth);
+	sgr_color(o, c->bg, true, depth);
+	out_str(o, "m");
+}
+
+static bool blank(const struct cell *c, bool ansi)
+{
+	if (c->ch != ' ')
+		return false;
+	if (!ansi)
+		return true;
+	return c->bg == COLOR_DEFAULT && !(c->attr & (ATTR_REVERSE | ATTR_UNDERLINE));
+}
+
+static bool same_style(const struct cell *a, const struct cell *b)
+{
+	return a->fg == b->fg && a->bg == b->bg && a->attr == b->attr;
+}
+
+static void render(const struct canvas *cv, struct outbuf *o, bool ansi)
+{
+	for (int y = 0; y < cv->h; y++) {
+		const struct cell *row = cv->cells + (size_t)y * cv->w;
+		int end = cv->w;
+		while (end > 0 && blank(&row[end - 1], ansi))
+			end--;
+		const struct cell *cur = NULL;
+		for (int x = 0; x < end; x++) {
+			const struct cell *c = &row[x];
+			if (c->ch == 0)
+				continue;
+			if (ansi && (!cur || !same_style(cur, c))) {
+				sgr(o, c, cv->pal->depth);
+				cur = c;
+			}
+			char buf[8];
+			out_add(o, buf, (size_t)canvas_utf8_encode(c->ch, buf));
+		}
+		if (ansi && cur)
+			out_str(o, "\033[0m");
+		out_str(o, "\n");
+	}
+}
+
+char *canvas_to_string(const struct canvas *cv, bool ansi)
+{
+	struct outbuf o = {0};
+	out_str(&o, "");
+	render(cv, &o, ansi);
+	if (o.oom) {
+		free(o.s);
+		return NULL;
+	}
+	return o.s;
+}
+
+void canvas_write(const struct canvas *cv, FILE *out, bool ansi)
+{
+	char *s = canvas_to_string(cv, ansi);
+	if (s)
+		fputs(s, out);
+	free(s);
+}

@@ -1,0 +1,104 @@
+/* canvas.h -- a grid of character cells that views draw into, flushed to curses or to text.
+ *
+ * Each cell holds one Unicode code point (or 0 for the right half of a wide character), a
+ * foreground and background colour already resolved by a palette, and attributes. Helpers draw
+ * text (UTF-8, clipped, with ASCII fallbacks when the locale is not UTF-8), boxes, and heatmap
+ * cells: two values per cell with '▀' (fg = upper, bg = lower), one value per cell as a coloured
+ * blank, or a shade character in monochrome. The same canvas becomes the TUI frame, `--print`
+ * output and golden test text, so all three show the same thing. */
+#ifndef ATTNSCOPE_CANVAS_H
+#define ATTNSCOPE_CANVAS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "theme.h"
+
+struct cell {
+	uint32_t ch;     /* code point; 0 = covered by the wide character to the left */
+	uint32_t fg, bg; /* COLOR_DEFAULT, palette index, or COLOR_RGB|rgb */
+	uint16_t attr;   /* ATTR_* */
+};
+
+struct rect {
+	int x, y, w, h;
+};
+
+struct canvas {
+	int w, h;
+	struct cell *cells;         /* [h][w] */
+	const struct palette *pal;  /* colours and glyph capabilities; not owned */
+	struct rect clip;           /* drawing outside is discarded */
+};
+
+/* Glyphs with an ASCII stand-in for non-UTF-8 locales. */
+enum glyph {
+	GLYPH_HLINE, GLYPH_VLINE, GLYPH_TL, GLYPH_TR, GLYPH_BL, GLYPH_BR,
+	GLYPH_ELLIPSIS, GLYPH_MIDDOT, GLYPH_UP, GLYPH_DOWN, GLYPH_LEFT, GLYPH_RIGHT,
+	GLYPH_UPPER_HALF, GLYPH_LOWER_HALF, GLYPH_RETURN, GLYPH_TIMES, GLYPH_JOIN,
+	GLYPH_COUNT
+};
+
+struct canvas *canvas_new(int w, int h, const struct palette *pal);
+void canvas_free(struct canvas *cv);
+/* Resize to W×H (contents become blank); -1 on OOM with the canvas unchanged. */
+int canvas_resize(struct canvas *cv, int w, int h);
+
+/* Blank every cell with STYLE's colours and reset the clip to the whole canvas. */
+void canvas_clear(struct canvas *cv, struct style st);
+/* Restrict drawing to R (intersected with the canvas); returns the previous clip. */
+struct rect canvas_clip(struct canvas *cv, struct rect r);
+
+static inline struct style canvas_role(const struct canvas *cv, enum theme_role r)
+{
+	return cv->pal->role[r];
+}
+static inline struct cell *canvas_at(struct canvas *cv, int x, int y)
+{
+	return &cv->cells[(size_t)y * cv->w + x];
+}
+
+uint32_t canvas_glyph(const struct canvas *cv, enum glyph g);
+
+/* Put one code point (width 1 or 2) at (X,Y). Non-ASCII falls back to '?' without UTF-8. */
+void canvas_put(struct canvas *cv, int x, int y, uint32_t ch, struct style st);
+/* Fill R with CH. */
+void canvas_fill(struct canvas *cv, struct rect r, uint32_t ch, struct style st);
+/* Change only the attributes/colours of the cells in R (keeps glyphs). */
+void canvas_restyle(struct canvas *cv, struct rect r, struct style st);
+
+/* Draw UTF-8 TEXT at (X,Y) in at most MAXW columns (MAXW < 0: to the clip's edge); when it does
+ * not fit, the last column shows an ellipsis. Control characters show as '?'. Returns columns used. */
+int canvas_text(struct canvas *cv, int x, int y, int maxw, const char *text, struct style st);
+/* Display width of UTF-8 TEXT (wide characters count 2; in a non-UTF-8 canvas, 1 per code point). */
+int canvas_text_width(const struct canvas *cv, const char *text);
+/* Like canvas_text with printf formatting. */
+int canvas_printf(struct canvas *cv, int x, int y, int maxw, struct style st, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/* Outline R with a box (line glyphs, or + - | without UTF-8). */
+void canvas_box(struct canvas *cv, struct rect r, struct style st);
+
+/* Heatmap cells. Values are in [0,1]; NaN means "nothing here" (terminal background). */
+/* How many value rows one character row shows: 2 with half blocks (colour and UTF-8), else 1. */
+int canvas_heat_rows(const struct canvas *cv);
+/* One character holding two vertically stacked values (or, when canvas_heat_rows is 1, TOP only). */
+void canvas_heat2(struct canvas *cv, int x, int y, float top, float bottom);
+/* One character holding one value: a coloured blank, or a shade character in monochrome. */
+void canvas_heat1(struct canvas *cv, int x, int y, float v);
+/* Text readable over the heat colour of V (for numbers printed inside heatmap cells). */
+void canvas_heat_text(struct canvas *cv, int x, int y, int maxw, float v, const char *text);
+
+/* Write the canvas as text: without ANSI, glyphs only; with ANSI, SGR colour sequences for the
+ * palette's depth. Trailing blanks of each line are dropped (when they carry no colour). */
+void canvas_write(const struct canvas *cv, FILE *out, bool ansi);
+/* Same, into a malloc'ed NUL-terminated string (for tests); NULL on OOM. */
+char *canvas_to_string(const struct canvas *cv, bool ansi);
+
+/* Encode code point CP as UTF-8 into BUF (at least 5 bytes); returns the length. */
+int canvas_utf8_encode(uint32_t cp, char *buf);
+/* Decode one code point from S (at most N bytes); returns bytes used (>= 1), *CP = 0xFFFD on error. */
+int canvas_utf8_decode(const char *s, size_t n, uint32_t *cp);
+
+#endif

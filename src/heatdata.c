@@ -1,0 +1,212 @@
+/* heatdata.c -- head selection, means, special-token removal, colour scales and pooling (see heatdata.h). */
+#include "config.h"
+
+#include "heatdata.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void heatmat_free(struct heatmat *m)
+{
+	if (!m)
+		return;
+	free(m->row_tok);
+	free(m->col_tok);
+	free(m->v);
+	memset(m, 0, sizeof *m);
+}
+
+int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg, bool hide_special,
+		  struct heatmat *out)
+{
+	memset(out, 0, sizeof *out);
+	int n = t->n;
+	size_t nn = (size_t)n * n;
+	/* Accumulate in double: the mean over 144 heads should not depend on summation order. */
+	double *acc = calloc(nn ? nn : 1, sizeof *acc);
+	int *keep = calloc(n ? (size_t)n : 1, sizeof *keep);
+	if (!acc || !keep) {
+		free(acc);
+		free(keep);
+		return -1;
+	}
+	int l0 = layer, l1 = layer + 1, h0 = head, h1 = head + 1;
+	if (agg == HEAT_LAYER_MEAN)
+		h0 = 0, h1 = t->n_heads;
+	if (agg == HEAT_ALL_MEAN)
+		l0 = 0, l1 = t->n_layers, h0 = 0, h1 = t->n_heads;
+	for (int l = l0; l < l1; l++)
+		for (int h = h0; h < h1; h++) {
+			const float *a = trace_attn(t, l, h);
+			for (size_t i = 0; i < nn; i++)
+				acc[i] += a[i];
+		}
+	double count = (double)(l1 - l0) * (h1 - h0);
+
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (!(hide_special && t->special[i]))
+			keep[k++] = i;
+	out->rows = out->cols = k;
+	out->row_tok = malloc((k ? (size_t)k : 1) * sizeof *out->row_tok);
+	out->col_tok = malloc((k ? (size_t)k : 1) * sizeof *out->col_tok);
+	out->v = malloc((k ? (size_t)k * k : 1) * sizeof *out->v);
+	if (!out->row_tok || !out->col_tok || !out->v) {
+		free(acc);
+		free(keep);
+		heatmat_free(out);
+		return -1;
+	}
+	memcpy(out->row_tok, keep, (size_t)k * sizeof *keep);
+	memcpy(out->col_tok, keep, (size_t)k * sizeof *keep);
+	for (int r = 0; r < k; r++) {
+		const double *src = acc + (size_t)keep[r] * n;
+		double sum = 0;
+		for (int c = 0; c < k; c++)
+			sum += src[keep[c]];
+		/* Without hiding, a row is the mean of rows that each sum to 1; with hiding, it is
+		 * renormalised over the keys that remain. */
+		for (int c = 0; c < k; c++) {
+			double v = src[keep[c]];
+			v = hide_special ? (sum > 0 ? v / sum : 0) : v / count;
+			out->v[(size_t)r * k + c] = (float)v;
+		}
+	}
+	free(acc);
+	free(keep);
+	return 0;
+}
+
+int heatmat_find_row(const struct heatmat *m, int tok)
+{
+	for (int i = 0; i < m->rows; i++)
+		if (m->row_tok[i] == tok)
+			return i;
+	return -1;
+}
+
+int heatmat_find_col(const struct heatmat *m, int tok)
+{
+	for (int i = 0; i < m->cols; i++)
+		if (m->col_tok[i] == tok)
+			return i;
+	return -1;
+}
+
+const char *heatdata_scale_name(enum heat_scale s)
+{
+	switch (s) {
+	case HEAT_LINEAR:
+		return "linear";
+	case HEAT_LOG:
+		return "log";
+	case HEAT_RANK:
+		return "rank";
+	default:
+		return "?";
+	}
+}
+
+struct ranked {
+	float v;
+	int col;
+};
+
+static int cmp_ranked(const void *a, const void *b)
+{
+	float x = ((const struct ranked *)a)->v, y = ((const struct ranked *)b)->v;
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static void rank_row(const float *in, int cols, float *out, struct ranked *tmp)
+{
+	int m = 0;
+	for (int c = 0; c < cols; c++) {
+		if (in[c] == in[c])
+			tmp[m++] = (struct ranked){in[c], c};
+		else
+			out[c] = NAN;
+	}
+	qsort(tmp, (size_t)m, sizeof *tmp, cmp_ranked);
+	/* Ties share the mean of their ranks, so equal weights get equal colours. */
+	for (int i = 0; i < m;) {
+		int j = i;
+		while (j + 1 < m && tmp[j + 1].v == tmp[i].v)
+			j++;
+		float r = m > 1 ? (float)(i + j) / 2.0f / (float)(m - 1) : 1.0f;
+		for (int q = i; q <= j; q++)
+			out[tmp[q].col] = r;
+		i = j + 1;
+	}
+}
+
+void heatdata_scale(const float *in, int rows, int cols, enum heat_scale scale, float *out)
+{
+	size_t nn = (size_t)rows * cols;
+	if (scale == HEAT_RANK) {
+		struct ranked *idx = malloc((cols ? (size_t)cols : 1) * sizeof *idx);
+		float *row = malloc((cols ? (size_t)cols : 1) * sizeof *row);
+		if (!idx || !row) {
+			free(idx);
+			free(row);
+			memmove(out, in, nn * sizeof *out); /* out of memory: fall back to linear */
+			return;
+		}
+		for (int r = 0; r < rows; r++) {
+			memcpy(row, in + (size_t)r * cols, (size_t)cols * sizeof *row);
+			rank_row(row, cols, out + (size_t)r * cols, idx);
+		}
+		free(idx);
+		free(row);
+		return;
+	}
+	const float lf = log10f(HEAT_LOG_FLOOR);
+	for (size_t i = 0; i < nn; i++) {
+		float v = in[i];
+		if (v != v) {
+			out[i] = v;
+			continue;
+		}
+		if (scale == HEAT_LOG)
+			v = v <= HEAT_LOG_FLOOR ? 0.0f : (log10f(v) - lf) / -lf;
+		out[i] = v < 0 ? 0 : v > 1 ? 1 : v;
+	}
+}
+
+int heatdata_bin_start(int i, int n, int out_n)
+{
+	return (int)((long long)i * n / out_n);
+}
+
+void heatdata_downsample(const float *in, int rows, int cols, float *out, int out_rows, int out_cols,
+			 enum heat_pool pool)
+{
+	for (int i = 0; i < out_rows; i++) {
+		int r0 = heatdata_bin_start(i, rows, out_rows), r1 = heatdata_bin_start(i + 1, rows, out_rows);
+		if (r1 <= r0)
+			r1 = r0 + 1;
+		for (int j = 0; j < out_cols; j++) {
+			int c0 = heatdata_bin_start(j, cols, out_cols), c1 = heatdata_bin_start(j + 1, cols, out_cols);
+			if (c1 <= c0)
+				c1 = c0 + 1;
+			double acc = pool == HEAT_POOL_MAX ? -INFINITY : 0;
+			int count = 0;
+			for (int r = r0; r < r1; r++)
+				for (int c = c0; c < c1; c++) {
+					float v = in[(size_t)r * cols + c];
+					if (v != v)
+						continue;
+					if (pool == HEAT_POOL_MAX)
+						acc = v > acc ? v : acc;
+					else
+						acc += v;
+					count++;
+				}
+			float res = NAN;
+			if (count)
+				res = pool == HEAT_POOL_MAX ? (float)acc : (float)(acc / count);
+			out[(size_t)i * out_cols + j] = res;
+		}
+	}
+}

@@ -1,0 +1,59 @@
+/* heatdata.h -- turning attention into the numbers a heatmap paints.
+ *
+ * Pure functions over a trace, with no terminal in sight: pick a head or a mean over heads or
+ * layers, drop special tokens and renormalise rows, map probabilities to [0,1] colour positions
+ * (linear, log or per-row rank), and shrink a matrix to a thumbnail by max or mean pooling. */
+#ifndef ATTNSCOPE_HEATDATA_H
+#define ATTNSCOPE_HEATDATA_H
+
+#include <stdbool.h>
+
+#include "trace.h"
+
+enum heat_agg {
+	HEAT_HEAD,        /* one head */
+	HEAT_LAYER_MEAN,  /* mean over the heads of one layer */
+	HEAT_ALL_MEAN,    /* mean over every head of every layer */
+};
+
+enum heat_scale {
+	HEAT_LINEAR,  /* p as is */
+	HEAT_LOG,     /* log10 p from HEAT_LOG_FLOOR (→ 0) to 1 (→ 1) */
+	HEAT_RANK,    /* rank of p within its row, 0 = smallest, 1 = largest */
+	HEAT_SCALE_COUNT
+};
+#define HEAT_LOG_FLOOR 1e-4f
+
+enum heat_pool { HEAT_POOL_MAX, HEAT_POOL_MEAN };
+
+/* The matrix a heatmap shows, after aggregation and optional removal of special tokens. */
+struct heatmat {
+	int rows, cols;   /* queries, keys shown */
+	int *row_tok;     /* [rows] token index (into the trace) of each row */
+	int *col_tok;     /* [cols] token index of each column */
+	float *v;         /* [rows][cols] attention probabilities */
+};
+
+/* Build OUT (free with heatmat_free) for LAYER/HEAD of T. With HIDE_SPECIAL, rows and columns of
+ * special tokens are dropped and each remaining row is divided by its new sum, so rows still sum
+ * to 1 (a row whose remaining weights are all 0 stays 0). -1 on OOM. */
+int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg, bool hide_special,
+		  struct heatmat *out);
+void heatmat_free(struct heatmat *m);
+/* The position of token TOK among the rows (or columns) of M, -1 when hidden. */
+int heatmat_find_row(const struct heatmat *m, int tok);
+int heatmat_find_col(const struct heatmat *m, int tok);
+
+/* Map IN[rows][cols] to colour positions OUT (may equal IN except for HEAT_RANK). NaN stays NaN. */
+void heatdata_scale(const float *in, int rows, int cols, enum heat_scale scale, float *out);
+const char *heatdata_scale_name(enum heat_scale s);
+
+/* Pool IN[rows][cols] into OUT[out_rows][out_cols]. Output cell (i,j) covers input rows
+ * floor(i*rows/out_rows) .. floor((i+1)*rows/out_rows)-1 (at least one row, so a larger output
+ * repeats cells) and likewise for columns. NaN inputs are ignored; an all-NaN block gives NaN. */
+void heatdata_downsample(const float *in, int rows, int cols, float *out, int out_rows, int out_cols,
+			 enum heat_pool pool);
+/* First input index covered by output index I of OUT_N bins over N inputs. */
+int heatdata_bin_start(int i, int n, int out_n);
+
+#endif

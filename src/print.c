@@ -1,0 +1,202 @@
+/* print.c -- headless rendering (`--print`): a view of one trace drawn into a canvas and written out
+ * as plain text or ANSI, plus the setup it shares with the TUI and a redraw benchmark. */
+#include "config.h"
+
+#include "print.h"
+
+#include <langinfo.h>
+#include <locale.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "canvas.h"
+#include "tokstrip.h"
+#include "view.h"
+
+void ui_options_init(struct ui_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->color = UI_COLOR_AUTO;
+	o->depth = -1;
+	o->layer = o->head = o->token = -1;
+	o->scale = HEAT_LINEAR;
+	o->agg = HEAT_HEAD;
+}
+
+int print_load_theme(const struct ui_options *o, const struct userconf *conf, struct theme *th, struct err *e)
+{
+	const char *name = o->theme ? o->theme : conf && conf->theme[0] ? conf->theme : "viridis";
+	return theme_load(name, th, e);
+}
+
+bool print_locale_utf8(void)
+{
+	setlocale(LC_CTYPE, "");
+	const char *cs = nl_langinfo(CODESET);
+	return cs && (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8"));
+}
+
+static const char *env(const char *name)
+{
+	return getenv(name);
+}
+
+enum color_depth print_depth(const struct ui_options *o, bool is_tty)
+{
+	if (o->depth >= DEPTH_MONO && o->depth <= DEPTH_TRUE)
+		return (enum color_depth)o->depth;
+	if (o->color == UI_COLOR_NEVER)
+		return DEPTH_MONO;
+	enum color_depth d = theme_detect_depth(env);
+	if (o->color == UI_COLOR_ALWAYS) {
+		/* An explicit request beats NO_COLOR and a TERM that says nothing. */
+		if (d == DEPTH_MONO) {
+			const char *ct = getenv("COLORTERM");
+			d = ct && (!strcmp(ct, "truecolor") || !strcmp(ct, "24bit")) ? DEPTH_TRUE : DEPTH_256;
+		}
+		return d;
+	}
+	return is_tty ? d : DEPTH_MONO;
+}
+
+static int output_width(const struct ui_options *o, FILE *out)
+{
+	if (o->width > 0)
+		return o->width < 20 ? 20 : o->width;
+	struct winsize ws;
+	if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 80;
+}
+
+static void print_header(struct canvas *cv, const struct trace *t, const struct view_ctx *ctx, const char *view)
+{
+	const char *dot = cv->pal->utf8 ? " \xc2\xb7 " : " - ";
+	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%d tokens%s%s%s%slayer %d head %d",
+		      t->model_name[0] ? t->model_name : "(model)", dot, t->family[0] ? t->family : "?", dot, t->n,
+		      t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head);
+}
+
+int ui_print(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
+{
+	const struct view *v = view_find(view_name);
+	if (!v) {
+		char names[128] = "";
+		for (int i = 0; view_all[i]; i++)
+			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", view_all[i]->name);
+		return err_set(e, "unknown view '%s' (%s)", view_name, names);
+	}
+	struct userconf *conf = malloc(sizeof *conf);
+	if (!conf)
+		return err_set(e, "out of memory");
+	if (userconf_load(o->config, conf, e)) {
+		free(conf);
+		return -1;
+	}
+	struct theme th;
+	if (print_load_theme(o, conf, &th, e)) {
+		free(conf);
+		return -1;
+	}
+	struct palette pal;
+	theme_resolve(&th, print_depth(o, isatty(fileno(out))), print_locale_utf8(), &pal);
+
+	struct view_ctx ctx = {0};
+	ctx.trace = t;
+	ctx.keys = &conf->keys;
+	ctx.layer = o->layer >= 0 ? o->layer : 0;
+	ctx.head = o->head >= 0 ? o->head : 0;
+	ctx.token = o->token;
+	ctx.scale = o->scale;
+	ctx.hide_special = o->hide_special;
+	ctx.print = true;
+	if (o->layer >= t->n_layers || o->head >= t->n_heads || o->token >= t->n) {
+		free(conf);
+		return err_set(e, "no %s %d: the model has %d layers of %d heads and the text %d tokens",
+			       o->layer >= t->n_layers ? "layer" : o->head >= t->n_heads ? "head" : "token",
+			       o->layer >= t->n_layers ? o->layer : o->head >= t->n_heads ? o->head : o->token,
+			       t->n_layers, t->n_heads, t->n);
+	}
+	view_ctx_clamp(&ctx);
+	if (!view_push(&ctx, v)) {
+		free(conf);
+		return err_set(e, "out of memory");
+	}
+	/* Initial toggles go through the view's own actions, as keys would. */
+	if (o->agg == HEAT_LAYER_MEAN)
+		v->act(ctx.state[0], &ctx, ACT_MEAN_HEADS, -1);
+	else if (o->agg == HEAT_ALL_MEAN)
+		v->act(ctx.state[0], &ctx, ACT_MEAN_LAYERS, -1);
+	if (o->numbers)
+		v->act(ctx.state[0], &ctx, ACT_NUMBERS, -1);
+
+	int width = output_width(o, out);
+	struct canvas probe = {.w = width, .h = 1, .pal = &pal};
+	int strip_h = tokstrip_rows(&probe, t, width);
+	int view_h = v->height(ctx.state[0], &ctx, &probe, width);
+	int height = 1 + 1 + strip_h + 1 + view_h;
+	struct canvas *cv = canvas_new(width, height, &pal);
+	if (!cv) {
+		view_pop_all(&ctx);
+		free(conf);
+		return err_set(e, "out of memory");
+	}
+	canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
+	print_header(cv, t, &ctx, v->name);
+	tokstrip_draw(cv, (struct rect){0, 2, width, strip_h}, t, ctx.token, true);
+	v->draw(ctx.state[0], &ctx, cv, (struct rect){0, 3 + strip_h, width, view_h});
+	canvas_write(cv, out, pal.depth != DEPTH_MONO);
+	canvas_free(cv);
+	view_pop_all(&ctx);
+	free(conf);
+	if (fflush(out) || ferror(out))
+		return err_set(e, "write error");
+	return 0;
+}
+
+void ui_print_keys(FILE *out)
+{
+	actions_print_all(out);
+}
+
+double ui_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum color_depth depth)
+{
+	struct theme th;
+	struct err e;
+	/* A fixed two-stop theme: the benchmark must not depend on installed files. */
+	if (theme_load_string("bench", "ramp: ['#440154', '#fde725']\n", &th, &e))
+		return -1;
+	struct palette pal;
+	theme_resolve(&th, depth, true, &pal);
+	struct keymap km;
+	keymap_init(&km);
+	struct view_ctx ctx = {0};
+	ctx.trace = t;
+	ctx.keys = &km;
+	ctx.token = -1;
+	struct canvas *cv = canvas_new(w, h, &pal);
+	if (!cv || !view_push(&ctx, &view_grid)) {
+		canvas_free(cv);
+		return -1;
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	size_t bytes = 0;
+	for (int i = 0; i < reps; i++) {
+		canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
+		view_grid.draw(ctx.state[0], &ctx, cv, (struct rect){0, 0, w, h});
+		char *s = canvas_to_string(cv, true); /* what a full repaint sends to the terminal */
+		bytes += s ? strlen(s) : 0;
+		free(s);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	view_pop_all(&ctx);
+	canvas_free(cv);
+	if (reps <= 0 || !bytes)
+		return -1;
+	return ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / reps;
+}

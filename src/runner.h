@@ -1,0 +1,38 @@
+/* runner.h -- runs the model on a worker thread so typing never waits for it.
+ *
+ * The UI submits the text after every edit. The worker waits until the text has been still for
+ * the debounce interval, then runs; a submit while a run is going cancels it (through model_run's
+ * cancel flag) and a result that is not for the latest text is thrown away. When a result is
+ * ready, one byte is written to the wake file descriptor so the UI's poll() returns. */
+#ifndef ATTNSCOPE_RUNNER_H
+#define ATTNSCOPE_RUNNER_H
+
+#include <stdbool.h>
+
+#include "err.h"
+#include "trace.h"
+#include "ui.h"
+
+struct runner;
+
+struct runner_stats {
+	unsigned submitted;   /* runner_submit calls */
+	unsigned started;     /* runs begun */
+	unsigned delivered;   /* results handed to runner_take */
+	unsigned discarded;   /* runs that finished (or were cancelled) after a newer submit */
+};
+
+/* Start the worker. SRC must outlive the runner. WAKE_FD < 0: no wake-ups (tests poll). */
+struct runner *runner_new(const struct ui_source *src, int debounce_ms, int wake_fd);
+/* Cancel any run, join the worker, free what it holds. */
+void runner_free(struct runner *r);
+/* Ask for a run of TEXT (and TEXT_B, may be NULL); returns the request's generation number. */
+unsigned runner_submit(struct runner *r, const char *text, const char *text_b);
+/* The result of the latest request, when it is ready: true with *OUT set (caller frees) or, when
+ * the run failed, *OUT NULL and E filled. False when nothing new. */
+bool runner_take(struct runner *r, struct trace **out, struct err *e);
+/* A request is waiting or running. */
+bool runner_busy(struct runner *r);
+struct runner_stats runner_stats(struct runner *r);
+
+#endif

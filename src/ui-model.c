@@ -1,0 +1,24 @@
+/* ui-model.c -- ui_run: the explorer on a real model (a trace source calling model_run).
+ * Kept apart from ui.c so tests can run the explorer on synthetic traces without the engine. */
+#include "config.h"
+
+#include "model.h"
+#include "ui.h"
+
+static int ui_model_run(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
+			struct trace **out, struct err *e)
+{
+	return model_run(ctx, text, text_b, cancel, out, e);
+}
+
+int ui_run(struct model *m, const char *text, const char *text_b, const struct ui_options *o, struct err *e)
+{
+	const struct model_info *info = model_get_info(m);
+	struct ui_source src = {
+		.name = info->name,
+		.supports_pairs = info->supports_pairs,
+		.ctx = m,
+		.run = ui_model_run,
+	};
+	return ui_run_source(&src, text, text_b, o, e);
+}

@@ -1,0 +1,653 @@
+/* ui.c -- the interactive explorer: curses setup, the event loop, input lines, frame layout.
+ *
+ * One loop owns input, redraw and resize (like htop). It poll()s the terminal and a pipe the
+ * model worker writes to when a result is ready, so typing never waits for the model. Keys are
+ * turned into actions through the key map: while an input line has the focus they edit text,
+ * otherwise they go to the view on top of the stack. Every frame is drawn into a canvas and only
+ * the cells that differ from the previous frame are handed to curses. */
+#include "config.h"
+
+#include "ui.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "actions.h"
+#include "canvas.h"
+#include "lineedit.h"
+#include "print.h"
+#include "runner.h"
+#include "tokstrip.h"
+#include "userconf.h"
+#include "view.h"
+
+#define UI_MIN_W 40
+#define UI_MIN_H 12
+#define UI_DEBOUNCE_MS 60
+#define UI_BATCH 512        /* keys read in one go (a paste arrives as one batch) */
+
+enum focus { FOCUS_VIEW, FOCUS_TEXT, FOCUS_PAIR };
+
+struct ui {
+	const struct ui_source *src;
+	struct runner *runner;
+	int wake[2];                /* the worker writes to [1]; poll() watches [0] */
+	struct userconf conf;
+	struct theme theme;
+	struct palette pal;
+	struct view_ctx ctx;
+	struct trace *trace;        /* owned; ctx.trace points here */
+	struct lineedit text, pair;
+	enum focus focus;
+	int count;                  /* count prefix being typed, -1 for none */
+	struct canvas *cv, *prev;   /* this frame and what curses already has */
+	bool direct_color;          /* curses takes RGB values as colour numbers */
+	char run_error[ERR_MSG_MAX];
+	bool quit;
+};
+
+/* ---- curses output ---- */
+
+static short curses_color(const struct ui *u, uint32_t c)
+{
+	(void)u;
+	if (c == COLOR_DEFAULT)
+		return -1;
+	return (short)(c & 255);
+}
+
+static int curses_pair(const struct ui *u, uint32_t fg, uint32_t bg)
+{
+	if (u->pal.depth == DEPTH_MONO || (fg == COLOR_DEFAULT && bg == COLOR_DEFAULT))
+		return 0;
+	if (u->direct_color) {
+		int f = fg == COLOR_DEFAULT ? -1 : COLOR_IS_RGB(fg) ? (int)(fg & 0xffffff) : (int)theme_index_rgb((int)fg);
+		int b = bg == COLOR_DEFAULT ? -1 : COLOR_IS_RGB(bg) ? (int)(bg & 0xffffff) : (int)theme_index_rgb((int)bg);
+		int p = alloc_pair(f, b);
+		return p < 0 ? 0 : p;
+	}
+	int p = alloc_pair(curses_color(u, fg), curses_color(u, bg));
+	return p < 0 ? 0 : p;
+}
+
+static void ui_flush(struct ui *u)
+{
+	struct canvas *cv = u->cv, *prev = u->prev;
+	for (int y = 0; y < cv->h; y++) {
+		for (int x = 0; x < cv->w; x++) {
+			const struct cell *c = canvas_at(cv, x, y);
+			struct cell *p = canvas_at(prev, x, y);
+			if (c->ch == p->ch && c->fg == p->fg && c->bg == p->bg && c->attr == p->attr)
+				continue;
+			*p = *c;
+			if (c->ch == 0)
+				continue; /* right half of a wide character */
+			attr_t a = A_NORMAL;
+			if (c->attr & ATTR_BOLD)
+				a |= A_BOLD;
+			if (c->attr & ATTR_DIM)
+				a |= A_DIM;
+			if (c->attr & ATTR_UNDERLINE)
+				a |= A_UNDERLINE;
+			if (c->attr & ATTR_REVERSE)
+				a |= A_REVERSE;
+			int pair = curses_pair(u, c->fg, c->bg);
+			wchar_t wc[2] = {(wchar_t)c->ch, 0};
+			cchar_t cc;
+			setcchar(&cc, wc, a, 0, &pair);
+			mvadd_wch(y, x, &cc);
+		}
+	}
+}
+
+/* Make the next flush send every cell (after a resize or C-l). */
+static void ui_invalidate(struct ui *u)
+{
+	for (int y = 0; y < u->prev->h; y++)
+		for (int x = 0; x < u->prev->w; x++)
+			*canvas_at(u->prev, x, y) = (struct cell){0xffffffffu, 0, 0, 0xffff};
+}
+
+/* ---- frame ---- */
+
+static int cp_width(uint32_t cp, void *ctx)
+{
+	const struct canvas *cv = ctx;
+	char u[8];
+	u[canvas_utf8_encode(cp, u)] = 0;
+	return canvas_text_width(cv, u);
+}
+
+/* Draw an input line; returns the cursor column when focused, else -1. */
+static int ui_draw_input(struct ui *u, int y, const char *label, struct lineedit *le, bool focused)
+{
+	struct canvas *cv = u->cv;
+	struct style lab = canvas_role(cv, ROLE_INPUT_LABEL), in = canvas_role(cv, ROLE_INPUT);
+	if (focused)
+		lab.attr |= ATTR_REVERSE;
+	int lw = canvas_text(cv, 0, y, 6, label, lab);
+	canvas_fill(cv, (struct rect){lw, y, cv->w - lw, 1}, ' ', in);
+	int x0 = lw + 1, w = cv->w - x0;
+	int cursor = lineedit_view(le, w - 1, cp_width, cv);
+	/* Skip the columns scrolled off to the left, then draw what fits. */
+	int col = 0;
+	size_t i = 0;
+	while (i < le->len && col < le->scroll) {
+		uint32_t cp;
+		i += (size_t)canvas_utf8_decode(le->buf + i, le->len - i, &cp);
+		col += cp_width(cp, cv);
+	}
+	canvas_text(cv, x0, y, w, le->buf + i, in);
+	if (le->scroll > 0)
+		canvas_put(cv, lw, y, canvas_glyph(cv, GLYPH_LEFT), canvas_role(cv, ROLE_DIM));
+	if (!focused && !le->len)
+		canvas_text(cv, x0, y, w, focused ? "" : "(press i to type)", canvas_role(cv, ROLE_DIM));
+	return focused ? x0 + cursor : -1;
+}
+
+static void ui_draw_status(struct ui *u, int y)
+{
+	struct canvas *cv = u->cv;
+	struct style st = canvas_role(cv, ROLE_STATUS), key = canvas_role(cv, ROLE_STATUS_KEY);
+	canvas_fill(cv, (struct rect){0, y, cv->w, 1}, ' ', st);
+	const struct view *v = u->ctx.stack[u->ctx.depth - 1];
+	void *vs = u->ctx.state[u->ctx.depth - 1];
+	const char *bar = cv->pal->utf8 ? " \xe2\x94\x82 " : " | ";
+	char left[512], vstat[128] = "";
+	if (v->status)
+		v->status(vs, &u->ctx, vstat, sizeof vstat);
+	const struct trace *t = u->ctx.trace;
+	char ntok[32] = "-";
+	if (t)
+		snprintf(ntok, sizeof ntok, "%d tok%s", t->n, t->truncated ? " (cut)" : "");
+	snprintf(left, sizeof left, " %s%s%s%sL%d H%d%s%s%s%s", u->src->name, bar, ntok, bar, u->ctx.layer, u->ctx.head,
+		 bar, v->name, vstat[0] ? bar : "", vstat);
+	int x = canvas_text(cv, 0, y, cv->w, left, st);
+	/* Then, in priority order: a message, the run state, the pending count. */
+	const char *msg = NULL;
+	struct style ms = st;
+	if (u->ctx.message[0])
+		msg = u->ctx.message;
+	else if (u->run_error[0])
+		msg = u->run_error, ms = canvas_role(cv, ROLE_ERROR);
+	else if (runner_busy(u->runner))
+		msg = "running…";
+	char count[32];
+	if (u->count >= 0) {
+		snprintf(count, sizeof count, "count %d", u->count);
+		msg = count;
+	}
+	/* Keys at the right: the view's main actions, or the editing keys. */
+	char keys[256] = "";
+	if (u->focus != FOCUS_VIEW) {
+		char k1[64], k2[64], k3[64];
+		snprintf(keys, sizeof keys, "%s done  %s next  %s clear ",
+			 keymap_describe(u->ctx.keys, ACT_ED_DONE, k1, sizeof k1),
+			 keymap_describe(u->ctx.keys, ACT_ED_NEXT_FIELD, k2, sizeof k2),
+			 keymap_describe(u->ctx.keys, ACT_ED_KILL_START, k3, sizeof k3));
+	} else {
+		for (const enum action *a = v->status_keys; a && *a != ACTION_NONE; a++) {
+			int k[4];
+			if (keymap_keys(u->ctx.keys, *a, k, 4) < 1)
+				continue;
+			char name[32];
+			action_key_name(k[0], name, sizeof name);
+			const char *verb = action_get(*a)->name;
+			snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s %s  ", name, verb);
+		}
+	}
+	int kw = canvas_text_width(cv, keys);
+	int room = cv->w - x - kw - 2;
+	if (msg && room > 4)
+		canvas_text(cv, x + 2, y, room, msg, ms);
+	if (kw < cv->w - x - 1)
+		canvas_text(cv, cv->w - kw, y, kw, keys, key);
+}
+
+/* Draw the whole frame; returns where the terminal cursor goes (x < 0: hidden). */
+static void ui_draw(struct ui *u, int *cx, int *cy)
+{
+	struct canvas *cv = u->cv;
+	canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
+	*cx = *cy = -1;
+	if (cv->w < UI_MIN_W || cv->h < UI_MIN_H) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "attnscope needs at least %dx%d (now %dx%d)", UI_MIN_W, UI_MIN_H, cv->w, cv->h);
+		int lines = 1 + (canvas_text_width(cv, msg) > cv->w);
+		int y = cv->h / 2 - lines / 2;
+		if (lines == 1) {
+			canvas_text(cv, (cv->w - canvas_text_width(cv, msg)) / 2, y, cv->w, msg, canvas_role(cv, ROLE_ERROR));
+		} else {
+			canvas_text(cv, 0, y, cv->w, "attnscope: terminal", canvas_role(cv, ROLE_ERROR));
+			snprintf(msg, sizeof msg, "too small %dx%d", cv->w, cv->h);
+			canvas_text(cv, 0, y + 1, cv->w, msg, canvas_role(cv, ROLE_ERROR));
+			snprintf(msg, sizeof msg, "need %dx%d", UI_MIN_W, UI_MIN_H);
+			canvas_text(cv, 0, y + 2, cv->w, msg, canvas_role(cv, ROLE_ERROR));
+		}
+		return;
+	}
+	int y = 0;
+	int c = ui_draw_input(u, y, "text", &u->text, u->focus == FOCUS_TEXT);
+	if (c >= 0)
+		*cx = c, *cy = y;
+	y++;
+	if (u->src->supports_pairs) {
+		c = ui_draw_input(u, y, "pair", &u->pair, u->focus == FOCUS_PAIR);
+		if (c >= 0)
+			*cx = c, *cy = y;
+		y++;
+	}
+	if (u->ctx.trace)
+		tokstrip_draw(cv, (struct rect){0, y, cv->w, 2}, u->ctx.trace, u->ctx.token, false);
+	y += 2;
+	/* A rule between the strip and the view. */
+	canvas_fill(cv, (struct rect){0, y, cv->w, 1}, canvas_glyph(cv, GLYPH_HLINE), canvas_role(cv, ROLE_DIM));
+	y++;
+	const struct view *v = u->ctx.stack[u->ctx.depth - 1];
+	v->draw(u->ctx.state[u->ctx.depth - 1], &u->ctx, cv, (struct rect){0, y, cv->w, cv->h - 1 - y});
+	ui_draw_status(u, cv->h - 1);
+}
+
+static void ui_render(struct ui *u)
+{
+	int w = COLS, h = LINES;
+	if (w != u->cv->w || h != u->cv->h) {
+		canvas_resize(u->cv, w, h);
+		canvas_resize(u->prev, w, h);
+		ui_invalidate(u);
+	}
+	int cx, cy;
+	ui_draw(u, &cx, &cy);
+	ui_flush(u);
+	if (cx >= 0 && cx < w) {
+		curs_set(1);
+		move(cy, cx);
+	} else {
+		curs_set(0);
+		move(h - 1, w - 1);
+	}
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+/* ---- input ---- */
+
+static int ui_key(int rc, wint_t wch)
+{
+	if (rc == KEY_CODE_YES) {
+		switch (wch) {
+		case KEY_UP: return K_UP;
+		case KEY_DOWN: return K_DOWN;
+		case KEY_LEFT: return K_LEFT;
+		case KEY_RIGHT: return K_RIGHT;
+		case KEY_HOME: return K_HOME;
+		case KEY_END: return K_END;
+		case KEY_PPAGE: return K_PAGE_UP;
+		case KEY_NPAGE: return K_PAGE_DOWN;
+		case KEY_IC: return K_INSERT;
+		case KEY_DC: return K_DELETE;
+		case KEY_BACKSPACE: return K_BACKSPACE;
+		case KEY_ENTER: return K_ENTER;
+		case KEY_BTAB: return K_BACKTAB;
+		case KEY_RESIZE: return K_RESIZE;
+		default:
+			if (wch >= KEY_F(1) && wch <= KEY_F(12))
+				return K_F1 + (int)(wch - KEY_F(1));
+			return -1;
+		}
+	}
+	switch (wch) {
+	case '\t': return K_TAB;
+	case '\r':
+	case '\n': return K_ENTER;
+	case 27: return K_ESC;
+	case 127: return K_BACKSPACE;
+	default: return (int)wch;
+	}
+}
+
+static void ui_submit(struct ui *u)
+{
+	const char *b = u->src->supports_pairs && u->pair.len ? u->pair.buf : NULL;
+	runner_submit(u->runner, u->text.buf, b);
+}
+
+static void ui_new_trace(struct ui *u, struct trace *t)
+{
+	struct trace *old = u->trace;
+	u->trace = t;
+	u->ctx.trace = t;
+	u->ctx.trace_gen++;
+	view_ctx_clamp(&u->ctx);
+	trace_free(old);
+}
+
+static void ui_select_token(struct ui *u, int dir)
+{
+	const struct trace *t = u->ctx.trace;
+	if (!t || t->n == 0)
+		return;
+	int tok = u->ctx.token;
+	for (int step = 0; step < t->n; step++) {
+		if (tok < 0)
+			tok = dir > 0 ? 0 : t->n - 1;
+		else
+			tok += dir;
+		if (tok < 0 || tok >= t->n)
+			return; /* at the end: stay */
+		if (!(u->ctx.hide_special && t->special[tok]))
+			break;
+	}
+	u->ctx.token = tok;
+}
+
+static void ui_edit(struct ui *u, struct lineedit *le, enum action a)
+{
+	bool changed = false;
+	switch (a) {
+	case ACT_ED_LEFT: lineedit_left(le); break;
+	case ACT_ED_RIGHT: lineedit_right(le); break;
+	case ACT_ED_HOME: lineedit_home(le); break;
+	case ACT_ED_END: lineedit_end(le); break;
+	case ACT_ED_BACKSPACE: changed = lineedit_backspace(le); break;
+	case ACT_ED_DELETE: changed = lineedit_delete(le); break;
+	case ACT_ED_KILL_START: changed = lineedit_kill_start(le); break;
+	case ACT_ED_KILL_END: changed = lineedit_kill_end(le); break;
+	case ACT_ED_KILL_WORD: changed = lineedit_kill_word(le); break;
+	case ACT_ED_DONE: u->focus = FOCUS_VIEW; break;
+	case ACT_ED_NEXT_FIELD:
+		u->focus = u->focus == FOCUS_TEXT && u->src->supports_pairs ? FOCUS_PAIR : FOCUS_VIEW;
+		break;
+	case ACT_ED_PREV_FIELD:
+		u->focus = u->focus == FOCUS_PAIR ? FOCUS_TEXT : FOCUS_VIEW;
+		break;
+	case ACT_ED_QUIT: u->quit = true; break;
+	default: break;
+	}
+	if (changed)
+		ui_submit(u);
+}
+
+static void ui_global(struct ui *u, enum action a)
+{
+	struct view_ctx *ctx = &u->ctx;
+	switch (a) {
+	case ACT_BACK:
+		if (ctx->depth <= 1)
+			u->quit = true;
+		else
+			view_pop(ctx);
+		break;
+	case ACT_QUIT:
+		u->quit = true;
+		break;
+	case ACT_HELP:
+		if (ctx->stack[ctx->depth - 1] == &view_help)
+			view_pop(ctx);
+		else
+			view_push(ctx, &view_help);
+		break;
+	case ACT_EDIT:
+		u->focus = FOCUS_TEXT;
+		break;
+	case ACT_EDIT_PAIR:
+		if (u->src->supports_pairs)
+			u->focus = FOCUS_PAIR;
+		else
+			snprintf(ctx->message, sizeof ctx->message, "this model takes one text (no pair)");
+		break;
+	case ACT_REDRAW:
+		clearok(curscr, TRUE);
+		ui_invalidate(u);
+		break;
+	case ACT_TOKEN_PREV:
+		ui_select_token(u, -1);
+		break;
+	case ACT_TOKEN_NEXT:
+		ui_select_token(u, +1);
+		break;
+	case ACT_TOKEN_CLEAR:
+		ctx->token = -1;
+		break;
+	case ACT_SCALE:
+		ctx->scale = (enum heat_scale)((ctx->scale + 1) % HEAT_SCALE_COUNT);
+		snprintf(ctx->message, sizeof ctx->message, "colour scale: %s", heatdata_scale_name(ctx->scale));
+		break;
+	case ACT_SPECIAL:
+		ctx->hide_special = !ctx->hide_special;
+		snprintf(ctx->message, sizeof ctx->message, "special tokens %s",
+			 ctx->hide_special ? "hidden, rows renormalised" : "shown");
+		if (ctx->hide_special && ctx->token >= 0 && ctx->trace && ctx->trace->special[ctx->token])
+			ctx->token = -1;
+		break;
+	default:
+		break;
+	}
+}
+
+static void ui_view_key(struct ui *u, int key)
+{
+	struct view_ctx *ctx = &u->ctx;
+	enum action a = keymap_lookup(ctx->keys, key, false);
+	if (a == ACTION_NONE && key >= '0' && key <= '9') {
+		if (u->count < 0)
+			u->count = 0;
+		if (u->count < 100000)
+			u->count = u->count * 10 + (key - '0');
+		return;
+	}
+	int count = u->count;
+	u->count = -1;
+	if (a == ACTION_NONE) {
+		char name[32];
+		snprintf(ctx->message, sizeof ctx->message, "%s: no action here (? shows the keys)",
+			 action_key_name(key, name, sizeof name));
+		return;
+	}
+	const struct view *v = ctx->stack[ctx->depth - 1];
+	void *vs = ctx->state[ctx->depth - 1];
+	const struct action_info *ai = action_get(a);
+	ctx->push = NULL;
+	ctx->pop = false;
+	if (ai->scope == SCOPE_GLOBAL && !(a == ACT_HELP && v == &view_help)) {
+		ui_global(u, a);
+	} else if (!view_handles(v, a) || !v->act(vs, ctx, a, count)) {
+		snprintf(ctx->message, sizeof ctx->message, "%s: not in the %s view", ai->name, v->name);
+	}
+	if (ctx->pop)
+		view_pop(ctx);
+	if (ctx->push && !view_push(ctx, ctx->push))
+		snprintf(ctx->message, sizeof ctx->message, "cannot open the %s view", ctx->push->name);
+	ctx->push = NULL;
+	ctx->pop = false;
+	if (ctx->depth == 0)
+		u->quit = true;
+}
+
+/* Handle a batch of keys read together. */
+static void ui_keys(struct ui *u, const int *keys, int n)
+{
+	for (int i = 0; i < n && !u->quit; i++) {
+		int key = keys[i];
+		if (key == K_RESIZE)
+			continue; /* ui_render notices the new size */
+		u->ctx.message[0] = 0;
+		if (u->focus == FOCUS_VIEW) {
+			ui_view_key(u, key);
+			continue;
+		}
+		struct lineedit *le = u->focus == FOCUS_PAIR ? &u->pair : &u->text;
+		/* Enter inside a batch with more keys after it is part of a paste: keep editing. */
+		if (key == K_ENTER && i + 1 < n)
+			key = ' ';
+		enum action a = keymap_lookup(u->ctx.keys, key, true);
+		if (a != ACTION_NONE) {
+			ui_edit(u, le, a);
+		} else if (key >= ' ' && key < KEY_SPECIAL_BASE) {
+			if (lineedit_insert(le, (uint32_t)key))
+				ui_submit(u);
+		}
+	}
+}
+
+/* ---- setup ---- */
+
+static enum color_depth ui_curses_depth(enum color_depth want, bool *direct)
+{
+	*direct = false;
+	if (want == DEPTH_MONO || !has_colors() || start_color() == ERR)
+		return DEPTH_MONO;
+	use_default_colors();
+	enum color_depth have = COLORS >= 0x1000000 ? DEPTH_TRUE : COLORS >= 256 ? DEPTH_256 : COLORS >= 16 ? DEPTH_16
+			      : COLORS >= 8 ? DEPTH_8 : DEPTH_MONO;
+	enum color_depth d = want < have ? want : have;
+	*direct = d == DEPTH_TRUE;
+	return d;
+}
+
+static int ui_setup(struct ui *u, const struct ui_source *src, const char *text, const char *text_b,
+		    const struct ui_options *o, struct err *e)
+{
+	u->src = src;
+	u->count = -1;
+	u->wake[0] = u->wake[1] = -1;
+	if (userconf_load(o->config, &u->conf, e))
+		return -1;
+	if (print_load_theme(o, &u->conf, &u->theme, e))
+		return -1;
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return err_set(e, "the explorer needs a terminal (use --print for text output)");
+	bool utf8 = print_locale_utf8();
+	enum color_depth want = print_depth(o, true);
+	/* With truecolor asked for, use the terminal description with direct colour when one is
+	 * installed (xterm-direct, tmux-direct); curses knows no other way to send 24-bit colour. */
+	const char *term = getenv("TERM");
+	SCREEN *scr = NULL;
+	if (want == DEPTH_TRUE && term && !strstr(term, "direct")) {
+		const char *direct = !strncmp(term, "xterm", 5) ? "xterm-direct" : !strncmp(term, "tmux", 4) ? "tmux-direct"
+												      : NULL;
+		if (direct)
+			scr = newterm(direct, stdout, stdin); /* NULL when not installed */
+	}
+	if (!scr)
+		scr = newterm(NULL, stdout, stdin);
+	if (!scr)
+		return err_set(e, "cannot use the terminal '%s'", term ? term : "(TERM unset)");
+	set_term(scr);
+	raw();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	set_escdelay(25);
+	enum color_depth depth = ui_curses_depth(want, &u->direct_color);
+	theme_resolve(&u->theme, depth, utf8, &u->pal);
+	u->cv = canvas_new(COLS, LINES, &u->pal);
+	u->prev = canvas_new(COLS, LINES, &u->pal);
+	if (!u->cv || !u->prev)
+		return err_set(e, "out of memory");
+	ui_invalidate(u);
+	if (pipe(u->wake))
+		return err_set(e, "pipe: %s", strerror(errno));
+	fcntl(u->wake[0], F_SETFL, O_NONBLOCK);
+	fcntl(u->wake[1], F_SETFL, O_NONBLOCK);
+	u->runner = runner_new(src, UI_DEBOUNCE_MS, u->wake[1]);
+	if (!u->runner)
+		return err_set(e, "cannot start the model thread");
+
+	lineedit_set(&u->text, text ? text : "");
+	lineedit_set(&u->pair, text_b ? text_b : "");
+	u->ctx.keys = &u->conf.keys;
+	u->ctx.layer = o->layer > 0 ? o->layer : 0;
+	u->ctx.head = o->head > 0 ? o->head : 0;
+	u->ctx.token = o->token;
+	u->ctx.scale = o->scale;
+	u->ctx.hide_special = o->hide_special;
+	if (!view_push(&u->ctx, &view_grid))
+		return err_set(e, "out of memory");
+	u->focus = u->text.len ? FOCUS_VIEW : FOCUS_TEXT;
+	ui_submit(u);
+	return 0;
+}
+
+static void ui_teardown(struct ui *u)
+{
+	runner_free(u->runner);
+	view_pop_all(&u->ctx);
+	if (u->cv) {
+		endwin();
+	}
+	canvas_free(u->cv);
+	canvas_free(u->prev);
+	trace_free(u->trace);
+	if (u->wake[0] >= 0)
+		close(u->wake[0]);
+	if (u->wake[1] >= 0)
+		close(u->wake[1]);
+}
+
+int ui_run_source(const struct ui_source *src, const char *text, const char *text_b, const struct ui_options *o,
+		  struct err *e)
+{
+	struct ui *u = calloc(1, sizeof *u);
+	if (!u)
+		return err_set(e, "out of memory");
+	if (ui_setup(u, src, text, text_b, o, e)) {
+		ui_teardown(u);
+		free(u);
+		return -1;
+	}
+	bool dirty = true;
+	int keys[UI_BATCH];
+	while (!u->quit) {
+		if (dirty)
+			ui_render(u);
+		dirty = false;
+		struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {u->wake[0], POLLIN, 0}};
+		/* Wake up now and then while the model runs, to keep "running…" honest. */
+		int rc = poll(fds, 2, runner_busy(u->runner) ? 100 : 1000);
+		if (rc < 0 && errno != EINTR)
+			break;
+		if (fds[1].revents & POLLIN) {
+			char buf[64];
+			while (read(u->wake[0], buf, sizeof buf) > 0)
+				;
+		}
+		struct trace *t = NULL;
+		struct err re = {{0}};
+		if (runner_take(u->runner, &t, &re)) {
+			if (t) {
+				ui_new_trace(u, t);
+				u->run_error[0] = 0;
+			} else {
+				snprintf(u->run_error, sizeof u->run_error, "%s", re.msg);
+			}
+			dirty = true;
+		}
+		/* Read every key that is waiting (also after EINTR: a resize arrives as KEY_RESIZE). */
+		int n = 0;
+		wint_t wch;
+		int got;
+		while (n < UI_BATCH && (got = get_wch(&wch)) != ERR) {
+			int k = ui_key(got, wch);
+			if (k >= 0)
+				keys[n++] = k;
+		}
+		if (n) {
+			ui_keys(u, keys, n);
+			dirty = true;
+		}
+		if (rc == 0 || (fds[0].revents & (POLLHUP | POLLERR)))
+			dirty = true; /* timeouts refresh the status; a hangup ends below */
+		if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+			break;
+	}
+	ui_teardown(u);
+	free(u);
+	return 0;
+}

@@ -1,0 +1,71 @@
+/* ui.h -- the terminal explorer (curses) and headless rendering of its views.
+ *
+ * ui_run opens the interactive explorer on a model: an input line (and, for pair models, a second
+ * one), the token strip, the current view and a status bar. The model runs on a worker thread as
+ * the user types. ui_print draws one view of a finished trace to a stream, as plain text or with
+ * ANSI colours, through the same code. */
+#ifndef ATTNSCOPE_UI_H
+#define ATTNSCOPE_UI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "err.h"
+#include "heatdata.h"
+#include "theme.h"
+#include "trace.h"
+
+struct model;
+
+enum ui_color {
+	UI_COLOR_AUTO,    /* colour when the output is a terminal and NO_COLOR is unset */
+	UI_COLOR_ALWAYS,  /* colour at the depth TERM/COLORTERM say (256 when they say none) */
+	UI_COLOR_NEVER,   /* monochrome: attributes only; heatmaps as shade characters */
+};
+
+struct ui_options {
+	const char *theme;        /* theme name or file; NULL = the config file's, else "viridis" */
+	const char *config;       /* config file; NULL = $XDG_CONFIG_HOME/attnscope/config.yaml */
+	enum ui_color color;
+	int depth;                /* force a colour depth: -1 = detect, else an enum color_depth */
+	int width;                /* ui_print: 0 = the terminal's width, or 80 when not a terminal */
+	int layer, head;          /* initial selection, -1 = first */
+	int token;                /* initial selected token, -1 = none */
+	enum heat_scale scale;    /* initial colour scale */
+	bool hide_special;        /* initially hide special tokens (renormalising rows) */
+	enum heat_agg agg;        /* ui_print heatmap: one head, mean of the layer, mean of all */
+	bool numbers;             /* ui_print heatmap: weights written in the cells */
+};
+
+/* Defaults for every field (NULL theme, auto colour, detect depth, selection -1, linear). */
+void ui_options_init(struct ui_options *o);
+
+/* Where traces come from: the model, or in tests a synthetic generator. RUN has model_run's
+ * contract and is called on the worker thread. */
+struct ui_source {
+	const char *name;            /* shown in the status bar */
+	bool supports_pairs;         /* offer the second input line */
+	void *ctx;
+	int (*run)(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
+		   struct trace **out, struct err *e);
+};
+
+/* The interactive explorer on model M, starting with TEXT (and TEXT_B, may be NULL). Returns 0
+ * when the user quits, -1 with a message when the terminal cannot be used. */
+int ui_run(struct model *m, const char *text, const char *text_b, const struct ui_options *o, struct err *e);
+/* The same on any trace source (ui_run wraps the model in one). */
+int ui_run_source(const struct ui_source *src, const char *text, const char *text_b, const struct ui_options *o,
+		  struct err *e);
+
+/* Draw VIEW ("grid" or "heatmap") of T to OUT: a header line, the token strip and the view at its
+ * full size, WIDTH columns wide. */
+int ui_print(const struct trace *t, const char *view, const struct ui_options *o, FILE *out, struct err *e);
+
+/* Keys: every action with its default keys, one per line (for --help and the man page test). */
+void ui_print_keys(FILE *out);
+
+/* For the benchmark: draw the grid view of T into a W×H canvas REPS times at the given depth;
+ * returns the mean milliseconds per full redraw, or -1 on error. */
+double ui_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum color_depth depth);
+
+#endif

@@ -1,0 +1,34 @@
+/* userconf.h -- the user's configuration file: default model, theme and key overrides.
+ *
+ * $XDG_CONFIG_HOME/attnscope/config.yaml (default ~/.config/attnscope/config.yaml):
+ *
+ *   model: bert-base-uncased     # used when -m is not given
+ *   theme: cividis               # a name from the themes folder or a file
+ *   keys:                        # action name: a key or a list of keys
+ *     down: [j, Down, C-n]
+ *     quit: Q
+ *
+ * A missing file at the default place is not an error. Errors read "FILE:LINE:COLUMN: message". */
+#ifndef ATTNSCOPE_USERCONF_H
+#define ATTNSCOPE_USERCONF_H
+
+#include <limits.h>
+
+#include "actions.h"
+#include "err.h"
+
+struct userconf {
+	char path[PATH_MAX];   /* the file that was read, "" when none */
+	char model[1024];      /* "" when not set */
+	char theme[1024];      /* "" when not set */
+	struct keymap keys;    /* default bindings with the file's overrides applied */
+};
+
+/* The default location into BUF; NULL when neither XDG_CONFIG_HOME nor HOME is set. */
+const char *userconf_default_path(char *buf, size_t n);
+/* Read PATH (NULL: the default location, silently absent) into C. */
+int userconf_load(const char *path, struct userconf *c, struct err *e);
+/* Parse TEXT as if read from NAME. */
+int userconf_load_string(const char *name, const char *text, struct userconf *c, struct err *e);
+
+#endif

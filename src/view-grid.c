@@ -1,0 +1,360 @@
+/* view-grid.c -- the layer × head grid: every head's attention as a small heatmap thumbnail.
+ *
+ * Layers are rows, heads are columns. Thumbnails use half-block cells (two matrix rows per
+ * character row) and shrink by max or mean pooling when the matrix is larger than the space a
+ * head gets; when the heads do not fit, the grid scrolls to keep the selected head visible. The
+ * selected head has a frame around it; a selected token keeps its row and column bright and dims
+ * the rest of every thumbnail. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "view.h"
+
+struct grid_state {
+	enum heat_pool pool;
+	int zoom;        /* thumbnail width adjustment, in steps of 2 columns */
+	int row0, col0;  /* first visible layer and head */
+	int page_rows;   /* layers visible at the last draw, for page up/down */
+	int px_w, px_h;  /* thumbnail resolution at the last draw, for the status */
+};
+
+struct grid_layout {
+	int label_w;          /* columns of the layer labels ("L11 ") */
+	int tw, th;           /* thumbnail size in characters */
+	int px_w, px_h;       /* thumbnail size in matrix cells */
+	int rows_fit, cols_fit;
+	int top;              /* rows above the first thumbnail: title, head numbers, frame */
+};
+
+static int digits(int v)
+{
+	int d = 1;
+	while (v >= 10) {
+		v /= 10;
+		d++;
+	}
+	return d;
+}
+
+/* HEIGHT < 0: as tall as needed. */
+static struct grid_layout grid_layout(const struct grid_state *g, const struct trace *t, const struct canvas *cv,
+				      int width, int height)
+{
+	struct grid_layout lo;
+	int n = t->n > 0 ? t->n : 1, rpc = canvas_heat_rows(cv);
+	lo.label_w = 1 + digits(t->n_layers - 1) + 1;
+	int avail = width - lo.label_w - 1;
+	int fit = t->n_heads > 0 ? avail / t->n_heads - 1 : avail;
+	int base = fit < n ? fit : n;
+	if (base < 2)
+		base = 2;
+	int tw = base + 2 * g->zoom, tw_max = 3 * n < 96 ? 3 * n : 96;
+	if (tw_max < 2)
+		tw_max = 2;
+	if (tw > tw_max)
+		tw = tw_max;
+	if (tw > avail - 1)
+		tw = avail - 1;
+	if (tw < 2)
+		tw = 2;
+	lo.tw = tw;
+	/* Character cells are about twice as tall as wide: tw columns by tw/2 rows looks square. */
+	lo.th = (tw + 1) / 2;
+	if (lo.th < 1)
+		lo.th = 1;
+	lo.px_w = tw;
+	lo.px_h = lo.th * rpc;
+	if (lo.px_h > n && tw <= n) {
+		lo.px_h = n;
+		lo.th = (n + rpc - 1) / rpc;
+	}
+	lo.top = 3;
+	lo.cols_fit = avail / (tw + 1);
+	if (lo.cols_fit < 1)
+		lo.cols_fit = 1;
+	if (lo.cols_fit > t->n_heads)
+		lo.cols_fit = t->n_heads;
+	lo.rows_fit = height < 0 ? t->n_layers : (height - lo.top) / (lo.th + 1);
+	if (lo.rows_fit < 1)
+		lo.rows_fit = 1;
+	if (lo.rows_fit > t->n_layers)
+		lo.rows_fit = t->n_layers;
+	return lo;
+}
+
+static void *grid_create(struct view_ctx *ctx)
+{
+	struct grid_state *g = calloc(1, sizeof *g);
+	if (g)
+		g->pool = HEAT_POOL_MAX;
+	return g;
+}
+
+static void grid_destroy(void *state)
+{
+	free(state);
+}
+
+/* Scroll so the selected head is visible. */
+static void grid_follow(struct grid_state *g, const struct view_ctx *ctx, const struct grid_layout *lo)
+{
+	if (ctx->layer < g->row0)
+		g->row0 = ctx->layer;
+	if (ctx->layer >= g->row0 + lo->rows_fit)
+		g->row0 = ctx->layer - lo->rows_fit + 1;
+	if (g->row0 > ctx->trace->n_layers - lo->rows_fit)
+		g->row0 = ctx->trace->n_layers - lo->rows_fit;
+	if (g->row0 < 0)
+		g->row0 = 0;
+	if (ctx->head < g->col0)
+		g->col0 = ctx->head;
+	if (ctx->head >= g->col0 + lo->cols_fit)
+		g->col0 = ctx->head - lo->cols_fit + 1;
+	if (g->col0 > ctx->trace->n_heads - lo->cols_fit)
+		g->col0 = ctx->trace->n_heads - lo->cols_fit;
+	if (g->col0 < 0)
+		g->col0 = 0;
+}
+
+/* Draw one head's thumbnail with its top-left corner at (X,Y). BUF and PX are scratch space. */
+static void grid_thumb(struct grid_state *g, struct view_ctx *ctx, struct canvas *cv, const struct grid_layout *lo,
+		       int layer, int head, int x, int y, float *px)
+{
+	const struct trace *t = ctx->trace;
+	struct heatmat m;
+	if (heatmat_build(t, layer, head, HEAT_HEAD, ctx->hide_special, &m))
+		return;
+	if (m.rows == 0) {
+		heatmat_free(&m);
+		return;
+	}
+	heatdata_scale(m.v, m.rows, m.cols, ctx->scale, m.v);
+	int sel_r = ctx->token >= 0 ? heatmat_find_row(&m, ctx->token) : -1;
+	int sel_c = ctx->token >= 0 ? heatmat_find_col(&m, ctx->token) : -1;
+	if (sel_r >= 0) {
+		/* Keep the selected token's row and column, dim the rest. */
+		for (int r = 0; r < m.rows; r++)
+			for (int c = 0; c < m.cols; c++)
+				if (r != sel_r && c != sel_c)
+					m.v[(size_t)r * m.cols + c] *= 0.25f;
+	}
+	int ph = lo->px_h, pw = lo->px_w;
+	heatdata_downsample(m.v, m.rows, m.cols, px, ph, pw, g->pool);
+	heatmat_free(&m);
+	int rpc = canvas_heat_rows(cv);
+	for (int r = 0; r < lo->th; r++) {
+		for (int c = 0; c < pw; c++) {
+			int r0 = r * rpc, r1 = r0 + 1;
+			float top = r0 < ph ? px[(size_t)r0 * pw + c] : NAN;
+			float bottom = rpc == 2 && r1 < ph ? px[(size_t)r1 * pw + c] : NAN;
+			canvas_heat2(cv, x + c, y + r, top, bottom);
+		}
+	}
+}
+
+static void grid_legend(struct view_ctx *ctx, struct canvas *cv, int x, int y, int maxw)
+{
+	char label[32];
+	snprintf(label, sizeof label, "%s 0", heatdata_scale_name(ctx->scale));
+	int lw = (int)strlen(label), ramp = 10;
+	if (maxw < lw + ramp + 3)
+		return;
+	canvas_text(cv, x, y, lw, label, canvas_role(cv, ROLE_LABEL));
+	for (int i = 0; i < ramp; i++)
+		canvas_heat1(cv, x + lw + 1 + i, y, (float)i / (ramp - 1));
+	canvas_text(cv, x + lw + 2 + ramp, y, 1, "1", canvas_role(cv, ROLE_LABEL));
+}
+
+static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	struct grid_state *g = state;
+	const struct trace *t = ctx->trace;
+	struct rect old = canvas_clip(cv, area);
+	if (!t || t->n == 0 || t->n_layers == 0 || t->n_heads == 0) {
+		canvas_text(cv, area.x, area.y, area.w, t ? "no tokens" : "running the model…", canvas_role(cv, ROLE_DIM));
+		canvas_clip(cv, old);
+		return;
+	}
+	struct grid_layout lo = grid_layout(g, t, cv, area.w, ctx->print ? -1 : area.h);
+	grid_follow(g, ctx, &lo);
+	g->page_rows = lo.rows_fit;
+	g->px_w = lo.px_w;
+	g->px_h = lo.px_h;
+
+	int shown = ctx->hide_special ? 0 : t->n;
+	if (ctx->hide_special)
+		for (int i = 0; i < t->n; i++)
+			shown += !t->special[i];
+	bool shrunk = lo.px_w < shown || lo.px_h < shown;
+	char title[256];
+	snprintf(title, sizeof title, "%d layers %s %d heads %s %d%s tokens %s %s", t->n_layers,
+		 cv->pal->utf8 ? "\xc3\x97" : "x", t->n_heads, cv->pal->utf8 ? "\xc2\xb7" : "-", shown,
+		 ctx->hide_special ? " non-special" : "", cv->pal->utf8 ? "\xc2\xb7" : "-",
+		 shrunk ? (g->pool == HEAT_POOL_MAX ? "thumbnails max-pooled" : "thumbnails mean-pooled")
+			: "thumbnails at full resolution");
+	int tw = canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
+	grid_legend(ctx, cv, area.x + tw + 2, area.y, area.w - tw - 2);
+
+	float *px = malloc((size_t)lo.px_w * lo.px_h * sizeof *px);
+	if (!px) {
+		canvas_clip(cv, old);
+		return;
+	}
+	int rows_end = g->row0 + lo.rows_fit, cols_end = g->col0 + lo.cols_fit;
+	/* Head numbers. */
+	for (int h = g->col0; h < cols_end; h++) {
+		int x = area.x + lo.label_w + 1 + (h - g->col0) * (lo.tw + 1);
+		char num[16];
+		snprintf(num, sizeof num, "%d", h);
+		int nw = (int)strlen(num);
+		int nx = x + (lo.tw - nw) / 2;
+		canvas_text(cv, nx, area.y + 1, nw, num, canvas_role(cv, h == ctx->head ? ROLE_LABEL_SEL : ROLE_LABEL));
+	}
+	canvas_text(cv, area.x, area.y + 1, lo.label_w, "L\\H", canvas_role(cv, ROLE_DIM));
+	if (g->col0 > 0)
+		canvas_put(cv, area.x + lo.label_w, area.y + 1, canvas_glyph(cv, GLYPH_LEFT), canvas_role(cv, ROLE_DIM));
+	if (cols_end < t->n_heads)
+		canvas_put(cv, area.x + lo.label_w + 1 + lo.cols_fit * (lo.tw + 1), area.y + 1,
+			   canvas_glyph(cv, GLYPH_RIGHT), canvas_role(cv, ROLE_DIM));
+	for (int l = g->row0; l < rows_end; l++) {
+		int y = area.y + lo.top + (l - g->row0) * (lo.th + 1);
+		char lab[16];
+		snprintf(lab, sizeof lab, "L%d", l);
+		canvas_text(cv, area.x, y + (lo.th - 1) / 2, lo.label_w - 1, lab,
+			    canvas_role(cv, l == ctx->layer ? ROLE_LABEL_SEL : ROLE_LABEL));
+		for (int h = g->col0; h < cols_end; h++) {
+			int x = area.x + lo.label_w + 1 + (h - g->col0) * (lo.tw + 1);
+			grid_thumb(g, ctx, cv, &lo, l, h, x, y, px);
+		}
+	}
+	free(px);
+	if (g->row0 > 0)
+		canvas_put(cv, area.x, area.y + lo.top - 1, canvas_glyph(cv, GLYPH_UP), canvas_role(cv, ROLE_DIM));
+	if (rows_end < t->n_layers)
+		canvas_put(cv, area.x, area.y + lo.top + lo.rows_fit * (lo.th + 1) - 1, canvas_glyph(cv, GLYPH_DOWN),
+			   canvas_role(cv, ROLE_DIM));
+	/* The frame around the selected head, in the gaps between thumbnails. */
+	if (ctx->layer >= g->row0 && ctx->layer < rows_end && ctx->head >= g->col0 && ctx->head < cols_end) {
+		int x = area.x + lo.label_w + 1 + (ctx->head - g->col0) * (lo.tw + 1);
+		int y = area.y + lo.top + (ctx->layer - g->row0) * (lo.th + 1);
+		canvas_box(cv, (struct rect){x - 1, y - 1, lo.tw + 2, lo.th + 2}, canvas_role(cv, ROLE_SELECTED));
+	}
+	canvas_clip(cv, old);
+}
+
+static int grid_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
+{
+	const struct trace *t = ctx->trace;
+	if (!t || t->n == 0 || t->n_layers == 0 || t->n_heads == 0)
+		return 1;
+	struct grid_layout lo = grid_layout(state, t, cv, width, -1);
+	return lo.top + t->n_layers * (lo.th + 1);
+}
+
+static int clampi(int v, int lo, int hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static bool grid_act(void *state, struct view_ctx *ctx, enum action a, int count)
+{
+	struct grid_state *g = state;
+	const struct trace *t = ctx->trace;
+	int rep = count > 0 ? count : 1;
+	if (!t)
+		return a == ACT_POOL || a == ACT_ZOOM_IN || a == ACT_ZOOM_OUT;
+	int L = t->n_layers, H = t->n_heads;
+	int page = g->page_rows > 1 ? g->page_rows : 1;
+	switch (a) {
+	case ACT_UP:
+	case ACT_LAYER_PREV:
+		ctx->layer = clampi(ctx->layer - rep, 0, L - 1);
+		return true;
+	case ACT_DOWN:
+	case ACT_LAYER_NEXT:
+		ctx->layer = clampi(ctx->layer + rep, 0, L - 1);
+		return true;
+	case ACT_LEFT:
+		ctx->head = clampi(ctx->head - rep, 0, H - 1);
+		return true;
+	case ACT_RIGHT:
+		ctx->head = clampi(ctx->head + rep, 0, H - 1);
+		return true;
+	case ACT_HEAD_PREV:
+	case ACT_HEAD_NEXT: {
+		/* Heads in reading order: past the last head of a layer comes the next layer. */
+		int idx = ctx->layer * H + ctx->head + (a == ACT_HEAD_NEXT ? rep : -rep);
+		idx = clampi(idx, 0, L * H - 1);
+		ctx->layer = idx / H;
+		ctx->head = idx % H;
+		return true;
+	}
+	case ACT_PAGE_UP:
+		ctx->layer = clampi(ctx->layer - page * rep, 0, L - 1);
+		return true;
+	case ACT_PAGE_DOWN:
+		ctx->layer = clampi(ctx->layer + page * rep, 0, L - 1);
+		return true;
+	case ACT_FIRST:
+		ctx->layer = count >= 0 ? clampi(count, 0, L - 1) : 0;
+		if (count < 0)
+			ctx->head = 0;
+		return true;
+	case ACT_LAST:
+		ctx->layer = count >= 0 ? clampi(count, 0, L - 1) : L - 1;
+		if (count < 0)
+			ctx->head = H - 1;
+		return true;
+	case ACT_COLUMN:
+		ctx->head = count >= 0 ? clampi(count, 0, H - 1) : 0;
+		return true;
+	case ACT_OPEN:
+		ctx->push = &view_heatmap;
+		return true;
+	case ACT_POOL:
+		g->pool = g->pool == HEAT_POOL_MAX ? HEAT_POOL_MEAN : HEAT_POOL_MAX;
+		snprintf(ctx->message, sizeof ctx->message, "thumbnails shrink by %s",
+			 g->pool == HEAT_POOL_MAX ? "max" : "mean");
+		return true;
+	case ACT_ZOOM_IN:
+		if (g->zoom < 24)
+			g->zoom++;
+		return true;
+	case ACT_ZOOM_OUT:
+		if (g->zoom > -24)
+			g->zoom--;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void grid_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
+{
+	struct grid_state *g = state;
+	snprintf(buf, n, "%s-pool", g->pool == HEAT_POOL_MAX ? "max" : "mean");
+}
+
+static const enum action grid_actions[] = {
+	ACT_UP, ACT_DOWN, ACT_LEFT, ACT_RIGHT, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_FIRST, ACT_LAST, ACT_COLUMN,
+	ACT_OPEN, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV, ACT_LAYER_NEXT, ACT_POOL, ACT_ZOOM_IN,
+	ACT_ZOOM_OUT, ACTION_NONE,
+};
+static const enum action grid_status_keys[] = {ACT_OPEN, ACT_EDIT, ACT_HELP, ACT_BACK, ACTION_NONE};
+
+const struct view view_grid = {
+	.name = "grid",
+	.title = "Grid view",
+	.actions = grid_actions,
+	.status_keys = grid_status_keys,
+	.create = grid_create,
+	.destroy = grid_destroy,
+	.draw = grid_draw,
+	.height = grid_height,
+	.act = grid_act,
+	.status = grid_status,
+};

@@ -1,0 +1,525 @@
+/* view-heatmap.c -- one head's attention matrix in full: queries down the left, keys along the top.
+ *
+ * Each matrix cell is a coloured block (or a shade character in monochrome), optionally with the
+ * weight written in it. A cell cursor moves over the matrix; its row is the selected token. A side
+ * panel (or, on narrow terminals, two lines below) gives the exact weight under the cursor, the
+ * row's top keys and the column sum. Toggles: mean over the layer's heads, mean over all layers,
+ * numbers in cells; the colour scale and hiding special tokens are shared with the other views. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tokstrip.h"
+#include "view.h"
+
+#define HM_LABEL_MAX 12     /* columns of a query label */
+#define HM_VLABEL_MAX 8     /* rows of a vertical key label */
+#define HM_PANEL_W 30
+
+struct heatmap_state {
+	enum heat_agg agg;
+	bool numbers;
+	int cur_row, cur_col;   /* cursor as token indices into the trace */
+	int row0, col0;         /* first visible matrix row and column (positions in m) */
+	int page_rows;          /* matrix rows visible at the last draw */
+	/* The matrix shown, rebuilt when what it depends on changes. */
+	unsigned c_gen;         /* ctx->trace_gen the cache was built for */
+	int c_layer, c_head;
+	enum heat_agg c_agg;
+	bool c_hide;
+	enum heat_scale c_scale;
+	bool valid;
+	struct heatmat m;
+	float *pos;             /* [m.rows][m.cols] colour positions of m.v under the scale */
+};
+
+struct hm_layout {
+	int qw;           /* columns of the query labels, including a space */
+	int cw;           /* columns per matrix cell */
+	int label_h;      /* rows of key labels */
+	bool vertical;    /* key labels written downwards */
+	int panel_w;      /* side panel width (0: the panel goes below) */
+	int below;        /* rows below the matrix for the panel */
+	int vis_rows, vis_cols;
+	int mx, my;       /* matrix origin, relative to the area */
+};
+
+static void *heatmap_create(struct view_ctx *ctx)
+{
+	struct heatmap_state *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->agg = HEAT_HEAD;
+	s->cur_row = ctx->token >= 0 ? ctx->token : 0;
+	s->cur_col = s->cur_row;
+	return s;
+}
+
+static void heatmap_destroy(void *state)
+{
+	struct heatmap_state *s = state;
+	heatmat_free(&s->m);
+	free(s->pos);
+	free(s);
+}
+
+/* Make s->m and s->pos match the context; false when there is nothing to show. */
+static bool hm_ensure(struct heatmap_state *s, struct view_ctx *ctx)
+{
+	const struct trace *t = ctx->trace;
+	if (!t || t->n == 0)
+		return false;
+	if (s->valid && s->c_gen == ctx->trace_gen && s->c_layer == ctx->layer && s->c_head == ctx->head && s->c_agg == s->agg &&
+	    s->c_hide == ctx->hide_special && s->c_scale == ctx->scale)
+		return s->m.rows > 0;
+	heatmat_free(&s->m);
+	free(s->pos);
+	s->pos = NULL;
+	s->valid = false;
+	if (heatmat_build(t, ctx->layer, ctx->head, s->agg, ctx->hide_special, &s->m))
+		return false;
+	s->pos = malloc((s->m.rows ? (size_t)s->m.rows * s->m.cols : 1) * sizeof *s->pos);
+	if (!s->pos) {
+		heatmat_free(&s->m);
+		return false;
+	}
+	heatdata_scale(s->m.v, s->m.rows, s->m.cols, ctx->scale, s->pos);
+	s->c_gen = ctx->trace_gen;
+	s->c_layer = ctx->layer;
+	s->c_head = ctx->head;
+	s->c_agg = s->agg;
+	s->c_hide = ctx->hide_special;
+	s->c_scale = ctx->scale;
+	s->valid = true;
+	return s->m.rows > 0;
+}
+
+/* The cursor as positions in m (moving it off hidden tokens). */
+static void hm_cursor(struct heatmap_state *s, struct view_ctx *ctx, int *r, int *c)
+{
+	if (ctx->token >= 0)
+		s->cur_row = ctx->token;
+	*r = heatmat_find_row(&s->m, s->cur_row);
+	*c = heatmat_find_col(&s->m, s->cur_col);
+	if (*r < 0) { /* hidden or gone: the nearest shown token */
+		*r = 0;
+		for (int i = 0; i < s->m.rows; i++)
+			if (s->m.row_tok[i] <= s->cur_row)
+				*r = i;
+	}
+	if (*c < 0) {
+		*c = 0;
+		for (int i = 0; i < s->m.cols; i++)
+			if (s->m.col_tok[i] <= s->cur_col)
+				*c = i;
+	}
+}
+
+static struct hm_layout hm_layout(struct heatmap_state *s, struct view_ctx *ctx, const struct canvas *cv,
+				  int width, int height)
+{
+	struct hm_layout lo;
+	const struct trace *t = ctx->trace;
+	int maxlab = 1;
+	for (int i = 0; i < s->m.rows; i++) {
+		char lab[256];
+		tokstrip_label(t, s->m.row_tok[i], cv->pal->utf8, lab, sizeof lab);
+		int w = canvas_text_width(cv, lab);
+		if (w > maxlab)
+			maxlab = w;
+	}
+	lo.qw = (maxlab < HM_LABEL_MAX ? maxlab : HM_LABEL_MAX) + 1;
+	if (lo.qw < 3)
+		lo.qw = 3;
+	lo.cw = s->numbers ? 4 : 2;
+	int cols = s->m.cols;
+	lo.panel_w = width >= lo.qw + lo.cw * (cols < 8 ? cols : 8) + 1 + HM_PANEL_W ? HM_PANEL_W : 0;
+	lo.below = lo.panel_w ? 0 : 2;
+	int avail = width - lo.qw - (lo.panel_w ? lo.panel_w + 1 : 0);
+	if (ctx->print && !s->numbers && avail / lo.cw < cols)
+		lo.cw = 1; /* print everything rather than cut columns */
+	lo.vis_cols = avail / lo.cw;
+	if (lo.vis_cols > cols)
+		lo.vis_cols = cols;
+	if (lo.vis_cols < 1)
+		lo.vis_cols = 1;
+	lo.vertical = maxlab > lo.cw;
+	lo.label_h = lo.vertical ? (maxlab < HM_VLABEL_MAX ? maxlab : HM_VLABEL_MAX) : 1;
+	if (height >= 0) {
+		/* Leave at least 3 matrix rows on a small terminal. */
+		int room = height - 1 - lo.below - 3;
+		if (lo.label_h > room)
+			lo.label_h = room > 1 ? room : 1;
+	}
+	lo.mx = lo.qw;
+	lo.my = 1 + lo.label_h;
+	lo.vis_rows = height >= 0 ? height - lo.my - lo.below : s->m.rows;
+	if (lo.vis_rows > s->m.rows)
+		lo.vis_rows = s->m.rows;
+	if (lo.vis_rows < 1)
+		lo.vis_rows = 1;
+	return lo;
+}
+
+static void hm_title(struct heatmap_state *s, struct view_ctx *ctx, char *buf, size_t n, bool utf8)
+{
+	const struct trace *t = ctx->trace;
+	const char *dot = utf8 ? "\xc2\xb7" : "-";
+	char what[96];
+	if (s->agg == HEAT_HEAD)
+		snprintf(what, sizeof what, "layer %d head %d", ctx->layer, ctx->head);
+	else if (s->agg == HEAT_LAYER_MEAN)
+		snprintf(what, sizeof what, "layer %d, mean of %d heads", ctx->layer, t->n_heads);
+	else
+		snprintf(what, sizeof what, "mean of all %d heads in %d layers", t->n_layers * t->n_heads, t->n_layers);
+	snprintf(buf, n, "%s %s queries %s, keys %s %s %s scale%s", what, dot, utf8 ? "\xe2\x86\x93" : "down",
+		 utf8 ? "\xe2\x86\x92" : "across", dot, heatdata_scale_name(ctx->scale),
+		 ctx->hide_special ? ", specials hidden (rows renormalised)" : "");
+}
+
+static struct style token_style(const struct canvas *cv, const struct trace *t, int tok, int selected, int cursor,
+				enum theme_role normal)
+{
+	if (tok == selected)
+		return canvas_role(cv, ROLE_TOKEN_SEL);
+	if (tok == cursor)
+		return canvas_role(cv, ROLE_LABEL_SEL);
+	return canvas_role(cv, t->special[tok] ? ROLE_SPECIAL : normal);
+}
+
+static void hm_key_label(struct canvas *cv, const struct hm_layout *lo, int x, int y, const char *lab,
+			 struct style st)
+{
+	if (!lo->vertical) {
+		canvas_text(cv, x, y + lo->label_h - 1, lo->cw, lab, st);
+		return;
+	}
+	/* One character per row, downwards; an ellipsis when it is longer than the rows. */
+	int total = 0;
+	size_t n = strlen(lab);
+	for (size_t i = 0; i < n; total++) {
+		uint32_t cp;
+		i += (size_t)canvas_utf8_decode(lab + i, n - i, &cp);
+	}
+	int row = 0;
+	for (size_t i = 0; i < n && row < lo->label_h;) {
+		uint32_t cp;
+		i += (size_t)canvas_utf8_decode(lab + i, n - i, &cp);
+		if (row == lo->label_h - 1 && total > lo->label_h)
+			cp = canvas_glyph(cv, GLYPH_ELLIPSIS);
+		canvas_put(cv, x, y + row, cp, st);
+		row++;
+	}
+}
+
+static void hm_format(float p, char *buf, size_t n)
+{
+	if (p >= 0.995f)
+		snprintf(buf, n, "1.0");
+	else
+		snprintf(buf, n, ".%02d", (int)(p * 100 + 0.5f));
+}
+
+struct ranked_key {
+	float p;
+	int tok;
+};
+
+static int cmp_ranked_key(const void *a, const void *b)
+{
+	const struct ranked_key *x = a, *y = b;
+	if (x->p != y->p)
+		return x->p < y->p ? 1 : -1;
+	return x->tok - y->tok;
+}
+
+/* The panel: cursor cell, column sum, top keys of the row. LINES rows from (X,Y), or two lines
+ * when COMPACT. */
+static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canvas *cv, int x, int y, int w, int lines,
+		     int r, int c, bool compact)
+{
+	const struct trace *t = ctx->trace;
+	const struct heatmat *m = &s->m;
+	struct style st = canvas_role(cv, ROLE_PANEL), lab = canvas_role(cv, ROLE_LABEL);
+	char q[256], k[256], buf[1024];
+	tokstrip_label(t, m->row_tok[r], cv->pal->utf8, q, sizeof q);
+	tokstrip_label(t, m->col_tok[c], cv->pal->utf8, k, sizeof k);
+	float p = m->v[(size_t)r * m->cols + c];
+	double colsum = 0;
+	for (int i = 0; i < m->rows; i++)
+		colsum += m->v[(size_t)i * m->cols + c];
+	struct ranked_key *rk = malloc((size_t)m->cols * sizeof *rk);
+	if (!rk)
+		return;
+	for (int j = 0; j < m->cols; j++)
+		rk[j] = (struct ranked_key){m->v[(size_t)r * m->cols + j], m->col_tok[j]};
+	qsort(rk, (size_t)m->cols, sizeof *rk, cmp_ranked_key);
+	const char *arrow = cv->pal->utf8 ? "\xe2\x86\x92" : "->";
+	if (compact) {
+		snprintf(buf, sizeof buf, "%s %s %s = %.6f  column sum %.4f", q, arrow, k, p, colsum);
+		canvas_text(cv, x, y, w, buf, st);
+		if (lines > 1) {
+			int used = canvas_text(cv, x, y + 1, w, "top:", lab);
+			for (int j = 0; j < m->cols && used < w; j++) {
+				char kl[256];
+				tokstrip_label(t, rk[j].tok, cv->pal->utf8, kl, sizeof kl);
+				snprintf(buf, sizeof buf, " %s %.2f", kl, rk[j].p);
+				used += canvas_text(cv, x + used, y + 1, w - used, buf, st);
+			}
+		}
+		free(rk);
+		return;
+	}
+	int line = 0;
+#define PANEL_LINE(style, ...)                                                  \
+	do {                                                                    \
+		if (line < lines) {                                             \
+			snprintf(buf, sizeof buf, __VA_ARGS__);                 \
+			canvas_text(cv, x, y + line, w, buf, style);            \
+		}                                                               \
+		line++;                                                         \
+	} while (0)
+	PANEL_LINE(lab, "query %d  %s", m->row_tok[r], q);
+	PANEL_LINE(lab, "key   %d  %s", m->col_tok[c], k);
+	PANEL_LINE(st, "weight     %.6f", p);
+	PANEL_LINE(st, "column sum %.6f", colsum);
+	line++;
+	PANEL_LINE(lab, "top keys of %s", q);
+	for (int j = 0; j < m->cols && line < lines; j++) {
+		char kl[256];
+		tokstrip_label(t, rk[j].tok, cv->pal->utf8, kl, sizeof kl);
+		PANEL_LINE(st, "%2d. %.6f  %s", j + 1, rk[j].p, kl);
+	}
+#undef PANEL_LINE
+	free(rk);
+}
+
+static void heatmap_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	struct heatmap_state *s = state;
+	struct rect old = canvas_clip(cv, area);
+	if (!hm_ensure(s, ctx)) {
+		canvas_text(cv, area.x, area.y, area.w, ctx->trace ? "no tokens to show" : "running the model…",
+			    canvas_role(cv, ROLE_DIM));
+		canvas_clip(cv, old);
+		return;
+	}
+	const struct trace *t = ctx->trace;
+	const struct heatmat *m = &s->m;
+	struct hm_layout lo = hm_layout(s, ctx, cv, area.w, ctx->print ? -1 : area.h);
+	s->page_rows = lo.vis_rows;
+	int r, c;
+	hm_cursor(s, ctx, &r, &c);
+	/* Scroll to keep the cursor visible. */
+	if (r < s->row0)
+		s->row0 = r;
+	if (r >= s->row0 + lo.vis_rows)
+		s->row0 = r - lo.vis_rows + 1;
+	if (c < s->col0)
+		s->col0 = c;
+	if (c >= s->col0 + lo.vis_cols)
+		s->col0 = c - lo.vis_cols + 1;
+	if (s->row0 > m->rows - lo.vis_rows)
+		s->row0 = m->rows - lo.vis_rows;
+	if (s->col0 > m->cols - lo.vis_cols)
+		s->col0 = m->cols - lo.vis_cols;
+	if (s->row0 < 0)
+		s->row0 = 0;
+	if (s->col0 < 0)
+		s->col0 = 0;
+	if (ctx->print)
+		s->row0 = 0;
+
+	char title[256];
+	hm_title(s, ctx, title, sizeof title, cv->pal->utf8);
+	canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
+
+	int sel = ctx->token;
+	int cur_tok_r = m->row_tok[r], cur_tok_c = m->col_tok[c];
+	for (int j = s->col0; j < s->col0 + lo.vis_cols && j < m->cols; j++) {
+		char lab[256];
+		int tok = m->col_tok[j];
+		tokstrip_label(t, tok, cv->pal->utf8, lab, sizeof lab);
+		hm_key_label(cv, &lo, area.x + lo.mx + (j - s->col0) * lo.cw, area.y + 1, lab,
+			     token_style(cv, t, tok, sel, cur_tok_c, ROLE_KEY));
+	}
+	struct style cursor = canvas_role(cv, ROLE_CURSOR);
+	for (int i = s->row0; i < s->row0 + lo.vis_rows && i < m->rows; i++) {
+		int y = area.y + lo.my + (i - s->row0);
+		char lab[256];
+		int tok = m->row_tok[i];
+		tokstrip_label(t, tok, cv->pal->utf8, lab, sizeof lab);
+		canvas_text(cv, area.x, y, lo.qw - 1, lab, token_style(cv, t, tok, sel, cur_tok_r, ROLE_QUERY));
+		for (int j = s->col0; j < s->col0 + lo.vis_cols && j < m->cols; j++) {
+			int x = area.x + lo.mx + (j - s->col0) * lo.cw;
+			float p = m->v[(size_t)i * m->cols + j], v = s->pos[(size_t)i * m->cols + j];
+			bool is_cursor = i == r && j == c && !ctx->print;
+			char num[8];
+			if (s->numbers) {
+				hm_format(p, num, sizeof num);
+				canvas_fill(cv, (struct rect){x, y, lo.cw, 1}, ' ',
+					    is_cursor ? cursor : (struct style){COLOR_DEFAULT, COLOR_DEFAULT, 0});
+				if (is_cursor)
+					canvas_text(cv, x + lo.cw - 3, y, 3, num, cursor);
+				else {
+					for (int k = 0; k < lo.cw; k++)
+						canvas_heat1(cv, x + k, y, cv->pal->depth == DEPTH_MONO ? 0 : v);
+					canvas_heat_text(cv, x + lo.cw - 3, y, 3, v, num);
+				}
+			} else if (is_cursor) {
+				canvas_put(cv, x, y, '[', cursor);
+				if (lo.cw > 1)
+					canvas_put(cv, x + 1, y, ']', cursor);
+			} else {
+				for (int k = 0; k < lo.cw; k++)
+					canvas_heat1(cv, x + k, y, v);
+			}
+		}
+	}
+	/* More rows or columns than shown: arrows in the corner of the label areas. */
+	struct style dim = canvas_role(cv, ROLE_DIM);
+	if (s->col0 > 0)
+		canvas_put(cv, area.x + lo.mx - 1, area.y + lo.my - 1, canvas_glyph(cv, GLYPH_LEFT), dim);
+	if (s->col0 + lo.vis_cols < m->cols)
+		canvas_put(cv, area.x + lo.mx + lo.vis_cols * lo.cw, area.y + lo.my - 1, canvas_glyph(cv, GLYPH_RIGHT), dim);
+	if (s->row0 > 0)
+		canvas_put(cv, area.x + lo.qw - 1, area.y + lo.my, canvas_glyph(cv, GLYPH_UP), dim);
+	if (s->row0 + lo.vis_rows < m->rows)
+		canvas_put(cv, area.x + lo.qw - 1, area.y + lo.my + lo.vis_rows - 1, canvas_glyph(cv, GLYPH_DOWN), dim);
+
+	if (lo.panel_w) {
+		int px = area.x + lo.mx + lo.vis_cols * lo.cw + 2;
+		int lines = ctx->print ? 6 + m->cols : area.h - 1;
+		hm_panel(s, ctx, cv, px, area.y + 1, area.x + area.w - px, lines, r, c, false);
+	} else {
+		hm_panel(s, ctx, cv, area.x, area.y + lo.my + lo.vis_rows, area.w, lo.below, r, c, true);
+	}
+	canvas_clip(cv, old);
+}
+
+static int heatmap_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
+{
+	struct heatmap_state *s = state;
+	if (!hm_ensure(s, ctx))
+		return 1;
+	struct hm_layout lo = hm_layout(s, ctx, cv, width, -1);
+	int h = lo.my + lo.vis_rows + lo.below;
+	int panel = lo.panel_w ? 1 + 6 + s->m.cols : 0;
+	return h > panel ? h : panel;
+}
+
+static int clampi(int v, int lo, int hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+static bool heatmap_act(void *state, struct view_ctx *ctx, enum action a, int count)
+{
+	struct heatmap_state *s = state;
+	const struct trace *t = ctx->trace;
+	int rep = count > 0 ? count : 1;
+	switch (a) {
+	case ACT_MEAN_HEADS:
+		s->agg = s->agg == HEAT_LAYER_MEAN ? HEAT_HEAD : HEAT_LAYER_MEAN;
+		return true;
+	case ACT_MEAN_LAYERS:
+		s->agg = s->agg == HEAT_ALL_MEAN ? HEAT_HEAD : HEAT_ALL_MEAN;
+		return true;
+	case ACT_NUMBERS:
+		s->numbers = !s->numbers;
+		return true;
+	case ACT_HEAD_PREV:
+	case ACT_HEAD_NEXT:
+	case ACT_LAYER_PREV:
+	case ACT_LAYER_NEXT:
+		if (!t)
+			return true;
+		if (a == ACT_LAYER_PREV || a == ACT_LAYER_NEXT) {
+			ctx->layer = clampi(ctx->layer + (a == ACT_LAYER_NEXT ? rep : -rep), 0, t->n_layers - 1);
+		} else {
+			int idx = ctx->layer * t->n_heads + ctx->head + (a == ACT_HEAD_NEXT ? rep : -rep);
+			idx = clampi(idx, 0, t->n_layers * t->n_heads - 1);
+			ctx->layer = idx / t->n_heads;
+			ctx->head = idx % t->n_heads;
+		}
+		return true;
+	default:
+		break;
+	}
+	if (!hm_ensure(s, ctx))
+		return a == ACT_UP || a == ACT_DOWN || a == ACT_LEFT || a == ACT_RIGHT || a == ACT_PAGE_UP ||
+		       a == ACT_PAGE_DOWN || a == ACT_FIRST || a == ACT_LAST || a == ACT_COLUMN;
+	int r, c, rows = s->m.rows, cols = s->m.cols, page = s->page_rows > 1 ? s->page_rows : 1;
+	hm_cursor(s, ctx, &r, &c);
+	switch (a) {
+	case ACT_UP:
+		r -= rep;
+		break;
+	case ACT_DOWN:
+		r += rep;
+		break;
+	case ACT_LEFT:
+		c -= rep;
+		break;
+	case ACT_RIGHT:
+		c += rep;
+		break;
+	case ACT_PAGE_UP:
+		r -= page * rep;
+		break;
+	case ACT_PAGE_DOWN:
+		r += page * rep;
+		break;
+	case ACT_FIRST:
+		r = count >= 0 ? count : 0;
+		break;
+	case ACT_LAST:
+		r = count >= 0 ? count : rows - 1;
+		break;
+	case ACT_COLUMN:
+		c = count >= 0 ? count : 0;
+		break;
+	default:
+		return false;
+	}
+	r = clampi(r, 0, rows - 1);
+	c = clampi(c, 0, cols - 1);
+	s->cur_row = s->m.row_tok[r];
+	s->cur_col = s->m.col_tok[c];
+	ctx->token = s->cur_row;
+	return true;
+}
+
+static void heatmap_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
+{
+	struct heatmap_state *s = state;
+	buf[0] = 0;
+	if (!hm_ensure(s, ctx))
+		return;
+	int r, c;
+	hm_cursor(s, ctx, &r, &c);
+	snprintf(buf, n, "q%d k%d = %.6f", s->m.row_tok[r], s->m.col_tok[c], s->m.v[(size_t)r * s->m.cols + c]);
+}
+
+static const enum action heatmap_actions[] = {
+	ACT_UP, ACT_DOWN, ACT_LEFT, ACT_RIGHT, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_FIRST, ACT_LAST, ACT_COLUMN,
+	ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV, ACT_LAYER_NEXT, ACT_MEAN_HEADS, ACT_MEAN_LAYERS,
+	ACT_NUMBERS, ACTION_NONE,
+};
+static const enum action heatmap_status_keys[] = {ACT_HEAD_NEXT, ACT_LAYER_NEXT, ACT_SCALE, ACT_HELP, ACT_BACK,
+						  ACTION_NONE};
+
+const struct view view_heatmap = {
+	.name = "heatmap",
+	.title = "Heatmap view",
+	.actions = heatmap_actions,
+	.status_keys = heatmap_status_keys,
+	.create = heatmap_create,
+	.destroy = heatmap_destroy,
+	.draw = heatmap_draw,
+	.height = heatmap_height,
+	.act = heatmap_act,
+	.status = heatmap_status,
+};

@@ -1,0 +1,86 @@
+/* view.h -- what a view is: a set of callbacks over shared explorer state.
+ *
+ * Like tmux's window modes, each view (grid, heatmap, help, …) lives in its own file and exports
+ * one `const struct view`. The UI owns a stack of views; the top one draws into a canvas area and
+ * receives actions (never raw keys). State every view shares — the trace, the selected layer,
+ * head and token, colour scale — lives in struct view_ctx; a view's own state (cursor, scroll)
+ * is created by its `create` callback. The same callbacks draw the TUI and `--print`. */
+#ifndef ATTNSCOPE_VIEW_H
+#define ATTNSCOPE_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "actions.h"
+#include "canvas.h"
+#include "heatdata.h"
+#include "trace.h"
+
+struct view;
+
+#define VIEW_STACK_MAX 8
+
+struct view_ctx {
+	const struct trace *trace;    /* the current result; NULL until the first run finishes */
+	unsigned trace_gen;           /* changes whenever trace does (views cache by it, not by address) */
+	const struct keymap *keys;    /* for help and status texts */
+	int layer, head;              /* the selected head */
+	int token;                    /* the selected token (index into trace), -1 for none */
+	enum heat_scale scale;        /* colour scale of every heatmap */
+	bool hide_special;            /* drop special tokens and renormalise rows */
+	bool print;                   /* headless: draw at natural size, no scrolling */
+
+	/* The view stack (the top is the view on screen). */
+	const struct view *stack[VIEW_STACK_MAX];
+	void *state[VIEW_STACK_MAX];
+	int depth;
+
+	/* Requests from a view's act(): open another view, close this one. */
+	const struct view *push;
+	bool pop;
+	char message[160];            /* one-line feedback for the status bar, "" for none */
+};
+
+struct view {
+	const char *name;                 /* "grid", "heatmap": also the --print name */
+	const char *title;                /* for the help screen and man page: "Grid view" */
+	const enum action *actions;       /* SCOPE_VIEW actions it handles, ACTION_NONE-terminated */
+	const enum action *status_keys;   /* the few actions the status bar advertises */
+	void *(*create)(struct view_ctx *ctx);
+	void (*destroy)(void *state);
+	/* Draw into AREA of CV. */
+	void (*draw)(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area);
+	/* Rows the view needs to show everything in WIDTH columns (for --print). */
+	int (*height)(void *state, struct view_ctx *ctx, const struct canvas *cv, int width);
+	/* Handle A repeated COUNT times (COUNT < 0: no count given). Returns false when A means
+	 * nothing here. May set ctx->push / ctx->pop / ctx->message. */
+	bool (*act)(void *state, struct view_ctx *ctx, enum action a, int count);
+	/* A short view-specific status ("cell 0.1234"), "" for none. */
+	void (*status)(void *state, struct view_ctx *ctx, char *buf, size_t n);
+};
+
+extern const struct view view_grid;
+extern const struct view view_heatmap;
+extern const struct view view_help;
+
+/* Every view that can be opened from the grid or printed, NULL-terminated. */
+extern const struct view *const view_all[];
+
+/* The view called NAME, or NULL. */
+const struct view *view_find(const char *name);
+/* Push V on CTX's stack (creating its state); false when full or out of memory. */
+bool view_push(struct view_ctx *ctx, const struct view *v);
+/* Pop and destroy the top view. */
+void view_pop(struct view_ctx *ctx);
+/* Pop everything. */
+void view_pop_all(struct view_ctx *ctx);
+
+/* Clamp the shared selection to the trace's shape (after a new trace arrives). */
+void view_ctx_clamp(struct view_ctx *ctx);
+/* Does view V handle the view-scoped action A? Global actions always count as handled. */
+bool view_handles(const struct view *v, enum action a);
+
+/* Write the KEY BINDINGS subsections (roff, one .SS per view) for the man page. */
+void view_write_roff(FILE *out);
+
+#endif

@@ -1,0 +1,241 @@
+/* check_canvas.c -- the cell canvas (text, wide characters, fallbacks, heat cells, text output)
+ * and the token strip's readable token text. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "canvas.h"
+#include "theme.h"
+#include "tokstrip.h"
+#include "ui/synth.h"
+
+static struct palette pal_for(enum color_depth depth, bool utf8)
+{
+	struct theme th;
+	struct err e;
+	const char *yaml = "ramp: ['#000000', '#ffffff']\n"
+			   "roles:\n  status: {fg: '#ffffff', bg: '#0000ff'}\n";
+	ck_assert_int_eq(theme_load_string("t", yaml, &th, &e), 0);
+	struct palette p;
+	theme_resolve(&th, depth, utf8, &p);
+	return p;
+}
+
+static char *row_text(struct canvas *cv, int y)
+{
+	char *all = canvas_to_string(cv, false);
+	char *line = all;
+	for (int i = 0; i < y; i++)
+		line = strchr(line, '\n') + 1;
+	char *end = strchr(line, '\n');
+	char *out = strndup(line, (size_t)(end - line));
+	free(all);
+	return out;
+}
+
+START_TEST(text_clips_with_ellipsis)
+{
+	struct palette p = pal_for(DEPTH_256, true);
+	struct canvas *cv = canvas_new(10, 2, &p);
+	struct style st = p.role[ROLE_TEXT];
+	ck_assert_int_eq(canvas_text(cv, 0, 0, 5, "abcdefgh", st), 5);
+	char *r = row_text(cv, 0);
+	ck_assert_str_eq(r, "abcd\xe2\x80\xa6");
+	free(r);
+	ck_assert_int_eq(canvas_text(cv, 0, 1, 5, "abc", st), 3);
+	/* Clip rectangle: nothing drawn outside. */
+	canvas_clip(cv, (struct rect){2, 1, 3, 1});
+	canvas_text(cv, 0, 1, -1, "XXXXXXXX", st);
+	r = row_text(cv, 1);
+	ck_assert_str_eq(r, "abXX\xe2\x80\xa6"); /* cut at the clip's edge, with an ellipsis */
+	free(r);
+	canvas_free(cv);
+}
+END_TEST
+
+START_TEST(wide_characters_take_two_cells)
+{
+	struct palette p = pal_for(DEPTH_256, true);
+	struct canvas *cv = canvas_new(8, 1, &p);
+	struct style st = p.role[ROLE_TEXT];
+	ck_assert_int_eq(canvas_text_width(cv, "a\xe6\x97\xa5z"), 4); /* a日z */
+	ck_assert_int_eq(canvas_text(cv, 0, 0, -1, "a\xe6\x97\xa5z", st), 4);
+	ck_assert_uint_eq(canvas_at(cv, 1, 0)->ch, 0x65e5);
+	ck_assert_uint_eq(canvas_at(cv, 2, 0)->ch, 0);
+	/* Overwriting the right half blanks the left half. */
+	canvas_put(cv, 2, 0, 'x', st);
+	ck_assert_uint_eq(canvas_at(cv, 1, 0)->ch, ' ');
+	char *r = row_text(cv, 0);
+	ck_assert_str_eq(r, "a xz");
+	free(r);
+	/* A wide character that does not fit in the last column becomes a blank. */
+	canvas_put(cv, 7, 0, 0x65e5, st);
+	ck_assert_uint_eq(canvas_at(cv, 7, 0)->ch, ' ');
+	canvas_free(cv);
+}
+END_TEST
+
+START_TEST(ascii_fallbacks_without_utf8)
+{
+	struct palette p = pal_for(DEPTH_256, false);
+	struct canvas *cv = canvas_new(12, 3, &p);
+	struct style st = p.role[ROLE_TEXT];
+	ck_assert_int_eq(canvas_text(cv, 0, 0, -1, "caf\xc3\xa9 \xe6\x97\xa5", st), 6);
+	canvas_box(cv, (struct rect){7, 0, 3, 3}, st);
+	canvas_text(cv, 0, 1, 4, "abcdef", st);
+	char *s = canvas_to_string(cv, false);
+	ck_assert_str_eq(s, "caf? ? +-+\n"
+			    "abc~   | |\n"
+			    "       +-+\n");
+	free(s);
+	ck_assert_int_eq(canvas_heat_rows(cv), 1);
+	canvas_free(cv);
+}
+END_TEST
+
+START_TEST(heat_cells_by_depth)
+{
+	struct palette c = pal_for(DEPTH_TRUE, true);
+	struct canvas *cv = canvas_new(4, 1, &c);
+	ck_assert_int_eq(canvas_heat_rows(cv), 2);
+	canvas_heat2(cv, 0, 0, 0.0f, 1.0f);
+	const struct cell *k = canvas_at(cv, 0, 0);
+	ck_assert_uint_eq(k->ch, 0x2580);
+	ck_assert_uint_eq(k->fg, COLOR_RGB | 0x000000);
+	ck_assert_uint_eq(k->bg, COLOR_RGB | 0xffffff);
+	canvas_heat2(cv, 1, 0, NAN, 0.5f); /* only the lower half */
+	ck_assert_uint_eq(canvas_at(cv, 1, 0)->ch, 0x2584);
+	ck_assert_uint_eq(canvas_at(cv, 1, 0)->fg, COLOR_RGB | 0x808080);
+	canvas_free(cv);
+
+	struct palette m = pal_for(DEPTH_MONO, true);
+	cv = canvas_new(4, 1, &m);
+	ck_assert_int_eq(canvas_heat_rows(cv), 1);
+	canvas_heat2(cv, 0, 0, 0.0f, 1.0f); /* monochrome: one value per cell, as a shade */
+	canvas_heat1(cv, 1, 0, 1.0f);
+	canvas_heat1(cv, 2, 0, 0.01f);
+	canvas_heat1(cv, 3, 0, 0.5f);
+	char *s = canvas_to_string(cv, false);
+	ck_assert_str_eq(s, " @.+\n");
+	free(s);
+	canvas_free(cv);
+}
+END_TEST
+
+START_TEST(ansi_output_per_depth)
+{
+	struct palette p = pal_for(DEPTH_256, true);
+	struct canvas *cv = canvas_new(3, 1, &p);
+	canvas_text(cv, 0, 0, -1, "ab", p.role[ROLE_STATUS]);
+	char *s = canvas_to_string(cv, true);
+	/* #ffffff on #0000ff: 231 on 21 in the 256-colour cube; reset at the end of the line. */
+	ck_assert_str_eq(s, "\033[0;38;5;231;48;5;21mab\033[0m\n");
+	free(s);
+	canvas_free(cv);
+
+	p = pal_for(DEPTH_TRUE, true);
+	cv = canvas_new(2, 1, &p);
+	canvas_text(cv, 0, 0, -1, "x", p.role[ROLE_STATUS]);
+	s = canvas_to_string(cv, true);
+	ck_assert_str_eq(s, "\033[0;38;2;255;255;255;48;2;0;0;255mx\033[0m\n");
+	free(s);
+	canvas_free(cv);
+
+	p = pal_for(DEPTH_16, true);
+	cv = canvas_new(2, 1, &p);
+	canvas_text(cv, 0, 0, -1, "x", p.role[ROLE_STATUS]);
+	s = canvas_to_string(cv, true);
+	ck_assert_str_eq(s, "\033[0;97;44mx\033[0m\n"); /* bright white on blue */
+	free(s);
+	/* Plain output drops trailing blanks. */
+	s = canvas_to_string(cv, false);
+	ck_assert_str_eq(s, "x\n");
+	free(s);
+	canvas_free(cv);
+}
+END_TEST
+
+START_TEST(token_text_wordpiece_and_bpe)
+{
+	struct trace *t = synth_trace("walking home", NULL, 1, 1, SYNTH_BERT);
+	char buf[64];
+	bool cont;
+	ck_assert_int_eq(t->n, 5); /* [CLS] walk ##ing home [SEP] */
+	tokstrip_text(t, 1, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "walk");
+	ck_assert(!cont);
+	tokstrip_text(t, 2, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "ing");
+	ck_assert(cont);
+	tokstrip_label(t, 2, true, buf, sizeof buf);
+	ck_assert_str_eq(buf, "\xc2\xb7ing");
+	tokstrip_label(t, 2, false, buf, sizeof buf);
+	ck_assert_str_eq(buf, "+ing");
+	tokstrip_text(t, 0, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "[CLS]");
+	trace_free(t);
+
+	/* GPT-2 byte-level pieces: Ġ = space, Ċ = newline, Ã© = é, a lone byte of a split character. */
+	t = synth_trace("Hello", NULL, 1, 1, SYNTH_GPT2);
+	trace_free(t);
+	t = trace_new(1, 1, 4, 4, 6);
+	strcpy(t->family, "gpt2");
+	const char *pieces[6] = {"Hello", "\xc4\xa0" "caf\xc3\x83\xc2\xa9", "!", "\xc4\x8a", "\xc3\xa2", "\xc4\xa0"};
+	for (int i = 0; i < 6; i++)
+		t->tokens[i] = strdup(pieces[i]);
+	tokstrip_text(t, 1, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "caf\xc3\xa9");
+	ck_assert(!cont);
+	tokstrip_text(t, 2, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "!");
+	ck_assert(cont);
+	tokstrip_text(t, 3, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "\xe2\x86\xb5");
+	ck_assert(!cont);
+	tokstrip_text(t, 4, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "<e2>");
+	ck_assert(!cont); /* after a newline a new word starts */
+	tokstrip_text(t, 5, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "\xe2\x90\xa3");
+	trace_free(t);
+}
+END_TEST
+
+START_TEST(token_strip_rows)
+{
+	struct palette p = pal_for(DEPTH_MONO, true);
+	struct trace *t = synth_trace("walking home", NULL, 1, 1, SYNTH_BERT);
+	const int32_t ids[5] = {101, 7, 12345, 42, 102};
+	memcpy(t->ids, ids, sizeof ids);
+	struct canvas *cv = canvas_new(40, 2, &p);
+	ck_assert_int_eq(tokstrip_draw(cv, (struct rect){0, 0, 40, 2}, t, -1, false), 2);
+	char *s = canvas_to_string(cv, false);
+	/* Pieces of one word joined by a dot, words by a space, each id under its token. */
+	ck_assert_str_eq(s, "[CLS] walk\xc2\xb7ing   home [SEP]\n"
+			    "101   7    12345 42   102\n");
+	free(s);
+	/* Wrapping: a narrow strip uses more rows. */
+	ck_assert_int_gt(tokstrip_rows(cv, t, 12), 2);
+	canvas_free(cv);
+	trace_free(t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("canvas");
+	TCase *tc = tcase_create("canvas");
+	tcase_add_test(tc, text_clips_with_ellipsis);
+	tcase_add_test(tc, wide_characters_take_two_cells);
+	tcase_add_test(tc, ascii_fallbacks_without_utf8);
+	tcase_add_test(tc, heat_cells_by_depth);
+	tcase_add_test(tc, ansi_output_per_depth);
+	tcase_add_test(tc, token_text_wordpiece_and_bpe);
+	tcase_add_test(tc, token_strip_rows);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

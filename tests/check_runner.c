@@ -1,0 +1,171 @@
+/* check_runner.c -- the model worker: debounce coalesces quick edits, a newer submit cancels or
+ * discards an older run, failures come back as messages. Uses a fake source with a delay. */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner.h"
+#include "ui/synth.h"
+
+struct fake {
+	int delay_ms;
+	bool honour_cancel;
+	int runs, cancelled;
+	char last[256];
+	pthread_mutex_t lock;
+};
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+static int fake_run(void *ctx, const char *text, const char *text_b, const volatile int *cancel, struct trace **out,
+		    struct err *e)
+{
+	struct fake *f = ctx;
+	pthread_mutex_lock(&f->lock);
+	f->runs++;
+	snprintf(f->last, sizeof f->last, "%s", text);
+	pthread_mutex_unlock(&f->lock);
+	for (int t = 0; t < f->delay_ms; t += 2) {
+		if (f->honour_cancel && *cancel) {
+			pthread_mutex_lock(&f->lock);
+			f->cancelled++;
+			pthread_mutex_unlock(&f->lock);
+			return err_set(e, "cancelled");
+		}
+		sleep_ms(2);
+	}
+	if (!strcmp(text, "fail"))
+		return err_set(e, "no such luck");
+	*out = synth_trace(text, text_b, 1, 1, SYNTH_BERT);
+	return 0;
+}
+
+/* Wait up to 5 s for a result. */
+static bool wait_take(struct runner *r, struct trace **t, struct err *e)
+{
+	for (int i = 0; i < 2500; i++) {
+		if (runner_take(r, t, e))
+			return true;
+		sleep_ms(2);
+	}
+	return false;
+}
+
+START_TEST(debounce_coalesces_typing)
+{
+	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
+	struct ui_source src = {"fake", false, &f, fake_run};
+	struct runner *r = runner_new(&src, 80, -1);
+	const char *typed[] = {"t", "th", "the", "the c", "the ca", "the cat"};
+	for (int i = 0; i < 6; i++) {
+		runner_submit(r, typed[i], NULL);
+		sleep_ms(5); /* faster than the debounce */
+	}
+	struct trace *t = NULL;
+	struct err e = {{0}};
+	ck_assert(wait_take(r, &t, &e));
+	ck_assert_ptr_nonnull(t);
+	ck_assert_int_eq(t->n, 4); /* [CLS] the cat [SEP] */
+	ck_assert_str_eq(t->tokens[2], "cat");
+	trace_free(t);
+	struct runner_stats s = runner_stats(r);
+	ck_assert_uint_eq(s.submitted, 6);
+	ck_assert_uint_eq(s.started, 1);
+	ck_assert_uint_eq(s.delivered, 1);
+	ck_assert(!runner_busy(r));
+	runner_free(r);
+	ck_assert_int_eq(f.runs, 1);
+}
+END_TEST
+
+START_TEST(newer_text_cancels_running)
+{
+	struct fake f = {.delay_ms = 300, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
+	struct ui_source src = {"fake", false, &f, fake_run};
+	struct runner *r = runner_new(&src, 0, -1);
+	runner_submit(r, "old text", NULL);
+	for (int i = 0; i < 500 && runner_stats(r).started < 1; i++)
+		sleep_ms(2);
+	ck_assert(runner_busy(r));
+	runner_submit(r, "new", NULL);
+	struct trace *t = NULL;
+	struct err e = {{0}};
+	ck_assert(wait_take(r, &t, &e));
+	ck_assert_ptr_nonnull(t);
+	ck_assert_str_eq(t->tokens[1], "new");
+	trace_free(t);
+	runner_free(r);
+	ck_assert_int_eq(f.runs, 2);
+	ck_assert_int_eq(f.cancelled, 1);
+}
+END_TEST
+
+START_TEST(stale_result_is_discarded)
+{
+	/* A source that ignores the cancel flag: its stale result must still never be delivered. */
+	struct fake f = {.delay_ms = 150, .honour_cancel = false, .lock = PTHREAD_MUTEX_INITIALIZER};
+	struct ui_source src = {"fake", false, &f, fake_run};
+	struct runner *r = runner_new(&src, 0, -1);
+	runner_submit(r, "stale", NULL);
+	for (int i = 0; i < 500 && runner_stats(r).started < 1; i++)
+		sleep_ms(2);
+	runner_submit(r, "fresh", NULL);
+	struct trace *t = NULL;
+	struct err e = {{0}};
+	ck_assert(wait_take(r, &t, &e));
+	ck_assert_str_eq(t->tokens[1], "fresh");
+	trace_free(t);
+	struct runner_stats s = runner_stats(r);
+	ck_assert_uint_eq(s.discarded, 1);
+	ck_assert_uint_eq(s.delivered, 1);
+	/* Nothing else arrives later. */
+	sleep_ms(50);
+	ck_assert(!runner_take(r, &t, &e));
+	runner_free(r);
+}
+END_TEST
+
+START_TEST(failure_is_reported)
+{
+	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
+	struct ui_source src = {"fake", false, &f, fake_run};
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	struct runner *r = runner_new(&src, 0, fds[1]);
+	runner_submit(r, "fail", NULL);
+	char b;
+	ck_assert_int_eq(read(fds[0], &b, 1), 1); /* the wake-up byte */
+	struct trace *t = (struct trace *)1;
+	struct err e = {{0}};
+	ck_assert(runner_take(r, &t, &e));
+	ck_assert_ptr_null(t);
+	ck_assert_str_eq(e.msg, "no such luck");
+	runner_free(r);
+	close(fds[0]);
+	close(fds[1]);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("runner");
+	TCase *tc = tcase_create("runner");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, debounce_coalesces_typing);
+	tcase_add_test(tc, newer_text_cancels_running);
+	tcase_add_test(tc, stale_result_is_discarded);
+	tcase_add_test(tc, failure_is_reported);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

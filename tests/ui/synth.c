@@ -1,0 +1,148 @@
+/* synth.c -- deterministic synthetic traces for UI tests (see synth.h). */
+#include "synth.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SYNTH_MAX 512
+
+struct tok {
+	char s[80];
+	bool special;
+	int type;
+};
+
+static int add(struct tok *t, int n, const char *s, bool special, int type)
+{
+	if (n >= SYNTH_MAX)
+		return n;
+	snprintf(t[n].s, sizeof t[n].s, "%s", s);
+	t[n].special = special;
+	t[n].type = type;
+	return n + 1;
+}
+
+static int words(struct tok *t, int n, const char *text, enum synth_style style, int type)
+{
+	bool first = true;
+	const char *p = text;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		const char *e = p;
+		while (*e && *e != ' ')
+			e++;
+		char w[64];
+		size_t len = (size_t)(e - p) < sizeof w - 3 ? (size_t)(e - p) : sizeof w - 3;
+		memcpy(w, p, len);
+		w[len] = 0;
+		if (style == SYNTH_GPT2) {
+			char g[72];
+			snprintf(g, sizeof g, "%s%s", first ? "" : "\xc4\xa0", w);
+			n = add(t, n, g, false, type);
+		} else if (len > 5) {
+			char a[8], b[72];
+			memcpy(a, w, 4);
+			a[4] = 0;
+			snprintf(b, sizeof b, "##%s", w + 4);
+			n = add(t, n, a, false, type);
+			n = add(t, n, b, false, type);
+		} else {
+			n = add(t, n, w, false, type);
+		}
+		first = false;
+		p = e;
+	}
+	return n;
+}
+
+static int32_t synth_id(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return (int32_t)(1000 + h % 29000);
+}
+
+struct trace *synth_trace(const char *text, const char *text_b, int n_layers, int n_heads, enum synth_style style)
+{
+	struct tok *tk = calloc(SYNTH_MAX, sizeof *tk);
+	if (!tk)
+		return NULL;
+	int n = 0;
+	if (style == SYNTH_BERT) {
+		n = add(tk, n, "[CLS]", true, 0);
+		n = words(tk, n, text, style, 0);
+		n = add(tk, n, "[SEP]", true, 0);
+		if (text_b) {
+			n = words(tk, n, text_b, style, 1);
+			n = add(tk, n, "[SEP]", true, 1);
+		}
+	} else {
+		n = words(tk, n, text, style, 0);
+	}
+	int hd = 4;
+	struct trace *t = trace_new(n_layers, n_heads, hd, hd * n_heads, n);
+	if (!t) {
+		free(tk);
+		return NULL;
+	}
+	snprintf(t->model_name, sizeof t->model_name, "%s", style == SYNTH_BERT ? "synthetic-bert" : "synthetic-gpt2");
+	snprintf(t->family, sizeof t->family, "%s", style == SYNTH_BERT ? "bert" : "gpt2");
+	t->causal = style == SYNTH_GPT2;
+	t->max_positions = SYNTH_MAX;
+	for (int i = 0; i < n; i++) {
+		t->tokens[i] = strdup(tk[i].s);
+		if (!t->tokens[i]) {
+			trace_free(t);
+			free(tk);
+			return NULL;
+		}
+		t->special[i] = tk[i].special;
+		t->type_ids[i] = tk[i].type;
+		t->ids[i] = !strcmp(tk[i].s, "[CLS]") ? 101 : !strcmp(tk[i].s, "[SEP]") ? 102 : synth_id(tk[i].s);
+	}
+	free(tk);
+	double *row = malloc((n ? (size_t)n : 1) * sizeof *row);
+	if (!row) {
+		trace_free(t);
+		return NULL;
+	}
+	for (int l = 0; l < n_layers; l++)
+		for (int h = 0; h < n_heads; h++) {
+			float *a = t->attn + ((size_t)l * n_heads + h) * (size_t)n * n;
+			double sharp = 1.0 + 0.3 * l;
+			for (int i = 0; i < n; i++) {
+				int last = t->causal ? i : n - 1;
+				double mx = -1e30, sum = 0;
+				for (int j = 0; j <= last; j++) {
+					double x;
+					switch (h % 4) {
+					case 0: x = -3.0 * fabs((double)(j - (i - 1))); break;
+					case 1: x = j == 0 ? 3.0 : 0.1 * j; break;
+					case 2: x = -2.0 * abs(i - j); break;
+					default: x = sin(0.7 * i + 1.3 * j + l); break;
+					}
+					row[j] = x * sharp;
+					if (row[j] > mx)
+						mx = row[j];
+				}
+				for (int j = 0; j <= last; j++)
+					sum += row[j] = exp(row[j] - mx);
+				for (int j = 0; j < n; j++)
+					a[(size_t)i * n + j] = j <= last ? (float)(row[j] / sum) : 0.0f;
+			}
+			for (int i = 0; i < n * hd; i++) {
+				size_t o = ((size_t)l * n_heads + h) * (size_t)n * hd + i;
+				t->q[o] = (float)sin(0.1 * i + l + h);
+				t->k[o] = (float)cos(0.1 * i + l - h);
+				t->v[o] = (float)sin(0.2 * i - l);
+			}
+		}
+	free(row);
+	return t;
+}

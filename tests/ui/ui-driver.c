@@ -1,0 +1,134 @@
+/* ui-driver.c -- the explorer on synthetic traces, for tmux tests before (and besides) a real model.
+ *
+ *   ui-driver [--gpt2] [--layers L] [--heads H] [--delay MS] [--stats FILE] [--theme T]
+ *             [--color auto|always|never] [TEXT [PAIR]]     interactive explorer
+ *   ui-driver --print grid|heatmap [--layer L --head H --width W ...] TEXT
+ *   ui-driver --keys        every action and its default keys
+ *   ui-driver --roff        the KEY BINDINGS sections of the man page
+ *
+ * The synthetic model sleeps --delay ms per run (checking the cancel flag), so tests can type
+ * faster than it runs; a text containing "FAIL" makes the run fail with a message. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "synth.h"
+#include "ui.h"
+#include "view.h"
+
+struct driver {
+	enum synth_style style;
+	int layers, heads, delay_ms;
+	int runs, cancelled, failed;
+};
+
+static int driver_run(void *ctx, const char *text, const char *text_b, const volatile int *cancel, struct trace **out,
+		      struct err *e)
+{
+	struct driver *d = ctx;
+	d->runs++;
+	for (int t = 0; t < d->delay_ms; t += 5) {
+		if (cancel && *cancel) {
+			d->cancelled++;
+			return err_set(e, "cancelled");
+		}
+		struct timespec ts = {0, 5000000L};
+		nanosleep(&ts, NULL);
+	}
+	if (strstr(text, "FAIL")) {
+		d->failed++;
+		return err_set(e, "synthetic failure for a text containing FAIL");
+	}
+	*out = synth_trace(text, text_b, d->layers, d->heads, d->style);
+	return *out ? 0 : err_set(e, "out of memory");
+}
+
+static int usage(void)
+{
+	fputs("usage: ui-driver [--gpt2] [--layers L] [--heads H] [--delay MS] [--stats FILE] [--theme T]\n"
+	      "                 [--color auto|always|never] [--print VIEW] [--layer L] [--head H] [--token T]\n"
+	      "                 [--width W] [--keys] [--roff] [TEXT [PAIR]]\n", stderr);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct driver d = {SYNTH_BERT, 2, 2, 0, 0, 0, 0};
+	struct ui_options o;
+	ui_options_init(&o);
+	const char *print = NULL, *stats = NULL, *text = NULL, *pair = NULL;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--keys")) {
+			ui_print_keys(stdout);
+			return 0;
+		} else if (!strcmp(a, "--roff")) {
+			view_write_roff(stdout);
+			return 0;
+		} else if (!strcmp(a, "--gpt2")) {
+			d.style = SYNTH_GPT2;
+		} else if (v && !strcmp(a, "--layers")) {
+			d.layers = atoi(v), i++;
+		} else if (v && !strcmp(a, "--heads")) {
+			d.heads = atoi(v), i++;
+		} else if (v && !strcmp(a, "--delay")) {
+			d.delay_ms = atoi(v), i++;
+		} else if (v && !strcmp(a, "--stats")) {
+			stats = v, i++;
+		} else if (v && !strcmp(a, "--theme")) {
+			o.theme = v, i++;
+		} else if (v && !strcmp(a, "--print")) {
+			print = v, i++;
+		} else if (v && !strcmp(a, "--layer")) {
+			o.layer = atoi(v), i++;
+		} else if (v && !strcmp(a, "--head")) {
+			o.head = atoi(v), i++;
+		} else if (v && !strcmp(a, "--token")) {
+			o.token = atoi(v), i++;
+		} else if (v && !strcmp(a, "--width")) {
+			o.width = atoi(v), i++;
+		} else if (v && !strcmp(a, "--color")) {
+			o.color = !strcmp(v, "always") ? UI_COLOR_ALWAYS : !strcmp(v, "never") ? UI_COLOR_NEVER : UI_COLOR_AUTO;
+			i++;
+		} else if (a[0] == '-' && a[1]) {
+			return usage();
+		} else if (!text) {
+			text = a;
+		} else if (!pair) {
+			pair = a;
+		} else {
+			return usage();
+		}
+	}
+	if (d.layers < 1 || d.heads < 1 || d.layers > 64 || d.heads > 64)
+		return usage();
+	struct err e = {{0}};
+	if (print) {
+		struct trace *t = synth_trace(text ? text : "", pair, d.layers, d.heads, d.style);
+		if (!t)
+			return 1;
+		int rc = ui_print(t, print, &o, stdout, &e);
+		trace_free(t);
+		if (rc) {
+			fprintf(stderr, "ui-driver: %s\n", e.msg);
+			return 1;
+		}
+		return 0;
+	}
+	struct ui_source src = {d.style == SYNTH_BERT ? "synthetic-bert" : "synthetic-gpt2", d.style == SYNTH_BERT, &d,
+				driver_run};
+	int rc = ui_run_source(&src, text, pair, &o, &e);
+	if (stats) {
+		FILE *f = fopen(stats, "w");
+		if (f) {
+			fprintf(f, "runs %d\ncancelled %d\nfailed %d\n", d.runs, d.cancelled, d.failed);
+			fclose(f);
+		}
+	}
+	if (rc) {
+		fprintf(stderr, "ui-driver: %s\n", e.msg);
+		return 1;
+	}
+	return 0;
+}
