@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hfconfig.h"
 #include "hub.h"
@@ -22,7 +23,13 @@
 const char *model_data_dir(void)
 {
 	const char *d = getenv("ATTNSCOPE_DATADIR");
-	return d && *d ? d : PKGDATADIR;
+	if (d && *d)
+		return d;
+	/* Installed data first; an uninstalled build (./attnscope in the source tree) uses the sources. */
+	struct stat sb;
+	if (stat(PKGDATADIR "/models/families", &sb) == 0 || stat(SRCDIR "/models/families", &sb) != 0)
+		return PKGDATADIR;
+	return SRCDIR;
 }
 
 const struct model_info *model_get_info(const struct model *m)

@@ -45,7 +45,7 @@ int model_run_ids(const struct model *m, const int32_t *ids, const int32_t *type
 		  const volatile int *cancel, struct trace **out, struct err *e);
 
 /* Where attnscope looks for bundled models and family descriptions: $ATTNSCOPE_DATADIR if set,
- * else the installed package data directory. */
+ * else the installed package data directory, else (an uninstalled build) the source tree. */
 const char *model_data_dir(void);
 
 #endif

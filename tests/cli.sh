@@ -1,0 +1,127 @@
+#!/bin/sh
+# cli.sh -- drive the real attnscope binary through its non-interactive modes: --help/--version,
+# --dump json|csv and their restrictions, standard input, model lookup in a Hugging Face cache
+# layout, truncation, and the one-line errors for bad input. Needs jq.
+set -u
+BIN=${ATTNSCOPE_BIN:-./attnscope}
+SRC=${top_srcdir:-.}
+BERT=$SRC/tests/data/models/bert-mini
+GPT2=$SRC/tests/data/models/gpt2-mini
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-cli-XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# expect_eq WHAT GOT WANT
+expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
+# expect_grep WHAT FILE PATTERN
+expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 300 "$2")"; fi; }
+
+command -v jq >/dev/null || { echo "cli.sh: jq is required"; exit 99; }
+
+# --help and --version, GNU style
+"$BIN" --help >"$TMP/out" 2>&1; expect_eq "--help status" $? 0
+expect_grep "--help" "$TMP/out" "^Usage: attnscope \[OPTION\]"
+expect_grep "--help lists --dump" "$TMP/out" "--dump=FORMAT"
+"$BIN" --version >"$TMP/out" 2>&1; expect_eq "--version status" $? 0
+expect_eq "--version first line" "$(head -n1 "$TMP/out")" "attnscope 0.1.0"
+"$BIN" --frobnicate >"$TMP/out" 2>&1; expect_eq "unknown option status" $? 2
+expect_grep "unknown option" "$TMP/out" "Try 'attnscope --help'"
+"$BIN" --dump xml -m "$BERT" hi >"$TMP/out" 2>&1; expect_eq "--dump xml status" $? 2
+expect_grep "--dump xml" "$TMP/out" "unknown format 'xml'"
+
+# JSON export: shape and contents against our reference fixture
+CASE=$SRC/tests/data/cases/bert-mini--book.json
+TEXT=$(jq -r .text "$CASE")
+"$BIN" -m "$BERT" --dump json "$TEXT" >"$TMP/book.json" 2>"$TMP/err"; expect_eq "dump json status" $? 0
+expect_eq "dump json tokens" "$(jq -c .tokens "$TMP/book.json")" "$(jq -c .tokens "$CASE")"
+expect_eq "dump json ids" "$(jq -c .ids "$TMP/book.json")" "$(jq -c .ids "$CASE")"
+expect_eq "model.family" "$(jq -r .model.family "$TMP/book.json")" "bert"
+expect_eq "model shape" "$(jq -c '[.model.layers, .model.heads, .model.head_dim, .model.hidden, .model.max_positions]' "$TMP/book.json")" \
+	"$(jq -c '[.config.num_hidden_layers, .config.num_attention_heads, (.config.hidden_size / .config.num_attention_heads), .config.hidden_size, .config.max_position_embeddings]' "$SRC/tests/data/models/bert-mini/config.json" 2>/dev/null || jq -c '[.num_hidden_layers, .num_attention_heads, (.hidden_size / .num_attention_heads), .hidden_size, .max_position_embeddings]' "$BERT/config.json")"
+# max |attnscope - reference| over every attention weight and query element
+DIFF=$(jq -n --slurpfile a "$TMP/book.json" --slurpfile r "$CASE" '
+	def maxdiff(x; y): [x, y] | transpose | map(.[0] - .[1] | fabs) | max;
+	{attn: maxdiff([$a[0].attentions | flatten[]]; [$r[0].attentions | flatten[]]),
+	 q: maxdiff([$a[0].queries | flatten[]]; [$r[0].q | flatten[]]),
+	 k: maxdiff([$a[0].keys | flatten[]]; [$r[0].k | flatten[]])}
+	| (.attn <= 1e-5 and .q <= 1e-4 and .k <= 1e-4)')
+expect_eq "dump json numbers within tolerance" "$DIFF" "true"
+# rows of every attention matrix sum to 1
+ROWS=$(jq '[.attentions[][][] | add] | map(. - 1 | fabs) | max < 1e-5' "$TMP/book.json")
+expect_eq "attention rows sum to 1" "$ROWS" "true"
+
+# --layer / --head restrict what is printed
+"$BIN" -m "$BERT" --dump json --layer 1 --head 0 "$TEXT" >"$TMP/sel.json"; expect_eq "restricted status" $? 0
+expect_eq "restricted shape" "$(jq -c '[(.attentions | length), (.attentions[0] | length), .layer_indices, .head_indices]' "$TMP/sel.json")" '[1,1,[1],[0]]'
+expect_eq "restricted equals full" "$(jq -c '.attentions[0][0]' "$TMP/sel.json")" "$(jq -c '.attentions[1][0]' "$TMP/book.json")"
+"$BIN" -m "$BERT" --dump json --layer 99 "$TEXT" >"$TMP/out" 2>&1; expect_eq "--layer out of range status" $? 1
+expect_grep "--layer out of range" "$TMP/out" "layer 99: the model has layers 0..2"
+
+# CSV export: tidy rows
+"$BIN" -m "$BERT" --dump csv "$TEXT" >"$TMP/book.csv"; expect_eq "dump csv status" $? 0
+expect_eq "csv header" "$(head -n1 "$TMP/book.csv")" "layer,head,query_index,key_index,query_token,key_token,weight"
+N=$(jq '.tokens | length' "$TMP/book.json"); L=$(jq .model.layers "$TMP/book.json"); H=$(jq .model.heads "$TMP/book.json")
+expect_eq "csv rows" "$(($(wc -l <"$TMP/book.csv") - 1))" "$((L * H * N * N))"
+expect_grep "csv quotes commas" "$TMP/book.csv" '^0,0,0,2,\[CLS\],",",'
+expect_eq "csv weight equals json" "$(awk -F, 'NR==2 {print $7}' "$TMP/book.csv")" "$(jq '.attentions[0][0][0][0]' "$TMP/book.json")"
+
+# Standard input and --
+printf '%s\n' "$TEXT" | "$BIN" -m "$BERT" --dump json - >"$TMP/stdin.json"; expect_eq "stdin status" $? 0
+expect_eq "stdin equals argument" "$(jq -c .ids "$TMP/stdin.json")" "$(jq -c .ids "$TMP/book.json")"
+"$BIN" -m "$BERT" --dump json -- --help >"$TMP/dd.json"; expect_eq "-- status" $? 0
+expect_eq "-- ends options" "$(jq -c .tokens "$TMP/dd.json")" '["[CLS]","-","-","help","[SEP]"]'
+
+# Sentence pairs
+"$BIN" -m "$BERT" --dump json --pair "autumn is marked by colorful foliage" "leaves fall in autumn" >"$TMP/pair.json"
+expect_eq "pair type ids" "$(jq -c .token_type_ids "$TMP/pair.json")" "$(jq -c .token_type_ids "$SRC/tests/data/cases/bert-mini--pair.json")"
+
+# GPT-2: causal, exact zeros above the diagonal
+"$BIN" -m "$GPT2" --dump json "Oh, this book? I've enjoyed it." >"$TMP/g.json"; expect_eq "gpt2 status" $? 0
+expect_eq "gpt2 tokens" "$(jq -c .tokens "$TMP/g.json")" '["Oh",",","Ġthis","Ġbook","?","ĠI","'"'"'ve","Ġenjoyed","Ġit","."]'
+expect_eq "gpt2 causal zeros" "$(jq '[.attentions[][] | to_entries[] | .key as $i | .value | to_entries[] | select(.key > $i) | .value] | all(. == 0)' "$TMP/g.json")" "true"
+
+# Truncation: longer than max_position_embeddings (128) -> warning, 128 tokens, exit 0
+LONG=$(yes "word" | head -n 300 | tr '\n' ' ')
+"$BIN" -m "$BERT" --dump json "$LONG" >"$TMP/long.json" 2>"$TMP/err"; expect_eq "long text status" $? 0
+expect_grep "truncation warning" "$TMP/err" "warning: text truncated to the model's 128 positions"
+expect_eq "truncated length" "$(jq '.tokens | length' "$TMP/long.json")" 128
+expect_eq "truncated ends with [SEP]" "$(jq -r '.tokens[-1]' "$TMP/long.json")" "[SEP]"
+
+# Bad text and bad models: one line, non-zero exit, no crash
+printf 'caf\303 ok' >"$TMP/bad.txt"
+"$BIN" -m "$BERT" --dump json - <"$TMP/bad.txt" >"$TMP/out" 2>&1; expect_eq "invalid UTF-8 status" $? 1
+expect_grep "invalid UTF-8" "$TMP/out" "invalid UTF-8 at byte 3"
+"$BIN" -m /nonexistent/model --dump json hi >"$TMP/out" 2>&1; expect_eq "missing model status" $? 1
+expect_eq "missing model message" "$(cat "$TMP/out")" "attnscope: /nonexistent/model: no such model folder"
+HF_HUB_CACHE=$TMP/emptycache "$BIN" -m no-such-model --dump json hi >"$TMP/out" 2>&1; expect_eq "unknown name status" $? 1
+expect_grep "unknown name" "$TMP/out" "model 'no-such-model' not found"
+mkdir -p "$TMP/badcfg" && cp "$BERT/vocab.txt" "$BERT/model.safetensors" "$TMP/badcfg/"
+printf '{"model_type": "bert", "hidden_size": 8,,}' >"$TMP/badcfg/config.json"
+"$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "malformed config status" $? 1
+expect_grep "malformed config" "$TMP/out" "badcfg/config.json:1:"
+expect_eq "malformed config one line" "$(wc -l <"$TMP/out")" 1
+printf '{"model_type": "llama"}' >"$TMP/badcfg/config.json"
+"$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "unknown family status" $? 1
+expect_grep "unknown family" "$TMP/out" "unknown model family 'llama'"
+
+# The Hugging Face cache layout: models--ORG--NAME/snapshots/<hash>, chosen by refs/main
+HUB=$TMP/hub/models--tiny-org--bert-mini
+mkdir -p "$HUB/refs" "$HUB/snapshots/0123abcd" "$HUB/snapshots/old0000" "$HUB/blobs"
+for f in config.json model.safetensors vocab.txt tokenizer_config.json; do
+	cp -L "$BERT/$f" "$HUB/blobs/$f.blob" && ln -s "../../blobs/$f.blob" "$HUB/snapshots/0123abcd/$f"
+done
+printf '0123abcd' >"$HUB/refs/main"
+HF_HUB_CACHE=$TMP/hub "$BIN" -m tiny-org/bert-mini --dump json "$TEXT" >"$TMP/hub.json" 2>"$TMP/err"
+expect_eq "hub ORG/NAME status" $? 0
+expect_eq "hub ORG/NAME ids" "$(jq -c .ids "$TMP/hub.json")" "$(jq -c .ids "$TMP/book.json")"
+HF_HUB_CACHE=$TMP/hub "$BIN" -m bert-mini --dump json "$TEXT" >"$TMP/hub2.json" 2>/dev/null
+expect_eq "hub bare NAME" "$(jq -c .ids "$TMP/hub2.json")" "$(jq -c .ids "$TMP/book.json")"
+env -u HF_HUB_CACHE HF_HOME=$TMP "$BIN" -m tiny-org/bert-mini --dump json "$TEXT" >"$TMP/hub3.json" 2>/dev/null
+expect_eq "hub via HF_HOME" "$(jq -c .ids "$TMP/hub3.json")" "$(jq -c .ids "$TMP/book.json")"
+env -u HF_HUB_CACHE -u HF_HOME HOME=$TMP/home XDG_CACHE_HOME= "$BIN" -m tiny-org/bert-mini --dump json hi >"$TMP/out" 2>&1
+expect_eq "hub not in ~/.cache" $? 1
+
+echo "cli.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
