@@ -71,7 +71,8 @@ static int hub_snapshot(const char *repo, char *out, size_t outsz)
 		if (de->d_name[0] == '.')
 			continue;
 		char cand[PATH_MAX];
-		snprintf(cand, sizeof cand, "%s/%s", path, de->d_name);
+		if (snprintf(cand, sizeof cand, "%s/%s", path, de->d_name) >= (int)sizeof cand)
+			continue;
 		if (hub_has_config(cand)) {
 			found++;
 			snprintf(out, outsz, "%s", cand);
@@ -95,7 +96,8 @@ static int hub_from_cache(const char *cache, const char *name, char *out, size_t
 		}
 	}
 	flat[j] = 0;
-	snprintf(repo, sizeof repo, "%s/models--%s", cache, flat);
+	if (snprintf(repo, sizeof repo, "%s/models--%s", cache, flat) >= (int)sizeof repo)
+		return -1;
 	if (hub_is_dir(repo))
 		return hub_snapshot(repo, out, outsz);
 	if (strchr(name, '/'))
@@ -113,8 +115,8 @@ static int hub_from_cache(const char *cache, const char *name, char *out, size_t
 		size_t dl = strlen(de->d_name);
 		if (strncmp(de->d_name, "models--", 8) == 0 && dl > sl + 8 && strcmp(de->d_name + dl - sl, suffix) == 0 &&
 		    strstr(de->d_name + 8, "--") == de->d_name + dl - sl /* exactly ORG--NAME */) {
-			snprintf(repo, sizeof repo, "%s/%s", cache, de->d_name);
-			if (hub_snapshot(repo, out, outsz) == 0) {
+			if (snprintf(repo, sizeof repo, "%s/%s", cache, de->d_name) < (int)sizeof repo &&
+			    hub_snapshot(repo, out, outsz) == 0) {
 				rc = 0;
 				break;
 			}
