@@ -12,6 +12,7 @@
 
 #include "dump.h"
 #include "model.h"
+#include "ui.h"
 
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
@@ -22,6 +23,8 @@ struct options {
 	int dump_format; /* -1 = no dump */
 	int layer, head;
 	int threads;     /* 0 = OpenBLAS default (all cores) */
+	const char *print_view; /* --print VIEW, NULL = none */
+	struct ui_options ui;   /* theme, colour, width, initial selection */
 	char *text;      /* owned */
 };
 
@@ -36,8 +39,14 @@ static void usage(FILE *out)
 		"                         attnscope's model directories (default: " DEFAULT_MODEL ")\n"
 		"      --pair=TEXT_B      second sentence (BERT: [CLS] A [SEP] B [SEP])\n"
 		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
-		"      --layer=L          restrict --dump to layer L (0-based)\n"
-		"      --head=H           restrict --dump to head H (0-based)\n"
+		"      --print=VIEW       draw VIEW (grid, heatmap) to standard output and exit\n"
+		"      --layer=L          select layer L (0-based); restricts --dump\n"
+		"      --head=H           select head H (0-based); restricts --dump\n"
+		"      --width=W          width of --print output (default: terminal or 80)\n"
+		"      --color=WHEN       colour: auto, always, never (default: auto)\n"
+		"      --theme=THEME      colour theme: a name in the themes folder or a YAML file\n"
+		"      --config=FILE      configuration file (default:\n"
+		"                         $XDG_CONFIG_HOME/attnscope/config.yaml)\n"
 		"      --threads=N        use N threads for the forward pass (default: all cores)\n"
 		"  -h, --help             display this help and exit\n"
 		"  -V, --version          output version information and exit\n"
@@ -116,17 +125,22 @@ static char *join_text(int argc, char **argv)
 /* Parse the command line into O. Returns 0 to go on, 1 to exit 0 (help/version), 2 on usage error. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS };
+	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
+	       OPT_CONFIG };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
 		{"head", required_argument, NULL, OPT_HEAD},   {"threads", required_argument, NULL, OPT_THREADS},
+		{"print", required_argument, NULL, OPT_PRINT}, {"width", required_argument, NULL, OPT_WIDTH},
+		{"color", required_argument, NULL, OPT_COLOR}, {"colour", required_argument, NULL, OPT_COLOR},
+		{"theme", required_argument, NULL, OPT_THEME}, {"config", required_argument, NULL, OPT_CONFIG},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	o->model = getenv("ATTNSCOPE_MODEL") && *getenv("ATTNSCOPE_MODEL") ? getenv("ATTNSCOPE_MODEL") : DEFAULT_MODEL;
 	o->dump_format = -1;
 	o->layer = o->head = -1;
+	ui_options_init(&o->ui);
 	int c;
 	while ((c = getopt_long(argc, argv, "+m:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -155,6 +169,35 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_int("--threads", optarg, 1, 1024, &o->threads) < 0)
 				return 2;
 			break;
+		case OPT_PRINT:
+			if (strcmp(optarg, "grid") != 0 && strcmp(optarg, "heatmap") != 0) {
+				fprintf(stderr, "attnscope: --print: unknown view '%s' (grid, heatmap)\n", optarg);
+				return 2;
+			}
+			o->print_view = optarg;
+			break;
+		case OPT_WIDTH:
+			if (parse_int("--width", optarg, 20, 1000, &o->ui.width) < 0)
+				return 2;
+			break;
+		case OPT_COLOR:
+			if (strcmp(optarg, "auto") == 0)
+				o->ui.color = UI_COLOR_AUTO;
+			else if (strcmp(optarg, "always") == 0)
+				o->ui.color = UI_COLOR_ALWAYS;
+			else if (strcmp(optarg, "never") == 0)
+				o->ui.color = UI_COLOR_NEVER;
+			else {
+				fprintf(stderr, "attnscope: --color: '%s' is not auto, always or never\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_THEME:
+			o->ui.theme = optarg;
+			break;
+		case OPT_CONFIG:
+			o->ui.config = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -178,13 +221,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-static int run_dump(const struct options *o)
+/* --dump and --print: run the model once on the text and write the result to standard output. */
+static int run_once(const struct options *o)
 {
 	struct err e = {{0}};
 	struct model *m = NULL;
 	struct trace *t = NULL;
 	if (!o->text) {
-		fprintf(stderr, "attnscope: --dump needs a TEXT argument (or '-' for standard input)\n");
+		fprintf(stderr, "attnscope: --%s needs a TEXT argument (or '-' for standard input)\n",
+			o->print_view ? "print" : "dump");
 		return 2;
 	}
 	if (model_open(o->model, &m, &e) < 0) {
@@ -200,12 +245,34 @@ static int run_dump(const struct options *o)
 			fprintf(stderr, "attnscope: warning: text truncated to the model's %d positions\n",
 				t->max_positions);
 		struct dump_select sel = {.layer = o->layer, .head = o->head};
-		if (dump_write(t, model_get_info(m), o->dump_format, &sel, stdout, &e) < 0) {
+		int wrote = o->print_view ? ui_print(t, o->print_view, &o->ui, stdout, &e)
+					  : dump_write(t, model_get_info(m), o->dump_format, &sel, stdout, &e);
+		if (wrote < 0) {
 			fprintf(stderr, "attnscope: %s\n", e.msg);
 			rc = 1;
 		}
 	}
 	trace_free(t);
+	model_close(m);
+	return rc;
+}
+
+/* The interactive explorer. The text may be empty: the user types it. */
+static int run_tui(const struct options *o)
+{
+	struct err e = {{0}};
+	struct model *m = NULL;
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "attnscope: the explorer needs a terminal; use --dump or --print in scripts\n");
+		return 2;
+	}
+	if (model_open(o->model, &m, &e) < 0) {
+		fprintf(stderr, "attnscope: %s\n", e.msg);
+		return 1;
+	}
+	int rc = ui_run(m, o->text ? o->text : "", o->pair, &o->ui, &e) < 0 ? 1 : 0;
+	if (rc)
+		fprintf(stderr, "attnscope: %s\n", e.msg);
 	model_close(m);
 	return rc;
 }
@@ -220,11 +287,15 @@ int main(int argc, char **argv)
 	}
 	if (o.threads > 0)
 		openblas_set_num_threads(o.threads);
-	if (o.dump_format >= 0) {
-		rc = run_dump(&o);
-	} else {
-		fprintf(stderr, "attnscope: the interactive explorer is not built yet; use --dump json|csv\n");
+	o.ui.layer = o.layer;
+	o.ui.head = o.head;
+	if (o.dump_format >= 0 && o.print_view) {
+		fprintf(stderr, "attnscope: --dump and --print exclude each other\n");
 		rc = 2;
+	} else if (o.dump_format >= 0 || o.print_view) {
+		rc = run_once(&o);
+	} else {
+		rc = run_tui(&o);
 	}
 	free(o.text);
 	return rc;

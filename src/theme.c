@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "theme.h"
+#include "model.h"
 
 #include <errno.h>
 #include <math.h>
@@ -532,8 +533,7 @@ int theme_load_file(const char *path, struct theme *th, struct err *e)
 
 const char *theme_data_dir(void)
 {
-	const char *d = getenv("ATTNSCOPE_DATADIR");
-	return d && *d ? d : PKGDATADIR;
+	return model_data_dir(); /* one search rule for models, families and themes */
 }
 
 int theme_load(const char *name_or_file, struct theme *th, struct err *e)
