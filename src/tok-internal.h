@@ -14,7 +14,7 @@
 #include "tokenizer.h"
 
 /* Limits checked before allocating anything sized by a file. */
-#define TOK_MAX_FILE_BYTES ((size_t)256 << 20) /* tokenizer.json of the largest vocabularies is ~20 MB */
+#define TOK_MAX_FILE_BYTES ((size_t)64 << 20) /* tokenizer.json of 250k-token vocabularies is ~20-35 MB */
 #define TOK_MAX_IDS (1 << 24)                  /* largest vocabularies have ~260k entries */
 
 /* ---- tok-vocab.c: a string <-> id table (hash on the bytes, strings kept in an arena) ---- */

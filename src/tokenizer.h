@@ -3,7 +3,14 @@
  * Two kinds: BERT WordPiece (vocab.txt, or tokenizer.json with a WordPiece model) and GPT-2
  * byte-level BPE (vocab.json + merges.txt, or tokenizer.json with a BPE model). The kind is
  * chosen by the caller from the model family; files are looked up in the model folder.
- * Special-token ids are read from the files, never hard-coded. */
+ * Special-token ids are read from the files, never hard-coded.
+ *
+ * "Exactly" means transformers 4.31's BertTokenizer / GPT2Tokenizer called as
+ * tok(text, text_b, truncation=True, max_length=max_len): special tokens typed in the text
+ * ("[SEP]", "<|endoftext|>") become those tokens, BERT lower-cases and strips accents as
+ * tokenizer_config.json says, GPT-2 merges by rank. Unicode classes come from utf8proc and
+ * PCRE2, so characters first assigned in Unicode 15 may be classed differently from the
+ * Python that runs HF (tests/tools/ref_tokenize.py is the executable specification). */
 #ifndef ATTNSCOPE_TOKENIZER_H
 #define ATTNSCOPE_TOKENIZER_H
 
@@ -24,20 +31,28 @@ struct token_list {
 	int n;
 	int32_t *ids;       /* [n] vocabulary ids */
 	char **pieces;      /* [n] the vocabulary's own strings ("[CLS]", "##ing", "Ġthis"), NUL-terminated UTF-8 */
-	int32_t *type_ids;  /* [n] token_type_ids: 0 for text A (and its [CLS]/[SEP]), 1 for text B */
-	bool *special;      /* [n] true for added special tokens ([CLS], [SEP], <|endoftext|>) */
+	int32_t *type_ids;  /* [n] token_type_ids: BERT 0 for text A (and its [CLS]/[SEP]), 1 for text B;
+	                     * GPT-2 all 0 (HF's GPT2Tokenizer returns none, so the model sees none) */
+	bool *special;      /* [n] special tokens: the [CLS]/[SEP] added around the text and special tokens
+	                     * typed in it ("[SEP]", "<|endoftext|>"); not an [UNK] standing for a word */
 	bool truncated;     /* true when tokens were dropped to fit max_len */
 	int n_before_truncation; /* token count the full text would have had */
 };
 
-/* Load the tokenizer files of KIND from folder DIR (also reads tokenizer_config.json for
- * do_lower_case, strip_accents, tokenize_chinese_chars when present). */
+/* Load the tokenizer files of KIND from folder DIR: vocab.txt (BERT) or vocab.json + merges.txt
+ * (GPT-2), else tokenizer.json; then tokenizer_config.json (do_lower_case, strip_accents,
+ * tokenize_chinese_chars, never_split, add_prefix_space, special token names),
+ * special_tokens_map.json and added_tokens.json when present. Errors are one line naming
+ * the file and the problem. Loading GPT-2's 50k vocabulary and merges takes ~30 ms. */
 int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer **out, struct err *e);
 void tokenizer_free(struct tokenizer *tok);
 
 /* Encode TEXT (and TEXT_B when not NULL) into OUT, keeping at most MAX_LEN tokens including
- * special tokens (HF truncation: longest_first for pairs). TEXT must be valid UTF-8; invalid UTF-8
- * is an error ("invalid UTF-8 at byte N"). Free OUT with token_list_free. */
+ * special tokens (HF truncation: longest_first for pairs); MAX_LEN <= 0 keeps everything.
+ * A MAX_LEN that leaves no room for any of TEXT (or for a pair's special tokens) is an error,
+ * where HF would log one and return too many tokens. TEXT must be valid UTF-8; invalid UTF-8
+ * is an error ("invalid UTF-8 at byte N", N counted from 0). BERT: [CLS] a [SEP] (b [SEP]);
+ * GPT-2: a b, nothing added. Free OUT with token_list_free (also safe after an error). */
 int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *text_b, int max_len,
 		     struct token_list *out, struct err *e);
 void token_list_free(struct token_list *list);

@@ -36,9 +36,8 @@ static char *str_printf(const char *fmt, ...)
 	va_start(ap, fmt);
 	char *s = NULL;
 	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+		abort(); /* out of memory; also used outside tests, so no ck_assert */
 	va_end(ap);
-	ck_assert_ptr_nonnull(s);
 	return s;
 }
 
@@ -168,30 +167,41 @@ static json_t *load_cases(void)
 
 /* ---------------------------------------------------------------- the reference cases */
 
-#define MAX_FIXTURES 16
-static struct {
-	char *name;
-	struct tokenizer *tok;
-} fixtures[MAX_FIXTURES];
+/* The fixture tokenizers, loaded once by main() before the tests fork (a tokenizer is
+ * immutable, so the tests share them). */
+static const char *const fixture_names[] = {"bert", "gpt2", "bert-json", "bert-cased", "bert-cased-strip", "gpt2-json"};
+#define MAX_FIXTURES (sizeof fixture_names / sizeof fixture_names[0])
+static struct tokenizer *fixtures[MAX_FIXTURES];
 
-static struct tokenizer *fixture(const char *name, const char *kind)
+static int fixtures_load(void)
 {
-	int i;
-	for (i = 0; i < MAX_FIXTURES && fixtures[i].name; i++)
-		if (strcmp(fixtures[i].name, name) == 0)
-			return fixtures[i].tok;
-	ck_assert_int_lt(i, MAX_FIXTURES);
-	fixtures[i].name = strdup(name);
-	fixtures[i].tok = load_fixture(name, kind_of(kind));
-	return fixtures[i].tok;
+	for (size_t i = 0; i < MAX_FIXTURES; i++) {
+		char *dir = str_printf("%s/tests/data/tokenizer/%s", top_srcdir(), fixture_names[i]);
+		struct err e = {""};
+		int rc = tokenizer_load(dir, kind_of(fixture_names[i]), &fixtures[i], &e);
+		free(dir);
+		if (rc < 0) {
+			fprintf(stderr, "check_tokenizer: fixture %s: %s\n", fixture_names[i], e.msg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static struct tokenizer *fixture(const char *name)
+{
+	for (size_t i = 0; i < MAX_FIXTURES; i++)
+		if (strcmp(fixture_names[i], name) == 0)
+			return fixtures[i];
+	ck_abort_msg("no fixture %s", name);
+	return NULL;
 }
 
 static void fixtures_free(void)
 {
-	for (int i = 0; i < MAX_FIXTURES && fixtures[i].name; i++) {
-		free(fixtures[i].name);
-		tokenizer_free(fixtures[i].tok);
-		fixtures[i].name = NULL;
+	for (size_t i = 0; i < MAX_FIXTURES; i++) {
+		tokenizer_free(fixtures[i]);
+		fixtures[i] = NULL;
 	}
 }
 
@@ -204,14 +214,15 @@ START_TEST(test_fixture_cases)
 	json_array_foreach(cases, i, c) {
 		const char *fx = json_string_value(json_object_get(c, "fixture"));
 		char *label = str_printf("cases.json #%zu (%s)", i, fx);
-		bad += run_case(fixture(fx, json_string_value(json_object_get(c, "kind"))), label, c);
+		struct tokenizer *tok = fixture(fx);
+		ck_assert_int_eq(kind_of(json_string_value(json_object_get(c, "kind"))), kind_of(fx));
+		bad += run_case(tok, label, c);
 		free(label);
 	}
 	printf("check_tokenizer: %zu reference cases, %d mismatches\n", json_array_size(cases), bad);
 	ck_assert_msg(json_array_size(cases) >= 500, "cases.json has only %zu cases", json_array_size(cases));
 	ck_assert_msg(bad == 0, "%d of %zu cases differ (listed above)", bad, json_array_size(cases));
 	json_decref(cases);
-	fixtures_free();
 }
 END_TEST
 
@@ -278,8 +289,8 @@ static struct token_list encode_ok(struct tokenizer *tok, const char *a, const c
 
 START_TEST(test_truncation)
 {
-	struct tokenizer *bert = load_fixture("bert", TOKENIZER_WORDPIECE);
-	struct tokenizer *gpt2 = load_fixture("gpt2", TOKENIZER_BPE);
+	struct tokenizer *bert = fixture("bert");
+	struct tokenizer *gpt2 = fixture("gpt2");
 	const char *text = "the cat sat on the mat and looked at the dog for a very long time";
 	struct token_list full = encode_ok(bert, text, NULL, 0);
 	ck_assert(!full.truncated);
@@ -337,15 +348,13 @@ START_TEST(test_truncation)
 	token_list_free(&g);
 	token_list_free(&fb);
 	token_list_free(&full);
-	tokenizer_free(bert);
-	tokenizer_free(gpt2);
 }
 END_TEST
 
 START_TEST(test_pairs)
 {
-	struct tokenizer *bert = load_fixture("bert", TOKENIZER_WORDPIECE);
-	struct tokenizer *gpt2 = load_fixture("gpt2", TOKENIZER_BPE);
+	struct tokenizer *bert = fixture("bert");
+	struct tokenizer *gpt2 = fixture("gpt2");
 	const char *a = "Where is the café?", *b = "It's in Zürich, near the lake.";
 	/* BERT: [CLS] a [SEP] b [SEP], type ids 0 through the first [SEP] */
 	struct token_list sa = encode_ok(bert, a, NULL, 0), sb = encode_ok(bert, b, NULL, 0);
@@ -382,15 +391,13 @@ START_TEST(test_pairs)
 	ck_assert_int_eq(ge.n, 0);
 	token_list_free(&be);
 	token_list_free(&ge);
-	tokenizer_free(bert);
-	tokenizer_free(gpt2);
 }
 END_TEST
 
 START_TEST(test_vocab_api)
 {
-	struct tokenizer *bert = load_fixture("bert", TOKENIZER_WORDPIECE);
-	struct tokenizer *gpt2 = load_fixture("gpt2", TOKENIZER_BPE);
+	struct tokenizer *bert = fixture("bert");
+	struct tokenizer *gpt2 = fixture("gpt2");
 	/* sizes and ids as the fixture files define them: lines of vocab.txt, entries of vocab.json */
 	ck_assert_int_eq(tokenizer_vocab_size(bert), 30522);
 	ck_assert_int_eq(tokenizer_vocab_size(gpt2), 50257);
@@ -403,8 +410,6 @@ START_TEST(test_vocab_api)
 	ck_assert_ptr_null(tokenizer_id_to_token(bert, 30522));
 	ck_assert_ptr_null(tokenizer_id_to_token(gpt2, 50257));
 	ck_assert_int_eq(tokenizer_token_to_id(bert, "no-such-token"), -1);
-	tokenizer_free(bert);
-	tokenizer_free(gpt2);
 }
 END_TEST
 
@@ -494,6 +499,33 @@ START_TEST(test_load_errors)
 	put("tokenizer.json", "{\"model\": {\"type\": \"WordPiece\", \"vocab\": {}}}");
 	expect_load_error(TOKENIZER_WORDPIECE, "tokenizer.json: model.vocab: empty vocabulary", NULL);
 
+	static const struct {
+		const char *config, *needle;
+	} bad_configs[] = {
+		{"[1, 2]", "tokenizer_config.json: not a JSON object"},
+		{"{\"cls_token\": 5}", "cls_token is not a string or a token object"},
+		{"{\"cls_token\": {\"content\": 3}}", "cls_token is not a string or a token object"},
+		{"{\"additional_special_tokens\": \"[X]\"}", "additional_special_tokens is not a list"},
+		{"{\"never_split\": [1]}", "never_split has a value that is not a string"},
+		{"{\"strip_accents\": 1}", "strip_accents is not true, false or null"},
+		{"{\"unk_token\": \"\"}", "unk_token \"\" is not in the vocabulary"},
+		{"{\"sep_token\": \"[NOPE]\"}", "vocab.txt: the sep_token \"[NOPE]\" is not in the vocabulary"},
+	};
+	for (size_t i = 0; i < sizeof bad_configs / sizeof bad_configs[0]; i++) {
+		put("vocab.txt", "[UNK]\n[CLS]\n[SEP]\n");
+		put("tokenizer_config.json", bad_configs[i].config);
+		expect_load_error(TOKENIZER_WORDPIECE, bad_configs[i].needle, NULL);
+	}
+	put("vocab.txt", "[UNK]\n[CLS]\n[SEP]\n");
+	put("added_tokens.json", "{\"new\": \"zero\"}");
+	expect_load_error(TOKENIZER_WORDPIECE, "added_tokens.json", "is not an integer");
+	/* a file past the size limit is refused before anything is read (sparse: no disk used) */
+	put("vocab.txt", "");
+	char *big = str_printf("%s/vocab.txt", tmpdir);
+	ck_assert_int_eq(truncate(big, (off_t)65 << 20), 0);
+	free(big);
+	expect_load_error(TOKENIZER_WORDPIECE, "vocab.txt: file too large", NULL);
+
 	expect_load_error(TOKENIZER_BPE, "no vocab.json + merges.txt or tokenizer.json", NULL);
 	put("merges.txt", "#version: 0.2\na b\n");
 	expect_load_error(TOKENIZER_BPE, "vocab.json: missing", "merges.txt");
@@ -561,7 +593,7 @@ START_TEST(test_invalid_utf8)
 		{"\x80", 0},                /* lone continuation */
 		{"日本\xe8\xaa", 6},
 	};
-	struct tokenizer *toks[2] = {load_fixture("bert", TOKENIZER_WORDPIECE), load_fixture("gpt2", TOKENIZER_BPE)};
+	struct tokenizer *toks[2] = {fixture("bert"), fixture("gpt2")};
 	for (int k = 0; k < 2; k++) {
 		for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 			struct token_list out;
@@ -574,7 +606,6 @@ START_TEST(test_invalid_utf8)
 			ck_assert_int_eq(tokenizer_encode(toks[k], "fine", bad[i].text, 0, &out, &e), -1);
 			ck_assert_msg(strstr(e.msg, want) && strstr(e.msg, "second text"), "%s", e.msg);
 		}
-		tokenizer_free(toks[k]);
 	}
 }
 END_TEST
@@ -605,7 +636,7 @@ static bool utf8proc_says_valid(const char *s, size_t len)
 
 START_TEST(test_random_text)
 {
-	struct tokenizer *toks[2] = {load_fixture("bert", TOKENIZER_WORDPIECE), load_fixture("gpt2", TOKENIZER_BPE)};
+	struct tokenizer *toks[2] = {fixture("bert"), fixture("gpt2")};
 	char buf[200];
 	int n_valid = 0;
 	for (int iter = 0; iter < 3000; iter++) {
@@ -641,8 +672,6 @@ START_TEST(test_random_text)
 		}
 	}
 	ck_assert_int_gt(n_valid, 1500);
-	tokenizer_free(toks[0]);
-	tokenizer_free(toks[1]);
 }
 END_TEST
 
@@ -650,6 +679,15 @@ START_TEST(test_random_files)
 {
 	/* garbage and truncated versions of real files must load or fail cleanly, never crash */
 	static const char *const names[] = {"vocab.txt", "vocab.json", "merges.txt", "tokenizer.json"};
+	static const char *const configs[] = {"tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"};
+	static const char *const config_texts[] = {
+		"{\"do_lower_case\": false, \"cls_token\": {\"content\": \"[SEP]\", \"lstrip\": true}}",
+		"{\"additional_special_tokens\": [\"the\", {\"content\": \"a\", \"rstrip\": true}, \"\"]}",
+		"{\"x\": 1, \"\": 2, \"the\": 3, \"[CLS]\": 4}",
+		"{\"never_split\": [\"\", \"a\"], \"strip_accents\": true, \"tokenize_chinese_chars\": false}",
+		"{\"unk_token\": {\"content\": \"[UNK]\", \"lstrip\": 1, \"rstrip\": null}}",
+		"{\"add_prefix_space\": true, \"pad_token\": null, \"mask_token\": [1]}",
+	};
 	char *good[4];
 	size_t good_len[4];
 	for (int f = 0; f < 4; f++) {
@@ -665,26 +703,31 @@ START_TEST(test_random_files)
 		fclose(fp);
 		free(p);
 	}
-	for (int iter = 0; iter < 48; iter++) {
+	for (int iter = 0; iter < 96; iter++) {
 		int f = iter % 4;
-		size_t len = iter < 24 ? rng() % 300 : rng() % good_len[f];
+		size_t len = iter < 48 ? rng() % 300 : rng() % (good_len[f] < 65536 ? good_len[f] : 65536);
 		char *data = malloc(len + 1);
 		for (size_t i = 0; i < len; i++)
-			data[i] = iter < 24 ? (char)rng() : good[f][i];
-		if (iter >= 36 && len) /* a few flipped bytes in a real prefix */
+			data[i] = iter < 48 ? (char)rng() : good[f][i];
+		data[len] = '\0';
+		if (iter >= 72 && len) /* a few flipped bytes in a real prefix */
 			for (int k = 0; k < 4; k++)
 				data[rng() % len] = (char)rng();
 		put_file(names[f], data, len);
-		if (f == 1)
-			put_file("merges.txt", good[2], good_len[2]);
+		if (f == 1) /* a small valid partner file, so only the broken one is under test */
+			put("merges.txt", "#version: 0.2\n\xc4\xa0 t\nh e\n");
 		if (f == 2)
-			put_file("vocab.json", good[1], good_len[1]);
+			put("vocab.json", "{\"<|endoftext|>\": 0, \"\xc4\xa0t\": 1, \"he\": 2, \"h\": 3}");
+		if (iter % 3 == 0) { /* odd but well-formed or garbage configuration next to the model */
+			const char *cfg = config_texts[rng() % (sizeof config_texts / sizeof config_texts[0])];
+			put(configs[rng() % 3], iter % 2 ? cfg : data);
+		}
 		struct tokenizer *tok = NULL;
 		struct err e = {""};
 		enum tokenizer_kind kind = f == 0 ? TOKENIZER_WORDPIECE : TOKENIZER_BPE;
 		if (tokenizer_load(tmpdir, kind, &tok, &e) == 0) {
 			struct token_list out;
-			if (tokenizer_encode(tok, "Hello, wörld! 日本 <|endoftext|> [CLS]", NULL, 0, &out, &e) == 0)
+			if (tokenizer_encode(tok, "Hello, wörld! 日本 <|endoftext|> [CLS] x the a", "b", 5, &out, &e) == 0)
 				token_list_free(&out);
 			tokenizer_free(tok);
 		} else {
@@ -722,7 +765,7 @@ static void *thread_run(void *arg)
 START_TEST(test_shared_between_threads)
 {
 	json_t *cases = load_cases();
-	struct tokenizer *gpt2 = load_fixture("gpt2", TOKENIZER_BPE);
+	struct tokenizer *gpt2 = fixture("gpt2");
 	struct thread_job jobs[2] = {{gpt2, cases, "gpt2", 0}, {gpt2, cases, "gpt2", 0}};
 	pthread_t th[2];
 	for (int i = 0; i < 2; i++)
@@ -730,7 +773,6 @@ START_TEST(test_shared_between_threads)
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	ck_assert_int_eq(jobs[0].mismatches + jobs[1].mismatches, 0);
-	tokenizer_free(gpt2);
 	json_decref(cases);
 }
 END_TEST
@@ -757,7 +799,8 @@ START_TEST(test_speed)
 	double t3 = now_ms();
 	struct token_list b = encode_ok(bert, text, NULL, 0);
 	double t4 = now_ms();
-	memset(text, 'q', 20000);
+	for (int i = 0; i < 20000; i++) /* letters without a space: one piece, thousands of merges */
+		text[i] = "etaoinshrdlucmfwypvbgkqjxz"[rng() % 26];
 	text[20000] = '\0';
 	struct token_list c = encode_ok(gpt2, text, NULL, 0);
 	double t5 = now_ms();
@@ -777,23 +820,28 @@ END_TEST
 
 static Suite *tokenizer_suite(void)
 {
+	/* generous per-test limits: valgrind runs these 30-50 times slower */
 	Suite *s = suite_create("tokenizer");
 	TCase *tc = tcase_create("reference");
+	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_fixture_cases);
 	tcase_add_test(tc, test_shared_reference);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("assembly");
+	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_truncation);
 	tcase_add_test(tc, test_pairs);
 	tcase_add_test(tc, test_vocab_api);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
+	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
 	tcase_add_test(tc, test_load_errors);
 	tcase_add_test(tc, test_invalid_utf8);
 	tcase_add_test(tc, test_random_files);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("robustness");
+	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_random_text);
 	tcase_add_test(tc, test_shared_between_threads);
 	tcase_add_test(tc, test_speed);
@@ -803,9 +851,12 @@ static Suite *tokenizer_suite(void)
 
 int main(void)
 {
+	if (fixtures_load() < 0)
+		return EXIT_FAILURE;
 	SRunner *sr = srunner_create(tokenizer_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	fixtures_free();
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }
