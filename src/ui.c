@@ -123,8 +123,18 @@ static int cp_width(uint32_t cp, void *ctx)
 	return canvas_text_width(cv, u);
 }
 
+/* The name of the first key bound to A into BUF ("" when unbound). */
+static const char *ui_first_key(const struct ui *u, enum action a, char *buf, size_t n)
+{
+	int k[1];
+	buf[0] = 0;
+	if (keymap_keys(u->ctx.keys, a, k, 1) == 1)
+		action_key_name(k[0], buf, n);
+	return buf;
+}
+
 /* Draw an input line; returns the cursor column when focused, else -1. */
-static int ui_draw_input(struct ui *u, int y, const char *label, struct lineedit *le, bool focused)
+static int ui_draw_input(struct ui *u, int y, const char *label, const char *hint, struct lineedit *le, bool focused)
 {
 	struct canvas *cv = u->cv;
 	struct style lab = canvas_role(cv, ROLE_INPUT_LABEL), in = canvas_role(cv, ROLE_INPUT);
@@ -146,7 +156,7 @@ static int ui_draw_input(struct ui *u, int y, const char *label, struct lineedit
 	if (le->scroll > 0)
 		canvas_put(cv, lw, y, canvas_glyph(cv, GLYPH_LEFT), canvas_role(cv, ROLE_DIM));
 	if (!focused && !le->len)
-		canvas_text(cv, x0, y, w, focused ? "" : "(press i to type)", canvas_role(cv, ROLE_DIM));
+		canvas_text(cv, x0, y, w, hint, canvas_role(cv, ROLE_DIM));
 	return focused ? x0 + cursor : -1;
 }
 
@@ -191,17 +201,24 @@ static void ui_draw_status(struct ui *u, int y)
 			 keymap_describe(u->ctx.keys, ACT_ED_NEXT_FIELD, k2, sizeof k2),
 			 keymap_describe(u->ctx.keys, ACT_ED_KILL_START, k3, sizeof k3));
 	} else {
+		/* As many of the view's main keys as fit next to the rest. */
+		int room = cv->w - x - 2 - (msg ? canvas_text_width(cv, msg) + 2 : 0);
 		for (const enum action *a = v->status_keys; a && *a != ACTION_NONE; a++) {
-			int k[4];
-			if (keymap_keys(u->ctx.keys, *a, k, 4) < 1)
+			char name[32], item[64];
+			if (!ui_first_key(u, *a, name, sizeof name)[0])
 				continue;
-			char name[32];
-			action_key_name(k[0], name, sizeof name);
-			const char *verb = action_get(*a)->name;
-			snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s %s  ", name, verb);
+			const char *verb = *a == ACT_BACK && u->ctx.depth == 1 ? "quit" : action_get(*a)->name;
+			snprintf(item, sizeof item, "%s %s  ", name, verb);
+			if (canvas_text_width(cv, keys) + canvas_text_width(cv, item) > room)
+				break;
+			snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s", item);
 		}
 	}
 	int kw = canvas_text_width(cv, keys);
+	if (msg && canvas_text_width(cv, msg) + 2 + kw > cv->w - x - 2) {
+		keys[0] = 0; /* the message matters more than the key hints */
+		kw = 0;
+	}
 	int room = cv->w - x - kw - 2;
 	if (msg && room > 4)
 		canvas_text(cv, x + 2, y, room, msg, ms);
@@ -232,12 +249,15 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 		return;
 	}
 	int y = 0;
-	int c = ui_draw_input(u, y, "text", &u->text, u->focus == FOCUS_TEXT);
+	char hint[96], k[64];
+	snprintf(hint, sizeof hint, "(press %s to type)", ui_first_key(u, ACT_EDIT, k, sizeof k));
+	int c = ui_draw_input(u, y, "text", hint, &u->text, u->focus == FOCUS_TEXT);
 	if (c >= 0)
 		*cx = c, *cy = y;
 	y++;
 	if (u->src->supports_pairs) {
-		c = ui_draw_input(u, y, "pair", &u->pair, u->focus == FOCUS_PAIR);
+		snprintf(hint, sizeof hint, "(optional second sentence: press %s)", ui_first_key(u, ACT_EDIT_PAIR, k, sizeof k));
+		c = ui_draw_input(u, y, "pair", hint, &u->pair, u->focus == FOCUS_PAIR);
 		if (c >= 0)
 			*cx = c, *cy = y;
 		y++;

@@ -45,10 +45,20 @@ static int words(struct tok *t, int n, const char *text, enum synth_style style,
 			snprintf(g, sizeof g, "%s%s", first ? "" : "\xc4\xa0", w);
 			n = add(t, n, g, false, type);
 		} else if (len > 5) {
-			char a[8], b[72];
-			memcpy(a, w, 4);
-			a[4] = 0;
-			snprintf(b, sizeof b, "##%s", w + 4);
+			/* Split after 4 bytes, moved forward to a character boundary. */
+			size_t cut = 4;
+			while (cut < len && ((unsigned char)w[cut] & 0xc0) == 0x80)
+				cut++;
+			char a[72], b[72];
+			memcpy(a, w, cut);
+			a[cut] = 0;
+			snprintf(b, sizeof b, "##%s", w + cut);
+			if (cut == len) {
+				n = add(t, n, w, false, type);
+				first = false;
+				p = e;
+				continue;
+			}
 			n = add(t, n, a, false, type);
 			n = add(t, n, b, false, type);
 		} else {

@@ -1,2 +1,189 @@
 #!/bin/sh
-exit 77
+# tui-synth.sh -- the explorer end to end under tmux, on synthetic traces (tests/ui/ui-driver):
+# start, grid navigation and counts, heatmap and its toggles, help, editing with live reruns,
+# the pair field, stale runs while typing, errors, resize (down to below 40x12), monochrome and
+# ASCII terminals, quitting.
+set -u
+: "${top_srcdir:?}" "${ATTNSCOPE_BIN:?}"
+. "$top_srcdir/tests/ui/lib.sh"
+DRIVER="${ATTNSCOPE_BIN%/*}/tests/ui/ui-driver"
+[ -x "$DRIVER" ] || { echo "no $DRIVER"; exit 1; }
+U8="LC_ALL=C.UTF-8"
+
+# --- start: grid, token strip, status bar ---
+tui_start 100 30 $U8 "$DRIVER" --layers 3 --heads 4 "The quick brown fox jumped over"
+tui_wait "3 layers × 4 heads · 9 tokens"
+tui_screen | grep -q '^\[CLS\] The   quick brown fox   jump··ed   over  \[SEP\]' || tui_fail "token strip"
+tui_screen | grep -q '^101 ' || tui_fail "token ids"
+tui_wait "synthetic-bert │ 9 tok │ L0 H0 │ grid"
+tui_wait "Enter open"
+for l in L0 L1 L2; do tui_screen | grep -q "^$l " || tui_fail "layer label $l"; done
+tui_screen | grep -q '^L\\H     0         1         2         3' || tui_fail "head numbers"
+# The frame around the selected head (L0 H0) starts at column 4 of the first thumbnail row.
+tui_screen | grep -q '^   ┌─────────┐$' || tui_fail "selection frame"
+
+# --- grid navigation: hjkl, counts, g/G, |, page keys, head wrap ---
+tui_keys j l
+tui_wait "L1 H1 │ grid"
+tui_keys G
+tui_wait "L2 H3 │ grid"
+tui_keys g
+tui_wait "L0 H0 │ grid"
+tui_keys 2 '|'
+tui_wait "L0 H2 │ grid"
+tui_keys 9 l        # counts clamp at the last head
+tui_wait "L0 H3 │ grid"
+tui_keys ']'        # past the last head of a layer: the next layer
+tui_wait "L1 H0 │ grid"
+tui_keys 2 g
+tui_wait "L2 H0 │ grid"
+tui_keys PPage
+tui_wait "L0 H0 │ grid"
+tui_keys d
+tui_wait "thumbnails shrink by mean"
+tui_keys d
+tui_keys z
+tui_wait "z: no action here"
+
+# --- heatmap: open, cursor, panel, toggles, head/layer keys ---
+tui_keys 1 '|' Enter
+tui_wait "layer 0 head 1 · queries ↓, keys → · linear scale"
+tui_wait "top keys of [CLS]"
+tui_keys j j l
+tui_wait "query 2  quick"
+tui_wait "key   1  The"
+tui_screen | grep -q '^quick .*\[\]' || tui_fail "cell cursor on the quick row"
+tui_wait "L0 H1 │ heatmap │ q2 k1 = "
+tui_keys m
+tui_wait "layer 0, mean of 4 heads"
+tui_keys M
+tui_wait "mean of all 12 heads in 3 layers"
+tui_keys M
+tui_wait "layer 0 head 1 ·"
+tui_keys c
+tui_wait "log scale"
+tui_keys c
+tui_wait "rank scale"
+tui_keys c
+tui_wait "linear scale"
+tui_keys n
+tui_screen | grep -E -q '^quick +(\.[0-9][0-9]|1\.0| +)' || tui_fail "numbers in cells"
+tui_keys n
+tui_keys s
+tui_wait "specials hidden (rows renormalised)"
+tui_screen | grep -q '^\[CLS\] ' && tui_screen | sed -n '6,30p' | grep -q '^\[CLS\]' && tui_fail "[CLS] row still shown"
+tui_keys s
+tui_keys ']'
+tui_wait "layer 0 head 2 ·"
+tui_keys '}'
+tui_wait "layer 1 head 2 ·"
+tui_keys '['
+tui_wait "layer 1 head 1 ·"
+
+# --- help for the current view ---
+tui_keys '?'
+tui_wait "Keys (q or Esc closes"
+tui_wait "Heatmap view"
+tui_screen | grep -q "toggle the mean over the layer's heads" || tui_fail "heatmap keys in help"
+tui_keys q
+tui_wait "layer 1 head 1 ·"
+tui_keys q
+tui_wait "3 layers × 4 heads"
+tui_wait "L1 H1 │ grid"
+
+# --- token selection highlights in every view ---
+tui_keys x . . . .
+tui_wait "L1 H1 │ grid"
+# The selected token has the token-selected colours in the strip (and thumbnails dim around it).
+tui_screen_ansi | sed -n 3p | grep -q '48;5;[0-9]*mbrown' || tui_fail "selected token not highlighted"
+tui_keys Enter
+tui_wait "query 3  brown"
+tui_keys Escape
+tui_wait "│ grid"
+tui_keys x
+
+# --- editing: live reruns, Backspace, C-u, UTF-8, Home/End ---
+tui_keys i
+tui_wait "done"
+tui_type " again"
+tui_wait "10 tok"
+tui_wait "again"
+tui_keys BSpace BSpace BSpace BSpace BSpace BSpace
+tui_wait "9 tok"
+tui_keys Home
+tui_type "Ünïcode 日本 "
+tui_wait "12 tok"
+tui_screen | grep -q '^\[CLS\] Ünï·*code  日本  The ' || tui_fail "UTF-8 tokens"
+tui_keys End C-w
+tui_wait "11 tok"
+tui_screen | grep -q '^text Ünïcode 日本 The quick brown fox jumped *$' || tui_fail "C-w"
+tui_keys C-u
+tui_wait "2 tok"
+tui_type "cats sleep"
+tui_wait "4 tok"
+tui_screen | grep -E -q '^\[CLS\] cats +sleep +\[SEP\]$' || tui_fail "new text"
+tui_keys Enter
+tui_wait "Enter open"
+
+# --- the pair field (BERT) ---
+tui_keys p
+tui_type "dogs bark"
+tui_wait "7 tok"
+tui_screen | grep -E -q '^\[CLS\] cats +sleep +\[SEP\] dogs +bark +\[SEP\]$' || tui_fail "pair tokens"
+tui_keys Escape
+tui_keys q
+st=$(tui_exit_status); [ "$st" = 0 ] || tui_fail "exit status after q: $st"
+
+# --- stale runs are discarded while typing; errors are shown ---
+STATS="$TUI_TMP/stats"
+tui_start 100 30 $U8 "$DRIVER" --delay 150 --stats "$STATS" ""
+tui_wait "2 tok"
+tui_type "one two three four five six seven"
+tui_wait "9 tok" 15
+tui_screen | grep -E -q '^\[CLS\] one +two +three +four +five +six +seve·*n +\[SEP\]$' || tui_fail "final tokens"
+tui_type " FAIL"
+tui_wait "synthetic failure for a text containing FAIL" 15
+tui_keys BSpace BSpace BSpace BSpace BSpace
+tui_wait_gone "synthetic failure" 15
+tui_keys C-c
+st=$(tui_exit_status); [ "$st" = 0 ] || tui_fail "exit status after C-c: $st"
+runs=$(sed -n 's/^runs //p' "$STATS")
+cancelled=$(sed -n 's/^cancelled //p' "$STATS")
+# 34 keystrokes; debounce and cancellation keep the runs far fewer, and some were cut short.
+[ "$runs" -lt 20 ] || tui_fail "too many runs: $runs"
+echo "typing 34 characters started $runs runs, $cancelled cancelled"
+
+# --- resize: smaller, below the minimum, back ---
+tui_start 100 30 $U8 "$DRIVER" --layers 12 --heads 12 "a b c d e f g h"
+tui_wait "12 layers × 12 heads"
+tui_tmux resize-window -t 0 -x 60 -y 20
+tui_wait_true "no redraw at 60 columns" tui_width_is 60
+tui_wait "L0 H0 │ grid"
+tui_screen | grep -q '▼' || tui_fail "no scroll marker when the grid does not fit"
+tui_keys 11 g
+tui_wait "L11 H0"
+tui_screen | grep -q '^L11 ' || tui_fail "grid did not scroll to layer 11"
+tui_tmux resize-window -t 0 -x 30 -y 10
+tui_wait "too small 30x10"
+tui_tmux resize-window -t 0 -x 40 -y 12
+tui_wait "│ L11 H0 │"
+tui_screen | grep -q '^L11 ' || tui_fail "layer 11 not shown at 40x12"
+tui_tmux resize-window -t 0 -x 100 -y 30
+tui_wait_true "no redraw at 100 columns" tui_width_is 100
+tui_wait "12 layers × 12 heads"
+tui_keys Q
+st=$(tui_exit_status); [ "$st" = 0 ] || tui_fail "exit status after Q: $st"
+
+# --- monochrome (NO_COLOR) and an ASCII locale ---
+tui_start 80 24 $U8 NO_COLOR=1 "$DRIVER" --layers 2 --heads 2 "the cat sat"
+tui_wait "2 layers × 2 heads"
+tui_screen_ansi | grep -q '\[38;5;' && tui_fail "colour with NO_COLOR"
+tui_screen | grep -q '▀' && tui_fail "half blocks in monochrome"
+tui_screen | grep -E -q '^ +[│ ]?[@%#*+=:. -]{3,}' || tui_fail "no shade characters"
+tui_keys q
+tui_start 80 24 LC_ALL=C "$DRIVER" --layers 2 --heads 2 "the cat sat"
+tui_wait "2 layers x 2 heads - 5 tokens"
+tui_screen | grep -q '^   +-----+' || tui_fail "ASCII frame"
+LC_ALL=C tui_screen | grep -q "$(printf '[\200-\377]')" && tui_fail "non-ASCII output in the C locale"
+tui_keys q
+echo "ok"

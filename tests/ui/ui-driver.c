@@ -3,6 +3,7 @@
  *   ui-driver [--gpt2] [--layers L] [--heads H] [--delay MS] [--stats FILE] [--theme T]
  *             [--color auto|always|never] [TEXT [PAIR]]     interactive explorer
  *   ui-driver --print grid|heatmap [--layer L --head H --width W ...] TEXT
+ *   ui-driver --model DIR [...]  the same on a real model (model_open/model_run) instead
  *   ui-driver --keys        every action and its default keys
  *   ui-driver --roff        the KEY BINDINGS sections of the man page
  *
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model.h"
 #include "synth.h"
 #include "ui.h"
 #include "view.h"
@@ -48,7 +50,7 @@ static int usage(void)
 {
 	fputs("usage: ui-driver [--gpt2] [--layers L] [--heads H] [--delay MS] [--stats FILE] [--theme T]\n"
 	      "                 [--color auto|always|never] [--print VIEW] [--layer L] [--head H] [--token T]\n"
-	      "                 [--width W] [--keys] [--roff] [TEXT [PAIR]]\n", stderr);
+	      "                 [--width W] [--keys] [--roff] [--model DIR] [TEXT [PAIR]]\n", stderr);
 	return 2;
 }
 
@@ -57,7 +59,7 @@ int main(int argc, char **argv)
 	struct driver d = {SYNTH_BERT, 2, 2, 0, 0, 0, 0};
 	struct ui_options o;
 	ui_options_init(&o);
-	const char *print = NULL, *stats = NULL, *text = NULL, *pair = NULL;
+	const char *print = NULL, *stats = NULL, *text = NULL, *pair = NULL, *model = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--keys")) {
@@ -76,6 +78,8 @@ int main(int argc, char **argv)
 			d.delay_ms = atoi(v), i++;
 		} else if (v && !strcmp(a, "--stats")) {
 			stats = v, i++;
+		} else if (v && !strcmp(a, "--model")) {
+			model = v, i++;
 		} else if (v && !strcmp(a, "--theme")) {
 			o.theme = v, i++;
 		} else if (v && !strcmp(a, "--print")) {
@@ -104,6 +108,27 @@ int main(int argc, char **argv)
 	if (d.layers < 1 || d.heads < 1 || d.layers > 64 || d.heads > 64)
 		return usage();
 	struct err e = {{0}};
+	if (model) {
+		struct model *m = NULL;
+		if (model_open(model, &m, &e)) {
+			fprintf(stderr, "ui-driver: %s\n", e.msg);
+			return 1;
+		}
+		int rc;
+		if (print) {
+			struct trace *t = NULL;
+			rc = model_run(m, text ? text : "", pair, NULL, &t, &e);
+			if (!rc)
+				rc = ui_print(t, print, &o, stdout, &e);
+			trace_free(t);
+		} else {
+			rc = ui_run(m, text, pair, &o, &e);
+		}
+		model_close(m);
+		if (rc)
+			fprintf(stderr, "ui-driver: %s\n", e.msg);
+		return rc ? 1 : 0;
+	}
 	if (print) {
 		struct trace *t = synth_trace(text ? text : "", pair, d.layers, d.heads, d.style);
 		if (!t)
