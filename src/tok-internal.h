@@ -90,6 +90,8 @@ struct tokenizer {
 
 	/* BPE (GPT-2) */
 	bool add_prefix_space;         /* prepend " " to each text (tokenizer_config.json) */
+	bool add_bos_token;            /* put bos before each text (tokenizer_config.json) */
+	int32_t bos_id;                /* its id when add_bos_token, else -1 */
 	void *regex;                   /* pcre2_code* of the pre-tokenizer pattern */
 	struct tok_vocab syms;         /* every symbol BPE can produce: 256 byte symbols + merge results */
 	int32_t byte_sym[256];         /* symbol of each byte (bytes_to_unicode) */

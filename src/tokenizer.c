@@ -233,7 +233,8 @@ static int read_config_flags(struct tokenizer *tok, json_t *cfg, struct err *e)
 {
 	if (json_bool(cfg, "do_lower_case", &tok->lower, e) < 0 ||
 	    json_bool(cfg, "tokenize_chinese_chars", &tok->chinese, e) < 0 ||
-	    json_bool(cfg, "add_prefix_space", &tok->add_prefix_space, e) < 0)
+	    json_bool(cfg, "add_prefix_space", &tok->add_prefix_space, e) < 0 ||
+	    json_bool(cfg, "add_bos_token", &tok->add_bos_token, e) < 0)
 		return -1;
 	json_t *sa = json_object_get(cfg, "strip_accents");
 	if (sa) {
@@ -554,7 +555,7 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 		return err_set(e, "out of memory");
 	}
 	tok->kind = kind;
-	tok->cls_id = tok->sep_id = -1;
+	tok->cls_id = tok->sep_id = tok->bos_id = -1;
 	/* BertTokenizer's defaults; tokenizer.json and tokenizer_config.json may change them. */
 	tok->lower = true;
 	tok->strip_accents = -1;
@@ -586,6 +587,8 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 		goto out;
 	if (kind == TOKENIZER_WORDPIECE && ((tok->cls_id = required_id(tok, &st, ROLE_CLS, e)) < 0 ||
 					    (tok->sep_id = required_id(tok, &st, ROLE_SEP, e)) < 0))
+		goto out;
+	if (kind == TOKENIZER_BPE && tok->add_bos_token && (tok->bos_id = required_id(tok, &st, ROLE_BOS, e)) < 0)
 		goto out;
 	if (collect_specials(tok, &st, e) < 0)
 		goto out;
@@ -844,8 +847,8 @@ int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *
 	int rc = -1;
 	if (encode_one(tok, text, "", &a, e) < 0 || (pair && encode_one(tok, text_b, " of the second text", &b, e) < 0))
 		goto out;
-	bool wp = tok->kind == TOKENIZER_WORDPIECE;
-	int n_special = wp ? (pair ? 3 : 2) : 0;
+	bool wp = tok->kind == TOKENIZER_WORDPIECE, bos = !wp && tok->add_bos_token;
+	int n_special = wp ? (pair ? 3 : 2) : bos ? (pair ? 2 : 1) : 0;
 	if (a.n > (1 << 28) || b.n > (1 << 28)) {
 		err_set(e, "text too long");
 		goto out;
@@ -854,16 +857,18 @@ int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *
 	bool truncated;
 	if (truncate_longest_first(&a, &b, pair, max_len, n_special, &truncated, e) < 0)
 		goto out;
-	/* BERT: [CLS] a [SEP] (b [SEP]); GPT-2: a b, nothing added */
+	/* BERT: [CLS] a [SEP] (b [SEP]); GPT-2: a b, or bos a (bos b) with add_bos_token */
 	int n_first = 0;
 	bool ok = true;
-	if (wp)
-		ok = tok_ids_push(&all, tok->cls_id, true) == 0;
+	if (wp || bos)
+		ok = tok_ids_push(&all, wp ? tok->cls_id : tok->bos_id, true) == 0;
 	for (int i = 0; ok && i < a.n; i++)
 		ok = tok_ids_push(&all, a.ids[i], a.special[i]) == 0;
 	if (ok && wp)
 		ok = tok_ids_push(&all, tok->sep_id, true) == 0;
 	n_first = all.n;
+	if (ok && bos && pair)
+		ok = tok_ids_push(&all, tok->bos_id, true) == 0;
 	for (int i = 0; ok && i < b.n; i++)
 		ok = tok_ids_push(&all, b.ids[i], b.special[i]) == 0;
 	if (ok && wp && pair)

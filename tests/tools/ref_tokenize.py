@@ -437,6 +437,8 @@ class Bpe(Base):
         defaults = {"unk_token": eot, "bos_token": eot, "eos_token": eot}
         cfg, roles, extra = load_special_config(folder, defaults, "gpt2")
         self.add_prefix_space = bool(cfg.get("add_prefix_space", False))
+        self.add_bos = bool(cfg.get("add_bos_token", False))
+        self.bos = roles["bos_token"].content
         self.unk = roles["unk_token"].content
         self.finish_specials(folder, roles, extra, json_added)
         self.cache = {}
@@ -472,11 +474,14 @@ class Bpe(Base):
         return out
 
     def num_special(self, pair):
-        return 0
+        return (2 if pair else 1) if self.add_bos else 0
 
     def assemble(self, ta, sa, tb, sb, pair):
         # HF's GPT2Tokenizer returns no token_type_ids; attnscope reports 0 for every token.
-        return ta + tb, sa + sb, [0] * (len(ta) + len(tb))
+        bos, sbos = ([self.bos], [True]) if self.add_bos else ([], [])
+        toks = bos + ta + (bos + tb if pair else [])
+        special = sbos + sa + (sbos + sb if pair else [])
+        return toks, special, [0] * len(toks)
 
 
 def load(folder, kind):
@@ -590,7 +595,8 @@ def build_fixtures(npm):
                   "merges": [a + " " + b for a, b in merges[:2000]] + [[a, b] for a, b in merges[2000:]]},
     }
     write_json(os.path.join(FIXDIR, "gpt2-json", "tokenizer.json"), gpt2_json)
-    write(os.path.join(FIXDIR, "gpt2-json", "tokenizer_config.json"), b'{\n  "add_prefix_space": true\n}\n')
+    write(os.path.join(FIXDIR, "gpt2-json", "tokenizer_config.json"),
+          b'{\n  "add_prefix_space": true,\n  "add_bos_token": true\n}\n')
     write(os.path.join(FIXDIR, "gpt2-json", "special_tokens_map.json"),
           b'{\n  "additional_special_tokens": [{"content": "<|sep|>", "lstrip": true, "rstrip": true,'
           b' "single_word": false, "normalized": true}, "<|plain|>"]\n}\n')
