@@ -114,8 +114,8 @@ void tok_ids_free(struct tok_ids *l);
 
 /* Read all of PATH (at most TOK_MAX_FILE_BYTES) into a NUL-terminated buffer. Errors name PATH. */
 int tok_read_file(const char *path, char **out, size_t *len, struct err *e);
-/* Parse PATH as JSON; errors name PATH with line and column. */
-json_t *tok_load_json(const char *path, struct err *e);
+/* Parse PATH as JSON (FLAGS for json_loadb); errors name PATH with line and column. */
+json_t *tok_load_json(const char *path, size_t flags, struct err *e);
 /* Python's universal newlines: turn "\r\n" and lone "\r" into "\n" in place; returns the new length. */
 size_t tok_universal_newlines(char *s, size_t len);
 /* Is S[0..LEN) a special token or a configured never_split word? */

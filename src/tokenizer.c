@@ -53,14 +53,14 @@ int tok_read_file(const char *path, char **out, size_t *len, struct err *e)
 	return 0;
 }
 
-json_t *tok_load_json(const char *path, struct err *e)
+json_t *tok_load_json(const char *path, size_t flags, struct err *e)
 {
 	char *buf;
 	size_t len;
 	if (tok_read_file(path, &buf, &len, e) < 0)
 		return NULL;
 	json_error_t je;
-	json_t *root = json_loadb(buf, len, 0, &je);
+	json_t *root = json_loadb(buf, len, flags, &je);
 	free(buf);
 	if (!root)
 		err_set(e, "%s: line %d column %d: %s", path, je.line, je.column, je.text);
@@ -331,7 +331,7 @@ static int read_added_tokens_file(struct tokenizer *tok, struct load_state *st, 
 		free(path);
 		return 0;
 	}
-	json_t *root = tok_load_json(path, e);
+	json_t *root = tok_load_json(path, 0, e);
 	struct added_entry *ents = NULL;
 	char *low = NULL;
 	int rc = -1;
@@ -491,7 +491,7 @@ static int load_model_files(struct tokenizer *tok, const char *dir, struct load_
 	}
 	if (use_json) {
 		st->vocab_path = tjson, tjson = NULL;
-		json_t *root = tok_load_json(st->vocab_path, e);
+		json_t *root = tok_load_json(st->vocab_path, 0, e);
 		if (!root)
 			goto out;
 		char *unk = NULL;
@@ -526,7 +526,9 @@ static int load_config(struct tokenizer *tok, const char *dir, struct load_state
 			return err_set(e, "out of memory");
 		int rc = 0;
 		if (file_exists(p)) {
-			json_t *cfg = tok_load_json(p, e);
+			/* numbers as reals: configs often hold "model_max_length": 1000000000000000019884624838656,
+			 * past jansson's integers, and no integer is read from them */
+			json_t *cfg = tok_load_json(p, JSON_DECODE_INT_AS_REAL, e);
 			if (!cfg) {
 				rc = -1;
 			} else if (!json_is_object(cfg)) {

@@ -558,7 +558,8 @@ def build_fixtures(npm):
             have.add(t)
     write(os.path.join(FIXDIR, "bert-cased", "vocab.txt"), "".join(t + "\n" for t in cased).encode("utf-8"))
     write(os.path.join(FIXDIR, "bert-cased", "tokenizer_config.json"),
-          b'{\n  "do_lower_case": false,\n  "never_split": ["<keep-me>"]\n}\n')
+          b'{\n  "do_lower_case": false,\n  "never_split": ["<keep-me>"],\n'
+          b'  "model_max_length": 1000000000000000019884624838656\n}\n')
     cvocab = {t: i for i, t in enumerate(cased)}
     strip_json = dict(bert_json)
     strip_json["normalizer"] = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": False,
