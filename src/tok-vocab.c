@@ -172,10 +172,13 @@ int tok_vocab_set(struct tok_vocab *v, const char *s, size_t len, int32_t id)
 
 int32_t tok_vocab_intern(struct tok_vocab *v, const char *s, size_t len)
 {
-	int32_t id = tok_vocab_get(v, s, len);
-	if (id >= 0)
-		return id;
-	id = v->n_ids;
+	if (len >= UINT32_MAX)
+		return -1;
+	uint32_t h = vocab_hash(s, len);
+	const struct tok_vocab_slot *sl = vocab_find_slot(v, s, len, h); /* one probe when present */
+	if (sl->s)
+		return sl->id;
+	int32_t id = v->n_ids;
 	return tok_vocab_set(v, s, len, id) < 0 ? -1 : id;
 }
 
