@@ -144,6 +144,19 @@ static void fwd_add(float *x, const float *y, size_t count)
 		x[i] += y[i];
 }
 
+/* Record the first hidden state holding NaN/Inf: bad weights should be reported, not crash. */
+static void fwd_check_finite(struct trace *t, int layer, const float *x, size_t count)
+{
+	if (t->nonfinite_layer >= 0)
+		return;
+	for (size_t i = 0; i < count; i++) {
+		if (!isfinite(x[i])) {
+			t->nonfinite_layer = layer;
+			return;
+		}
+	}
+}
+
 static void fwd_embed(const struct model *m, struct trace *t, float *x)
 {
 	int H = t->hidden;
@@ -184,6 +197,7 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 	}
 	fwd_embed(m, t, b.x);
 	memcpy((float *)trace_hidden(t, 0), b.x, nh * sizeof(float));
+	fwd_check_finite(t, 0, b.x, nh);
 	for (int l = 0; l < t->n_layers; l++) {
 		if (cancel && *cancel) {
 			rc = err_set(e, "cancelled");
@@ -211,6 +225,7 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 		if (l == t->n_layers - 1 && m->final_ln_w)
 			fwd_layernorm(b.x, b.x, n, H, m->final_ln_w, m->final_ln_b, m->ln_eps);
 		memcpy((float *)trace_hidden(t, l + 1), b.x, nh * sizeof(float));
+		fwd_check_finite(t, l + 1, b.x, nh);
 	}
 done:
 	free(b.x);

@@ -244,6 +244,11 @@ static int run_once(const struct options *o)
 		if (t->truncated)
 			fprintf(stderr, "attnscope: warning: text truncated to the model's %d positions\n",
 				t->max_positions);
+		if (t->nonfinite_layer == 0)
+			fprintf(stderr, "attnscope: warning: the embeddings hold NaN or Inf values; check the weights\n");
+		else if (t->nonfinite_layer > 0)
+			fprintf(stderr, "attnscope: warning: layer %d produced NaN or Inf values; check the weights\n",
+				t->nonfinite_layer - 1);
 		struct dump_select sel = {.layer = o->layer, .head = o->head};
 		int wrote = o->print_view ? ui_print(t, o->print_view, &o->ui, stdout, &e)
 					  : dump_write(t, model_get_info(m), o->dump_format, &sel, stdout, &e);

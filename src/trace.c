@@ -13,6 +13,7 @@ struct trace *trace_new(int n_layers, int n_heads, int head_dim, int hidden, int
 	t->head_dim = head_dim;
 	t->hidden = hidden;
 	t->n = n;
+	t->nonfinite_layer = -1;
 	size_t lh = (size_t)n_layers * n_heads;
 	size_t nn = (size_t)n > 0 ? (size_t)n : 1;
 	t->tokens = calloc(nn, sizeof *t->tokens);

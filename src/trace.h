@@ -20,6 +20,7 @@ struct trace {
 	int32_t *type_ids;     /* [n] token_type_ids (all 0 for GPT-2) */
 	bool *special;         /* [n] added special tokens */
 	bool truncated;        /* the text was cut to max_positions */
+	int nonfinite_layer;   /* first layer whose output held NaN/Inf (0 = embeddings), -1 = none */
 
 	float *attn;           /* [n_layers][n_heads][n][n] softmax probabilities, row = query */
 	float *q;              /* [n_layers][n_heads][n][head_dim] query after bias, before 1/sqrt(d) */

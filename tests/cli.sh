@@ -106,6 +106,15 @@ printf '{"model_type": "llama"}' >"$TMP/badcfg/config.json"
 "$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "unknown family status" $? 1
 expect_grep "unknown family" "$TMP/out" "unknown model family 'llama'"
 
+# NaN weights: a warning naming the first bad layer, not a crash
+mkdir -p "$TMP/nan" && cp -L "$BERT"/* "$TMP/nan/"
+HLEN=$(od -An -t u4 -N 4 "$TMP/nan/model.safetensors" | tr -d ' ')
+# 0xff bytes are NaN in F16: spoil the start of the data section (the word embeddings)
+head -c 400000 /dev/zero | tr '\0' '\377' | dd of="$TMP/nan/model.safetensors" bs=1 seek=$((8 + HLEN)) conv=notrunc 2>/dev/null
+"$BIN" -m "$TMP/nan" --dump json "the cat" >"$TMP/out" 2>"$TMP/err"; expect_eq "NaN weights status" $? 0
+expect_grep "NaN weights warning" "$TMP/err" "warning: the embeddings hold NaN or Inf values"
+expect_grep "NaN in JSON is null" "$TMP/out" "null"
+
 # The Hugging Face cache layout: models--ORG--NAME/snapshots/<hash>, chosen by refs/main
 HUB=$TMP/hub/models--tiny-org--bert-mini
 mkdir -p "$HUB/refs" "$HUB/snapshots/0123abcd" "$HUB/snapshots/old0000" "$HUB/blobs"
