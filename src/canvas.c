@@ -382,19 +382,21 @@ static void render(const struct canvas *cv, struct outbuf *o, bool ansi)
 		int end = cv->w;
 		while (end > 0 && blank(&row[end - 1], ansi))
 			end--;
-		const struct cell *cur = NULL;
+		/* Lines start in the default style: no escape sequence until a cell differs from it. */
+		const struct cell plain = {' ', COLOR_DEFAULT, COLOR_DEFAULT, 0};
+		const struct cell *cur = &plain;
 		for (int x = 0; x < end; x++) {
 			const struct cell *c = &row[x];
 			if (c->ch == 0)
 				continue;
-			if (ansi && (!cur || !same_style(cur, c))) {
+			if (ansi && !same_style(cur, c)) {
 				sgr(o, c, cv->pal->depth);
 				cur = c;
 			}
 			char buf[8];
 			out_add(o, buf, (size_t)canvas_utf8_encode(c->ch, buf));
 		}
-		if (ansi && cur)
+		if (ansi && cur != &plain)
 			out_str(o, "\033[0m");
 		out_str(o, "\n");
 	}

@@ -73,11 +73,22 @@ static int output_width(const struct ui_options *o, FILE *out)
 	return 80;
 }
 
+const char *print_model_label(const char *name, char *buf, size_t n)
+{
+	snprintf(buf, n, "%s", name);
+	size_t len = strlen(buf);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = 0;
+	const char *slash = strrchr(buf, '/');
+	return slash && slash[1] ? slash + 1 : buf;
+}
+
 static void print_header(struct canvas *cv, const struct trace *t, const struct view_ctx *ctx, const char *view)
 {
 	const char *dot = cv->pal->utf8 ? " \xc2\xb7 " : " - ";
+	char label[256];
 	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%d tokens%s%s%s%slayer %d head %d",
-		      t->model_name[0] ? t->model_name : "(model)", dot, t->family[0] ? t->family : "?", dot, t->n,
+		      t->model_name[0] ? print_model_label(t->model_name, label, sizeof label) : "(model)", dot, t->family[0] ? t->family : "?", dot, t->n,
 		      t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head);
 }
 

@@ -3,6 +3,7 @@
 #define ATTNSCOPE_PRINT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "err.h"
 #include "theme.h"
@@ -15,5 +16,8 @@ int print_load_theme(const struct ui_options *o, const struct userconf *conf, st
 bool print_locale_utf8(void);
 /* The colour depth for output to a terminal (IS_TTY) or not, following O's colour choice. */
 enum color_depth print_depth(const struct ui_options *o, bool is_tty);
+
+/* How a model is named on screen: a folder path by its last component ("bert-mini"). */
+const char *print_model_label(const char *name, char *buf, size_t n);
 
 #endif

@@ -175,7 +175,9 @@ static void ui_draw_status(struct ui *u, int y)
 	char ntok[32] = "-";
 	if (t)
 		snprintf(ntok, sizeof ntok, "%d tok%s", t->n, t->truncated ? " (cut)" : "");
-	snprintf(left, sizeof left, " %s%s%s%sL%d H%d%s%s%s%s", u->src->name, bar, ntok, bar, u->ctx.layer, u->ctx.head,
+	char label[256];
+	const char *base = print_model_label(u->src->name, label, sizeof label);
+	snprintf(left, sizeof left, " %s%s%s%sL%d H%d%s%s%s%s", base, bar, ntok, bar, u->ctx.layer, u->ctx.head,
 		 bar, v->name, vstat[0] ? bar : "", vstat);
 	int x = canvas_text(cv, 0, y, cv->w, left, st);
 	/* Then, in priority order: a message, the run state, the pending count. */
@@ -204,11 +206,11 @@ static void ui_draw_status(struct ui *u, int y)
 		/* As many of the view's main keys as fit next to the rest. */
 		int room = cv->w - x - 2 - (msg ? canvas_text_width(cv, msg) + 2 : 0);
 		for (const enum action *a = v->status_keys; a && *a != ACTION_NONE; a++) {
-			char name[32], item[64];
-			if (!ui_first_key(u, *a, name, sizeof name)[0])
+			char kn[32], item[64];
+			if (!ui_first_key(u, *a, kn, sizeof kn)[0])
 				continue;
 			const char *verb = *a == ACT_BACK && u->ctx.depth == 1 ? "quit" : action_get(*a)->name;
-			snprintf(item, sizeof item, "%s %s  ", name, verb);
+			snprintf(item, sizeof item, "%s %s  ", kn, verb);
 			if (canvas_text_width(cv, keys) + canvas_text_width(cv, item) > room)
 				break;
 			snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s", item);

@@ -220,7 +220,7 @@ void view_write_roff(FILE *out)
 			roff_action(out, &km, *p);
 	}
 	fputs(".SS Editing the text\n", out);
-	fputs("While the input line has the focus, printable keys insert text and these keys edit.\n", out);
+	fputs("While an input line has the focus,\nprintable keys insert text and these keys edit.\n", out);
 	for (int a = 1; a < ACTION_COUNT; a++)
 		if (action_get((enum action)a)->scope == SCOPE_EDIT)
 			roff_action(out, &km, (enum action)a);

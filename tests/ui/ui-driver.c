@@ -6,6 +6,7 @@
  *   ui-driver --model DIR [...]  the same on a real model (model_open/model_run) instead
  *   ui-driver --keys        every action and its default keys
  *   ui-driver --roff        the KEY BINDINGS sections of the man page
+ *   ui-driver --roles       the theme roles, one per line (for the attnscope-themes(5) check)
  *
  * The synthetic model sleeps --delay ms per run (checking the cancel flag), so tests can type
  * faster than it runs; a text containing "FAIL" makes the run fail with a message. */
@@ -16,6 +17,7 @@
 
 #include "model.h"
 #include "synth.h"
+#include "theme.h"
 #include "ui.h"
 #include "view.h"
 
@@ -67,6 +69,10 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--roff")) {
 			view_write_roff(stdout);
+			return 0;
+		} else if (!strcmp(a, "--roles")) {
+			for (int r = 0; r < ROLE_COUNT; r++)
+				printf("%s\t%s\n", theme_role_name((enum theme_role)r), theme_role_help((enum theme_role)r));
 			return 0;
 		} else if (!strcmp(a, "--gpt2")) {
 			d.style = SYNTH_GPT2;
