@@ -302,8 +302,9 @@ static int bpe_word(const struct tokenizer *tok, const unsigned char *p, size_t 
 			rank[i] = src[i] >= 0 && src[i + 1] >= 0 ? rank[src[i]] : bpe_rank(tok, sym[i], sym[i + 1]);
 	}
 	for (size_t i = 0; i < m; i++) {
+		/* HF's convert_tokens_to_ids: an added token of that text first, then the vocabulary */
 		const char *s = tok->syms.id_str[sym[i]];
-		int32_t id = tok_vocab_get(&tok->vocab, s, tok->syms.id_len[sym[i]]);
+		int32_t id = tok_token_id(tok, s, tok->syms.id_len[sym[i]]);
 		if (tok_ids_push(out, id >= 0 ? id : tok->unk_id, false) < 0)
 			return -1;
 	}

@@ -73,7 +73,9 @@ struct tok_merge_slot; /* tok-bpe.c */
 
 struct tokenizer {
 	enum tokenizer_kind kind;
-	struct tok_vocab vocab;
+	struct tok_vocab vocab;        /* the model's vocabulary: what WordPiece and BPE look pieces up in */
+	struct tok_vocab added;        /* tokens added beside it (added_tokens.json, tokenizer.json's
+	                                * added_tokens), found first when a token is turned into an id */
 	int32_t unk_id;                /* used for anything the vocabulary lacks */
 	int32_t cls_id, sep_id;        /* WordPiece only, -1 for BPE */
 	struct tok_special *specials;  /* [n_specials] no-split tokens sorted by bytes, as HF sorts them */
@@ -118,6 +120,8 @@ int tok_read_file(const char *path, char **out, size_t *len, struct err *e);
 json_t *tok_load_json(const char *path, size_t flags, struct err *e);
 /* Python's universal newlines: turn "\r\n" and lone "\r" into "\n" in place; returns the new length. */
 size_t tok_universal_newlines(char *s, size_t len);
+/* The id of token S: an added token first, then the vocabulary (HF's convert_tokens_to_ids); -1. */
+int32_t tok_token_id(const struct tokenizer *tok, const char *s, size_t len);
 /* Is S[0..LEN) a special token or a configured never_split word? */
 bool tok_is_never_split(const struct tokenizer *tok, const char *s, size_t len);
 

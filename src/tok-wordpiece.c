@@ -216,7 +216,7 @@ static int wordpiece_piece(const struct tokenizer *tok, const char *w, size_t le
 {
 	for (int i = 0; i < tok->n_never_split; i++) {
 		if (strlen(tok->never_split[i]) == len && memcmp(tok->never_split[i], w, len) == 0) {
-			int32_t id = tok_vocab_get(&tok->vocab, w, len);
+			int32_t id = tok_token_id(tok, w, len);
 			return tok_ids_push(out, id >= 0 ? id : tok->unk_id, false);
 		}
 	}

@@ -100,10 +100,17 @@ static char *path_join(const char *dir, const char *name)
 	return p;
 }
 
+int32_t tok_token_id(const struct tokenizer *tok, const char *s, size_t len)
+{
+	int32_t id = tok_vocab_get(&tok->added, s, len);
+	return id >= 0 ? id : tok_vocab_get(&tok->vocab, s, len);
+}
+
 bool tok_is_never_split(const struct tokenizer *tok, const char *s, size_t len)
 {
+	/* BertTokenizer passes all_special_tokens: not the non-special added tokens */
 	for (int i = 0; i < tok->n_specials; i++)
-		if (tok->specials[i].len == len && memcmp(tok->specials[i].text, s, len) == 0)
+		if (tok->specials[i].special && tok->specials[i].len == len && memcmp(tok->specials[i].text, s, len) == 0)
 			return true;
 	for (int i = 0; i < tok->n_never_split; i++)
 		if (strlen(tok->never_split[i]) == len && memcmp(tok->never_split[i], s, len) == 0)
@@ -264,7 +271,7 @@ static int read_config_flags(struct tokenizer *tok, json_t *cfg, struct err *e)
 	return 0;
 }
 
-/* tokenizer.json's added_tokens: entries join the vocabulary (when their text is not in it) and
+/* tokenizer.json's added_tokens: entries the model's vocabulary lacks are added beside it, and
  * the special ones are split out of the text like the configured special tokens. */
 static int read_added_tokens(struct tokenizer *tok, struct load_state *st, json_t *root, struct err *e)
 {
@@ -281,10 +288,10 @@ static int read_added_tokens(struct tokenizer *tok, struct load_state *st, json_
 			return err_set(e, "added token %zu has no \"content\" and integer \"id\"", i);
 		const char *s = json_string_value(content);
 		json_int_t v = json_integer_value(id);
-		if (tok_vocab_get(&tok->vocab, s, strlen(s)) < 0) {
+		if (tok_token_id(tok, s, strlen(s)) < 0) {
 			if (v < 0 || v >= TOK_MAX_IDS || v > (json_int_t)tok->vocab.n_ids + 65536)
 				return err_set(e, "added token \"%.40s\" has an id out of range (%lld)", s, (long long)v);
-			if (tok_vocab_set(&tok->vocab, s, strlen(s), (int32_t)v) < 0)
+			if (tok_vocab_set(&tok->added, s, strlen(s), (int32_t)v) < 0)
 				return err_set(e, "out of memory");
 		}
 		if (json_is_true(json_object_get(a, "special")) && add_extra(st, a, "an added token", e) < 0)
@@ -357,7 +364,8 @@ static int read_added_tokens_file(struct tokenizer *tok, struct load_state *st, 
 		k++;
 	}
 	qsort(ents, n, sizeof *ents, added_cmp);
-	int32_t next = (int32_t)tok->vocab.n_entries; /* len(tokenizer): distinct vocabulary strings */
+	/* len(tokenizer): distinct vocabulary strings plus the tokens added so far */
+	int32_t next = (int32_t)(tok->vocab.n_entries + tok->added.n_entries);
 	for (k = 0; k < n; k++) {
 		const char *t = ents[k].text;
 		size_t len = strlen(t);
@@ -379,9 +387,9 @@ static int read_added_tokens_file(struct tokenizer *tok, struct load_state *st, 
 			t = low, len = m;
 		}
 		const char *unk = st->roles[ROLE_UNK].content;
-		if ((unk && strcmp(t, unk) == 0) || tok_vocab_get(&tok->vocab, t, len) >= 0 || len == 0)
+		if ((unk && strcmp(t, unk) == 0) || tok_token_id(tok, t, len) >= 0 || len == 0)
 			continue;
-		if (next >= TOK_MAX_IDS || tok_vocab_set(&tok->vocab, t, len, next++) < 0) {
+		if (next >= TOK_MAX_IDS || tok_vocab_set(&tok->added, t, len, next++) < 0) {
 			err_set(e, "%s: out of memory", path);
 			goto out;
 		}
@@ -423,7 +431,7 @@ static int collect_specials(struct tokenizer *tok, struct load_state *st, struct
 		if (!s->content)
 			continue;
 		size_t len = strlen(s->content);
-		int32_t id = tok_vocab_get(&tok->vocab, s->content, len);
+		int32_t id = tok_token_id(tok, s->content, len);
 		bool dup = false;
 		for (int i = 0; i < tok->n_specials; i++)
 			dup |= tok->specials[i].len == len && memcmp(tok->specials[i].text, s->content, len) == 0;
@@ -446,7 +454,7 @@ static int collect_specials(struct tokenizer *tok, struct load_state *st, struct
 static int32_t required_id(struct tokenizer *tok, struct load_state *st, int role, struct err *e)
 {
 	const char *name = st->roles[role].content;
-	int32_t id = name ? tok_vocab_get(&tok->vocab, name, strlen(name)) : -1;
+	int32_t id = name ? tok_token_id(tok, name, strlen(name)) : -1;
 	if (id < 0)
 		err_set(e, "%s: the %s \"%s\" is not in the vocabulary", st->vocab_path, role_keys[role],
 			name ? name : "(none)");
@@ -552,7 +560,11 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 		return err_set(e, "unknown tokenizer kind %d", (int)kind);
 	struct tokenizer *tok = calloc(1, sizeof *tok);
 	struct load_state st = {0};
-	if (!tok || tok_vocab_init(&tok->vocab) < 0) {
+	if (!tok || tok_vocab_init(&tok->vocab) < 0 || tok_vocab_init(&tok->added) < 0) {
+		if (tok) {
+			tok_vocab_free(&tok->vocab);
+			tok_vocab_free(&tok->added);
+		}
 		free(tok);
 		return err_set(e, "out of memory");
 	}
@@ -623,6 +635,7 @@ void tokenizer_free(struct tokenizer *tok)
 		free(tok->specials[i].text);
 	free(tok->specials);
 	tok_vocab_free(&tok->vocab);
+	tok_vocab_free(&tok->added);
 	free(tok);
 }
 
@@ -910,17 +923,19 @@ void token_list_free(struct token_list *list)
 
 int tokenizer_vocab_size(const struct tokenizer *tok)
 {
-	return tok->vocab.n_ids;
+	return tok->vocab.n_ids > tok->added.n_ids ? tok->vocab.n_ids : tok->added.n_ids;
 }
 
 const char *tokenizer_id_to_token(const struct tokenizer *tok, int32_t id)
 {
-	if (id < 0 || id >= tok->vocab.n_ids)
-		return NULL;
-	return tok->vocab.id_str[id];
+	if (id >= 0 && id < tok->added.n_ids && tok->added.id_str[id])
+		return tok->added.id_str[id];
+	if (id >= 0 && id < tok->vocab.n_ids)
+		return tok->vocab.id_str[id];
+	return NULL;
 }
 
 int32_t tokenizer_token_to_id(const struct tokenizer *tok, const char *s)
 {
-	return tok_vocab_get(&tok->vocab, s, strlen(s));
+	return tok_token_id(tok, s, strlen(s));
 }

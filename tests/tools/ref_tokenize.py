@@ -143,20 +143,18 @@ class Base:
         added = []
         p = os.path.join(folder, "added_tokens.json")
         if os.path.exists(p):
-            nxt = len(self.vocab)
             for tok, _ in sorted(read_json(p).items(), key=lambda x: x[1]):
                 special = tok in seen
                 if not special and self.do_lower_case:
                     tok = tok.lower()
-                if tok == roles["unk_token"].content or tok in self.vocab or not tok:
+                if tok == roles["unk_token"].content or tok in self.vocab or tok in self.added or not tok:
                     continue
-                self.vocab[tok] = nxt
-                nxt += 1
+                self.added[tok] = len(self.vocab) + len(self.added)
                 if not special:
                     added.append(Special(tok, True, True, special=False))
         # Special tokens the vocabulary lacks are ignored (HF would give them ids past the
         # vocabulary, which the model cannot look up; attnscope does not treat them as special).
-        self.specials = {c: s for c, s in seen.items() if c in self.vocab and c}
+        self.specials = {c: s for c, s in seen.items() if (c in self.vocab or c in self.added) and c}
         for a in added:
             self.specials.setdefault(a.content, a)
         self.no_split = sorted(self.specials)
@@ -197,16 +195,21 @@ class Base:
         return text
 
     def json_added_tokens(self, tj):
-        """tokenizer.json's added_tokens join the vocabulary; the special ones are no-split."""
+        """tokenizer.json's added_tokens the model's vocabulary lacks are added beside it;
+        the special ones are no-split."""
         out = []
         for a in tj.get("added_tokens") or []:
-            self.vocab.setdefault(a["content"], a["id"])
+            if a["content"] not in self.vocab:
+                self.added[a["content"]] = a["id"]
             if a.get("special"):
                 out.append(Special(a["content"], bool(a.get("lstrip")), bool(a.get("rstrip"))))
         return out
 
     def to_id(self, tok):
-        return self.vocab.get(tok, self.vocab.get(self.unk))
+        # convert_tokens_to_ids: added tokens first, then the model's vocabulary, else unk
+        if tok in self.added:
+            return self.added[tok]
+        return self.vocab.get(tok, self.to_id(self.unk) if tok != self.unk else None)
 
     def encode(self, text, text_b=None, max_len=0):
         ta, sa = self.tokenize(text)
@@ -231,8 +234,17 @@ class Base:
                         tb, sb = tb[:-1], sb[:-1]
             truncated = True
         toks, special, types = self.assemble(ta, sa, tb, sb, pair)
-        return {"tokens": toks, "ids": [self.to_id(t) for t in toks], "type_ids": types,
+        ids = [self.to_id(t) for t in toks]
+        # tokens as convert_ids_to_tokens(ids) shows them: a never_split word missing from the
+        # vocabulary is "[UNK]" here, as its id says, not the word tokenize() returned
+        return {"tokens": [self.id_to_token(i) for i in ids], "ids": ids, "type_ids": types,
                 "special": special, "truncated": truncated, "n_before_truncation": total}
+
+    def id_to_token(self, i):
+        if not hasattr(self, "_decoder"):
+            self._decoder = {v: k for k, v in self.vocab.items()}
+            self._decoder.update({v: k for k, v in self.added.items()})
+        return self._decoder.get(i, self.unk)
 
 
 # ---------------------------------------------------------------- BERT
@@ -267,6 +279,7 @@ def whitespace_split(text):
 class WordPiece(Base):
     def __init__(self, folder):
         files = os.listdir(folder)
+        self.added = {}
         self.prefix, self.max_chars = "##", 100
         lower, strip, chinese = True, None, True
         unk_name = "[UNK]"
@@ -376,7 +389,8 @@ class WordPiece(Base):
 
     def _tokenize(self, text):
         out = []
-        for tok in self.basic(text, set(self.specials) | self.never_split_cfg):
+        specials = {c for c, s in self.specials.items() if s.special}
+        for tok in self.basic(text, specials | self.never_split_cfg):
             if tok in self.never_split_cfg:
                 out.append(tok)
             else:
@@ -420,6 +434,7 @@ BYTE_ENC = bytes_to_unicode()
 class Bpe(Base):
     def __init__(self, folder):
         files = os.listdir(folder)
+        self.added = {}
         json_added = []
         if "vocab.json" in files and "merges.txt" in files:
             self.vocab = read_json(os.path.join(folder, "vocab.json"))
@@ -718,11 +733,13 @@ def cases():
                           ("gpt2-json", "gpt2")):
         for t in HARD[:60]:
             add(fixture, kind, t)
-        for t in random_texts(len(fixture) * 7 + len(out), 40):
+        for t in random_texts(sum(map(ord, fixture)), 40):
             add(fixture, kind, t, note="random")
         add(fixture, kind, "one <|sep|> two <keep-me> three", "four", max_len=9)
         add(fixture, kind, "a <|plain|> b <|sep|> c zzqx d\tzzqxzzqx  spaced  blorp Blorp ΣΟΦΙΑ-X σοφια-x [CLS] the")
         add(fixture, kind, "<|plain|>\n\n<|sep|>  <|endoftext|>  zzqx")
+        # no-split tokens only formed once a control character is dropped
+        add(fixture, kind, "bl\x01orp Bl\u200dorp [C\x01LS] <|plain\x01|> zz\u200bqx <keep\x7f-me>")
         add(fixture, kind, "The Café in Zürich", "İstanbul naïve")
     return out
 
