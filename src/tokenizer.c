@@ -133,8 +133,10 @@ struct special_spec {
 
 struct load_state {
 	struct special_spec roles[N_ROLES];
-	struct special_spec *extra; /* [n_extra] additional_special_tokens, then tokenizer.json's special added tokens */
+	struct special_spec *extra; /* [n_extra] additional_special_tokens */
 	int n_extra;
+	struct special_spec *json_special; /* [n_json_special] tokenizer.json's added tokens marked special */
+	int n_json_special;
 	struct special_spec *added; /* [n_added] added_tokens.json's tokens that are not special */
 	int n_added;
 	enum tokenizer_kind kind;
@@ -195,6 +197,13 @@ static int add_extra(struct load_state *st, json_t *v, const char *what, struct 
 {
 	struct special_spec *s = spec_append(&st->extra, &st->n_extra, e);
 	return s ? spec_from_json(s, v, true, what, e) : -1;
+}
+
+static void spec_list_free(struct special_spec *list, int n)
+{
+	for (int i = 0; i < n; i++)
+		spec_clear(&list[i]);
+	free(list);
 }
 
 /* Roles and additional_special_tokens from tokenizer_config.json or special_tokens_map.json. */
@@ -294,8 +303,11 @@ static int read_added_tokens(struct tokenizer *tok, struct load_state *st, json_
 			if (tok_vocab_set(&tok->added, s, strlen(s), (int32_t)v) < 0)
 				return err_set(e, "out of memory");
 		}
-		if (json_is_true(json_object_get(a, "special")) && add_extra(st, a, "an added token", e) < 0)
-			return -1;
+		if (json_is_true(json_object_get(a, "special"))) {
+			struct special_spec *sp = spec_append(&st->json_special, &st->n_json_special, e);
+			if (!sp || spec_from_json(sp, a, false, "an added token", e) < 0)
+				return -1;
+		}
 	}
 	return 0;
 }
@@ -307,6 +319,9 @@ static bool is_special_text(const struct load_state *st, const char *s)
 			return true;
 	for (int i = 0; i < st->n_extra; i++)
 		if (st->extra[i].content && strcmp(st->extra[i].content, s) == 0)
+			return true;
+	for (int i = 0; i < st->n_json_special; i++)
+		if (st->json_special[i].content && strcmp(st->json_special[i].content, s) == 0)
 			return true;
 	return false;
 }
@@ -421,13 +436,15 @@ static int special_cmp(const void *a, const void *b)
  * which the model's embedding cannot look up. */
 static int collect_specials(struct tokenizer *tok, struct load_state *st, struct err *e)
 {
-	int n_special = N_ROLES + st->n_extra, n = n_special + st->n_added;
+	int n_special = N_ROLES + st->n_extra + st->n_json_special, n = n_special + st->n_added;
 	tok->specials = calloc((size_t)n + 1, sizeof *tok->specials);
 	if (!tok->specials)
 		return err_set(e, "out of memory");
 	for (int k = 0; k < n; k++) {
 		struct special_spec *s = k < N_ROLES ? &st->roles[k]
-				       : k < n_special ? &st->extra[k - N_ROLES] : &st->added[k - n_special];
+				       : k < N_ROLES + st->n_extra ? &st->extra[k - N_ROLES]
+				       : k < n_special ? &st->json_special[k - N_ROLES - st->n_extra]
+						       : &st->added[k - n_special];
 		if (!s->content)
 			continue;
 		size_t len = strlen(s->content);
@@ -610,12 +627,9 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 out:
 	for (int r = 0; r < N_ROLES; r++)
 		spec_clear(&st.roles[r]);
-	for (int i = 0; i < st.n_extra; i++)
-		spec_clear(&st.extra[i]);
-	free(st.extra);
-	for (int i = 0; i < st.n_added; i++)
-		spec_clear(&st.added[i]);
-	free(st.added);
+	spec_list_free(st.extra, st.n_extra);
+	spec_list_free(st.json_special, st.n_json_special);
+	spec_list_free(st.added, st.n_added);
 	free(st.vocab_path);
 	if (rc < 0) {
 		tokenizer_free(tok);

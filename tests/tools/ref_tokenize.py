@@ -600,8 +600,11 @@ def build_fixtures(npm):
     sv = {t: i for i, t in enumerate(symbols)}
     gpt2_json = {
         "version": "1.0", "truncation": None, "padding": None,
+        # <|json-only|>: special, outside model.vocab, eats the whitespace on its right
         "added_tokens": [{"id": sv["<|endoftext|>"], "content": "<|endoftext|>", "single_word": False,
-                          "lstrip": False, "rstrip": False, "normalized": True, "special": True}],
+                          "lstrip": False, "rstrip": False, "normalized": True, "special": True},
+                         {"id": len(sv), "content": "<|json-only|>", "single_word": False,
+                          "lstrip": False, "rstrip": True, "normalized": False, "special": True}],
         "normalizer": None,
         "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
         "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
@@ -738,6 +741,7 @@ def cases():
         add(fixture, kind, "one <|sep|> two <keep-me> three", "four", max_len=9)
         add(fixture, kind, "a <|plain|> b <|sep|> c zzqx d\tzzqxzzqx  spaced  blorp Blorp ΣΟΦΙΑ-X σοφια-x [CLS] the")
         add(fixture, kind, "<|plain|>\n\n<|sep|>  <|endoftext|>  zzqx")
+        add(fixture, kind, "x <|json-only|>  y<|json-only|>\tz <|json-only|>")
         # no-split tokens only formed once a control character is dropped
         add(fixture, kind, "bl\x01orp Bl\u200dorp [C\x01LS] <|plain\x01|> zz\u200bqx <keep\x7f-me>")
         add(fixture, kind, "The Café in Zürich", "İstanbul naïve")
