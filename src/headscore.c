@@ -1,0 +1,179 @@
+/* headscore.c -- pattern scores and labels of every head, for the head finder (see headscore.h). */
+#include "headscore.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+static const char *const hs_names[HS_COUNT] = {
+#define HS_NAME(id, name, help) name,
+	HEADSCORES(HS_NAME)
+#undef HS_NAME
+};
+static const char *const hs_help[HS_COUNT] = {
+#define HS_HELP(id, name, help) help,
+	HEADSCORES(HS_HELP)
+#undef HS_HELP
+};
+
+const char *headscore_name(enum headscore_kind k)
+{
+	return k >= 0 && k < HS_COUNT ? hs_names[k] : "?";
+}
+
+const char *headscore_help(enum headscore_kind k)
+{
+	return k >= 0 && k < HS_COUNT ? hs_help[k] : "?";
+}
+
+int headscore_by_name(const char *name)
+{
+	for (int k = 0; k < HS_COUNT; k++)
+		if (!strcmp(hs_names[k], name))
+			return k;
+	return -1;
+}
+
+int headscore_is_punct(const struct trace *t, int i)
+{
+	const char *s = t->tokens[i];
+	if (!s || t->special[i])
+		return 0;
+	size_t n = strlen(s);
+	if (n > 2 && s[0] == '#' && s[1] == '#') /* WordPiece continuation */
+		s += 2, n -= 2;
+	int seen = 0;
+	while (n > 0) {
+		utf8proc_int32_t cp;
+		utf8proc_ssize_t got = utf8proc_iterate((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &cp);
+		if (got <= 0)
+			return 0;
+		s += got, n -= (size_t)got;
+		if (cp == 0x120 && !seen) /* GPT-2's byte-level space marker 'Ġ' */
+			continue;
+		utf8proc_category_t c = utf8proc_category(cp);
+		if (c < UTF8PROC_CATEGORY_PC || c > UTF8PROC_CATEGORY_PO)
+			return 0;
+		seen = 1;
+	}
+	return seen;
+}
+
+/* Weight score names and the label each gives a head. */
+static const struct {
+	enum headscore_kind k;
+	const char *label;
+} hs_labels[] = {
+	{HS_PREV, "previous"}, {HS_NEXT, "next"},         {HS_SELF, "self"},       {HS_FIRST, "first"},
+	{HS_SEP, "[SEP]"},     {HS_PUNCT, "punctuation"}, {HS_DUP, "duplicate"}, {HS_INDUCTION, "induction"},
+};
+
+void headscore_one(const struct trace *t, int layer, int head, struct headscore *out)
+{
+	int n = t->n;
+	const float *a = trace_attn(t, layer, head);
+	memset(out, 0, sizeof *out);
+	out->layer = layer;
+	out->head = head;
+	double sum[HS_COUNT] = {0};
+	int rows[HS_COUNT] = {0};
+	int has_sep = 0, has_punct = 0;
+	for (int j = 1; j < n; j++)
+		has_sep |= t->special[j];
+	for (int j = 0; j < n; j++)
+		has_punct |= headscore_is_punct(t, j);
+	double norm_sum = 0;
+	int norm_rows = 0;
+	for (int i = 0; i < n; i++) {
+		const float *r = a + (size_t)i * n;
+		if (i >= 1)
+			sum[HS_PREV] += r[i - 1], rows[HS_PREV]++;
+		if (i + 1 < n)
+			sum[HS_NEXT] += r[i + 1], rows[HS_NEXT]++;
+		sum[HS_SELF] += r[i], rows[HS_SELF]++;
+		sum[HS_FIRST] += r[0], rows[HS_FIRST]++;
+		double sep = 0, punct = 0, ent = 0, dist = 0, dup = 0, ind = 0;
+		int any_dup = 0, any_ind = 0;
+		for (int j = 0; j < n; j++) {
+			double p = r[j];
+			if (j > 0 && t->special[j])
+				sep += p;
+			if (headscore_is_punct(t, j))
+				punct += p;
+			if (p > 0)
+				ent -= p * log(p);
+			dist += p * abs(i - j);
+			if (j < i && t->ids[j] == t->ids[i])
+				dup += p, any_dup = 1;
+			/* j is a target when the token before it is an earlier copy of token i. */
+			if (j >= 1 && j < i && t->ids[j - 1] == t->ids[i])
+				ind += p, any_ind = 1;
+		}
+		sum[HS_SEP] += sep, rows[HS_SEP]++;
+		sum[HS_PUNCT] += punct, rows[HS_PUNCT]++;
+		sum[HS_ENTROPY] += ent, rows[HS_ENTROPY]++;
+		sum[HS_DISTANCE] += dist, rows[HS_DISTANCE]++;
+		if (any_dup)
+			sum[HS_DUP] += dup, rows[HS_DUP]++;
+		if (any_ind)
+			sum[HS_INDUCTION] += ind, rows[HS_INDUCTION]++;
+		int visible = t->causal ? i + 1 : n;
+		if (visible > 1)
+			norm_sum += ent / log(visible), norm_rows++;
+	}
+	for (int k = 0; k < HS_COUNT; k++)
+		out->s[k] = rows[k] ? sum[k] / rows[k] : NAN;
+	if (!has_sep)
+		out->s[HS_SEP] = NAN;
+	if (!has_punct)
+		out->s[HS_PUNCT] = NAN;
+	out->entropy_norm = norm_rows ? norm_sum / norm_rows : 0;
+
+	/* The label: the strongest weight pattern holding at least half the weight, else "broad". */
+	double best = 0.5;
+	const char *label = "";
+	for (size_t l = 0; l < sizeof hs_labels / sizeof *hs_labels; l++) {
+		double v = out->s[hs_labels[l].k];
+		if (!isnan(v) && v >= best) {
+			best = v;
+			label = hs_labels[l].label;
+			if (hs_labels[l].k == HS_FIRST && n > 0 && t->special[0])
+				label = "[CLS]";
+		}
+	}
+	if (!*label && out->entropy_norm >= 0.75)
+		label = "broad";
+	snprintf(out->label, sizeof out->label, "%s", label);
+}
+
+void headscore_all(const struct trace *t, struct headscore *out)
+{
+	for (int l = 0; l < t->n_layers; l++)
+		for (int h = 0; h < t->n_heads; h++)
+			headscore_one(t, l, h, out + (size_t)l * t->n_heads + h);
+}
+
+/* Does head A come before head B when sorting by K? NaN last, then layer/head order. */
+static int hs_before(const struct headscore *s, int a, int b, enum headscore_kind k, int ascending)
+{
+	double x = s[a].s[k], y = s[b].s[k];
+	if (isnan(x) != isnan(y))
+		return !isnan(x);
+	if (!isnan(x) && x != y)
+		return ascending ? x < y : x > y;
+	return a < b;
+}
+
+void headscore_sort(const struct headscore *s, int *idx, int n, enum headscore_kind k, int ascending)
+{
+	/* Insertion sort: a model has at most a few thousand heads, and it needs no global state
+	 * (qsort has no context argument). */
+	for (int i = 1; i < n; i++) {
+		int v = idx[i], j = i;
+		for (; j > 0 && hs_before(s, v, idx[j - 1], k, ascending); j--)
+			idx[j] = idx[j - 1];
+		idx[j] = v;
+	}
+}

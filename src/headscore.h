@@ -1,0 +1,69 @@
+/* headscore.h -- pattern scores of every head, for the head finder.
+ *
+ * For one head's attention A (rows = queries, n tokens) the scores are means over query rows:
+ *   prev      A[i][i-1], over i >= 1           next   A[i][i+1], over i <= n-2
+ *   self      A[i][i]                          first  A[i][0]  ([CLS] in BERT)
+ *   sep       weight on special tokens after position 0 ([SEP] in BERT)
+ *   punct     weight on punctuation tokens (every character of the token, after a WordPiece "##"
+ *             or a GPT-2 'Ġ' space marker, in a Unicode P* category)
+ *   entropy   −Σ_j A[i][j] ln A[i][j] (nats)
+ *   distance  Σ_j A[i][j] |i − j| (tokens)
+ *   dup       weight on earlier tokens with the same id as token i, over the i that have one
+ *   induction weight on the tokens j+1 (j+1 < i) that follow an earlier occurrence j of token i's id,
+ *             over the i that have one (the pattern of an induction head: "A B … A → B")
+ * dup and induction are NaN when no token repeats (and are meant for causal models).
+ * A head gets a label in the spirit of Clark et al. (2019), "What does BERT look at?": the name of
+ * its largest weight score (prev … induction, not entropy or distance) when that is at least 0.5;
+ * otherwise "broad" when entropy_norm is at least 0.75; otherwise none. */
+#ifndef ATTNSCOPE_HEADSCORE_H
+#define ATTNSCOPE_HEADSCORE_H
+
+#include "err.h"
+#include "trace.h"
+
+/* X(id, name, what it measures) -- the name is the column header and the --sort key. */
+#define HEADSCORES(X)                                                        \
+	X(HS_PREV, "prev", "attention to the previous token")               \
+	X(HS_NEXT, "next", "attention to the next token")                   \
+	X(HS_SELF, "self", "attention to the token itself")                 \
+	X(HS_FIRST, "first", "attention to the first token ([CLS])")        \
+	X(HS_SEP, "sep", "attention to later special tokens ([SEP])")       \
+	X(HS_PUNCT, "punct", "attention to punctuation")                    \
+	X(HS_ENTROPY, "entropy", "mean row entropy in nats (high = broad)") \
+	X(HS_DISTANCE, "distance", "mean attention distance in tokens")     \
+	X(HS_DUP, "dup", "attention to earlier copies of the token")        \
+	X(HS_INDUCTION, "induction", "attention to what followed earlier copies")
+
+enum headscore_kind {
+#define HS_ENUM(id, name, help) id,
+	HEADSCORES(HS_ENUM)
+#undef HS_ENUM
+	HS_COUNT
+};
+
+#define HEADSCORE_LABEL_MAX 16
+
+struct headscore {
+	int layer, head;
+	double s[HS_COUNT];              /* the scores above; NaN when undefined */
+	double entropy_norm;             /* mean over rows with >1 visible key of entropy / ln(visible keys), 0..1 */
+	char label[HEADSCORE_LABEL_MAX]; /* "previous", "[CLS]", "broad", …, or "" */
+};
+
+/* Scores of every head: OUT[n_layers * n_heads], layer-major. */
+void headscore_all(const struct trace *t, struct headscore *out);
+/* Scores of one head. */
+void headscore_one(const struct trace *t, int layer, int head, struct headscore *out);
+
+const char *headscore_name(enum headscore_kind k);
+const char *headscore_help(enum headscore_kind k);
+/* The score called NAME, or -1. */
+int headscore_by_name(const char *name);
+/* Is trace token I punctuation by the rule above? */
+int headscore_is_punct(const struct trace *t, int i);
+
+/* Sort IDX[n] (indices into S) by score K, largest first, or smallest first with ASCENDING; NaN
+ * last either way, ties in layer/head order. */
+void headscore_sort(const struct headscore *s, int *idx, int n, enum headscore_kind k, int ascending);
+
+#endif

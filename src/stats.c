@@ -1,0 +1,334 @@
+/* stats.c -- descriptive statistics over queries, keys and attention weights (see stats.h). */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void stats_mean_std(const double *x, size_t n, double *mean, double *std)
+{
+	double m = 0, v = 0;
+	for (size_t i = 0; i < n; i++)
+		m += x[i];
+	m = n ? m / n : 0;
+	for (size_t i = 0; i < n; i++)
+		v += (x[i] - m) * (x[i] - m);
+	*mean = m;
+	*std = n ? sqrt(v / n) : 0;
+}
+
+double stats_corr(const double *x, const double *y, size_t n)
+{
+	if (n < 2)
+		return NAN;
+	double mx, sx, my, sy, c = 0;
+	stats_mean_std(x, n, &mx, &sx);
+	stats_mean_std(y, n, &my, &sy);
+	if (!(sx > 0) || !(sy > 0))
+		return NAN;
+	for (size_t i = 0; i < n; i++)
+		c += (x[i] - mx) * (y[i] - my);
+	return c / n / (sx * sy);
+}
+
+/* Mean and std of the floats X[rows][cols] in double (two passes, for accuracy). */
+static void stats_block(const float *x, size_t count, double *mean, double *std)
+{
+	double m = 0, v = 0;
+	for (size_t i = 0; i < count; i++)
+		m += x[i];
+	m = count ? m / count : 0;
+	for (size_t i = 0; i < count; i++)
+		v += (x[i] - m) * (x[i] - m);
+	*mean = m;
+	*std = count ? sqrt(v / count) : 0;
+}
+
+void stats_qk_desc(const struct trace *t, int layer, bool skip_first, struct stats_qk_desc *out)
+{
+	int first = skip_first && t->n > 1 ? 1 : 0, d = t->head_dim;
+	size_t count = (size_t)(t->n - first) * d;
+	for (int h = 0; h < t->n_heads; h++) {
+		stats_block(trace_q(t, layer, h) + (size_t)first * d, count, &out[h].q_mean, &out[h].q_std);
+		stats_block(trace_k(t, layer, h) + (size_t)first * d, count, &out[h].k_mean, &out[h].k_std);
+	}
+}
+
+static double dot(const float *a, const float *b, int d)
+{
+	double s = 0;
+	for (int i = 0; i < d; i++)
+		s += (double)a[i] * b[i];
+	return s;
+}
+
+int stats_qk_dots(const struct trace *t, int layer, int query, bool visible_only, struct stats_dots *out,
+		  struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	if (query < 0 || query >= t->n)
+		return err_set(e, "no token %d (the text has %d)", query, t->n);
+	int H = t->n_heads, d = t->head_dim, nk = visible_only ? query + 1 : t->n;
+	out->n_keys = nk;
+	out->n_same = (size_t)H * nk;
+	out->n_diff = (size_t)H * (H - 1) * nk;
+	out->same = malloc((out->n_same ? out->n_same : 1) * sizeof *out->same);
+	out->diff = malloc((out->n_diff ? out->n_diff : 1) * sizeof *out->diff);
+	if (!out->same || !out->diff) {
+		stats_dots_free(out);
+		return err_set(e, "out of memory");
+	}
+	size_t ns = 0, nd = 0;
+	for (int h = 0; h < H; h++) {
+		const float *q = trace_q(t, layer, h) + (size_t)query * d;
+		for (int g = 0; g < H; g++) {
+			const float *k = trace_k(t, layer, g);
+			for (int j = 0; j < nk; j++) {
+				double s = dot(q, k + (size_t)j * d, d);
+				if (g == h)
+					out->same[ns++] = s;
+				else
+					out->diff[nd++] = s;
+			}
+		}
+	}
+	return 0;
+}
+
+void stats_dots_free(struct stats_dots *d)
+{
+	free(d->same);
+	free(d->diff);
+	memset(d, 0, sizeof *d);
+}
+
+int stats_attn_groups(const struct trace *t, int layer, struct stats_groups *out, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	int n = t->n, H = t->n_heads;
+	size_t cap[STATS_GROUP_COUNT] = {
+		(size_t)H * (n > 1 ? n - 1 : 0),
+		(size_t)H * (n > 2 ? n - 2 : 0),
+		(size_t)H * (n > 0 ? 1 : 0),
+	};
+	for (int g = 0; g < STATS_GROUP_COUNT; g++) {
+		out->v[g] = malloc((cap[g] ? cap[g] : 1) * sizeof *out->v[g]);
+		if (!out->v[g]) {
+			stats_groups_free(out);
+			return err_set(e, "out of memory");
+		}
+	}
+	for (int h = 0; h < H; h++) {
+		const float *a = trace_attn(t, layer, h);
+		for (int j = 0; j < n - 1; j++)
+			out->v[STATS_FINAL_PREV][out->n[STATS_FINAL_PREV]++] = a[(size_t)(n - 1) * n + j];
+		for (int i = 1; i < n - 1; i++)
+			out->v[STATS_OTHER_SELF][out->n[STATS_OTHER_SELF]++] = a[(size_t)i * n + i];
+		if (n > 0)
+			out->v[STATS_FIRST_SELF][out->n[STATS_FIRST_SELF]++] = a[0];
+	}
+	return 0;
+}
+
+void stats_groups_free(struct stats_groups *g)
+{
+	for (int i = 0; i < STATS_GROUP_COUNT; i++)
+		free(g->v[i]);
+	memset(g, 0, sizeof *g);
+}
+
+const char *stats_group_name(enum stats_group g)
+{
+	static const char *const names[STATS_GROUP_COUNT] = {
+		"last token -> earlier tokens",
+		"self-attention, middle tokens",
+		"self-attention, first token",
+	};
+	return g >= 0 && g < STATS_GROUP_COUNT ? names[g] : "?";
+}
+
+size_t stats_histogram(const double *x, size_t n, double lo, double hi, int bins, int *count)
+{
+	size_t counted = 0;
+	for (int b = 0; b < bins; b++)
+		count[b] = 0;
+	if (bins < 1 || !(hi > lo))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(x[i] >= lo && x[i] <= hi))
+			continue;
+		int b = (int)((x[i] - lo) / (hi - lo) * bins);
+		if (b >= bins)
+			b = bins - 1;
+		if (b < 0)
+			b = 0;
+		count[b]++;
+		counted++;
+	}
+	return counted;
+}
+
+/* ---- AttentionViz normalisation ---- */
+
+/* Per visible pair (i, j): |q_i|², |k'_j|², q_i·k'_j, where k' is the translated key. */
+struct qk_pairs {
+	size_t n;
+	double *qq, *kk, *qk;  /* [n] */
+	double *dist;          /* [n] scratch: distances for one c */
+};
+
+static void qk_distances(const struct qk_pairs *p, double c)
+{
+	double c2 = c * c;
+	for (size_t i = 0; i < p->n; i++) {
+		double d2 = c2 * p->qq[i] + p->kk[i] / c2 - 2 * p->qk[i];
+		p->dist[i] = d2 > 0 ? sqrt(d2) : 0;
+	}
+}
+
+static double qk_corr_at(const struct qk_pairs *p, double logc)
+{
+	qk_distances(p, exp(logc));
+	double r = stats_corr(p->qk, p->dist, p->n);
+	return isnan(r) ? 2 : r; /* worse than any real correlation */
+}
+
+/* The log c in [-6, 6] that minimises corr(q·k', distance): a coarse grid (the function need
+ * not be unimodal), then golden-section search around the best grid point. */
+static double qk_best_logc(const struct qk_pairs *p, double start)
+{
+	const double lo = -6, hi = 6, step = 0.05;
+	double best = start, fbest = qk_corr_at(p, start);
+	for (double u = lo; u <= hi + 1e-9; u += step) {
+		double f = qk_corr_at(p, u);
+		if (f < fbest)
+			fbest = f, best = u;
+	}
+	const double g = (sqrt(5.0) - 1) / 2;
+	double a = best - step, b = best + step;
+	double x1 = b - g * (b - a), x2 = a + g * (b - a);
+	double f1 = qk_corr_at(p, x1), f2 = qk_corr_at(p, x2);
+	while (b - a > 1e-9) {
+		if (f1 < f2) {
+			b = x2, x2 = x1, f2 = f1;
+			x1 = b - g * (b - a);
+			f1 = qk_corr_at(p, x1);
+		} else {
+			a = x1, x1 = x2, f1 = f2;
+			x2 = a + g * (b - a);
+			f2 = qk_corr_at(p, x2);
+		}
+	}
+	double u = (a + b) / 2;
+	return qk_corr_at(p, u) <= fbest ? u : best;
+}
+
+/* Mean over queries of the distance to the key with the highest attention (first on a tie). */
+static double qk_argmax_dist(const struct trace *t, const float *a, const float *q, const float *k, const double *shift,
+			     double c)
+{
+	int n = t->n, d = t->head_dim;
+	double total = 0;
+	for (int i = 0; i < n; i++) {
+		int best = 0;
+		for (int j = 1; j < n; j++)
+			if (a[(size_t)i * n + j] > a[(size_t)i * n + best])
+				best = j;
+		double s = 0;
+		for (int x = 0; x < d; x++) {
+			double diff = c * q[(size_t)i * d + x] - (k[(size_t)best * d + x] + shift[x]) / c;
+			s += diff * diff;
+		}
+		total += sqrt(s);
+	}
+	return n ? total / n : 0;
+}
+
+static double mean_of(const double *x, size_t n)
+{
+	double s = 0;
+	for (size_t i = 0; i < n; i++)
+		s += x[i];
+	return n ? s / n : 0;
+}
+
+int stats_qknorm(const struct trace *t, int layer, int head, enum qknorm_mode mode, struct qknorm *out,
+		 float *q_out, float *k_out, struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	int n = t->n, d = t->head_dim;
+	const float *q = trace_q(t, layer, head), *k = trace_k(t, layer, head), *a = trace_attn(t, layer, head);
+	size_t np = 0;
+	for (int i = 0; i < n; i++)
+		np += t->causal ? (size_t)i + 1 : (size_t)n;
+	double *zero = calloc((size_t)d, sizeof *zero), *shift = calloc((size_t)d, sizeof *shift);
+	struct qk_pairs p = {.n = np};
+	size_t cap = np ? np : 1;
+	p.qq = malloc(cap * sizeof *p.qq);
+	p.kk = malloc(cap * sizeof *p.kk);
+	p.qk = malloc(cap * sizeof *p.qk);
+	p.dist = malloc(cap * sizeof *p.dist);
+	if (!zero || !shift || !p.qq || !p.kk || !p.qk || !p.dist) {
+		free(zero), free(shift), free(p.qq), free(p.kk), free(p.qk), free(p.dist);
+		return err_set(e, "out of memory");
+	}
+	/* The translation: mean q − mean k. */
+	for (int i = 0; i < n; i++)
+		for (int x = 0; x < d; x++)
+			shift[x] += ((double)q[(size_t)i * d + x] - k[(size_t)i * d + x]) / n;
+
+	/* Before: raw vectors. */
+	for (int pass = 0; pass < 2; pass++) {
+		const double *sh = pass ? shift : zero;
+		size_t m = 0;
+		for (int i = 0; i < n; i++) {
+			int jn = t->causal ? i + 1 : n;
+			for (int j = 0; j < jn; j++, m++) {
+				double qq = 0, kk = 0, qk = 0;
+				for (int x = 0; x < d; x++) {
+					double qv = q[(size_t)i * d + x], kv = k[(size_t)j * d + x] + sh[x];
+					qq += qv * qv, kk += kv * kv, qk += qv * kv;
+				}
+				p.qq[m] = qq, p.kk[m] = kk, p.qk[m] = qk;
+			}
+		}
+		if (pass == 0) {
+			qk_distances(&p, 1);
+			out->corr_before = stats_corr(p.qk, p.dist, p.n);
+			out->meandist_before = mean_of(p.dist, p.n);
+			out->argmax_before = qk_argmax_dist(t, a, q, k, zero, 1);
+		}
+	}
+	/* Mean norms of the queries, the raw keys and the translated keys. */
+	double qn = 0, kn = 0, kn0 = 0;
+	for (int i = 0; i < n; i++) {
+		double sq = 0, sk = 0, sk0 = 0;
+		for (int x = 0; x < d; x++) {
+			double qv = q[(size_t)i * d + x], kv = k[(size_t)i * d + x];
+			sq += qv * qv, sk0 += kv * kv, sk += (kv + shift[x]) * (kv + shift[x]);
+		}
+		qn += sqrt(sq), kn += sqrt(sk), kn0 += sqrt(sk0);
+	}
+	if (n > 0)
+		qn /= n, kn /= n, kn0 /= n;
+	out->qnorm_before = qn, out->knorm_before = kn0;
+	/* c·qn = kn/c  =>  c = sqrt(kn/qn). */
+	double c = qn > 0 && kn > 0 ? sqrt(kn / qn) : 1;
+	if (mode == QKNORM_CORR && np >= 2)
+		c = exp(qk_best_logc(&p, log(c)));
+	out->c = c;
+	out->qnorm_after = c * qn, out->knorm_after = kn / c;
+	qk_distances(&p, c);
+	out->corr_after = stats_corr(p.qk, p.dist, p.n);
+	out->meandist_after = mean_of(p.dist, p.n);
+	out->argmax_after = qk_argmax_dist(t, a, q, k, shift, c);
+	for (int i = 0; i < n; i++)
+		for (int x = 0; x < d; x++) {
+			if (q_out)
+				q_out[(size_t)i * d + x] = (float)(c * q[(size_t)i * d + x]);
+			if (k_out)
+				k_out[(size_t)i * d + x] = (float)((k[(size_t)i * d + x] + shift[x]) / c);
+		}
+	free(zero), free(shift), free(p.qq), free(p.kk), free(p.qk), free(p.dist);
+	return 0;
+}

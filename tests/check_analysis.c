@@ -1,0 +1,445 @@
+/* check_analysis.c -- the analyses (PCA, statistics, head scores, rollout) against an independent
+ * numpy computation.
+ *
+ * tests/tools/ref_analysis.py computed tests/data/analysis/<case>.json from the reference forward
+ * pass's attentions, queries and keys. Here the C model runs on the same text and the C analyses
+ * run on its trace; every quantity is compared and the largest difference of each kind printed.
+ * Small edge cases (one row, a value on a histogram edge, sorting with NaN) are checked directly. */
+#include <check.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "headscore.h"
+#include "model.h"
+#include "pca.h"
+#include "rollout.h"
+#include "stats.h"
+
+/* Tolerances. The C trace differs from the reference outputs by float32 rounding (attention
+ * ~1e-6, q/k ~1e-5, see check_engine); statistics of them must agree to 1e-5. PCA coordinates
+ * scale with the vectors (|q| up to ~10 here), so they get a relative bound. */
+#define TOL_STAT 1e-5
+#define TOL_PCA_REL 1e-4
+#define TOL_ATTN 1e-5
+
+static const char *srcdir(void)
+{
+	const char *s = getenv("top_srcdir");
+	return s && *s ? s : SRCDIR;
+}
+
+static double jnum(json_t *v)
+{
+	return json_is_null(v) ? NAN : json_number_value(v);
+}
+
+/* |a − b|, with two NaNs equal and one NaN infinitely far. */
+static double diff(double a, double b)
+{
+	if (isnan(a) || isnan(b))
+		return isnan(a) && isnan(b) ? 0 : INFINITY;
+	return fabs(a - b);
+}
+
+struct worst {
+	double qk_desc, qk_pca, attn_pca, explained, dots, groups, qknorm, scores, rollout;
+	double corr_gain;   /* how far the C search beat (negative) or missed the numpy grid's best */
+	double c_opt;       /* |c(C) − c(numpy grid)| relative */
+	int cases, sign_flips;
+};
+
+static void upd(double *w, double d)
+{
+	if (d > *w)
+		*w = d;
+}
+
+/* Compare PCA coordinates XY[n][2] with REF (json [n][2]) up to the sign of each axis; returns the
+ * max difference relative to the spread (max |ref|), counting axes whose sign differs. */
+static double cmp_pca(const double *xy, json_t *ref, int n, int *flips)
+{
+	double worst = 0;
+	for (int k = 0; k < 2; k++) {
+		double dot = 0, scale = 0;
+		for (int i = 0; i < n; i++) {
+			double r = jnum(json_array_get(json_array_get(ref, i), k));
+			dot += r * xy[2 * i + k];
+			if (fabs(r) > scale)
+				scale = fabs(r);
+		}
+		double sgn = dot < 0 ? -1 : 1;
+		if (sgn < 0)
+			(*flips)++;
+		for (int i = 0; i < n; i++) {
+			double r = jnum(json_array_get(json_array_get(ref, i), k));
+			double d = fabs(sgn * xy[2 * i + k] - r) / (scale > 1 ? scale : 1);
+			upd(&worst, d);
+		}
+	}
+	return worst;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Values V[n] sorted against the sorted json array REF; differences relative to max(1, |ref|)
+ * (raw q·k products reach a few hundred on these models). */
+static double cmp_sorted(double *v, size_t n, json_t *ref)
+{
+	ck_assert_uint_eq(n, json_array_size(ref));
+	qsort(v, n, sizeof *v, cmp_double);
+	double w = 0;
+	for (size_t i = 0; i < n; i++) {
+		double r = jnum(json_array_get(ref, i));
+		upd(&w, diff(v[i], r) / (fabs(r) > 1 ? fabs(r) : 1));
+	}
+	return w;
+}
+
+/* The histogram of the reference's own values must have exactly the reference's counts. */
+static void check_hist(json_t *values, json_t *hist, const char *what)
+{
+	size_t n = json_array_size(values);
+	double *v = malloc((n ? n : 1) * sizeof *v);
+	for (size_t i = 0; i < n; i++)
+		v[i] = jnum(json_array_get(values, i));
+	json_t *counts = json_object_get(hist, "counts");
+	int bins = (int)json_array_size(counts);
+	int *c = calloc((size_t)bins, sizeof *c);
+	size_t counted = stats_histogram(v, n, jnum(json_object_get(hist, "lo")), jnum(json_object_get(hist, "hi")),
+					 bins, c);
+	ck_assert_uint_eq(counted, n);
+	for (int b = 0; b < bins; b++)
+		ck_assert_msg(c[b] == (int)json_integer_value(json_array_get(counts, b)), "%s: bin %d has %d, numpy %d",
+			      what, b, c[b], (int)json_integer_value(json_array_get(counts, b)));
+	free(v);
+	free(c);
+}
+
+/* Mean and std of V[n] against REF [mean, std], relative to max(1, |ref|). */
+static void check_mean_std(const double *v, size_t n, json_t *ref, double *w)
+{
+	double m, s, rm = jnum(json_array_get(ref, 0)), rs = jnum(json_array_get(ref, 1));
+	stats_mean_std(v, n, &m, &s);
+	upd(w, diff(m, rm) / (fabs(rm) > 1 ? fabs(rm) : 1));
+	upd(w, diff(s, rs) / (fabs(rs) > 1 ? fabs(rs) : 1));
+}
+
+static void check_case(const char *path, struct worst *w)
+{
+	json_error_t je;
+	json_t *root = json_load_file(path, 0, &je);
+	ck_assert_msg(root, "%s:%d: %s", path, je.line, je.text);
+	const char *name = json_string_value(json_object_get(root, "case"));
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/%s", srcdir(), json_string_value(json_object_get(root, "model_dir")));
+	struct model *m = NULL;
+	struct err e = {{0}};
+	ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);
+	struct trace *t = NULL;
+	ck_assert_msg(model_run(m, json_string_value(json_object_get(root, "text")),
+				json_string_value(json_object_get(root, "text_b")), NULL, &t, &e) == 0,
+		      "%s: %s", name, e.msg);
+	int n = t->n, L = t->n_layers, H = t->n_heads, d = t->head_dim;
+	ck_assert_int_eq(n, (int)json_integer_value(json_object_get(root, "n")));
+	ck_assert_int_eq(L, (int)json_integer_value(json_object_get(root, "n_layers")));
+	ck_assert_int_eq(H, (int)json_integer_value(json_object_get(root, "n_heads")));
+	ck_assert_int_eq(d, (int)json_integer_value(json_object_get(root, "head_dim")));
+	ck_assert(t->causal == json_is_true(json_object_get(root, "causal")));
+	for (int i = 0; i < n; i++) {
+		ck_assert_str_eq(t->tokens[i], json_string_value(json_array_get(json_object_get(root, "tokens"), i)));
+		ck_assert_msg(t->special[i] == json_is_true(json_array_get(json_object_get(root, "special"), i)),
+			      "%s: token %d special flag", name, i);
+		ck_assert_msg(headscore_is_punct(t, i) == json_is_true(json_array_get(json_object_get(root, "punct"), i)),
+			      "%s: token %d '%s' punctuation", name, i, t->tokens[i]);
+	}
+	struct worst cw = {0};
+
+	/* Q/K descriptives, with and without the first token. */
+	struct stats_qk_desc *desc = calloc((size_t)H, sizeof *desc);
+	for (int l = 0; l < L; l++)
+		for (int skip = 0; skip < 2; skip++) {
+			stats_qk_desc(t, l, skip, desc);
+			for (int h = 0; h < H; h++) {
+				json_t *r = json_array_get(json_array_get(json_object_get(root, "qk_desc"), l), h);
+				json_t *rq = json_object_get(r, skip ? "q_skip" : "q"), *rk = json_object_get(r, skip ? "k_skip" : "k");
+				upd(&cw.qk_desc, diff(desc[h].q_mean, jnum(json_array_get(rq, 0))));
+				upd(&cw.qk_desc, diff(desc[h].q_std, jnum(json_array_get(rq, 1))));
+				upd(&cw.qk_desc, diff(desc[h].k_mean, jnum(json_array_get(rk, 0))));
+				upd(&cw.qk_desc, diff(desc[h].k_std, jnum(json_array_get(rk, 1))));
+			}
+		}
+	free(desc);
+
+	/* Joint PCA of each head's queries and keys; the AttentionViz normalisation. */
+	float *qk = malloc((size_t)2 * n * d * sizeof *qk);
+	double *xy = malloc((size_t)2 * n * 2 * sizeof *xy);
+	for (int l = 0; l < L; l++)
+		for (int h = 0; h < H; h++) {
+			memcpy(qk, trace_q(t, l, h), (size_t)n * d * sizeof *qk);
+			memcpy(qk + (size_t)n * d, trace_k(t, l, h), (size_t)n * d * sizeof *qk);
+			double expl[2];
+			ck_assert_msg(pca_2d(qk, 2 * n, d, xy, expl, &e) == 0, "%s", e.msg);
+			json_t *r = json_array_get(json_array_get(json_object_get(root, "qk_pca"), l), h);
+			upd(&cw.qk_pca, cmp_pca(xy, json_object_get(r, "xy"), 2 * n, &cw.sign_flips));
+			for (int k = 0; k < 2; k++)
+				upd(&cw.explained, diff(expl[k], jnum(json_array_get(json_object_get(r, "explained"), k))));
+
+			json_t *rn = json_array_get(json_array_get(json_object_get(root, "qknorm"), l), h);
+			struct qknorm qn;
+			ck_assert(stats_qknorm(t, l, h, QKNORM_NORMS, &qn, NULL, NULL, &e) == 0);
+			double c = jnum(json_object_get(rn, "c"));
+			upd(&cw.qknorm, diff(qn.c, c) / c);
+			upd(&cw.qknorm, diff(qn.corr_before, jnum(json_object_get(rn, "corr_before"))));
+			upd(&cw.qknorm, diff(qn.corr_after, jnum(json_object_get(rn, "corr_after"))));
+			const char *rel[] = {"argmax_before", "argmax_after", "meandist_before", "meandist_after",
+					     "qnorm_before", "knorm_before"};
+			double got[] = {qn.argmax_before, qn.argmax_after, qn.meandist_before, qn.meandist_after,
+					qn.qnorm_before, qn.knorm_before};
+			for (int k = 0; k < 6; k++) {
+				double r0 = jnum(json_object_get(rn, rel[k]));
+				upd(&cw.qknorm, diff(got[k], r0) / (r0 > 1 ? r0 : 1));
+			}
+			/* Mean norms are equal after the norms mode, by construction. */
+			ck_assert(fabs(qn.qnorm_after - qn.knorm_after) <= 1e-9 * (1 + qn.qnorm_after));
+			/* The correlation mode must find at least what numpy's dense grid finds. */
+			ck_assert(stats_qknorm(t, l, h, QKNORM_CORR, &qn, NULL, NULL, &e) == 0);
+			double best = jnum(json_object_get(rn, "best_corr"));
+			ck_assert_msg(qn.corr_after <= best + 1e-5, "%s L%d H%d: corr mode %.8f, numpy grid %.8f", name, l, h,
+				      qn.corr_after, best);
+			upd(&cw.corr_gain, qn.corr_after - best);
+			upd(&cw.c_opt, diff(qn.c, jnum(json_object_get(rn, "best_c"))) / jnum(json_object_get(rn, "best_c")));
+		}
+	free(qk);
+	free(xy);
+
+	/* PCA of the attention rows, mean over the layer's heads. */
+	float *rows = malloc((size_t)n * n * sizeof *rows);
+	double *rxy = malloc((size_t)n * 2 * sizeof *rxy);
+	for (int l = 0; l < L; l++) {
+		for (size_t x = 0; x < (size_t)n * n; x++) {
+			double s = 0;
+			for (int h = 0; h < H; h++)
+				s += trace_attn(t, l, h)[x];
+			rows[x] = (float)(s / H);
+		}
+		double expl[2];
+		ck_assert(pca_2d(rows, n, n, rxy, expl, &e) == 0);
+		json_t *r = json_array_get(json_object_get(root, "attn_pca"), l);
+		upd(&cw.attn_pca, cmp_pca(rxy, json_object_get(r, "xy"), n, &cw.sign_flips));
+		for (int k = 0; k < 2; k++)
+			upd(&cw.explained, diff(expl[k], jnum(json_array_get(json_object_get(r, "explained"), k))));
+	}
+	free(rows);
+	free(rxy);
+
+	/* Same-head / different-head dot products of the last token; attention groups. */
+	for (int l = 0; l < L; l++) {
+		json_t *r = json_array_get(json_object_get(root, "dots"), l);
+		struct stats_dots dd;
+		ck_assert(stats_qk_dots(t, l, (int)json_integer_value(json_object_get(r, "query")),
+					json_is_true(json_object_get(r, "visible_only")), &dd, &e) == 0);
+		check_mean_std(dd.same, dd.n_same, json_object_get(r, "same_mean_std"), &cw.dots);
+		check_mean_std(dd.diff, dd.n_diff, json_object_get(r, "diff_mean_std"), &cw.dots);
+		upd(&cw.dots, cmp_sorted(dd.same, dd.n_same, json_object_get(r, "same")));
+		upd(&cw.dots, cmp_sorted(dd.diff, dd.n_diff, json_object_get(r, "diff")));
+		check_hist(json_object_get(r, "same"), json_object_get(r, "same_hist"), "same-head dots");
+		check_hist(json_object_get(r, "diff"), json_object_get(r, "diff_hist"), "different-head dots");
+		stats_dots_free(&dd);
+
+		struct stats_groups g;
+		ck_assert(stats_attn_groups(t, l, &g, &e) == 0);
+		for (int k = 0; k < STATS_GROUP_COUNT; k++) {
+			json_t *rg = json_array_get(json_array_get(json_object_get(root, "groups"), l), k);
+			json_t *vals = json_object_get(rg, "values");
+			ck_assert_uint_eq(g.n[k], json_array_size(vals));
+			for (size_t i = 0; i < g.n[k]; i++)
+				upd(&cw.groups, diff(g.v[k][i], jnum(json_array_get(vals, i))));
+			check_mean_std(g.v[k], g.n[k], json_object_get(rg, "mean_std"), &cw.groups);
+			check_hist(vals, json_object_get(rg, "hist"), stats_group_name(k));
+		}
+		stats_groups_free(&g);
+	}
+
+	/* Head scores and labels. */
+	struct headscore *hs = calloc((size_t)L * H, sizeof *hs);
+	headscore_all(t, hs);
+	for (int l = 0; l < L; l++)
+		for (int h = 0; h < H; h++) {
+			json_t *r = json_array_get(json_array_get(json_object_get(root, "heads"), l), h);
+			const struct headscore *s = &hs[l * H + h];
+			for (int k = 0; k < HS_COUNT; k++) {
+				double ref = jnum(json_array_get(json_object_get(r, "scores"), k));
+				double dk = diff(s->s[k], ref);
+				ck_assert_msg(dk <= TOL_STAT * (k == HS_DISTANCE ? 10 : 1), "%s L%d H%d %s: %g vs numpy %g", name, l,
+					      h, headscore_name(k), s->s[k], ref);
+				upd(&cw.scores, k == HS_DISTANCE ? dk / 10 : dk);
+			}
+			upd(&cw.scores, diff(s->entropy_norm, jnum(json_object_get(r, "entropy_norm"))));
+			ck_assert_msg(!strcmp(s->label, json_string_value(json_object_get(r, "label"))),
+				      "%s L%d H%d: label '%s', numpy '%s'", name, l, h, s->label,
+				      json_string_value(json_object_get(r, "label")));
+		}
+	free(hs);
+
+	/* Rollout through every layer. */
+	float *ro = malloc((size_t)L * n * n * sizeof *ro);
+	ck_assert(rollout_compute(t, ro, &e) == 0);
+	for (int l = 0; l < L; l++)
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++) {
+				json_t *r = json_array_get(json_array_get(json_array_get(json_object_get(root, "rollout"), l), i), j);
+				upd(&cw.rollout, diff(ro[((size_t)l * n + i) * n + j], jnum(r)));
+			}
+	free(ro);
+
+	printf("%-26s qk-desc %.1e  qk-pca %.1e  attn-pca %.1e  expl %.1e  dots %.1e  groups %.1e  qknorm %.1e  "
+	       "scores %.1e  rollout %.1e  corr-opt %+.1e  c-opt %.1e\n",
+	       name, cw.qk_desc, cw.qk_pca, cw.attn_pca, cw.explained, cw.dots, cw.groups, cw.qknorm, cw.scores,
+	       cw.rollout, cw.corr_gain, cw.c_opt);
+	ck_assert_msg(cw.qk_desc <= TOL_STAT, "%s: Q/K descriptives differ by %g", name, cw.qk_desc);
+	ck_assert_msg(cw.qk_pca <= TOL_PCA_REL, "%s: Q/K PCA differs by %g (relative)", name, cw.qk_pca);
+	ck_assert_msg(cw.attn_pca <= TOL_PCA_REL, "%s: attention-row PCA differs by %g", name, cw.attn_pca);
+	ck_assert_msg(cw.explained <= TOL_STAT, "%s: explained variance differs by %g", name, cw.explained);
+	ck_assert_msg(cw.dots <= TOL_STAT, "%s: dot products differ by %g (relative)", name, cw.dots);
+	ck_assert_msg(cw.groups <= TOL_ATTN, "%s: attention groups differ by %g", name, cw.groups);
+	ck_assert_msg(cw.qknorm <= 1e-4, "%s: normalisation differs by %g", name, cw.qknorm);
+	ck_assert_msg(cw.rollout <= TOL_ATTN, "%s: rollout differs by %g", name, cw.rollout);
+
+	upd(&w->qk_desc, cw.qk_desc), upd(&w->qk_pca, cw.qk_pca), upd(&w->attn_pca, cw.attn_pca);
+	upd(&w->explained, cw.explained), upd(&w->dots, cw.dots), upd(&w->groups, cw.groups);
+	upd(&w->qknorm, cw.qknorm), upd(&w->scores, cw.scores), upd(&w->rollout, cw.rollout);
+	w->sign_flips += cw.sign_flips;
+	w->cases++;
+	trace_free(t);
+	model_close(m);
+	json_decref(root);
+}
+
+START_TEST(test_against_numpy)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/tests/data/analysis", srcdir());
+	DIR *dp = opendir(dir);
+	ck_assert_msg(dp, "no %s", dir);
+	struct worst w = {0};
+	struct dirent *de;
+	while ((de = readdir(dp))) {
+		if (!strstr(de->d_name, ".json"))
+			continue;
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		check_case(path, &w);
+	}
+	closedir(dp);
+	printf("%d cases; worst: qk-desc %.2e, PCA %.2e (rel), explained %.2e, dots %.2e, groups %.2e, qknorm %.2e, "
+	       "scores %.2e, rollout %.2e; PCA axes with the other sign: %d\n",
+	       w.cases, w.qk_desc, w.qk_pca > w.attn_pca ? w.qk_pca : w.attn_pca, w.explained, w.dots, w.groups, w.qknorm,
+	       w.scores, w.rollout, w.sign_flips);
+	ck_assert_int_ge(w.cases, 4);
+	/* The sign convention is deterministic in both implementations: no flips expected. */
+	ck_assert_int_eq(w.sign_flips, 0);
+}
+END_TEST
+
+/* ---- edge cases ---- */
+
+START_TEST(test_pca_small)
+{
+	struct err e = {{0}};
+	double xy[8], expl[2];
+	/* One row: nothing varies, everything at the origin. */
+	float one[3] = {1, 2, 3};
+	ck_assert(pca_2d(one, 1, 3, xy, expl, &e) == 0);
+	ck_assert(xy[0] == 0 && xy[1] == 0 && expl[0] == 0 && expl[1] == 0);
+	/* One dimension: the second axis is empty. */
+	float line[4] = {1, 2, 3, 6};
+	ck_assert(pca_2d(line, 4, 1, xy, expl, &e) == 0);
+	ck_assert(fabs(xy[0] - -2) < 1e-12 && fabs(xy[6] - 3) < 1e-12 && xy[1] == 0 && fabs(expl[0] - 1) < 1e-12);
+	/* Points on the line y = -2x: the axis is ±(1,-2)/√5; its largest component (-2) is made positive. */
+	float pts[6] = {0, 0, 1, -2, 2, -4};
+	ck_assert(pca_2d(pts, 3, 2, xy, expl, &e) == 0);
+	ck_assert(xy[0] > 0 && xy[4] < 0 && fabs(xy[4] + sqrt(5)) < 1e-6 && fabs(expl[0] - 1) < 1e-9);
+	ck_assert(pca_2d(pts, 0, 2, xy, expl, &e) == -1 && strstr(e.msg, "PCA"));
+}
+END_TEST
+
+START_TEST(test_histogram_edges)
+{
+	double v[] = {0, 0.5, 1, 1.5, -0.1, NAN, 0.25};
+	int c[4];
+	/* 0 → bin 0; 0.25 → bin 1 (left-closed); 0.5 → bin 2; 1 (= hi) → last bin; outside and NaN not counted. */
+	ck_assert_uint_eq(stats_histogram(v, 7, 0, 1, 4, c), 4);
+	ck_assert(c[0] == 1 && c[1] == 1 && c[2] == 1 && c[3] == 1);
+	ck_assert_uint_eq(stats_histogram(v, 7, 1, 1, 4, c), 0);
+	double m, s;
+	double w[] = {1, 3};
+	stats_mean_std(w, 2, &m, &s);
+	ck_assert(m == 2 && s == 1);
+	double x[] = {1, 2, 3}, y[] = {2, 4, 6}, z[] = {5, 5, 5};
+	ck_assert(fabs(stats_corr(x, y, 3) - 1) < 1e-12);
+	ck_assert(isnan(stats_corr(x, z, 3)));
+}
+END_TEST
+
+START_TEST(test_headscore_sort)
+{
+	struct headscore s[4] = {0};
+	double v[4] = {0.2, NAN, 0.9, 0.2};
+	for (int i = 0; i < 4; i++)
+		s[i].s[HS_PREV] = v[i];
+	int idx[4] = {0, 1, 2, 3};
+	headscore_sort(s, idx, 4, HS_PREV, 0);
+	ck_assert(idx[0] == 2 && idx[1] == 0 && idx[2] == 3 && idx[3] == 1);
+	headscore_sort(s, idx, 4, HS_PREV, 1);
+	ck_assert(idx[0] == 0 && idx[1] == 3 && idx[2] == 2 && idx[3] == 1);
+	ck_assert_int_eq(headscore_by_name("induction"), HS_INDUCTION);
+	ck_assert_int_eq(headscore_by_name("nope"), -1);
+}
+END_TEST
+
+START_TEST(test_bad_query)
+{
+	struct trace *t = trace_new(1, 2, 2, 4, 3);
+	struct stats_dots d;
+	struct err e = {{0}};
+	ck_assert_int_eq(stats_qk_dots(t, 0, 3, true, &d, &e), -1);
+	ck_assert(strstr(e.msg, "no token 3"));
+	ck_assert(d.same == NULL);
+	trace_free(t);
+}
+END_TEST
+
+static Suite *analysis_suite(void)
+{
+	Suite *s = suite_create("analysis");
+	TCase *tc = tcase_create("numpy");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_against_numpy);
+	suite_add_tcase(s, tc);
+	TCase *edge = tcase_create("edges");
+	tcase_add_test(edge, test_pca_small);
+	tcase_add_test(edge, test_histogram_edges);
+	tcase_add_test(edge, test_headscore_sort);
+	tcase_add_test(edge, test_bad_query);
+	suite_add_tcase(s, edge);
+	return s;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	SRunner *sr = srunner_create(analysis_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
