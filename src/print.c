@@ -174,7 +174,7 @@ void ui_print_keys(FILE *out)
 	actions_print_all(out);
 }
 
-double ui_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum color_depth depth)
+double ui_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum color_depth depth, bool cold)
 {
 	struct theme th;
 	struct err e;
@@ -198,6 +198,8 @@ double ui_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	size_t bytes = 0;
 	for (int i = 0; i < reps; i++) {
+		if (cold)
+			ctx.trace_gen++;
 		canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
 		view_grid.draw(ctx.state[0], &ctx, cv, (struct rect){0, 0, w, h});
 		char *s = canvas_to_string(cv, true); /* what a full repaint sends to the terminal */

@@ -64,8 +64,10 @@ int ui_print(const struct trace *t, const char *view, const struct ui_options *o
 /* Keys: every action with its default keys, one per line (for --help and the man page test). */
 void ui_print_keys(FILE *out);
 
-/* For the benchmark: draw the grid view of T into a W×H canvas REPS times at the given depth;
- * returns the mean milliseconds per full redraw, or -1 on error. */
-double ui_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum color_depth depth);
+/* For the benchmark: draw the grid view of T into a W×H canvas REPS times at the given depth and
+ * turn it into the ANSI text a full repaint sends. COLD: as if every frame brought a new trace
+ * (every thumbnail recomputed); otherwise thumbnails are reused as when moving the selection.
+ * Returns the mean milliseconds per redraw, or -1 on error. */
+double ui_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum color_depth depth, bool cold);
 
 #endif

@@ -20,7 +20,28 @@ struct grid_state {
 	int row0, col0;  /* first visible layer and head */
 	int page_rows;   /* layers visible at the last draw, for page up/down */
 	int px_w, px_h;  /* thumbnail resolution at the last draw, for the status */
+
+	/* Pooled thumbnails, computed once per head and reused while only the selection moves.
+	 * Valid for the key below; any change of it empties the cache. */
+	float **thumb;           /* [n_layers * n_heads] → [px_h][px_w] values, NULL = not computed */
+	int n_thumb;
+	struct thumb_key {
+		unsigned trace_gen;
+		int px_w, px_h, token;
+		enum heat_scale scale;
+		enum heat_pool pool;
+		bool hide_special;
+	} key;
 };
+
+static void grid_forget(struct grid_state *g)
+{
+	for (int i = 0; i < g->n_thumb; i++)
+		free(g->thumb[i]);
+	free(g->thumb);
+	g->thumb = NULL;
+	g->n_thumb = 0;
+}
 
 struct grid_layout {
 	int label_w;          /* columns of the layer labels ("L11 ") */
@@ -96,7 +117,29 @@ static void *grid_create(struct view_ctx *ctx)
 
 static void grid_destroy(void *state)
 {
+	grid_forget(state);
 	free(state);
+}
+
+/* Make the cache match what is about to be drawn. */
+static void grid_cache_key(struct grid_state *g, const struct view_ctx *ctx, const struct grid_layout *lo)
+{
+	struct thumb_key k;
+	memset(&k, 0, sizeof k); /* padding too, for memcmp */
+	k.trace_gen = ctx->trace_gen;
+	k.px_w = lo->px_w;
+	k.px_h = lo->px_h;
+	k.token = ctx->token;
+	k.scale = ctx->scale;
+	k.pool = g->pool;
+	k.hide_special = ctx->hide_special;
+	int n = ctx->trace->n_layers * ctx->trace->n_heads;
+	if (g->thumb && !memcmp(&k, &g->key, sizeof k) && g->n_thumb == n)
+		return;
+	grid_forget(g);
+	g->key = k;
+	g->thumb = calloc((size_t)n, sizeof *g->thumb);
+	g->n_thumb = g->thumb ? n : 0;
 }
 
 /* Scroll so the selected head is visible. */
@@ -120,17 +163,19 @@ static void grid_follow(struct grid_state *g, const struct view_ctx *ctx, const 
 		g->col0 = 0;
 }
 
-/* Draw one head's thumbnail with its top-left corner at (X,Y). BUF and PX are scratch space. */
-static void grid_thumb(struct grid_state *g, struct view_ctx *ctx, struct canvas *cv, const struct grid_layout *lo,
-		       int layer, int head, int x, int y, float *px)
+/* Compute one head's pooled thumbnail into PX[px_h][px_w]; false on OOM. */
+static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct grid_layout *lo, int layer, int head,
+		      float *px)
 {
 	const struct trace *t = ctx->trace;
 	struct heatmat m;
 	if (heatmat_build(t, layer, head, HEAT_HEAD, ctx->hide_special, &m))
-		return;
+		return false;
 	if (m.rows == 0) {
 		heatmat_free(&m);
-		return;
+		for (int i = 0; i < lo->px_w * lo->px_h; i++)
+			px[i] = NAN;
+		return true;
 	}
 	heatdata_scale(m.v, m.rows, m.cols, ctx->scale, m.v);
 	int sel_r = ctx->token >= 0 ? heatmat_find_row(&m, ctx->token) : -1;
@@ -142,10 +187,28 @@ static void grid_thumb(struct grid_state *g, struct view_ctx *ctx, struct canvas
 				if (r != sel_r && c != sel_c)
 					m.v[(size_t)r * m.cols + c] *= 0.25f;
 	}
-	int ph = lo->px_h, pw = lo->px_w;
-	heatdata_downsample(m.v, m.rows, m.cols, px, ph, pw, g->pool);
+	heatdata_downsample(m.v, m.rows, m.cols, px, lo->px_h, lo->px_w, g->pool);
 	heatmat_free(&m);
-	int rpc = canvas_heat_rows(cv);
+	return true;
+}
+
+/* Draw one head's thumbnail with its top-left corner at (X,Y). */
+static void grid_thumb(struct grid_state *g, struct view_ctx *ctx, struct canvas *cv, const struct grid_layout *lo,
+		       int layer, int head, int x, int y)
+{
+	int idx = layer * ctx->trace->n_heads + head;
+	if (idx >= g->n_thumb)
+		return;
+	if (!g->thumb[idx]) {
+		float *px = malloc((size_t)lo->px_w * lo->px_h * sizeof *px);
+		if (!px || !grid_pool(g, ctx, lo, layer, head, px)) {
+			free(px);
+			return;
+		}
+		g->thumb[idx] = px;
+	}
+	const float *px = g->thumb[idx];
+	int rpc = canvas_heat_rows(cv), ph = lo->px_h, pw = lo->px_w;
 	for (int r = 0; r < lo->th; r++) {
 		for (int c = 0; c < pw; c++) {
 			int r0 = r * rpc, r1 = r0 + 1;
@@ -199,11 +262,7 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 	int tw = canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
 	grid_legend(ctx, cv, area.x + tw + 2, area.y, area.w - tw - 2);
 
-	float *px = malloc((size_t)lo.px_w * lo.px_h * sizeof *px);
-	if (!px) {
-		canvas_clip(cv, old);
-		return;
-	}
+	grid_cache_key(g, ctx, &lo);
 	int rows_end = g->row0 + lo.rows_fit, cols_end = g->col0 + lo.cols_fit;
 	/* Head numbers. */
 	for (int h = g->col0; h < cols_end; h++) {
@@ -228,10 +287,9 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 			    canvas_role(cv, l == ctx->layer ? ROLE_LABEL_SEL : ROLE_LABEL));
 		for (int h = g->col0; h < cols_end; h++) {
 			int x = area.x + lo.label_w + 1 + (h - g->col0) * (lo.tw + 1);
-			grid_thumb(g, ctx, cv, &lo, l, h, x, y, px);
+			grid_thumb(g, ctx, cv, &lo, l, h, x, y);
 		}
 	}
-	free(px);
 	if (g->row0 > 0)
 		canvas_put(cv, area.x, area.y + lo.top - 1, canvas_glyph(cv, GLYPH_UP), canvas_role(cv, ROLE_DIM));
 	if (rows_end < t->n_layers)

@@ -7,6 +7,7 @@
  *   ui-driver --keys        every action and its default keys
  *   ui-driver --roff        the KEY BINDINGS sections of the man page
  *   ui-driver --roles       the theme roles, one per line (for the attnscope-themes(5) check)
+ *   ui-driver --bench       time full redraws of a 12x12-head grid (32 and 128 tokens)
  *
  * The synthetic model sleeps --delay ms per run (checking the cancel flag), so tests can type
  * faster than it runs; a text containing "FAIL" makes the run fail with a message. */
@@ -69,6 +70,23 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--roff")) {
 			view_write_roff(stdout);
+			return 0;
+		} else if (!strcmp(a, "--bench")) {
+			for (int n = 32; n <= 128; n *= 4) {
+				char words[2048] = "";
+				for (int w = 0; w < n - 2; w++)
+					strcat(words, "ab ");
+				struct trace *t = synth_trace(words, NULL, 12, 12, SYNTH_BERT);
+				if (!t)
+					return 1;
+				for (int cold = 1; cold >= 0; cold--)
+					printf("grid of 144 heads, %d tokens, %s: %.2f ms per full redraw at 100x30, "
+					       "%.2f ms at 200x60 (256 colours)\n", t->n,
+					       cold ? "new trace" : "selection moved",
+					       ui_bench_grid_redraw(t, 100, 30, 50, DEPTH_256, cold),
+					       ui_bench_grid_redraw(t, 200, 60, 50, DEPTH_256, cold));
+				trace_free(t);
+			}
 			return 0;
 		} else if (!strcmp(a, "--roles")) {
 			for (int r = 0; r < ROLE_COUNT; r++)
