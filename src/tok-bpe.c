@@ -240,11 +240,24 @@ void bpe_free(struct tokenizer *tok)
 
 /* ---------------------------------------------------------------- encoding */
 
+/* BPE of one piece, as HF's loop: take the lowest-ranked adjacent pair, merge every occurrence
+ * of it left to right, repeat. Done with a heap of candidate pairs so a long piece costs
+ * O(n log n), not HF's O(n^2): all candidates of the lowest rank are taken off the heap as one
+ * batch (a rank is one pair) and merged in position order before any pair the merges create
+ * is looked at, which is exactly one pass of HF's loop. */
+struct bpe_cand {
+	int32_t rank;
+	int32_t pos;         /* node of the left symbol */
+	int32_t left, right; /* the pair's symbols when pushed: stale once either node changed */
+};
+
 struct bpe_work {
-	int32_t *sym;  /* [cap] symbols of the word being merged */
-	int32_t *rank; /* [cap] rank of the pair (sym[i], sym[i+1]), INT32_MAX when no rule */
-	int32_t *src;  /* [cap] where sym[i] came from before the last pass, -1 when just merged */
-	size_t cap;
+	size_t cap;               /* room for pieces of this many bytes */
+	int32_t *sym;             /* [cap] symbol of each node (a node starts as one byte), -1 once merged away */
+	int32_t *prev, *next;     /* [cap] the nodes still alive, as a linked list; -1 at the ends */
+	struct bpe_cand *heap;    /* [3*cap] min-heap on (rank, pos) */
+	struct bpe_cand *batch;   /* [3*cap] the candidates of the current rank */
+	size_t heap_n;
 };
 
 static int32_t bpe_rank(const struct tokenizer *tok, int32_t a, int32_t b)
@@ -253,58 +266,117 @@ static int32_t bpe_rank(const struct tokenizer *tok, int32_t a, int32_t b)
 	return s->left < 0 ? INT32_MAX : s->rank;
 }
 
-/* BPE of one pre-tokenized piece (its raw bytes). */
+static bool bpe_cand_less(const struct bpe_cand *a, const struct bpe_cand *b)
+{
+	return a->rank < b->rank || (a->rank == b->rank && a->pos < b->pos);
+}
+
+/* Push the pair starting at node I, if it has a rule. */
+static void bpe_push(const struct tokenizer *tok, struct bpe_work *w, int32_t i)
+{
+	int32_t j = w->next[i];
+	if (j < 0)
+		return;
+	int32_t r = bpe_rank(tok, w->sym[i], w->sym[j]);
+	if (r == INT32_MAX)
+		return;
+	size_t k = w->heap_n++;
+	struct bpe_cand c = {r, i, w->sym[i], w->sym[j]};
+	while (k > 0 && bpe_cand_less(&c, &w->heap[(k - 1) / 2])) {
+		w->heap[k] = w->heap[(k - 1) / 2];
+		k = (k - 1) / 2;
+	}
+	w->heap[k] = c;
+}
+
+static struct bpe_cand bpe_pop(struct bpe_work *w)
+{
+	struct bpe_cand top = w->heap[0], last = w->heap[--w->heap_n];
+	size_t k = 0, n = w->heap_n;
+	for (;;) {
+		size_t c = 2 * k + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && bpe_cand_less(&w->heap[c + 1], &w->heap[c]))
+			c++;
+		if (!bpe_cand_less(&w->heap[c], &last))
+			break;
+		w->heap[k] = w->heap[c];
+		k = c;
+	}
+	if (n)
+		w->heap[k] = last;
+	return top;
+}
+
+static int bpe_reserve(struct bpe_work *w, size_t n)
+{
+	if (n <= w->cap)
+		return 0;
+	size_t cap = n < 64 ? 64 : n;
+	if (cap > SIZE_MAX / (3 * sizeof(struct bpe_cand)) || cap > INT32_MAX)
+		return -1;
+	free(w->sym);
+	free(w->prev);
+	free(w->next);
+	free(w->heap);
+	free(w->batch);
+	w->sym = malloc(cap * sizeof *w->sym);
+	w->prev = malloc(cap * sizeof *w->prev);
+	w->next = malloc(cap * sizeof *w->next);
+	w->heap = malloc(3 * cap * sizeof *w->heap);
+	w->batch = malloc(3 * cap * sizeof *w->batch);
+	w->cap = w->sym && w->prev && w->next && w->heap && w->batch ? cap : 0;
+	return w->cap ? 0 : -1;
+}
+
+static void bpe_work_free(struct bpe_work *w)
+{
+	free(w->sym);
+	free(w->prev);
+	free(w->next);
+	free(w->heap);
+	free(w->batch);
+}
+
+/* BPE of one pre-tokenized piece (its raw bytes); pushes the ids of its symbols. */
 static int bpe_word(const struct tokenizer *tok, const unsigned char *p, size_t n, struct bpe_work *w,
 		    struct tok_ids *out)
 {
-	if (n > w->cap) {
-		size_t cap = n < 64 ? 64 : n;
-		free(w->sym);
-		free(w->rank);
-		free(w->src);
-		w->sym = malloc(cap * sizeof *w->sym);
-		w->rank = malloc(cap * sizeof *w->rank);
-		w->src = malloc(cap * sizeof *w->src);
-		w->cap = w->sym && w->rank && w->src ? cap : 0;
-		if (!w->cap)
-			return -1;
+	if (bpe_reserve(w, n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		w->sym[i] = tok->byte_sym[p[i]];
+		w->prev[i] = (int32_t)i - 1;
+		w->next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
 	}
-	int32_t *sym = w->sym, *rank = w->rank, *src = w->src;
-	size_t m = n;
-	for (size_t i = 0; i < m; i++)
-		sym[i] = tok->byte_sym[p[i]];
-	for (size_t i = 0; i + 1 < m; i++)
-		rank[i] = bpe_rank(tok, sym[i], sym[i + 1]);
-	while (m > 1) {
-		size_t best = 0;
-		for (size_t i = 1; i + 1 < m; i++)
-			if (rank[i] < rank[best])
-				best = i;
-		if (rank[best] == INT32_MAX)
-			break;
-		int32_t first = sym[best], second = sym[best + 1];
-		int32_t merged = bpe_merge_slot(tok, first, second)->result;
-		size_t j = 0;
-		for (size_t i = 0; i < m; j++) {
-			if (i + 1 < m && sym[i] == first && sym[i + 1] == second) {
-				sym[j] = merged;
-				src[j] = -1;
-				i += 2;
-			} else {
-				sym[j] = sym[i];
-				src[j] = (int32_t)i;
-				i++;
-			}
+	w->heap_n = 0;
+	for (size_t i = 0; i + 1 < n; i++)
+		bpe_push(tok, w, (int32_t)i);
+	while (w->heap_n) {
+		int32_t rank = w->heap[0].rank;
+		size_t nb = 0;
+		while (w->heap_n && w->heap[0].rank == rank)
+			w->batch[nb++] = bpe_pop(w); /* in position order */
+		for (size_t k = 0; k < nb; k++) {
+			const struct bpe_cand *c = &w->batch[k];
+			int32_t i = c->pos, j = w->next[i];
+			if (w->sym[i] != c->left || j < 0 || w->sym[j] != c->right)
+				continue; /* taken apart by an earlier merge */
+			w->sym[i] = bpe_merge_slot(tok, c->left, c->right)->result;
+			w->sym[j] = -1;
+			w->next[i] = w->next[j];
+			if (w->next[j] >= 0)
+				w->prev[w->next[j]] = i;
+			if (w->prev[i] >= 0)
+				bpe_push(tok, w, w->prev[i]);
+			bpe_push(tok, w, i);
 		}
-		m = j;
-		/* a pair of two untouched neighbours keeps its rank; only pairs next to a merge are new */
-		for (size_t i = 0; i + 1 < m; i++)
-			rank[i] = src[i] >= 0 && src[i + 1] >= 0 ? rank[src[i]] : bpe_rank(tok, sym[i], sym[i + 1]);
 	}
-	for (size_t i = 0; i < m; i++) {
+	for (int32_t i = 0; i >= 0; i = w->next[i]) {
 		/* HF's convert_tokens_to_ids: an added token of that text first, then the vocabulary */
-		const char *s = tok->syms.id_str[sym[i]];
-		int32_t id = tok_token_id(tok, s, tok->syms.id_len[sym[i]]);
+		const char *s = tok->syms.id_str[w->sym[i]];
+		int32_t id = tok_token_id(tok, s, tok->syms.id_len[w->sym[i]]);
 		if (tok_ids_push(out, id >= 0 ? id : tok->unk_id, false) < 0)
 			return -1;
 	}
@@ -339,9 +411,7 @@ int bpe_encode(const struct tokenizer *tok, const char *s, size_t len, struct to
 		}
 		pos = ov[1];
 	}
-	free(w.sym);
-	free(w.rank);
-	free(w.src);
+	bpe_work_free(&w);
 	pcre2_match_data_free(md);
 	return rc;
 }

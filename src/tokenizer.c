@@ -575,6 +575,11 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 	*out = NULL;
 	if (kind != TOKENIZER_WORDPIECE && kind != TOKENIZER_BPE)
 		return err_set(e, "unknown tokenizer kind %d", (int)kind);
+	struct stat sb;
+	if (stat(dir, &sb) < 0)
+		return err_set(e, "%s: %s", dir, strerror(errno));
+	if (!S_ISDIR(sb.st_mode))
+		return err_set(e, "%s: not a folder", dir);
 	struct tokenizer *tok = calloc(1, sizeof *tok);
 	struct load_state st = {0};
 	if (!tok || tok_vocab_init(&tok->vocab) < 0 || tok_vocab_init(&tok->added) < 0) {

@@ -169,7 +169,8 @@ static json_t *load_cases(void)
 
 /* The fixture tokenizers, loaded once by main() before the tests fork (a tokenizer is
  * immutable, so the tests share them). */
-static const char *const fixture_names[] = {"bert", "gpt2", "bert-json", "bert-cased", "bert-cased-strip", "gpt2-json"};
+static const char *const fixture_names[] = {"bert", "gpt2", "bert-json", "bert-cased", "bert-cased-strip", "gpt2-json",
+					     "bpe-odd"};
 #define MAX_FIXTURES (sizeof fixture_names / sizeof fixture_names[0])
 static struct tokenizer *fixtures[MAX_FIXTURES];
 
@@ -479,7 +480,11 @@ START_TEST(test_load_errors)
 	struct tokenizer *tok = NULL;
 	struct err e = {""};
 	ck_assert_int_eq(tokenizer_load("/nonexistent/model", TOKENIZER_WORDPIECE, &tok, &e), -1);
-	ck_assert_msg(strstr(e.msg, "/nonexistent/model") && strstr(e.msg, "vocab.txt"), "%s", e.msg);
+	ck_assert_str_eq(e.msg, "/nonexistent/model: No such file or directory");
+	char *file = str_printf("%s/tests/data/tokenizer/bert/vocab.txt", top_srcdir());
+	ck_assert_int_eq(tokenizer_load(file, TOKENIZER_WORDPIECE, &tok, &e), -1);
+	ck_assert_msg(strstr(e.msg, "vocab.txt: not a folder") != NULL, "%s", e.msg);
+	free(file);
 
 	expect_load_error(TOKENIZER_WORDPIECE, "no vocab.txt or tokenizer.json", tmpdir);
 	put("vocab.txt", "");

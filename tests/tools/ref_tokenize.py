@@ -620,6 +620,11 @@ def build_fixtures(npm):
           b'{\n  "additional_special_tokens": [{"content": "<|sep|>", "lstrip": true, "rstrip": true,'
           b' "single_word": false, "normalized": true}, "<|plain|>"]\n}\n')
     write(os.path.join(FIXDIR, "gpt2-json", "added_tokens.json"), b'{"zzqx": 5000, " spaced": 5001}\n')
+    # A merges table where a merge creates a pair of lower rank ("ab a" ranks before "a b"):
+    # HF still finishes merging every "a b" before it looks at "ab a".
+    write(os.path.join(FIXDIR, "bpe-odd", "vocab.json"),
+          b'{"<|endoftext|>": 0, "a": 1, "b": 2, "ab": 3, "aba": 4, "abab": 5, "c": 6}\n')
+    write(os.path.join(FIXDIR, "bpe-odd", "merges.txt"), b'#version: 0.2\nab a\na b\nab ab\nb a\n')
 
 
 def write(path, data):
@@ -732,6 +737,12 @@ def cases():
             add(fixture, kind, long_a, long_b, max_len=ml, note="truncation")
             add(fixture, kind, long_b, long_a, max_len=ml, note="truncation")
             add(fixture, kind, "x " * 9, "y " * 9, max_len=ml, note="truncation")
+    rnd = random.Random(7)
+    for n in (300, 1000, 3000):  # long pieces: thousands of merges in one word
+        add("gpt2", "gpt2", "".join(rnd.choice("etaoinshrdlucmfwypvbgkqjxz") for _ in range(n)), note="long word")
+    add("gpt2", "gpt2", "ab" * 700 + " " + "1234567890" * 50 + " " + "\u00e9" * 400, note="long word")
+    for t in ("abab", "ababab", "aabab", "babab", "abababab", "ab abab", "abcab", "aaaa", "bbbb", "abba"):
+        add("bpe-odd", "gpt2", t)
     for fixture, kind in (("bert-json", "bert"), ("bert-cased", "bert"), ("bert-cased-strip", "bert"),
                           ("gpt2-json", "gpt2")):
         for t in HARD[:60]:
