@@ -47,6 +47,7 @@ struct ui {
 	int count;                  /* count prefix being typed, -1 for none */
 	struct canvas *cv, *prev;   /* this frame and what curses already has */
 	bool direct_color;          /* curses takes RGB values as colour numbers */
+	SCREEN *screen;             /* the curses screen, NULL before setup */
 	char run_error[ERR_MSG_MAX];
 	bool quit;
 };
@@ -561,6 +562,7 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 	if (!scr)
 		return err_set(e, "cannot use the terminal '%s'", term ? term : "(TERM unset)");
 	set_term(scr);
+	u->screen = scr;
 	raw();
 	noecho();
 	nonl();
@@ -601,8 +603,9 @@ static void ui_teardown(struct ui *u)
 {
 	runner_free(u->runner);
 	view_pop_all(&u->ctx);
-	if (u->cv) {
+	if (u->screen) {
 		endwin();
+		delscreen(u->screen);
 	}
 	canvas_free(u->cv);
 	canvas_free(u->prev);

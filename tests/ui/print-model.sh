@@ -73,6 +73,14 @@ TERM=xterm-256color check model-gpt2-heatmap-256.ansi -m "$GPT2" --print heatmap
 LC_ALL=C check model-bert-grid-ascii.txt -m "$BERT" --print grid --color never --width 60 "$(printf 'caf\303\251 au lait')"
 
 # Bad input: a clear one-line error, exit status 1 or 2, nothing on stdout.
+printf 'ramp: ["#000000", "#ffffff"]\nroles:\n  status: {fg: purple}\n' >"$TMP/bad.yaml"
+"$ATTNSCOPE_BIN" -m "$BERT" --print grid --theme "$TMP/bad.yaml" x >/dev/null 2>"$TMP/err"
+if [ "$(cat "$TMP/err")" = "attnscope: $TMP/bad.yaml:3:16: unknown colour 'purple'" ]; then
+	echo "ok bad theme: $(cat "$TMP/err")"
+else
+	echo "FAIL: bad theme message: $(cat "$TMP/err")"
+	fail=1
+fi
 for args in "--print scatter x" "--print grid --layer 7 x" "--print grid --theme /nonexistent.yaml x"; do
 	# shellcheck disable=SC2086
 	if "$ATTNSCOPE_BIN" -m "$BERT" $args >"$TMP/out" 2>"$TMP/err"; then

@@ -186,4 +186,44 @@ tui_wait "2 layers x 2 heads - 5 tokens"
 tui_screen | grep -q '^   +-----+' || tui_fail "ASCII frame"
 LC_ALL=C tui_screen | grep -q "$(printf '[\200-\377]')" && tui_fail "non-ASCII output in the C locale"
 tui_keys q
+# --- 8 colours (TERM=xterm) and a VT100 (monochrome) ---
+tui_start 80 24 $U8 TERM=xterm "$DRIVER" --layers 2 --heads 2 "the cat sat"
+tui_wait "2 layers × 2 heads"
+tui_screen_ansi | grep -q '\[[34]8;5;' && tui_fail "256-colour codes on an 8-colour terminal"
+tui_screen_ansi | grep -q '\[4[0-7]m' || tui_fail "no 8-colour backgrounds"
+tui_keys q
+tui_start 80 24 $U8 TERM=vt100 "$DRIVER" --layers 2 --heads 2 "the cat sat"
+tui_wait "2 layers × 2 heads"
+tui_screen_ansi | grep -E -q '\[[34][0-7]m|\[[34]8;' && tui_fail "colour on a VT100"
+tui_screen | grep -E -q '^ +[│ ]?[@%#*+=:. -]{3,}' || tui_fail "no shade characters on a VT100"
+tui_keys q
+
+# --- the config file: theme and key overrides ---
+mkdir -p "$TUI_TMP/config/attnscope"
+cat >"$TUI_TMP/config/attnscope/config.yaml" <<'YAML'
+theme: grayscale
+keys:
+  down: [J]
+  help: [F2, H]
+YAML
+tui_start 100 30 $U8 "$DRIVER" --layers 3 --heads 2 "the cat sat"
+tui_wait "3 layers × 2 heads"
+tui_keys j
+tui_wait "j: no action here"
+tui_keys J
+tui_wait "L1 H0 │ grid"
+tui_keys H
+tui_wait "Keys (q or Esc closes"
+tui_screen | grep -E -q '^  J +move down' || tui_fail "help does not show the rebound key"
+tui_screen | grep -E -q '^  F2, H +show the keys' || tui_fail "help does not show the rebound help keys"
+tui_keys q q
+st=$(tui_exit_status); [ "$st" = 0 ] || tui_fail "exit status with a config file: $st"
+# A broken config file: one line FILE:LINE:COLUMN: message, exit status 1, before the terminal
+# is touched (nothing on standard output).
+printf 'keys:\n  dwn: j\n' >"$TUI_TMP/config/attnscope/config.yaml"
+XDG_CONFIG_HOME="$TUI_TMP/config" "$DRIVER" x >"$TUI_TMP/out" 2>"$TUI_TMP/err"
+st=$?
+[ $st = 1 ] && [ ! -s "$TUI_TMP/out" ] && [ "$(wc -l <"$TUI_TMP/err")" = 1 ] &&
+	grep -q "config.yaml:2:3: unknown action 'dwn'" "$TUI_TMP/err" || tui_fail "config error: $st $(cat "$TUI_TMP/err")"
+rm "$TUI_TMP/config/attnscope/config.yaml"
 echo "ok"
