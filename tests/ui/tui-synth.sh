@@ -213,6 +213,21 @@ tui_screen_ansi | grep -E -q '\[[34][0-7]m|\[[34]8;' && tui_fail "colour on a VT
 tui_screen | grep -E -q '^ +[│ ]?[@%#*+=:. -]{3,}' || tui_fail "no shade characters on a VT100"
 tui_keys q
 
+# --- truecolor: COLORTERM=truecolor and a direct-colour terminal description (ncurses-term) ---
+if infocmp tmux-direct >/dev/null 2>&1; then
+	tui_start 80 24 $U8 COLORTERM=truecolor "$DRIVER" --layers 2 --heads 2 "the cat sat"
+	tui_wait "2 layers × 2 heads"
+	# viridis' lowest colour #440154 appears as itself, not as a palette index.
+	tui_screen_ansi | grep -q '48;2;68;1;84m' || tui_fail "no 24-bit colours"
+	tui_keys i End
+	tui_type " down"
+	tui_wait "6 tok"   # keys still work with the direct-colour terminal description
+	tui_keys Escape q
+	st=$(tui_exit_status); [ "$st" = 0 ] || tui_fail "exit status (truecolor): $st"
+else
+	echo "truecolor: not tested (no tmux-direct terminal description; Debian package ncurses-term)"
+fi
+
 # --- the config file: theme and key overrides ---
 mkdir -p "$TUI_TMP/config/attnscope"
 cat >"$TUI_TMP/config/attnscope/config.yaml" <<'YAML'
