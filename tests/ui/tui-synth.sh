@@ -189,6 +189,26 @@ tui_wait "12 layers × 12 heads"
 tui_keys Q
 st=$(tui_exit_status); [ "$st" = 0 ] || tui_fail "exit status after Q: $st"
 
+# --- only changed cells are sent: a move costs a small part of a full repaint ---
+tui_start 100 30 $U8 "$DRIVER" --layers 12 --heads 12 "The animal did not cross the street because it was tired"
+tui_wait "12 layers × 12 heads"
+sleep 0.3
+tui_tmux pipe-pane -t 0 -o "cat >>'$TUI_TMP/bytes'"
+sleep 0.3
+size() { wc -c <"$TUI_TMP/bytes" 2>/dev/null || echo 0; }
+s0=$(size)
+tui_keys l
+tui_wait "L0 H1 │ grid"
+sleep 0.3
+s1=$(size)
+tui_keys C-l
+sleep 0.5
+s2=$(size)
+move=$((s1 - s0)) full=$((s2 - s1))
+echo "terminal output: $move bytes to move the selection, $full bytes to repaint everything"
+[ "$full" -gt 2000 ] && [ "$move" -lt $((full / 8)) ] || tui_fail "a move sent $move bytes, a repaint $full"
+tui_keys Q
+
 # --- monochrome (NO_COLOR) and an ASCII locale ---
 tui_start 80 24 $U8 NO_COLOR=1 "$DRIVER" --layers 2 --heads 2 "the cat sat"
 tui_wait "2 layers × 2 heads"
