@@ -189,6 +189,28 @@ tui_wait "12 layers × 12 heads"
 tui_keys Q
 st=$(tui_exit_status); [ "$st" = 0 ] || tui_fail "exit status after Q: $st"
 
+# --- 24x16 heads on a small terminal: the grid scrolls both ways; a long text scrolls the heatmap ---
+tui_start 40 14 $U8 "$DRIVER" --layers 24 --heads 16 "a b c"
+tui_wait "│ L0 H0 │"
+tui_screen | grep -q '▶' || tui_fail "no marker for heads off to the right"
+tui_keys 1 5 '|' 2 3 g
+tui_wait "│ L23 H15 │"
+tui_screen | grep -q '^L23 ' || tui_fail "layer 23 not scrolled into view"
+tui_screen | grep -E -q ' 15 *$' || tui_fail "head 15 not scrolled into view"
+tui_screen | grep -q '◀' || tui_fail "no marker for heads off to the left"
+tui_keys Q
+words=$(seq 1 60 | sed 's/^/w/' | tr '\n' ' ')
+tui_start 80 24 $U8 "$DRIVER" "$words"
+tui_wait "62 tok"
+tui_keys Enter G 6 1 '|'
+tui_wait "query 61  [SEP]"
+tui_wait "key   61  [SEP]"
+tui_screen | grep -q '^\[SEP\] .*\[\]' || tui_fail "cursor row not scrolled into view"
+tui_screen | grep -q '▲' || tui_fail "no marker for rows above"
+tui_keys g 0 '|'
+tui_wait "query 0  [CLS]"
+tui_keys Q
+
 # --- only changed cells are sent: a move costs a small part of a full repaint ---
 tui_start 100 30 $U8 "$DRIVER" --layers 12 --heads 12 "The animal did not cross the street because it was tired"
 tui_wait "12 layers × 12 heads"
