@@ -1,6 +1,6 @@
 /* tok-internal.h -- what the tokenizer's files share: the tokenizer struct, the vocabulary
- * table, the growing id list and the file helpers. Private to tokenizer.c, tok-vocab.c,
- * tok-wordpiece.c and tok-bpe.c; everyone else uses tokenizer.h. */
+ * table, the growing id list and the file helpers. Private to tokenizer.c, tok-config.c,
+ * tok-vocab.c, tok-wordpiece.c and tok-bpe.c; everyone else uses tokenizer.h. */
 #ifndef ATTNSCOPE_TOK_INTERNAL_H
 #define ATTNSCOPE_TOK_INTERNAL_H
 
@@ -118,12 +118,31 @@ void tok_ids_free(struct tok_ids *l);
 int tok_read_file(const char *path, char **out, size_t *len, struct err *e);
 /* Parse PATH as JSON (FLAGS for json_loadb); errors name PATH with line and column. */
 json_t *tok_load_json(const char *path, size_t flags, struct err *e);
+bool tok_file_exists(const char *path);
+/* "DIR/NAME", malloc'd; NULL when out of memory. */
+char *tok_path_join(const char *dir, const char *name);
 /* Python's universal newlines: turn "\r\n" and lone "\r" into "\n" in place; returns the new length. */
 size_t tok_universal_newlines(char *s, size_t len);
 /* The id of token S: an added token first, then the vocabulary (HF's convert_tokens_to_ids); -1. */
 int32_t tok_token_id(const struct tokenizer *tok, const char *s, size_t len);
 /* Is S[0..LEN) a special token or a configured never_split word? */
 bool tok_is_never_split(const struct tokenizer *tok, const char *s, size_t len);
+
+/* ---- tok-config.c: special tokens and configuration files, gathered while loading ---- */
+struct tok_config;
+/* The tokenizer class's defaults for KIND ([CLS]... or <|endoftext|>). */
+struct tok_config *tok_config_new(enum tokenizer_kind kind, struct err *e);
+void tok_config_free(struct tok_config *cfg);
+/* tokenizer.json's model.unk_token. */
+int tok_config_set_unk(struct tok_config *cfg, const char *name, struct err *e);
+/* tokenizer.json's added_tokens (ROOT is the whole file). */
+int tok_config_json_added(struct tokenizer *tok, struct tok_config *cfg, json_t *root, struct err *e);
+/* tokenizer_config.json, special_tokens_map.json and added_tokens.json in DIR, when present;
+ * after the vocabulary is loaded. */
+int tok_config_read(struct tokenizer *tok, struct tok_config *cfg, const char *dir, struct err *e);
+/* Resolve the ids the tokenizer needs (missing ones are errors naming VOCAB_PATH) and build
+ * tok->specials. */
+int tok_config_finish(struct tokenizer *tok, struct tok_config *cfg, const char *vocab_path, struct err *e);
 
 /* ---- tok-wordpiece.c ---- */
 int wordpiece_load_vocab_txt(struct tokenizer *tok, const char *path, struct err *e);

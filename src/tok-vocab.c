@@ -222,17 +222,17 @@ int tok_vocab_from_json(struct tok_vocab *v, json_t *obj, struct err *e)
  * expect (floats, nesting, bad escapes, invalid UTF-8...) sends the file to jansson instead,
  * which then either accepts it or reports the error with its line and column. */
 
-struct flat_reader {
+struct vocab_flat_reader {
 	const char *p, *end;
 };
 
-static void flat_skip_ws(struct flat_reader *r)
+static void vocab_flat_skip_ws(struct vocab_flat_reader *r)
 {
 	while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
 		r->p++;
 }
 
-static int flat_hex4(const char *p, uint32_t *v)
+static int vocab_flat_hex4(const char *p, uint32_t *v)
 {
 	*v = 0;
 	for (int i = 0; i < 4; i++) {
@@ -253,7 +253,7 @@ static int flat_hex4(const char *p, uint32_t *v)
 
 /* A JSON string at r->p (after the quote) decoded into OUT (room for as many bytes as the
  * source); returns its length, or -1 for anything unusual. */
-static long flat_string(struct flat_reader *r, char *out)
+static long vocab_flat_string(struct vocab_flat_reader *r, char *out)
 {
 	size_t n = 0;
 	while (r->p < r->end) {
@@ -282,11 +282,11 @@ static long flat_string(struct flat_reader *r, char *out)
 			continue;
 		}
 		uint32_t cp, lo;
-		if (esc != 'u' || r->end - r->p < 4 || flat_hex4(r->p, &cp) < 0)
+		if (esc != 'u' || r->end - r->p < 4 || vocab_flat_hex4(r->p, &cp) < 0)
 			return -1;
 		r->p += 4;
 		if (cp >= 0xD800 && cp <= 0xDBFF) {
-			if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' || flat_hex4(r->p + 2, &lo) < 0 ||
+			if (r->end - r->p < 6 || r->p[0] != '\\' || r->p[1] != 'u' || vocab_flat_hex4(r->p + 2, &lo) < 0 ||
 			    lo < 0xDC00 || lo > 0xDFFF)
 				return -1;
 			r->p += 6;
@@ -300,30 +300,30 @@ static long flat_string(struct flat_reader *r, char *out)
 }
 
 /* Read the whole object; with INSERT false only count entries and find the largest id. */
-static int flat_pass(struct tok_vocab *v, const char *buf, size_t len, bool insert, char *scratch, size_t *count,
+static int vocab_flat_pass(struct tok_vocab *v, const char *buf, size_t len, bool insert, char *scratch, size_t *count,
 		     long long *max_id)
 {
-	struct flat_reader r = {buf, buf + len};
+	struct vocab_flat_reader r = {buf, buf + len};
 	*count = 0;
 	*max_id = -1;
-	flat_skip_ws(&r);
+	vocab_flat_skip_ws(&r);
 	if (r.p >= r.end || *r.p++ != '{')
 		return -1;
-	flat_skip_ws(&r);
+	vocab_flat_skip_ws(&r);
 	if (r.p < r.end && *r.p == '}') {
 		r.p++;
 	} else {
 		for (;;) {
-			flat_skip_ws(&r);
+			vocab_flat_skip_ws(&r);
 			if (r.p >= r.end || *r.p++ != '"')
 				return -1;
-			long kl = flat_string(&r, scratch);
+			long kl = vocab_flat_string(&r, scratch);
 			if (kl < 0)
 				return -1;
-			flat_skip_ws(&r);
+			vocab_flat_skip_ws(&r);
 			if (r.p >= r.end || *r.p++ != ':')
 				return -1;
-			flat_skip_ws(&r);
+			vocab_flat_skip_ws(&r);
 			long long id = 0;
 			int digits = 0;
 			while (r.p < r.end && *r.p >= '0' && *r.p <= '9' && digits < 12) {
@@ -341,7 +341,7 @@ static int flat_pass(struct tok_vocab *v, const char *buf, size_t len, bool inse
 			(*count)++;
 			if (id > *max_id)
 				*max_id = id;
-			flat_skip_ws(&r);
+			vocab_flat_skip_ws(&r);
 			if (r.p < r.end && *r.p == ',') {
 				r.p++;
 				continue;
@@ -353,7 +353,7 @@ static int flat_pass(struct tok_vocab *v, const char *buf, size_t len, bool inse
 			return -1;
 		}
 	}
-	flat_skip_ws(&r);
+	vocab_flat_skip_ws(&r);
 	return r.p == r.end ? 0 : -1;
 }
 
@@ -370,11 +370,11 @@ int tok_vocab_load_json_file(struct tok_vocab *v, const char *path, struct err *
 	}
 	size_t count;
 	long long max_id;
-	int rc = utf8_check(buf, len) == len ? flat_pass(v, buf, len, false, scratch, &count, &max_id) : -1;
+	int rc = utf8_check(buf, len) == len ? vocab_flat_pass(v, buf, len, false, scratch, &count, &max_id) : -1;
 	if (rc == 0 && count > 0 && (size_t)max_id < 2 * count + 1024) {
 		/* the shape is right and the ids are sane: insert for real */
 		if (vocab_reserve_ids(v, (int32_t)max_id) < 0 || tok_vocab_reserve(v, count) < 0 ||
-		    flat_pass(v, buf, len, true, scratch, &count, &max_id) < 0)
+		    vocab_flat_pass(v, buf, len, true, scratch, &count, &max_id) < 0)
 			rc = err_set(e, "%s: out of memory", path);
 	} else {
 		/* unusual or wrong: jansson decides, and explains */

@@ -1,0 +1,462 @@
+/* tok-config.c -- special tokens and the settings around a vocabulary, as HF gathers them.
+ *
+ * The defaults of BertTokenizer / GPT2Tokenizer, then tokenizer_config.json (flags and special
+ * token names), special_tokens_map.json (overriding it), added_tokens.json and tokenizer.json's
+ * added_tokens; at the end the ids of the tokens the tokenizer needs and the list of tokens
+ * cut out of the text before the model's tokenizer runs (tok->specials). */
+#include "tok-internal.h"
+#include "utf8.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* HF's SPECIAL_TOKENS_ATTRIBUTES order, which is also the order of all_special_tokens. */
+enum { ROLE_BOS, ROLE_EOS, ROLE_UNK, ROLE_SEP, ROLE_PAD, ROLE_CLS, ROLE_MASK, N_ROLES };
+static const char *const role_keys[N_ROLES] = {
+	"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token",
+};
+
+struct special_spec {
+	char *content; /* NULL when the role has no token */
+	bool lstrip, rstrip;
+};
+
+struct tok_config {
+	struct special_spec roles[N_ROLES];
+	struct special_spec *extra; /* [n_extra] additional_special_tokens */
+	int n_extra;
+	struct special_spec *json_special; /* [n_json_special] tokenizer.json's added tokens marked special */
+	int n_json_special;
+	struct special_spec *added; /* [n_added] added_tokens.json's tokens that are not special */
+	int n_added;
+	enum tokenizer_kind kind;
+};
+
+/* Whether a special token given as a plain string strips the whitespace around it. HF strips
+ * on both sides for a str, and GPT2Tokenizer wraps its bos/eos/unk/pad strings in
+ * AddedToken(lstrip=False, rstrip=False), which strips nothing. Additional tokens stay str. */
+static bool config_plain_strips(enum tokenizer_kind kind, int role)
+{
+	return !(kind == TOKENIZER_BPE && (role == ROLE_BOS || role == ROLE_EOS || role == ROLE_UNK || role == ROLE_PAD));
+}
+
+static void config_spec_clear(struct special_spec *s)
+{
+	free(s->content);
+	s->content = NULL;
+}
+
+static int config_spec_set(struct special_spec *s, const char *content, bool lstrip, bool rstrip, struct err *e)
+{
+	char *c = strdup(content);
+	if (!c)
+		return err_set(e, "out of memory");
+	free(s->content);
+	s->content = c;
+	s->lstrip = lstrip;
+	s->rstrip = rstrip;
+	return 0;
+}
+
+/* A special token value: "text" or an AddedToken object {"content": ..., "lstrip": ..., ...}. */
+static int config_spec_from_json(struct special_spec *s, json_t *v, bool plain_strips, const char *what, struct err *e)
+{
+	if (json_is_string(v))
+		return config_spec_set(s, json_string_value(v), plain_strips, plain_strips, e);
+	json_t *content = json_is_object(v) ? json_object_get(v, "content") : NULL;
+	if (!json_is_string(content))
+		return err_set(e, "%s is not a string or a token object with \"content\"", what);
+	return config_spec_set(s, json_string_value(content), json_is_true(json_object_get(v, "lstrip")),
+			json_is_true(json_object_get(v, "rstrip")), e);
+}
+
+static struct special_spec *config_spec_append(struct special_spec **list, int *n, struct err *e)
+{
+	struct special_spec *l = realloc(*list, (size_t)(*n + 1) * sizeof *l);
+	if (!l) {
+		err_set(e, "out of memory");
+		return NULL;
+	}
+	*list = l;
+	memset(&l[*n], 0, sizeof *l);
+	return &l[(*n)++];
+}
+
+static int config_add_extra(struct tok_config *st, json_t *v, const char *what, struct err *e)
+{
+	struct special_spec *s = config_spec_append(&st->extra, &st->n_extra, e);
+	return s ? config_spec_from_json(s, v, true, what, e) : -1;
+}
+
+static void config_spec_list_free(struct special_spec *list, int n)
+{
+	for (int i = 0; i < n; i++)
+		config_spec_clear(&list[i]);
+	free(list);
+}
+
+/* Roles and additional_special_tokens from tokenizer_config.json or special_tokens_map.json. */
+static int config_read_roles(struct tok_config *st, json_t *cfg, struct err *e)
+{
+	for (int r = 0; r < N_ROLES; r++) {
+		json_t *v = json_object_get(cfg, role_keys[r]);
+		if (v && !json_is_null(v) &&
+		    config_spec_from_json(&st->roles[r], v, config_plain_strips(st->kind, r), role_keys[r], e) < 0)
+			return -1;
+	}
+	json_t *add = json_object_get(cfg, "additional_special_tokens");
+	if (add && !json_is_null(add)) {
+		if (!json_is_array(add))
+			return err_set(e, "additional_special_tokens is not a list");
+		/* a later file replaces the list, as HF's init kwargs do */
+		for (int i = 0; i < st->n_extra; i++)
+			config_spec_clear(&st->extra[i]);
+		st->n_extra = 0;
+		size_t i;
+		json_t *v;
+		json_array_foreach(add, i, v) {
+			if (config_add_extra(st, v, "an additional special token", e) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int config_json_bool(json_t *cfg, const char *key, bool *out, struct err *e)
+{
+	json_t *v = json_object_get(cfg, key);
+	if (!v)
+		return 0;
+	if (!json_is_boolean(v))
+		return err_set(e, "%s is not true or false", key);
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* tokenizer_config.json: the flags HF passes to the tokenizer's constructor. */
+static int config_read_flags(struct tokenizer *tok, json_t *cfg, struct err *e)
+{
+	if (config_json_bool(cfg, "do_lower_case", &tok->lower, e) < 0 ||
+	    config_json_bool(cfg, "tokenize_chinese_chars", &tok->chinese, e) < 0 ||
+	    config_json_bool(cfg, "add_prefix_space", &tok->add_prefix_space, e) < 0 ||
+	    config_json_bool(cfg, "add_bos_token", &tok->add_bos_token, e) < 0)
+		return -1;
+	json_t *sa = json_object_get(cfg, "strip_accents");
+	if (sa) {
+		if (json_is_null(sa))
+			tok->strip_accents = -1;
+		else if (json_is_boolean(sa))
+			tok->strip_accents = json_is_true(sa);
+		else
+			return err_set(e, "strip_accents is not true, false or null");
+	}
+	json_t *ns = json_object_get(cfg, "never_split");
+	if (ns && !json_is_null(ns)) {
+		if (!json_is_array(ns))
+			return err_set(e, "never_split is not a list");
+		tok->never_split = calloc(json_array_size(ns) + 1, sizeof *tok->never_split);
+		if (!tok->never_split)
+			return err_set(e, "out of memory");
+		size_t i;
+		json_t *v;
+		json_array_foreach(ns, i, v) {
+			if (!json_is_string(v))
+				return err_set(e, "never_split has a value that is not a string");
+			if (!(tok->never_split[tok->n_never_split++] = strdup(json_string_value(v))))
+				return err_set(e, "out of memory");
+		}
+	}
+	return 0;
+}
+
+/* tokenizer.json's added_tokens: entries the model's vocabulary lacks are added beside it, and
+ * the special ones are split out of the text like the configured special tokens. */
+int tok_config_json_added(struct tokenizer *tok, struct tok_config *st, json_t *root, struct err *e)
+{
+	json_t *added = json_object_get(root, "added_tokens");
+	if (!added || json_is_null(added))
+		return 0;
+	if (!json_is_array(added))
+		return err_set(e, "added_tokens is not a list");
+	size_t i;
+	json_t *a;
+	json_array_foreach(added, i, a) {
+		json_t *content = json_object_get(a, "content"), *id = json_object_get(a, "id");
+		if (!json_is_string(content) || !json_is_integer(id))
+			return err_set(e, "added token %zu has no \"content\" and integer \"id\"", i);
+		const char *s = json_string_value(content);
+		json_int_t v = json_integer_value(id);
+		if (tok_token_id(tok, s, strlen(s)) < 0) {
+			if (v < 0 || v >= TOK_MAX_IDS || v > (json_int_t)tok->vocab.n_ids + 65536)
+				return err_set(e, "added token \"%.40s\" has an id out of range (%lld)", s, (long long)v);
+			if (tok_vocab_set(&tok->added, s, strlen(s), (int32_t)v) < 0)
+				return err_set(e, "out of memory");
+		}
+		if (json_is_true(json_object_get(a, "special"))) {
+			struct special_spec *sp = config_spec_append(&st->json_special, &st->n_json_special, e);
+			if (!sp || config_spec_from_json(sp, a, false, "an added token", e) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static bool config_is_special(const struct tok_config *st, const char *s)
+{
+	for (int r = 0; r < N_ROLES; r++)
+		if (st->roles[r].content && strcmp(st->roles[r].content, s) == 0)
+			return true;
+	for (int i = 0; i < st->n_extra; i++)
+		if (st->extra[i].content && strcmp(st->extra[i].content, s) == 0)
+			return true;
+	for (int i = 0; i < st->n_json_special; i++)
+		if (st->json_special[i].content && strcmp(st->json_special[i].content, s) == 0)
+			return true;
+	return false;
+}
+
+struct added_entry {
+	const char *text;
+	json_int_t index;
+	size_t order;
+};
+
+static int config_added_cmp(const void *a, const void *b)
+{
+	const struct added_entry *x = a, *y = b;
+	if (x->index != y->index)
+		return x->index < y->index ? -1 : 1;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+/* added_tokens.json {"token": index}: HF's from_pretrained adds these, in index order, after
+ * the vocabulary (ids from len(vocabulary) on; the file's indexes only give the order). A
+ * token the vocabulary has is not added again. Non-special ones are lower-cased when the
+ * tokenizer lower-cases, and split out of the text like special tokens. */
+static int config_read_added_file(struct tokenizer *tok, struct tok_config *st, const char *dir, struct err *e)
+{
+	char *path = tok_path_join(dir, "added_tokens.json");
+	if (!path)
+		return err_set(e, "out of memory");
+	if (!tok_file_exists(path)) {
+		free(path);
+		return 0;
+	}
+	json_t *root = tok_load_json(path, 0, e);
+	struct added_entry *ents = NULL;
+	char *low = NULL;
+	int rc = -1;
+	if (!root)
+		goto out;
+	if (!json_is_object(root)) {
+		err_set(e, "%s: not a JSON object of token indexes", path);
+		goto out;
+	}
+	size_t n = json_object_size(root), k = 0;
+	if (!(ents = calloc(n + 1, sizeof *ents))) {
+		err_set(e, "out of memory");
+		goto out;
+	}
+	const char *key;
+	json_t *val;
+	json_object_foreach(root, key, val) {
+		if (!json_is_integer(val)) {
+			err_set(e, "%s: the index of \"%.40s\" is not an integer", path, key);
+			goto out;
+		}
+		ents[k] = (struct added_entry){key, json_integer_value(val), k};
+		k++;
+	}
+	qsort(ents, n, sizeof *ents, config_added_cmp);
+	/* len(tokenizer): distinct vocabulary strings plus the tokens added so far */
+	int32_t next = (int32_t)(tok->vocab.n_entries + tok->added.n_entries);
+	for (k = 0; k < n; k++) {
+		const char *t = ents[k].text;
+		size_t len = strlen(t);
+		bool special = config_is_special(st, t);
+		free(low);
+		low = NULL;
+		if (!special && tok->kind == TOKENIZER_WORDPIECE && tok->lower) {
+			if (!(low = malloc(len * 3 + 1))) {
+				err_set(e, "out of memory");
+				goto out;
+			}
+			size_t m = 0;
+			for (size_t i = 0; i < len;) {
+				uint32_t cp;
+				i += (size_t)utf8_decode(t + i, &cp);
+				m += (size_t)utf8_py_lower(cp, low + m);
+			}
+			low[m] = '\0';
+			t = low, len = m;
+		}
+		const char *unk = st->roles[ROLE_UNK].content;
+		if ((unk && strcmp(t, unk) == 0) || tok_token_id(tok, t, len) >= 0 || len == 0)
+			continue;
+		if (next >= TOK_MAX_IDS || tok_vocab_set(&tok->added, t, len, next++) < 0) {
+			err_set(e, "%s: out of memory", path);
+			goto out;
+		}
+		if (!special) {
+			struct special_spec *s = config_spec_append(&st->added, &st->n_added, e);
+			if (!s || config_spec_set(s, t, true, true, e) < 0)
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(low);
+	free(ents);
+	json_decref(root);
+	free(path);
+	return rc;
+}
+
+static int config_special_cmp(const void *a, const void *b)
+{
+	const struct tok_special *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->text, y->text, n);
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* all_special_tokens: the roles, then the additional ones, each text once, the first flags
+ * kept. A token the vocabulary lacks is left out: HF would give it an id past the vocabulary,
+ * which the model's embedding cannot look up. */
+static int config_collect_specials(struct tokenizer *tok, struct tok_config *st, struct err *e)
+{
+	int n_special = N_ROLES + st->n_extra + st->n_json_special, n = n_special + st->n_added;
+	tok->specials = calloc((size_t)n + 1, sizeof *tok->specials);
+	if (!tok->specials)
+		return err_set(e, "out of memory");
+	for (int k = 0; k < n; k++) {
+		struct special_spec *s = k < N_ROLES ? &st->roles[k]
+				       : k < N_ROLES + st->n_extra ? &st->extra[k - N_ROLES]
+				       : k < n_special ? &st->json_special[k - N_ROLES - st->n_extra]
+						       : &st->added[k - n_special];
+		if (!s->content)
+			continue;
+		size_t len = strlen(s->content);
+		int32_t id = tok_token_id(tok, s->content, len);
+		bool dup = false;
+		for (int i = 0; i < tok->n_specials; i++)
+			dup |= tok->specials[i].len == len && memcmp(tok->specials[i].text, s->content, len) == 0;
+		if (id < 0 || len == 0 || dup)
+			continue;
+		struct tok_special *t = &tok->specials[tok->n_specials];
+		if (!(t->text = strdup(s->content)))
+			return err_set(e, "out of memory");
+		t->len = len;
+		t->id = id;
+		t->lstrip = s->lstrip;
+		t->rstrip = s->rstrip;
+		t->special = k < n_special;
+		tok->n_specials++;
+	}
+	qsort(tok->specials, (size_t)tok->n_specials, sizeof *tok->specials, config_special_cmp);
+	return 0;
+}
+
+static int32_t config_required_id(struct tokenizer *tok, struct tok_config *st, int role, const char *vocab_path,
+			   struct err *e)
+{
+	const char *name = st->roles[role].content;
+	int32_t id = name ? tok_token_id(tok, name, strlen(name)) : -1;
+	if (id < 0)
+		err_set(e, "%s: the %s \"%s\" is not in the vocabulary", vocab_path, role_keys[role],
+			name ? name : "(none)");
+	return id;
+}
+
+static int config_read_json_files(struct tokenizer *tok, const char *dir, struct tok_config *st, struct err *e)
+{
+	static const char *const names[] = {"tokenizer_config.json", "special_tokens_map.json"};
+	for (int k = 0; k < 2; k++) {
+		char *p = tok_path_join(dir, names[k]);
+		if (!p)
+			return err_set(e, "out of memory");
+		int rc = 0;
+		if (tok_file_exists(p)) {
+			/* numbers as reals: configs often hold "model_max_length": 1000000000000000019884624838656,
+			 * past jansson's integers, and no integer is read from them */
+			json_t *cfg = tok_load_json(p, JSON_DECODE_INT_AS_REAL, e);
+			if (!cfg) {
+				rc = -1;
+			} else if (!json_is_object(cfg)) {
+				rc = err_set(e, "%s: not a JSON object", p);
+			} else if ((k == 0 && config_read_flags(tok, cfg, e) < 0) || config_read_roles(st, cfg, e) < 0) {
+				rc = err_prefix(e, "%s", p);
+			}
+			json_decref(cfg);
+		}
+		free(p);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+struct tok_config *tok_config_new(enum tokenizer_kind kind, struct err *e)
+{
+	struct tok_config *st = calloc(1, sizeof *st);
+	if (!st) {
+		err_set(e, "out of memory");
+		return NULL;
+	}
+	st->kind = kind;
+	int rc = 0;
+	if (kind == TOKENIZER_WORDPIECE) {
+		rc = config_spec_set(&st->roles[ROLE_UNK], "[UNK]", true, true, e) < 0 ||
+		     config_spec_set(&st->roles[ROLE_SEP], "[SEP]", true, true, e) < 0 ||
+		     config_spec_set(&st->roles[ROLE_PAD], "[PAD]", true, true, e) < 0 ||
+		     config_spec_set(&st->roles[ROLE_CLS], "[CLS]", true, true, e) < 0 ||
+		     config_spec_set(&st->roles[ROLE_MASK], "[MASK]", true, true, e) < 0;
+	} else {
+		/* GPT2Tokenizer wraps its defaults in AddedToken(lstrip=False, rstrip=False) */
+		for (int r = ROLE_BOS; r <= ROLE_UNK && !rc; r++)
+			rc = config_spec_set(&st->roles[r], "<|endoftext|>", false, false, e) < 0;
+	}
+	if (rc) {
+		tok_config_free(st);
+		return NULL;
+	}
+	return st;
+}
+
+void tok_config_free(struct tok_config *st)
+{
+	if (!st)
+		return;
+	for (int r = 0; r < N_ROLES; r++)
+		config_spec_clear(&st->roles[r]);
+	config_spec_list_free(st->extra, st->n_extra);
+	config_spec_list_free(st->json_special, st->n_json_special);
+	config_spec_list_free(st->added, st->n_added);
+	free(st);
+}
+
+int tok_config_set_unk(struct tok_config *st, const char *name, struct err *e)
+{
+	bool strips = config_plain_strips(st->kind, ROLE_UNK);
+	return config_spec_set(&st->roles[ROLE_UNK], name, strips, strips, e);
+}
+
+int tok_config_read(struct tokenizer *tok, struct tok_config *st, const char *dir, struct err *e)
+{
+	if (config_read_json_files(tok, dir, st, e) < 0)
+		return -1;
+	return config_read_added_file(tok, st, dir, e);
+}
+
+int tok_config_finish(struct tokenizer *tok, struct tok_config *st, const char *vocab_path, struct err *e)
+{
+	if ((tok->unk_id = config_required_id(tok, st, ROLE_UNK, vocab_path, e)) < 0)
+		return -1;
+	if (tok->kind == TOKENIZER_WORDPIECE && ((tok->cls_id = config_required_id(tok, st, ROLE_CLS, vocab_path, e)) < 0 ||
+						 (tok->sep_id = config_required_id(tok, st, ROLE_SEP, vocab_path, e)) < 0))
+		return -1;
+	if (tok->kind == TOKENIZER_BPE && tok->add_bos_token &&
+	    (tok->bos_id = config_required_id(tok, st, ROLE_BOS, vocab_path, e)) < 0)
+		return -1;
+	return config_collect_specials(tok, st, e);
+}
