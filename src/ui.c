@@ -54,25 +54,28 @@ struct ui {
 
 /* ---- curses output ---- */
 
-static short curses_color(const struct ui *u, uint32_t c)
+/* A palette colour as curses numbers it (-1: the terminal's default). */
+static int curses_color(uint32_t c)
 {
-	(void)u;
+	return c == COLOR_DEFAULT ? -1 : (int)(c & 255);
+}
+
+/* In direct-colour mode curses numbers colours by their RGB value. */
+static int curses_rgb(uint32_t c)
+{
 	if (c == COLOR_DEFAULT)
 		return -1;
-	return (short)(c & 255);
+	return COLOR_IS_RGB(c) ? (int)(c & 0xffffff) : (int)theme_index_rgb((int)c);
 }
 
 static int curses_pair(const struct ui *u, uint32_t fg, uint32_t bg)
 {
 	if (u->pal.depth == DEPTH_MONO || (fg == COLOR_DEFAULT && bg == COLOR_DEFAULT))
 		return 0;
-	if (u->direct_color) {
-		int f = fg == COLOR_DEFAULT ? -1 : COLOR_IS_RGB(fg) ? (int)(fg & 0xffffff) : (int)theme_index_rgb((int)fg);
-		int b = bg == COLOR_DEFAULT ? -1 : COLOR_IS_RGB(bg) ? (int)(bg & 0xffffff) : (int)theme_index_rgb((int)bg);
-		int p = alloc_pair(f, b);
-		return p < 0 ? 0 : p;
-	}
-	int p = alloc_pair(curses_color(u, fg), curses_color(u, bg));
+	/* alloc_pair reuses a pair for the same colours; a screen holds far fewer pairs than
+	 * COLOR_PAIRS, so the recycling of old pairs never touches cells still shown. */
+	int p = u->direct_color ? alloc_pair(curses_rgb(fg), curses_rgb(bg))
+				: alloc_pair(curses_color(fg), curses_color(bg));
 	return p < 0 ? 0 : p;
 }
 
