@@ -42,8 +42,8 @@ tui_wait "L0 H0 │ grid"
 tui_keys d
 tui_wait "thumbnails shrink by mean"
 tui_keys d
-tui_keys z
-tui_wait "z: no action here"
+tui_keys C-t
+tui_wait "C-t: no action here"
 
 # --- heatmap: open, cursor, panel, toggles, head/layer keys ---
 tui_keys 1 '|' Enter
