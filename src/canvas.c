@@ -102,10 +102,30 @@ static void break_wide(struct canvas *cv, int x, int y)
 		canvas_at(cv, x + 1, y)->ch = ' ';
 }
 
+/* Without UTF-8: the ASCII look-alike of common punctuation and line glyphs, else '?'. */
+static uint32_t ascii_fallback(uint32_t ch)
+{
+	static const struct {
+		uint32_t from;
+		char to;
+	} map[] = {
+		{0x2026, '~'}, {0x00d7, 'x'}, {0x00b7, '.'}, {0x2192, '>'}, {0x2190, '<'}, {0x2191, '^'},
+		{0x2193, 'v'}, {0x2500, '-'}, {0x2502, '|'}, {0x250c, '+'}, {0x2510, '+'}, {0x2514, '+'},
+		{0x2518, '+'}, {0x2018, '\''}, {0x2019, '\''}, {0x201c, '"'}, {0x201d, '"'}, {0x2013, '-'},
+		{0x2014, '-'}, {0x00a0, ' '},
+	};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+		if (map[i].from == ch)
+			return (uint32_t)map[i].to;
+	return '?';
+}
+
 void canvas_put(struct canvas *cv, int x, int y, uint32_t ch, struct style st)
 {
 	if (!inside(cv, x, y))
 		return;
+	if (ch > 0x7e && !cv->pal->utf8 && ch <= 0x10ffff && !(ch >= 0x7f && ch < 0xa0))
+		ch = ascii_fallback(ch);
 	if (ch < 0x20 || (ch >= 0x7f && ch < 0xa0) || (ch > 0x7e && !cv->pal->utf8) || ch > 0x10ffff)
 		ch = '?';
 	int w = char_width(cv, ch);

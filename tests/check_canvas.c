@@ -81,12 +81,13 @@ START_TEST(ascii_fallbacks_without_utf8)
 	struct canvas *cv = canvas_new(12, 3, &p);
 	struct style st = p.role[ROLE_TEXT];
 	ck_assert_int_eq(canvas_text(cv, 0, 0, -1, "caf\xc3\xa9 \xe6\x97\xa5", st), 6);
+	canvas_text(cv, 0, 2, 4, "\xe2\x80\xa6\xc3\x97\xe2\x86\x92", st); /* … × → have look-alikes */
 	canvas_box(cv, (struct rect){7, 0, 3, 3}, st);
 	canvas_text(cv, 0, 1, 4, "abcdef", st);
 	char *s = canvas_to_string(cv, false);
 	ck_assert_str_eq(s, "caf? ? +-+\n"
 			    "abc~   | |\n"
-			    "       +-+\n");
+			    "~x>    +-+\n");
 	free(s);
 	ck_assert_int_eq(canvas_heat_rows(cv), 1);
 	canvas_free(cv);
