@@ -13,6 +13,7 @@
 #include "dump.h"
 #include "model.h"
 #include "ui.h"
+#include "userconf.h"
 
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
@@ -42,7 +43,13 @@ static void usage(FILE *out)
 		"      --print=VIEW       draw VIEW (grid, heatmap) to standard output and exit\n"
 		"      --layer=L          select layer L (0-based); restricts --dump\n"
 		"      --head=H           select head H (0-based); restricts --dump\n"
+		"      --token=N          select token N (0-based): highlighted in every view\n"
 		"      --width=W          width of --print output (default: terminal or 80)\n"
+		"      --scale=SCALE      heatmap colour scale: linear, log, rank (default: linear)\n"
+		"      --mean=WHAT        heatmap of one head (none), the mean of the layer's heads\n"
+		"                         (layer) or of every head (all)\n"
+		"      --hide-special     hide special tokens, renormalising the rows\n"
+		"      --numbers          write the weights in the heatmap cells\n"
 		"      --color=WHEN       colour: auto, always, never (default: auto)\n"
 		"      --theme=THEME      colour theme: a name in the themes folder or a YAML file\n"
 		"      --config=FILE      configuration file (default:\n"
@@ -68,6 +75,22 @@ static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
 	}
 	*out = (int)v;
 	return 0;
+}
+
+/* Match S against CHOICES; a usage error names the option and the choices. */
+static int parse_choice(const char *opt, const char *s, const char *const *choices, int n, int *out)
+{
+	for (int i = 0; i < n; i++) {
+		if (strcmp(s, choices[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	fprintf(stderr, "attnscope: %s: '%s' is not one of", opt, s);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", choices[i]);
+	fputc('\n', stderr);
+	return -1;
 }
 
 /* Read all of standard input (at most MAX_STDIN_TEXT bytes), dropping one trailing newline. */
@@ -122,11 +145,32 @@ static char *join_text(int argc, char **argv)
 	return text;
 }
 
-/* Parse the command line into O. Returns 0 to go on, 1 to exit 0 (help/version), 2 on usage error. */
+/* Without -m: $ATTNSCOPE_MODEL, else the configuration file's model, else the bundled default. */
+static int resolve_default_model(struct options *o)
+{
+	static struct userconf conf; /* holds the model string for the life of the program */
+	if (o->model)
+		return 0;
+	const char *env = getenv("ATTNSCOPE_MODEL");
+	if (env && *env) {
+		o->model = env;
+		return 0;
+	}
+	struct err e = {{0}};
+	if (userconf_load(o->ui.config, &conf, &e) < 0) {
+		fprintf(stderr, "attnscope: %s\n", e.msg);
+		return -1;
+	}
+	o->model = conf.model[0] ? conf.model : DEFAULT_MODEL;
+	return 0;
+}
+
+/* Parse the command line into O. Returns 0 to go on, 1 to exit 0 (help/version), 2 on usage error,
+ * 3 on a runtime error (a bad configuration file). */
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
-	       OPT_CONFIG };
+	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -134,14 +178,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"print", required_argument, NULL, OPT_PRINT}, {"width", required_argument, NULL, OPT_WIDTH},
 		{"color", required_argument, NULL, OPT_COLOR}, {"colour", required_argument, NULL, OPT_COLOR},
 		{"theme", required_argument, NULL, OPT_THEME}, {"config", required_argument, NULL, OPT_CONFIG},
+		{"token", required_argument, NULL, OPT_TOKEN}, {"scale", required_argument, NULL, OPT_SCALE},
+		{"mean", required_argument, NULL, OPT_MEAN},   {"hide-special", no_argument, NULL, OPT_HIDE_SPECIAL},
+		{"numbers", no_argument, NULL, OPT_NUMBERS},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
-	o->model = getenv("ATTNSCOPE_MODEL") && *getenv("ATTNSCOPE_MODEL") ? getenv("ATTNSCOPE_MODEL") : DEFAULT_MODEL;
+	o->model = NULL;
 	o->dump_format = -1;
 	o->layer = o->head = -1;
 	ui_options_init(&o->ui);
-	int c;
+	int c, choice;
 	while ((c = getopt_long(argc, argv, "+m:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -198,6 +245,30 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_CONFIG:
 			o->ui.config = optarg;
 			break;
+		case OPT_TOKEN:
+			if (parse_int("--token", optarg, 0, 1000000, &o->ui.token) < 0)
+				return 2;
+			break;
+		case OPT_SCALE: {
+			static const char *const scales[] = {"linear", "log", "rank"};
+			if (parse_choice("--scale", optarg, scales, 3, &choice) < 0)
+				return 2;
+			o->ui.scale = choice == 0 ? HEAT_LINEAR : choice == 1 ? HEAT_LOG : HEAT_RANK;
+			break;
+		}
+		case OPT_MEAN: {
+			static const char *const means[] = {"none", "layer", "all"};
+			if (parse_choice("--mean", optarg, means, 3, &choice) < 0)
+				return 2;
+			o->ui.agg = choice == 0 ? HEAT_HEAD : choice == 1 ? HEAT_LAYER_MEAN : HEAT_ALL_MEAN;
+			break;
+		}
+		case OPT_HIDE_SPECIAL:
+			o->ui.hide_special = true;
+			break;
+		case OPT_NUMBERS:
+			o->ui.numbers = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -213,6 +284,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			return 2;
 		}
 	}
+	if (resolve_default_model(o) < 0)
+		return 3;
 	if (optind < argc) {
 		o->text = join_text(argc - optind, argv + optind);
 		if (!o->text)
@@ -288,7 +361,7 @@ int main(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 	if (rc) {
 		free(o.text);
-		return rc == 1 ? 0 : 2;
+		return rc == 1 ? 0 : rc == 3 ? 1 : 2;
 	}
 	if (o.threads > 0)
 		openblas_set_num_threads(o.threads);

@@ -115,6 +115,24 @@ head -c 400000 /dev/zero | tr '\0' '\377' | dd of="$TMP/nan/model.safetensors" b
 expect_grep "NaN weights warning" "$TMP/err" "warning: the embeddings hold NaN or Inf values"
 expect_grep "NaN in JSON is null" "$TMP/out" "null"
 
+# The default model: -m, else $ATTNSCOPE_MODEL, else the config file's model, else demo-bert
+mkdir -p "$TMP/xdg/attnscope"
+printf 'model: %s\n' "$GPT2" >"$TMP/xdg/attnscope/config.yaml"
+XDG_CONFIG_HOME=$TMP/xdg "$BIN" --dump json "hi" >"$TMP/out" 2>&1
+expect_eq "config model" "$(jq -r .model.family "$TMP/out")" "gpt2"
+XDG_CONFIG_HOME=$TMP/xdg ATTNSCOPE_MODEL=$BERT "$BIN" --dump json "hi" >"$TMP/out" 2>&1
+expect_eq "ATTNSCOPE_MODEL beats config" "$(jq -r .model.family "$TMP/out")" "bert"
+XDG_CONFIG_HOME=$TMP/xdg "$BIN" -m "$BERT" --dump json "hi" >"$TMP/out" 2>&1
+expect_eq "-m beats config" "$(jq -r .model.family "$TMP/out")" "bert"
+printf 'model: [oops\n' >"$TMP/xdg/attnscope/config.yaml"
+XDG_CONFIG_HOME=$TMP/xdg "$BIN" --dump json "hi" >"$TMP/out" 2>&1; expect_eq "bad config status" $? 1
+expect_eq "bad config message" "$(cat "$TMP/out")" "attnscope: $TMP/xdg/attnscope/config.yaml:2:1: did not find expected ',' or ']'"
+"$BIN" --scale foo x >"$TMP/out" 2>&1; expect_eq "bad --scale status" $? 2
+expect_grep "bad --scale" "$TMP/out" "'foo' is not one of linear, log, rank"
+"$BIN" -m "$BERT" --dump json --print grid x >"$TMP/out" 2>&1; expect_eq "--dump with --print status" $? 2
+"$BIN" -m "$BERT" "hello" </dev/null >"$TMP/out" 2>&1; expect_eq "explorer without a terminal status" $? 2
+expect_grep "explorer without a terminal" "$TMP/out" "the explorer needs a terminal; use --dump or --print"
+
 # The Hugging Face cache layout: models--ORG--NAME/snapshots/<hash>, chosen by refs/main
 HUB=$TMP/hub/models--tiny-org--bert-mini
 mkdir -p "$HUB/refs" "$HUB/snapshots/0123abcd" "$HUB/snapshots/old0000" "$HUB/blobs"
