@@ -28,6 +28,9 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_TOKEN_CLEAR, "token-clear", SCOPE_GLOBAL, "x", "clear the token selection")            \
 	X(ACT_SCALE, "scale", SCOPE_GLOBAL, "c", "colour scale: linear, log, rank")                  \
 	X(ACT_SPECIAL, "hide-special", SCOPE_GLOBAL, "s", "hide special tokens and renormalise rows") \
+	X(ACT_VIEW_HEADS, "view-heads", SCOPE_GLOBAL, "F", "head finder: every head's pattern scores, sortable") \
+	X(ACT_VIEW_QK, "view-qk", SCOPE_GLOBAL, "K", "query/key geometry of the selected head (joint PCA)") \
+	X(ACT_VIEW_ROLLOUT, "view-rollout", SCOPE_GLOBAL, "R", "attention rollout through the layers up to the selected one") \
 	X(ACT_UP, "up", SCOPE_VIEW, "k Up", "move up (a count repeats)")                             \
 	X(ACT_DOWN, "down", SCOPE_VIEW, "j Down", "move down (a count repeats)")                     \
 	X(ACT_LEFT, "left", SCOPE_VIEW, "h Left", "move left (a count repeats)")                     \
@@ -48,6 +51,8 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_POOL, "pool", SCOPE_VIEW, "d", "shrink thumbnails by max or by mean")                  \
 	X(ACT_ZOOM_IN, "zoom-in", SCOPE_VIEW, "+ =", "larger thumbnails")                            \
 	X(ACT_ZOOM_OUT, "zoom-out", SCOPE_VIEW, "-", "smaller thumbnails")                           \
+	X(ACT_REVERSE, "reverse", SCOPE_VIEW, "r", "reverse the sort order, or given/received attention") \
+	X(ACT_NORMALISE, "normalise", SCOPE_VIEW, "z", "cycle the normalisation of the vectors") \
 	X(ACT_ED_LEFT, "edit-left", SCOPE_EDIT, "Left C-b", "cursor one character left")             \
 	X(ACT_ED_RIGHT, "edit-right", SCOPE_EDIT, "Right C-f", "cursor one character right")         \
 	X(ACT_ED_HOME, "edit-home", SCOPE_EDIT, "Home C-a", "cursor to the start")                   \

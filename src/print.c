@@ -125,6 +125,7 @@ int ui_print(const struct trace *t, const char *view_name, const struct ui_optio
 	ctx.scale = o->scale;
 	ctx.hide_special = o->hide_special;
 	ctx.print = true;
+	ctx.sort = o->sort;
 	if (o->layer >= t->n_layers || o->head >= t->n_heads || o->token >= t->n) {
 		free(conf);
 		return err_set(e, "no %s %d: the model has %d layers of %d heads and the text %d tokens",

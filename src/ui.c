@@ -452,6 +452,8 @@ static void ui_global(struct ui *u, enum action a)
 			ctx->token = -1;
 		break;
 	default:
+		/* The analysis views open from anywhere by their own key. */
+		view_open(ctx, a);
 		break;
 	}
 }

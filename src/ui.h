@@ -35,6 +35,7 @@ struct ui_options {
 	bool hide_special;        /* initially hide special tokens (renormalising rows) */
 	enum heat_agg agg;        /* ui_print heatmap: one head, mean of the layer, mean of all */
 	bool numbers;             /* ui_print heatmap: weights written in the cells */
+	const char *sort;         /* ui_print heads: the score to sort by (a headscore name), NULL = none */
 };
 
 /* Defaults for every field (NULL theme, auto colour, detect depth, selection -1, linear). */

@@ -213,12 +213,14 @@ void view_write_roff(FILE *out)
 	for (int a = 1; a < ACTION_COUNT; a++)
 		if (action_get((enum action)a)->scope == SCOPE_GLOBAL)
 			roff_action(out, &km, (enum action)a);
-	const struct view *views[] = {&view_grid, &view_heatmap, &view_help, NULL};
-	for (int i = 0; views[i]; i++) {
-		fprintf(out, ".SS %s\n", views[i]->title);
-		for (const enum action *p = views[i]->actions; *p != ACTION_NONE; p++)
+	for (int i = 0; view_all[i]; i++) {
+		fprintf(out, ".SS %s\n", view_all[i]->title);
+		for (const enum action *p = view_all[i]->actions; *p != ACTION_NONE; p++)
 			roff_action(out, &km, *p);
 	}
+	fprintf(out, ".SS %s\n", view_help.title);
+	for (const enum action *p = view_help.actions; *p != ACTION_NONE; p++)
+		roff_action(out, &km, *p);
 	fputs(".SS Editing the text\n", out);
 	fputs("While an input line has the focus,\nprintable keys insert text and these keys edit.\n", out);
 	for (int a = 1; a < ACTION_COUNT; a++)

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-const struct view *const view_all[] = {&view_grid, &view_heatmap, NULL};
+const struct view *const view_all[] = {&view_grid, &view_heatmap, &view_heads, &view_qk, &view_rollout, NULL};
 
 const struct view *view_find(const char *name)
 {
@@ -43,6 +43,23 @@ void view_pop_all(struct view_ctx *ctx)
 {
 	while (ctx->depth > 0)
 		view_pop(ctx);
+}
+
+bool view_open(struct view_ctx *ctx, enum action a)
+{
+	const struct view *v = NULL;
+	for (int i = 0; view_all[i] && !v; i++)
+		if (view_all[i]->open == a && a != ACTION_NONE)
+			v = view_all[i];
+	if (!v)
+		return false;
+	for (int i = 0; i < ctx->depth; i++)
+		if (ctx->stack[i] == v) {
+			while (ctx->depth > i + 1)
+				view_pop(ctx);
+			return true;
+		}
+	return view_push(ctx, v);
 }
 
 void view_ctx_clamp(struct view_ctx *ctx)

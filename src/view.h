@@ -29,6 +29,7 @@ struct view_ctx {
 	enum heat_scale scale;        /* colour scale of every heatmap */
 	bool hide_special;            /* drop special tokens and renormalise rows */
 	bool print;                   /* headless: draw at natural size, no scrolling */
+	const char *sort;             /* initial sort key of a table view (--sort), NULL = its default */
 
 	/* The view stack (the top is the view on screen). */
 	const struct view *stack[VIEW_STACK_MAX];
@@ -46,6 +47,7 @@ struct view {
 	const char *title;                /* for the help screen and man page: "Grid view" */
 	const enum action *actions;       /* SCOPE_VIEW actions it handles, ACTION_NONE-terminated */
 	const enum action *status_keys;   /* the few actions the status bar advertises */
+	enum action open;                 /* the global action that opens it from anywhere, or ACTION_NONE */
 	void *(*create)(struct view_ctx *ctx);
 	void (*destroy)(void *state);
 	/* Draw into AREA of CV. */
@@ -62,6 +64,10 @@ struct view {
 extern const struct view view_grid;
 extern const struct view view_heatmap;
 extern const struct view view_help;
+/* The analysis views (view-heads.c, …). */
+extern const struct view view_heads;
+extern const struct view view_qk;
+extern const struct view view_rollout;
 
 /* Every view that can be opened from the grid or printed, NULL-terminated. */
 extern const struct view *const view_all[];
@@ -74,6 +80,9 @@ bool view_push(struct view_ctx *ctx, const struct view *v);
 void view_pop(struct view_ctx *ctx);
 /* Pop everything. */
 void view_pop_all(struct view_ctx *ctx);
+/* Open the view whose `open` action is A: pop back to it when it is already on the stack, else
+ * push it. False when no view answers to A (or it cannot be opened). */
+bool view_open(struct view_ctx *ctx, enum action a);
 
 /* Clamp the shared selection to the trace's shape (after a new trace arrives). */
 void view_ctx_clamp(struct view_ctx *ctx);

@@ -1,0 +1,60 @@
+/* anaview.c -- shared pieces of the analysis views (see anaview.h). */
+#include "config.h"
+
+#include "anaview.h"
+
+static int clampi(int v, int lo, int hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+bool anaview_ready(const struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	const struct trace *t = ctx->trace;
+	if (t && t->n > 0 && t->n_layers > 0 && t->n_heads > 0)
+		return true;
+	canvas_text(cv, area.x, area.y, area.w, t ? "no tokens to analyse" : "running the model\xe2\x80\xa6",
+		    canvas_role(cv, ROLE_DIM));
+	return false;
+}
+
+bool anaview_nav(struct view_ctx *ctx, enum action a, int count)
+{
+	const struct trace *t = ctx->trace;
+	int rep = count > 0 ? count : 1;
+	if (a != ACT_HEAD_PREV && a != ACT_HEAD_NEXT && a != ACT_LAYER_PREV && a != ACT_LAYER_NEXT)
+		return false;
+	if (!t)
+		return true;
+	if (a == ACT_LAYER_PREV || a == ACT_LAYER_NEXT) {
+		ctx->layer = clampi(ctx->layer + (a == ACT_LAYER_NEXT ? rep : -rep), 0, t->n_layers - 1);
+	} else {
+		int idx = ctx->layer * t->n_heads + ctx->head + (a == ACT_HEAD_NEXT ? rep : -rep);
+		idx = clampi(idx, 0, t->n_layers * t->n_heads - 1);
+		ctx->layer = idx / t->n_heads;
+		ctx->head = idx % t->n_heads;
+	}
+	return true;
+}
+
+void anaview_move_token(struct view_ctx *ctx, int delta)
+{
+	const struct trace *t = ctx->trace;
+	if (!t || t->n == 0)
+		return;
+	int cur = ctx->token >= 0 ? ctx->token : t->n - 1;
+	ctx->token = clampi(ctx->token >= 0 ? cur + delta : cur, 0, t->n - 1);
+}
+
+int anaview_token(const struct view_ctx *ctx)
+{
+	const struct trace *t = ctx->trace;
+	if (!t || t->n == 0)
+		return -1;
+	return ctx->token >= 0 && ctx->token < t->n ? ctx->token : t->n - 1;
+}
+
+const char *anaview_dot(const struct canvas *cv)
+{
+	return cv->pal->utf8 ? "\xc2\xb7" : "-";
+}

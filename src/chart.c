@@ -1,0 +1,95 @@
+/* chart.c -- bars, histogram columns and signed colour cells (see chart.h). */
+#include "config.h"
+
+#include "chart.h"
+
+#include <math.h>
+
+/* Left-aligned eighth blocks ▏▎▍▌▋▊▉ and lower eighth blocks ▁▂▃▄▅▆▇, index 1..7. */
+static const uint32_t left_eighth[8] = {' ', 0x258f, 0x258e, 0x258d, 0x258c, 0x258b, 0x258a, 0x2589};
+static const uint32_t lower_eighth[8] = {' ', 0x2581, 0x2582, 0x2583, 0x2584, 0x2585, 0x2586, 0x2587};
+
+void chart_hbar(struct canvas *cv, int x, int y, int w, double frac, struct style st)
+{
+	if (!(frac > 0))
+		return;
+	if (frac > 1)
+		frac = 1;
+	bool u8 = cv->pal->utf8;
+	int eighths = (int)lround(frac * w * (u8 ? 8 : 1));
+	if (eighths < 1)
+		eighths = 1; /* anything above zero stays visible */
+	int full = u8 ? eighths / 8 : eighths, rest = u8 ? eighths % 8 : 0;
+	for (int i = 0; i < full; i++)
+		canvas_put(cv, x + i, y, u8 ? 0x2588 : '#', st);
+	if (rest)
+		canvas_put(cv, x + full, y, left_eighth[rest], st);
+}
+
+void chart_vbar(struct canvas *cv, int x, int y, int w, int h, double frac, struct style st)
+{
+	if (!(frac > 0))
+		return;
+	if (frac > 1)
+		frac = 1;
+	bool u8 = cv->pal->utf8;
+	int eighths = (int)lround(frac * h * (u8 ? 8 : 1));
+	if (eighths < 1)
+		eighths = 1;
+	int full = u8 ? eighths / 8 : eighths, rest = u8 ? eighths % 8 : 0;
+	for (int c = 0; c < w; c++) {
+		for (int i = 0; i < full; i++)
+			canvas_put(cv, x + c, y - i, u8 ? 0x2588 : '#', st);
+		if (rest)
+			canvas_put(cv, x + c, y - full, lower_eighth[rest], st);
+	}
+}
+
+/* Blend from the terminal-neutral grey towards blue (negative) or red (positive). */
+static uint32_t signed_rgb(double v)
+{
+	double a = fabs(v);
+	int r0 = 0x30, g0 = 0x30, b0 = 0x30;
+	int r1 = v < 0 ? 0x3b : 0xe0, g1 = v < 0 ? 0x82 : 0x4a, b1 = v < 0 ? 0xf6 : 0x3a;
+	int r = (int)lround(r0 + a * (r1 - r0)), g = (int)lround(g0 + a * (g1 - g0)), b = (int)lround(b0 + a * (b1 - b0));
+	return (uint32_t)(r << 16 | g << 8 | b);
+}
+
+static double clamp1(double v)
+{
+	return v < -1 ? -1 : v > 1 ? 1 : v;
+}
+
+void chart_signed(struct canvas *cv, int x, int y, double v)
+{
+	if (v != v) {
+		canvas_put(cv, x, y, ' ', cv->pal->role[ROLE_TEXT]);
+		return;
+	}
+	v = clamp1(v);
+	if (cv->pal->depth == DEPTH_MONO) {
+		double a = fabs(v);
+		char ch = a < 0.1 ? ' ' : a < 0.5 ? (v < 0 ? '-' : '+') : (v < 0 ? '=' : '#');
+		canvas_put(cv, x, y, (uint32_t)ch, cv->pal->role[ROLE_TEXT]);
+		return;
+	}
+	struct style st = {COLOR_DEFAULT, theme_nearest(signed_rgb(v), cv->pal->depth), 0};
+	canvas_put(cv, x, y, ' ', st);
+}
+
+void chart_signed_text(struct canvas *cv, int x, int y, int maxw, double v, const char *text)
+{
+	struct style st = cv->pal->role[ROLE_TEXT];
+	if (cv->pal->depth != DEPTH_MONO && v == v)
+		st = (struct style){theme_nearest(0xffffff, cv->pal->depth),
+				    theme_nearest(signed_rgb(clamp1(v)), cv->pal->depth), 0};
+	canvas_text(cv, x, y, maxw, text, st);
+}
+
+double chart_nice_step(double span)
+{
+	if (!(span > 0))
+		return 1;
+	double raw = span / 4, p = pow(10, floor(log10(raw))), m = raw / p;
+	return (m >= 5 ? 5 : m >= 2 ? 2 : 1) * p;
+}

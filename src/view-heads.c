@@ -1,0 +1,309 @@
+/* view-heads.c -- the head finder: a table of every head's pattern scores, sortable by any of them.
+ *
+ * One row per head (layer, head), one column per score of headscore.h and the head's label in the
+ * spirit of Clark et al. Columns that mean nothing for the model are left out: "next" for causal
+ * models (always 0), duplicate-token and induction scores for bidirectional ones, and scores no
+ * head has on this text (no [SEP], no punctuation). Weight scores
+ * are shaded by value. Up/down move through the rows and select that head for every view; left/right
+ * pick the column to sort by (the first position keeps layer/head order), r reverses the order,
+ * Enter opens the head's heatmap. `--print heads --sort SCORE` prints the table sorted. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anaview.h"
+#include "headscore.h"
+#include "view.h"
+
+#define HEADS_COL_W 10  /* a score column, including the space before it */
+
+struct heads_state {
+	unsigned gen;            /* ctx->trace_gen the scores were computed for */
+	const struct trace *t;   /* ... and the trace itself (a new one may reuse the generation 0) */
+	struct headscore *s;     /* [n_layers * n_heads] layer-major */
+	int *order;              /* [n_layers * n_heads] indices into s, in display order */
+	int n;
+	int cols[HS_COUNT];      /* the score kinds shown, in order */
+	int n_cols;
+	int sort;                /* index into cols, or -1 for layer/head order */
+	bool ascending;
+	int row0;                /* first row shown */
+	int page;                /* rows shown at the last draw */
+	const char *want_sort;   /* a sort score asked for before the first trace (--sort) */
+};
+
+static void heads_order(struct heads_state *s)
+{
+	for (int i = 0; i < s->n; i++)
+		s->order[i] = i;
+	if (s->sort >= 0)
+		headscore_sort(s->s, s->order, s->n, (enum headscore_kind)s->cols[s->sort], s->ascending);
+	else if (s->ascending) /* reversed layer/head order */
+		for (int i = 0; i < s->n / 2; i++) {
+			int tmp = s->order[i];
+			s->order[i] = s->order[s->n - 1 - i];
+			s->order[s->n - 1 - i] = tmp;
+		}
+}
+
+/* Recompute the scores when the trace changed; false when there is nothing to show. */
+static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
+{
+	const struct trace *t = ctx->trace;
+	if (!t || t->n == 0)
+		return false;
+	if (s->s && s->gen == ctx->trace_gen && s->t == t)
+		return true;
+	int keep = s->sort >= 0 ? s->cols[s->sort] : -1;
+	free(s->s);
+	free(s->order);
+	s->n = t->n_layers * t->n_heads;
+	s->s = calloc((size_t)s->n, sizeof *s->s);
+	s->order = calloc((size_t)s->n, sizeof *s->order);
+	if (!s->s || !s->order) {
+		free(s->s), free(s->order);
+		s->s = NULL, s->order = NULL, s->n = 0;
+		return false;
+	}
+	headscore_all(t, s->s);
+	s->n_cols = 0;
+	for (int k = 0; k < HS_COUNT; k++) {
+		if (k == HS_NEXT && t->causal)
+			continue;
+		if ((k == HS_DUP || k == HS_INDUCTION) && !t->causal)
+			continue;
+		bool any = false; /* a score undefined for every head (no [SEP] in the text): no column */
+		for (int i = 0; i < s->n && !any; i++)
+			any = !isnan(s->s[i].s[k]);
+		if (any)
+			s->cols[s->n_cols++] = k;
+	}
+	if (s->want_sort) {
+		keep = headscore_by_name(s->want_sort);
+		s->want_sort = NULL;
+	}
+	s->sort = -1;
+	for (int c = 0; c < s->n_cols; c++)
+		if (s->cols[c] == keep)
+			s->sort = c;
+	heads_order(s);
+	s->gen = ctx->trace_gen;
+	s->t = t;
+	return true;
+}
+
+static void *heads_create(struct view_ctx *ctx)
+{
+	struct heads_state *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->sort = -1;
+	s->want_sort = ctx->sort;
+	return s;
+}
+
+static void heads_destroy(void *state)
+{
+	struct heads_state *s = state;
+	free(s->s);
+	free(s->order);
+	free(s);
+}
+
+/* Display row of the selected head. */
+static int heads_cursor(const struct heads_state *s, const struct view_ctx *ctx)
+{
+	int want = ctx->layer * ctx->trace->n_heads + ctx->head;
+	for (int i = 0; i < s->n; i++)
+		if (s->order[i] == want)
+			return i;
+	return 0;
+}
+
+static void heads_format(int k, double v, char *buf, size_t n)
+{
+	if (isnan(v))
+		snprintf(buf, n, "-");
+	else if (k == HS_DISTANCE)
+		snprintf(buf, n, "%.2f", v);
+	else
+		snprintf(buf, n, "%.3f", v);
+}
+
+/* Rows under the table that explain the columns. */
+static int heads_footer_rows(const struct heads_state *s)
+{
+	return 1 + s->n_cols + 1;
+}
+
+static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	struct heads_state *s = state;
+	struct rect old = canvas_clip(cv, area);
+	if (!anaview_ready(ctx, cv, area) || !heads_ensure(s, ctx)) {
+		canvas_clip(cv, old);
+		return;
+	}
+	const struct trace *t = ctx->trace;
+	const char *dot = anaview_dot(cv);
+	char title[256];
+	snprintf(title, sizeof title, "head finder %s %d heads %s sorted by %s%s", dot, s->n, dot,
+		 s->sort >= 0 ? headscore_name((enum headscore_kind)s->cols[s->sort]) : "layer/head",
+		 s->sort >= 0 ? (s->ascending ? ", smallest first" : ", largest first") : (s->ascending ? ", reversed" : ""));
+	canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
+
+	int head_w = snprintf(NULL, 0, "L%d H%d", t->n_layers - 1, t->n_heads - 1) + 2;
+	int y = area.y + 1;
+	struct style lab = canvas_role(cv, ROLE_LABEL), sel = canvas_role(cv, ROLE_LABEL_SEL);
+	canvas_text(cv, area.x + 2, y, head_w - 2, "head", s->sort < 0 ? sel : lab);
+	for (int c = 0; c < s->n_cols; c++) {
+		const char *name = headscore_name((enum headscore_kind)s->cols[c]);
+		int w = (int)strlen(name);
+		canvas_text(cv, area.x + head_w + c * HEADS_COL_W + HEADS_COL_W - w, y, w, name, c == s->sort ? sel : lab);
+	}
+	int label_x = area.x + head_w + s->n_cols * HEADS_COL_W + 2;
+	canvas_text(cv, label_x, y, -1, "label", lab);
+
+	int footer = heads_footer_rows(s);
+	int rows = ctx->print ? s->n : area.h - 2 - footer;
+	if (rows < 3 && !ctx->print)
+		rows = area.h - 2, footer = 0; /* a small terminal: the table first */
+	if (rows < 1)
+		rows = 1;
+	if (rows > s->n)
+		rows = s->n;
+	s->page = rows;
+	int cur = heads_cursor(s, ctx);
+	if (cur < s->row0)
+		s->row0 = cur;
+	if (cur >= s->row0 + rows)
+		s->row0 = cur - rows + 1;
+	if (s->row0 > s->n - rows)
+		s->row0 = s->n - rows;
+	if (s->row0 < 0 || ctx->print)
+		s->row0 = 0;
+	for (int r = 0; r < rows; r++) {
+		int i = s->row0 + r, yy = y + 1 + r;
+		const struct headscore *h = &s->s[s->order[i]];
+		bool is_sel = h->layer == ctx->layer && h->head == ctx->head;
+		char buf[64];
+		snprintf(buf, sizeof buf, "L%d H%d", h->layer, h->head);
+		if (is_sel)
+			canvas_put(cv, area.x, yy, canvas_glyph(cv, GLYPH_RIGHT), canvas_role(cv, ROLE_SELECTED));
+		canvas_text(cv, area.x + 2, yy, head_w - 2, buf, is_sel ? sel : canvas_role(cv, ROLE_TEXT));
+		for (int c = 0; c < s->n_cols; c++) {
+			int k = s->cols[c];
+			double v = h->s[k];
+			heads_format(k, v, buf, sizeof buf);
+			int w = (int)strlen(buf), x = area.x + head_w + c * HEADS_COL_W + HEADS_COL_W - w;
+			bool weight = k != HS_ENTROPY && k != HS_DISTANCE;
+			if (weight && !isnan(v) && cv->pal->depth != DEPTH_MONO)
+				canvas_heat_text(cv, x, yy, w, (float)v, buf);
+			else
+				canvas_text(cv, x, yy, w, buf, canvas_role(cv, isnan(v) ? ROLE_DIM : ROLE_TEXT));
+		}
+		canvas_text(cv, label_x, yy, -1, h->label, canvas_role(cv, ROLE_PANEL));
+	}
+	if (s->row0 > 0)
+		canvas_put(cv, area.x, y + 1, canvas_glyph(cv, GLYPH_UP), canvas_role(cv, ROLE_DIM));
+	if (s->row0 + rows < s->n)
+		canvas_put(cv, area.x, y + rows, canvas_glyph(cv, GLYPH_DOWN), canvas_role(cv, ROLE_DIM));
+
+	/* What the columns mean. */
+	if (footer > 0) {
+		int fy = y + 1 + rows + 1;
+		for (int c = 0; c < s->n_cols; c++, fy++) {
+			int k = s->cols[c];
+			canvas_printf(cv, area.x + 2, fy, area.w - 2, canvas_role(cv, ROLE_DIM), "%-10s %s", headscore_name(k),
+				      headscore_help(k));
+		}
+		canvas_text(cv, area.x + 2, fy, area.w - 2,
+			    "label      the strongest weight score >= 0.5, else \"broad\" when entropy is >= 75% of its maximum",
+			    canvas_role(cv, ROLE_DIM));
+	}
+	canvas_clip(cv, old);
+}
+
+static int heads_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
+{
+	(void)cv, (void)width;
+	struct heads_state *s = state;
+	if (!heads_ensure(s, ctx))
+		return 1;
+	return 2 + s->n + 1 + heads_footer_rows(s);
+}
+
+static bool heads_act(void *state, struct view_ctx *ctx, enum action a, int count)
+{
+	struct heads_state *s = state;
+	if (!heads_ensure(s, ctx))
+		return true;
+	int rep = count > 0 ? count : 1, cur = heads_cursor(s, ctx), page = s->page > 1 ? s->page : 1;
+	switch (a) {
+	case ACT_UP: cur -= rep; break;
+	case ACT_DOWN: cur += rep; break;
+	case ACT_PAGE_UP: cur -= page * rep; break;
+	case ACT_PAGE_DOWN: cur += page * rep; break;
+	case ACT_FIRST: cur = count >= 0 ? count : 0; break;
+	case ACT_LAST: cur = count >= 0 ? count : s->n - 1; break;
+	case ACT_LEFT:
+	case ACT_RIGHT: {
+		/* Positions -1 (layer/head order), 0 .. n_cols-1, cycling. */
+		int m = s->n_cols + 1, p = s->sort + 1;
+		p = ((p + (a == ACT_RIGHT ? rep : -rep)) % m + m) % m;
+		s->sort = p - 1;
+		s->ascending = false;
+		heads_order(s);
+		snprintf(ctx->message, sizeof ctx->message, "sorted by %s",
+			 s->sort >= 0 ? headscore_name((enum headscore_kind)s->cols[s->sort]) : "layer/head");
+		return true;
+	}
+	case ACT_REVERSE:
+		s->ascending = !s->ascending;
+		heads_order(s);
+		return true;
+	case ACT_OPEN:
+		ctx->push = &view_heatmap;
+		return true;
+	default:
+		return anaview_nav(ctx, a, count);
+	}
+	cur = cur < 0 ? 0 : cur >= s->n ? s->n - 1 : cur;
+	const struct headscore *h = &s->s[s->order[cur]];
+	ctx->layer = h->layer;
+	ctx->head = h->head;
+	return true;
+}
+
+static void heads_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
+{
+	struct heads_state *s = state;
+	buf[0] = 0;
+	if (!heads_ensure(s, ctx))
+		return;
+	const struct headscore *h = &s->s[ctx->layer * ctx->trace->n_heads + ctx->head];
+	snprintf(buf, n, "L%d H%d %s", h->layer, h->head, h->label[0] ? h->label : "unlabelled");
+}
+
+static const enum action heads_actions[] = {
+	ACT_UP, ACT_DOWN, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_FIRST, ACT_LAST, ACT_LEFT, ACT_RIGHT, ACT_REVERSE,
+	ACT_OPEN, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV, ACT_LAYER_NEXT, ACTION_NONE,
+};
+static const enum action heads_status_keys[] = {ACT_OPEN, ACT_REVERSE, ACT_HELP, ACT_BACK, ACTION_NONE};
+
+const struct view view_heads = {
+	.name = "heads",
+	.title = "Head finder",
+	.open = ACT_VIEW_HEADS,
+	.actions = heads_actions,
+	.status_keys = heads_status_keys,
+	.create = heads_create,
+	.destroy = heads_destroy,
+	.draw = heads_draw,
+	.height = heads_height,
+	.act = heads_act,
+	.status = heads_status,
+};

@@ -1,0 +1,277 @@
+/* view-qk.c -- query/key geometry of one head, as in AttentionViz: a joint PCA of the head's query
+ * and key vectors drawn as a scatter, queries and keys with their own glyph and colour, each query
+ * linked to the key it attends to most.
+ *
+ * z cycles the normalisation that leaves attention unchanged (stats_qknorm): off; keys translated
+ * to the queries' centroid and both scaled by c so their mean norms match; or c chosen so distance
+ * tracks dot product best. The panel shows c, the correlation between dot product and distance,
+ * and the mean distance from a query to its highest-attention key, before and after. A selected
+ * token's query, key and link are highlighted and labelled first. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anaview.h"
+#include "braille.h"
+#include "pca.h"
+#include "stats.h"
+#include "tokstrip.h"
+#include "view.h"
+
+#define QK_PLOT_ROWS 22   /* plot height in --print */
+#define QK_GLYPH_Q 0x25cf /* ● */
+#define QK_GLYPH_K 0x25c6 /* ◆ */
+
+enum qk_mode { QK_RAW, QK_NORMS, QK_CORR, QK_MODES };
+
+struct qk_state {
+	enum qk_mode mode;
+	/* Cache of what is drawn. */
+	bool valid;
+	unsigned gen;
+	const struct trace *t;
+	int layer, head;
+	enum qk_mode c_mode;
+	int n;
+	double *xy;          /* [2n][2] PCA coordinates: queries 0..n-1, then keys */
+	int *argmax;         /* [n] each query's highest-attention key */
+	double explained[2];
+	struct qknorm qn;
+	char error[128];
+};
+
+static void *qk_create(struct view_ctx *ctx)
+{
+	(void)ctx;
+	return calloc(1, sizeof(struct qk_state));
+}
+
+static void qk_destroy(void *state)
+{
+	struct qk_state *s = state;
+	free(s->xy);
+	free(s->argmax);
+	free(s);
+}
+
+static bool qk_ensure(struct qk_state *s, const struct view_ctx *ctx)
+{
+	const struct trace *t = ctx->trace;
+	if (s->valid && s->gen == ctx->trace_gen && s->t == t && s->layer == ctx->layer && s->head == ctx->head &&
+	    s->c_mode == s->mode)
+		return !s->error[0];
+	free(s->xy);
+	free(s->argmax);
+	s->xy = NULL, s->argmax = NULL;
+	s->valid = true, s->gen = ctx->trace_gen, s->t = t, s->layer = ctx->layer, s->head = ctx->head;
+	s->c_mode = s->mode;
+	s->error[0] = 0;
+	int n = t->n, d = t->head_dim;
+	s->n = n;
+	float *qk = malloc((size_t)2 * n * d * sizeof *qk); /* [2n][d] queries, then keys */
+	s->xy = malloc((size_t)2 * n * 2 * sizeof *s->xy);
+	s->argmax = malloc((size_t)n * sizeof *s->argmax);
+	struct err e = {{0}};
+	if (!qk || !s->xy || !s->argmax) {
+		free(qk);
+		snprintf(s->error, sizeof s->error, "out of memory");
+		return false;
+	}
+	/* Always compute the measures (they are shown before/after); use the scaled vectors when on. */
+	int rc = stats_qknorm(t, ctx->layer, ctx->head, s->mode == QK_CORR ? QKNORM_CORR : QKNORM_NORMS, &s->qn, qk,
+			      qk + (size_t)n * d, &e);
+	if (rc == 0 && s->mode == QK_RAW) {
+		memcpy(qk, trace_q(t, ctx->layer, ctx->head), (size_t)n * d * sizeof *qk);
+		memcpy(qk + (size_t)n * d, trace_k(t, ctx->layer, ctx->head), (size_t)n * d * sizeof *qk);
+	}
+	if (rc == 0)
+		rc = pca_2d(qk, 2 * n, d, s->xy, s->explained, &e);
+	free(qk);
+	if (rc) {
+		snprintf(s->error, sizeof s->error, "%s", e.msg);
+		return false;
+	}
+	const float *a = trace_attn(t, ctx->layer, ctx->head);
+	for (int i = 0; i < n; i++) {
+		int best = 0;
+		for (int j = 1; j < n; j++)
+			if (a[(size_t)i * n + j] > a[(size_t)i * n + best])
+				best = j;
+		s->argmax[i] = best;
+	}
+	return true;
+}
+
+static const char *qk_mode_name(enum qk_mode m)
+{
+	return m == QK_RAW ? "no" : m == QK_NORMS ? "equal mean norms" : "distance tracks dot product";
+}
+
+/* Rows above the plot (title, two lines of measures) and below (legend). */
+#define QK_TOP 3
+#define QK_BOTTOM 2
+
+static void qk_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	struct qk_state *s = state;
+	struct rect old = canvas_clip(cv, area);
+	if (!anaview_ready(ctx, cv, area)) {
+		canvas_clip(cv, old);
+		return;
+	}
+	if (!qk_ensure(s, ctx)) {
+		canvas_text(cv, area.x, area.y, area.w, s->error, canvas_role(cv, ROLE_ERROR));
+		canvas_clip(cv, old);
+		return;
+	}
+	const struct trace *t = ctx->trace;
+	const char *dot = anaview_dot(cv), *arrow = cv->pal->utf8 ? "\xe2\x86\x92" : "->";
+	int n = s->n, sel = ctx->token;
+	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
+		      "query/key geometry %s layer %d head %d %s joint PCA of queries and keys (%.0f%% + %.0f%%) %s "
+		      "normalised: %s",
+		      dot, ctx->layer, ctx->head, dot, 100 * s->explained[0], 100 * s->explained[1], dot,
+		      qk_mode_name(s->mode));
+	/* The measures compare raw with normalised vectors (equal mean norms while the plot is raw). */
+	const struct qknorm *q = &s->qn;
+	struct style panel = canvas_role(cv, ROLE_PANEL);
+	canvas_printf(cv, area.x, area.y + 1, area.w, panel,
+		      "%s c = %.4f   corr(dot, distance) %.3f %s %.3f   mean |q| %.3f %s %.3f, |k| %.3f %s %.3f",
+		      s->mode == QK_CORR ? "best-correlation" : "equal-norms", q->c, q->corr_before, arrow, q->corr_after,
+		      q->qnorm_before, arrow, q->qnorm_after, q->knorm_before, arrow, q->knorm_after);
+	canvas_printf(cv, area.x, area.y + 2, area.w, panel,
+		      "query%sargmax-key distance %.3f %s %.3f   (mean over all pairs %.3f %s %.3f; ratio %.2f %s %.2f)", arrow,
+		      q->argmax_before, arrow, q->argmax_after, q->meandist_before, arrow, q->meandist_after,
+		      q->meandist_before > 0 ? q->argmax_before / q->meandist_before : 0, arrow,
+		      q->meandist_after > 0 ? q->argmax_after / q->meandist_after : 0);
+
+	int ph = ctx->print ? QK_PLOT_ROWS : area.h - QK_TOP - QK_BOTTOM;
+	if (ph < 3)
+		ph = 3;
+	struct rect pr = {area.x, area.y + QK_TOP, area.w, ph};
+	double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
+	for (int i = 0; i < 2 * n; i++) {
+		xmin = fmin(xmin, s->xy[2 * i]), xmax = fmax(xmax, s->xy[2 * i]);
+		ymin = fmin(ymin, s->xy[2 * i + 1]), ymax = fmax(ymax, s->xy[2 * i + 1]);
+	}
+	struct bplot p;
+	if (bplot_init(&p, cv, pr, xmin, xmax, ymin, ymax, true)) {
+		canvas_clip(cv, old);
+		return;
+	}
+	struct style sq = canvas_role(cv, ROLE_QUERY), sk = canvas_role(cv, ROLE_KEY);
+	struct style ssel = canvas_role(cv, ROLE_TOKEN_SEL);
+	p.style[1] = canvas_role(cv, ROLE_DIM);
+	p.style[2] = canvas_role(cv, ROLE_SELECTED);
+	bplot_axes(&p);
+	for (int i = 0; i < n; i++) {
+		int j = s->argmax[i];
+		if (i != sel)
+			bplot_line(&p, s->xy[2 * i], s->xy[2 * i + 1], s->xy[2 * (n + j)], s->xy[2 * (n + j) + 1], 1);
+	}
+	if (sel >= 0 && sel < n) {
+		int j = s->argmax[sel];
+		bplot_line(&p, s->xy[2 * sel], s->xy[2 * sel + 1], s->xy[2 * (n + j)], s->xy[2 * (n + j) + 1], 2);
+	}
+	/* Markers (keys first, so a query on the same cell wins), then labels: the selected token's,
+	 * then the others in token order. */
+	for (int i = 0; i < n; i++)
+		bplot_marker(&p, cv, s->xy[2 * (n + i)], s->xy[2 * (n + i) + 1], QK_GLYPH_K, 'x', i == sel ? ssel : sk);
+	for (int i = 0; i < n; i++)
+		bplot_marker(&p, cv, s->xy[2 * i], s->xy[2 * i + 1], QK_GLYPH_Q, 'o', i == sel ? ssel : sq);
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++) {
+			if ((pass == 0) != (i == sel))
+				continue;
+			char lab[256];
+			tokstrip_label(t, i, cv->pal->utf8, lab, sizeof lab);
+			bplot_label(&p, cv, s->xy[2 * i], s->xy[2 * i + 1], lab, i == sel ? ssel : sq);
+			bplot_label(&p, cv, s->xy[2 * (n + i)], s->xy[2 * (n + i) + 1], lab, i == sel ? ssel : sk);
+		}
+	bplot_flush(&p, cv);
+	int ly = pr.y + pr.h;
+	int x = area.x;
+	x += canvas_text(cv, x, ly, -1, cv->pal->utf8 ? "\xe2\x97\x8f" : "o", sq);
+	x += canvas_text(cv, x, ly, -1, " query  ", canvas_role(cv, ROLE_LABEL));
+	x += canvas_text(cv, x, ly, -1, cv->pal->utf8 ? "\xe2\x97\x86" : "x", sk);
+	x += canvas_text(cv, x, ly, -1, " key  ", canvas_role(cv, ROLE_LABEL));
+	canvas_printf(cv, x, ly, -1, canvas_role(cv, ROLE_DIM),
+		      "%s query to its highest-attention key %s axes through the origin: PC1 %s, PC2 %s",
+		      cv->pal->utf8 ? "\xe2\xa0\xa4\xe2\xa0\xa4" : "..", dot, arrow, cv->pal->utf8 ? "\xe2\x86\x91" : "up");
+	char shown[96] = "";
+	if (p.labels_drawn < 2 * n)
+		snprintf(shown, sizeof shown, "%d of %d labels shown (the others would overlap)%s", p.labels_drawn, 2 * n,
+			 sel >= 0 ? "; " : "");
+	char kp[32] = "", kn[32] = "";
+	if (ctx->keys) {
+		keymap_describe(ctx->keys, ACT_TOKEN_PREV, kp, sizeof kp);
+		keymap_describe(ctx->keys, ACT_TOKEN_NEXT, kn, sizeof kn);
+	}
+	canvas_printf(cv, area.x, ly + 1, area.w, canvas_role(cv, ROLE_DIM), "%s%s (%s and %s choose it)", shown,
+		      sel >= 0 ? "the selected token is highlighted" : "no token selected", kp, kn);
+	bplot_free(&p);
+	canvas_clip(cv, old);
+}
+
+static int qk_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
+{
+	(void)state, (void)ctx, (void)cv, (void)width;
+	return QK_TOP + QK_PLOT_ROWS + QK_BOTTOM;
+}
+
+static bool qk_act(void *state, struct view_ctx *ctx, enum action a, int count)
+{
+	struct qk_state *s = state;
+	switch (a) {
+	case ACT_NORMALISE:
+		s->mode = (enum qk_mode)((s->mode + (count > 0 ? count : 1)) % QK_MODES);
+		snprintf(ctx->message, sizeof ctx->message, "normalisation: %s", qk_mode_name(s->mode));
+		return true;
+	case ACT_UP:
+		anaview_move_token(ctx, -(count > 0 ? count : 1));
+		return true;
+	case ACT_DOWN:
+		anaview_move_token(ctx, count > 0 ? count : 1);
+		return true;
+	case ACT_OPEN:
+		ctx->push = &view_heatmap;
+		return true;
+	default:
+		return anaview_nav(ctx, a, count);
+	}
+}
+
+static void qk_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
+{
+	struct qk_state *s = state;
+	buf[0] = 0;
+	if (!ctx->trace || ctx->trace->n == 0 || !qk_ensure(s, ctx))
+		return;
+	if (s->mode == QK_RAW)
+		snprintf(buf, n, "L%d H%d corr %.3f", ctx->layer, ctx->head, s->qn.corr_before);
+	else
+		snprintf(buf, n, "L%d H%d c=%.3f corr %.3f", ctx->layer, ctx->head, s->qn.c, s->qn.corr_after);
+}
+
+static const enum action qk_actions[] = {
+	ACT_NORMALISE, ACT_UP, ACT_DOWN, ACT_OPEN, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV, ACT_LAYER_NEXT, ACTION_NONE,
+};
+static const enum action qk_status_keys[] = {ACT_NORMALISE, ACT_HEAD_NEXT, ACT_LAYER_NEXT, ACT_HELP, ACT_BACK,
+					     ACTION_NONE};
+
+const struct view view_qk = {
+	.name = "qk",
+	.title = "Query/key geometry",
+	.open = ACT_VIEW_QK,
+	.actions = qk_actions,
+	.status_keys = qk_status_keys,
+	.create = qk_create,
+	.destroy = qk_destroy,
+	.draw = qk_draw,
+	.height = qk_height,
+	.act = qk_act,
+	.status = qk_status,
+};
