@@ -9,7 +9,7 @@
 
 #include "model.h"
 
-static const char *const family_role_keys[ROLE_COUNT] = {
+static const char *const family_role_keys[WEIGHT_COUNT] = {
 #define FAMILY_ROLE_KEY(id, key) key,
 	FAMILY_ROLES(FAMILY_ROLE_KEY)
 #undef FAMILY_ROLE_KEY
@@ -23,7 +23,7 @@ static const char *const family_setting_keys[SET_COUNT] = {
 
 const char *family_role_key(enum family_role role)
 {
-	return role >= 0 && role < ROLE_COUNT ? family_role_keys[role] : "?";
+	return role >= 0 && role < WEIGHT_COUNT ? family_role_keys[role] : "?";
 }
 
 const char *family_setting_key(enum family_setting s)
@@ -111,7 +111,7 @@ static int fam_roles(struct fam_doc *d, yaml_node_t *map, struct family *f)
 		yaml_node_t *k = yaml_document_get_node(&d->doc, p->key), *v = yaml_document_get_node(&d->doc, p->value);
 		const char *key = fam_scalar(k);
 		int role = -1;
-		for (int r = 0; key && r < ROLE_COUNT; r++)
+		for (int r = 0; key && r < WEIGHT_COUNT; r++)
 			if (strcmp(key, family_role_keys[r]) == 0)
 				role = r;
 		if (role < 0)
@@ -200,13 +200,13 @@ static int fam_top(struct fam_doc *d, struct family *f)
 			return -1;
 	}
 	/* Structural requirements, so the engine can trust the description. */
-	static const enum family_role always[] = {ROLE_TOKEN_EMB, ROLE_POS_EMB, ROLE_ATTN_OUT_W, ROLE_LN1_W,
-						  ROLE_LN2_W, ROLE_MLP_UP_W, ROLE_MLP_DOWN_W};
+	static const enum family_role always[] = {WEIGHT_TOKEN_EMB, WEIGHT_POS_EMB, WEIGHT_ATTN_OUT_W, WEIGHT_LN1_W,
+						  WEIGHT_LN2_W, WEIGHT_MLP_UP_W, WEIGHT_MLP_DOWN_W};
 	for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
 		if (!f->n_names[always[i]])
 			return fam_fail(d, NULL, "tensors: missing role '%s'", family_role_keys[always[i]]);
-	if (f->fused_qkv ? !f->n_names[ROLE_QKV_W]
-			 : (!f->n_names[ROLE_Q_W] || !f->n_names[ROLE_K_W] || !f->n_names[ROLE_V_W]))
+	if (f->fused_qkv ? !f->n_names[WEIGHT_QKV_W]
+			 : (!f->n_names[WEIGHT_Q_W] || !f->n_names[WEIGHT_K_W] || !f->n_names[WEIGHT_V_W]))
 		return fam_fail(d, NULL, "tensors: %s", f->fused_qkv ? "fused_qkv needs qkv_weight"
 								     : "needs q_weight, k_weight and v_weight");
 	static const enum family_setting needed[] = {SET_LAYERS, SET_HEADS, SET_HIDDEN, SET_MAX_POSITIONS,
@@ -272,7 +272,7 @@ void family_free(struct family *f)
 {
 	for (int i = 0; i < FAMILY_MAX_ALTS; i++)
 		free(f->prefixes[i]);
-	for (int r = 0; r < ROLE_COUNT; r++)
+	for (int r = 0; r < WEIGHT_COUNT; r++)
 		for (int i = 0; i < FAMILY_MAX_ALTS; i++)
 			free(f->names[r][i]);
 	for (int s = 0; s < SET_COUNT; s++) {

@@ -39,10 +39,10 @@
 	X(FINAL_LN_B, "final_ln_bias")
 
 enum family_role {
-#define FAMILY_ROLE_ENUM(id, key) ROLE_##id,
+#define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,
 	FAMILY_ROLES(FAMILY_ROLE_ENUM)
 #undef FAMILY_ROLE_ENUM
-	ROLE_COUNT
+	WEIGHT_COUNT
 };
 
 /* Shape values read from config.json, each from the first of several candidate keys. */
@@ -81,8 +81,8 @@ struct family {
 	bool fused_qkv;                  /* one [hidden, 3*hidden] projection instead of three */
 	int n_prefixes;
 	char *prefixes[FAMILY_MAX_ALTS]; /* tried in order, e.g. "bert." then "" */
-	int n_names[ROLE_COUNT];         /* 0 = the family has no such weight */
-	char *names[ROLE_COUNT][FAMILY_MAX_ALTS];
+	int n_names[WEIGHT_COUNT];         /* 0 = the family has no such weight */
+	char *names[WEIGHT_COUNT][FAMILY_MAX_ALTS];
 	int n_keys[SET_COUNT];
 	char *keys[SET_COUNT][FAMILY_MAX_ALTS]; /* candidate config.json keys */
 	char *defaults[SET_COUNT];       /* textual default when no key is present (NULL = required) */

@@ -194,7 +194,7 @@ static int model_read_config(struct model *m, const struct hfconfig *c, struct e
 	} else {
 		inter = f->intermediate_per_hidden * hidden;
 	}
-	if (f->n_names[ROLE_TYPE_EMB] && hfconfig_int(c, f, SET_TYPE_VOCAB_SIZE, 0, 1024, &types, e) < 0)
+	if (f->n_names[WEIGHT_TYPE_EMB] && hfconfig_int(c, f, SET_TYPE_VOCAB_SIZE, 0, 1024, &types, e) < 0)
 		return -1;
 	if (hidden % heads)
 		return err_set(e, "%s: hidden size %ld is not divisible by %ld heads", c->path, hidden, heads);
@@ -231,38 +231,38 @@ static int model_bind_all(struct model *m, struct err *e)
 {
 	const struct model_info *in = &m->info;
 	int64_t H = in->hidden, I = in->intermediate;
-	if (model_bind(m, ROLE_TOKEN_EMB, -1, 2, in->vocab_size, H, &m->tok_emb, e) < 0 ||
-	    model_bind(m, ROLE_POS_EMB, -1, 2, in->max_positions, H, &m->pos_emb, e) < 0 ||
-	    model_bind(m, ROLE_EMB_LN_W, -1, 1, H, 0, &m->emb_ln_w, e) < 0 ||
-	    model_bind(m, ROLE_EMB_LN_B, -1, 1, H, 0, &m->emb_ln_b, e) < 0 ||
-	    model_bind(m, ROLE_FINAL_LN_W, -1, 1, H, 0, &m->final_ln_w, e) < 0 ||
-	    model_bind(m, ROLE_FINAL_LN_B, -1, 1, H, 0, &m->final_ln_b, e) < 0)
+	if (model_bind(m, WEIGHT_TOKEN_EMB, -1, 2, in->vocab_size, H, &m->tok_emb, e) < 0 ||
+	    model_bind(m, WEIGHT_POS_EMB, -1, 2, in->max_positions, H, &m->pos_emb, e) < 0 ||
+	    model_bind(m, WEIGHT_EMB_LN_W, -1, 1, H, 0, &m->emb_ln_w, e) < 0 ||
+	    model_bind(m, WEIGHT_EMB_LN_B, -1, 1, H, 0, &m->emb_ln_b, e) < 0 ||
+	    model_bind(m, WEIGHT_FINAL_LN_W, -1, 1, H, 0, &m->final_ln_w, e) < 0 ||
+	    model_bind(m, WEIGHT_FINAL_LN_B, -1, 1, H, 0, &m->final_ln_b, e) < 0)
 		return -1;
-	if (m->type_vocab > 0 && model_bind(m, ROLE_TYPE_EMB, -1, 2, m->type_vocab, H, &m->type_emb, e) < 0)
+	if (m->type_vocab > 0 && model_bind(m, WEIGHT_TYPE_EMB, -1, 2, m->type_vocab, H, &m->type_emb, e) < 0)
 		return -1;
 	m->layers = calloc(in->n_layers, sizeof *m->layers);
 	if (!m->layers)
 		return err_set(e, "out of memory");
 	for (int l = 0; l < in->n_layers; l++) {
 		struct layer_weights *w = &m->layers[l];
-		if (model_bind(m, ROLE_LN1_W, l, 1, H, 0, &w->ln1_w, e) < 0 ||
-		    model_bind(m, ROLE_LN1_B, l, 1, H, 0, &w->ln1_b, e) < 0)
+		if (model_bind(m, WEIGHT_LN1_W, l, 1, H, 0, &w->ln1_w, e) < 0 ||
+		    model_bind(m, WEIGHT_LN1_B, l, 1, H, 0, &w->ln1_b, e) < 0)
 			return -1;
 		int rc;
 		if (m->fam.fused_qkv) {
-			rc = model_bind_linear(m, ROLE_QKV_W, ROLE_QKV_B, l, H, 3 * H, &w->qkv_w, &w->qkv_b, e);
+			rc = model_bind_linear(m, WEIGHT_QKV_W, WEIGHT_QKV_B, l, H, 3 * H, &w->qkv_w, &w->qkv_b, e);
 		} else {
-			rc = model_bind_linear(m, ROLE_Q_W, ROLE_Q_B, l, H, H, &w->q_w, &w->q_b, e);
+			rc = model_bind_linear(m, WEIGHT_Q_W, WEIGHT_Q_B, l, H, H, &w->q_w, &w->q_b, e);
 			if (rc == 0)
-				rc = model_bind_linear(m, ROLE_K_W, ROLE_K_B, l, H, H, &w->k_w, &w->k_b, e);
+				rc = model_bind_linear(m, WEIGHT_K_W, WEIGHT_K_B, l, H, H, &w->k_w, &w->k_b, e);
 			if (rc == 0)
-				rc = model_bind_linear(m, ROLE_V_W, ROLE_V_B, l, H, H, &w->v_w, &w->v_b, e);
+				rc = model_bind_linear(m, WEIGHT_V_W, WEIGHT_V_B, l, H, H, &w->v_w, &w->v_b, e);
 		}
-		if (rc < 0 || model_bind_linear(m, ROLE_ATTN_OUT_W, ROLE_ATTN_OUT_B, l, H, H, &w->out_w, &w->out_b, e) < 0 ||
-		    model_bind(m, ROLE_LN2_W, l, 1, H, 0, &w->ln2_w, e) < 0 ||
-		    model_bind(m, ROLE_LN2_B, l, 1, H, 0, &w->ln2_b, e) < 0 ||
-		    model_bind_linear(m, ROLE_MLP_UP_W, ROLE_MLP_UP_B, l, H, I, &w->up_w, &w->up_b, e) < 0 ||
-		    model_bind_linear(m, ROLE_MLP_DOWN_W, ROLE_MLP_DOWN_B, l, I, H, &w->down_w, &w->down_b, e) < 0)
+		if (rc < 0 || model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, H, H, &w->out_w, &w->out_b, e) < 0 ||
+		    model_bind(m, WEIGHT_LN2_W, l, 1, H, 0, &w->ln2_w, e) < 0 ||
+		    model_bind(m, WEIGHT_LN2_B, l, 1, H, 0, &w->ln2_b, e) < 0 ||
+		    model_bind_linear(m, WEIGHT_MLP_UP_W, WEIGHT_MLP_UP_B, l, H, I, &w->up_w, &w->up_b, e) < 0 ||
+		    model_bind_linear(m, WEIGHT_MLP_DOWN_W, WEIGHT_MLP_DOWN_B, l, I, H, &w->down_w, &w->down_b, e) < 0)
 			return -1;
 	}
 	return 0;

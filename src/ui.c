@@ -28,7 +28,6 @@
 
 #define UI_MIN_W 40
 #define UI_MIN_H 12
-#define UI_DEBOUNCE_MS 60
 #define UI_BATCH 512        /* keys read in one go (a paste arrives as one batch) */
 
 enum focus { FOCUS_VIEW, FOCUS_TEXT, FOCUS_PAIR };

@@ -17,6 +17,10 @@
 
 struct model;
 
+/* How long the text must be still before the model reruns: a paste or a burst of typing
+ * costs one run, not one per character. */
+#define UI_DEBOUNCE_MS 60
+
 enum ui_color {
 	UI_COLOR_AUTO,    /* colour when the output is a terminal and NO_COLOR is unset */
 	UI_COLOR_ALWAYS,  /* colour at the depth TERM/COLORTERM say (256 when they say none) */
