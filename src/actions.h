@@ -31,6 +31,12 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_VIEW_HEADS, "view-heads", SCOPE_GLOBAL, "F", "head finder: every head's pattern scores, sortable") \
 	X(ACT_VIEW_QK, "view-qk", SCOPE_GLOBAL, "K", "query/key geometry of the selected head (joint PCA)") \
 	X(ACT_VIEW_ROLLOUT, "view-rollout", SCOPE_GLOBAL, "R", "attention rollout through the layers up to the selected one") \
+	X(ACT_VIEW_HEADVIEW, "view-headview", SCOPE_GLOBAL, "V", "head view: the selected token's attention, one bar per head") \
+	X(ACT_VIEW_NEURON, "view-neuron", SCOPE_GLOBAL, "N", "neuron view: query, keys, their products and scores of the selected head") \
+	X(ACT_VIEW_VECTORS, "view-vectors", SCOPE_GLOBAL, "A", "attention rows as vectors (PCA) and projections across layers") \
+	X(ACT_VIEW_QKSTATS, "view-qkstats", SCOPE_GLOBAL, "D", "per-head query/key mean and spread of the layer") \
+	X(ACT_VIEW_DOTS, "view-dots", SCOPE_GLOBAL, "X", "same-head vs different-head query-key product histograms") \
+	X(ACT_VIEW_SOFTMAX, "view-softmax", SCOPE_GLOBAL, "W", "distributions of the layer's attention weights") \
 	X(ACT_UP, "up", SCOPE_VIEW, "k Up", "move up (a count repeats)")                             \
 	X(ACT_DOWN, "down", SCOPE_VIEW, "j Down", "move down (a count repeats)")                     \
 	X(ACT_LEFT, "left", SCOPE_VIEW, "h Left", "move left (a count repeats)")                     \
@@ -53,6 +59,8 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_ZOOM_OUT, "zoom-out", SCOPE_VIEW, "-", "smaller thumbnails")                           \
 	X(ACT_REVERSE, "reverse", SCOPE_VIEW, "r", "reverse the sort order, or given/received attention") \
 	X(ACT_NORMALISE, "normalise", SCOPE_VIEW, "z", "cycle the normalisation of the vectors") \
+	X(ACT_TOGGLE, "toggle", SCOPE_VIEW, "t", "switch the selected head off or on, or leave out the first token") \
+	X(ACT_MARK, "mark", SCOPE_VIEW, "b", "mark the selected token as B, the token A is projected onto") \
 	X(ACT_ED_LEFT, "edit-left", SCOPE_EDIT, "Left C-b", "cursor one character left")             \
 	X(ACT_ED_RIGHT, "edit-right", SCOPE_EDIT, "Right C-f", "cursor one character right")         \
 	X(ACT_ED_HOME, "edit-home", SCOPE_EDIT, "Home C-a", "cursor to the start")                   \

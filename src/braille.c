@@ -63,6 +63,13 @@ int bplot_init(struct bplot *p, const struct canvas *cv, struct rect r, double x
 	return 0;
 }
 
+double bplot_aspect(const struct canvas *cv, struct rect r)
+{
+	if (r.w < 1 || r.h < 1)
+		return 1;
+	return cv->pal->utf8 ? (2.0 * r.w) / (4.0 * r.h) : (double)r.w / (2.0 * r.h);
+}
+
 void bplot_free(struct bplot *p)
 {
 	free(p->dots);

@@ -38,6 +38,9 @@ struct bplot {
 int bplot_init(struct bplot *p, const struct canvas *cv, struct rect r, double xmin, double xmax, double ymin,
 	       double ymax, bool equal);
 void bplot_free(struct bplot *p);
+/* Width over height, in data units, of a plot in R whose scales are equal (dots are about square;
+ * ASCII cells about twice as tall as wide). */
+double bplot_aspect(const struct canvas *cv, struct rect r);
 
 /* The cell holding data point (X, Y); false when outside the plot. */
 bool bplot_cell(const struct bplot *p, double x, double y, int *cx, int *cy);

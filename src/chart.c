@@ -4,6 +4,7 @@
 #include "chart.h"
 
 #include <math.h>
+#include <stdio.h>
 
 /* Left-aligned eighth blocks ▏▎▍▌▋▊▉ and lower eighth blocks ▁▂▃▄▅▆▇, index 1..7. */
 static const uint32_t left_eighth[8] = {' ', 0x258f, 0x258e, 0x258d, 0x258c, 0x258b, 0x258a, 0x2589};
@@ -17,8 +18,6 @@ void chart_hbar(struct canvas *cv, int x, int y, int w, double frac, struct styl
 		frac = 1;
 	bool u8 = cv->pal->utf8;
 	int eighths = (int)lround(frac * w * (u8 ? 8 : 1));
-	if (eighths < 1)
-		eighths = 1; /* anything above zero stays visible */
 	int full = u8 ? eighths / 8 : eighths, rest = u8 ? eighths % 8 : 0;
 	for (int i = 0; i < full; i++)
 		canvas_put(cv, x + i, y, u8 ? 0x2588 : '#', st);
@@ -34,8 +33,6 @@ void chart_vbar(struct canvas *cv, int x, int y, int w, int h, double frac, stru
 		frac = 1;
 	bool u8 = cv->pal->utf8;
 	int eighths = (int)lround(frac * h * (u8 ? 8 : 1));
-	if (eighths < 1)
-		eighths = 1;
 	int full = u8 ? eighths / 8 : eighths, rest = u8 ? eighths % 8 : 0;
 	for (int c = 0; c < w; c++) {
 		for (int i = 0; i < full; i++)
@@ -43,6 +40,40 @@ void chart_vbar(struct canvas *cv, int x, int y, int w, int h, double frac, stru
 		if (rest)
 			canvas_put(cv, x + c, y - full, lower_eighth[rest], st);
 	}
+}
+
+void chart_histogram(struct canvas *cv, struct rect r, const int *count, int bins, int maxcount, double lo, double hi,
+		     struct style st)
+{
+	if (bins < 1 || r.w < bins || r.h < 3)
+		return;
+	if (maxcount <= 0)
+		for (int b = 0; b < bins; b++)
+			maxcount = count[b] > maxcount ? count[b] : maxcount;
+	int bw = r.w / bins, h = r.h - 2; /* bars, a baseline, the labels */
+	int base = r.y + h;
+	for (int b = 0; b < bins; b++) {
+		if (maxcount > 0)
+			chart_vbar(cv, r.x + b * bw, base - 1, bw, h, (double)count[b] / maxcount, st);
+		for (int c = 0; c < bw; c++)
+			canvas_put(cv, r.x + b * bw + c, base, canvas_glyph(cv, GLYPH_HLINE), cv->pal->role[ROLE_DIM]);
+	}
+	char buf[32];
+	snprintf(buf, sizeof buf, "%.3g", lo);
+	canvas_text(cv, r.x, base + 1, -1, buf, cv->pal->role[ROLE_LABEL]);
+	snprintf(buf, sizeof buf, "%.3g", hi);
+	int w = canvas_text_width(cv, buf);
+	canvas_text(cv, r.x + bins * bw - w, base + 1, w, buf, cv->pal->role[ROLE_LABEL]);
+}
+
+uint32_t chart_category(const struct canvas *cv, int i)
+{
+	/* Tableau 10: distinct hues that stay apart on dark and light backgrounds. */
+	static const uint32_t rgb[10] = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f,
+					 0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac};
+	if (cv->pal->depth == DEPTH_MONO)
+		return COLOR_DEFAULT;
+	return theme_nearest(rgb[(i % 10 + 10) % 10], cv->pal->depth);
 }
 
 /* Blend from the terminal-neutral grey towards blue (negative) or red (positive). */

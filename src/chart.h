@@ -6,7 +6,7 @@
 
 #include "canvas.h"
 
-/* A bar of FRAC (0..1) of W cells from (X, Y) rightwards. */
+/* A bar of FRAC (0..1) of W cells from (X, Y) rightwards, rounded to eighths (nothing below 1/16 cell). */
 void chart_hbar(struct canvas *cv, int x, int y, int w, double frac, struct style st);
 /* A column of FRAC (0..1) of H cells rising from the bottom row Y of column X, W cells wide. */
 void chart_vbar(struct canvas *cv, int x, int y, int w, int h, double frac, struct style st);
@@ -14,6 +14,15 @@ void chart_vbar(struct canvas *cv, int x, int y, int w, int h, double frac, stru
 void chart_signed(struct canvas *cv, int x, int y, double v);
 /* Text readable over chart_signed's colour for V. */
 void chart_signed_text(struct canvas *cv, int x, int y, int maxw, double v, const char *text);
+
+/* A histogram of COUNT[bins] in R: one column group per bin, heights relative to MAXCOUNT (the
+ * largest count when 0), the bottom row of R holding the x labels LO and HI (printf "%.3g"). */
+void chart_histogram(struct canvas *cv, struct rect r, const int *count, int bins, int maxcount, double lo, double hi,
+		     struct style st);
+
+/* A foreground colour for category I (heads in the head view), repeating after 10; the terminal's
+ * default colour in monochrome. */
+uint32_t chart_category(const struct canvas *cv, int i);
 
 /* A round number of "ticks": the largest of 1, 2, 5 × 10^k not above X / 4 (for axis labels). */
 double chart_nice_step(double span);

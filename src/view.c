@@ -5,7 +5,12 @@
 
 #include <string.h>
 
-const struct view *const view_all[] = {&view_grid, &view_heatmap, &view_heads, &view_qk, &view_rollout, NULL};
+const struct view *const view_all[] = {
+	&view_grid, &view_heatmap,
+	/* Analysis views (src/analysis-ui.am). */
+	&view_heads, &view_qk, &view_rollout, &view_headview, &view_neuron, &view_vectors, &view_qkstats, &view_dots,
+	&view_softmax, NULL,
+};
 
 const struct view *view_find(const char *name)
 {

@@ -68,6 +68,12 @@ extern const struct view view_help;
 extern const struct view view_heads;
 extern const struct view view_qk;
 extern const struct view view_rollout;
+extern const struct view view_headview;
+extern const struct view view_neuron;
+extern const struct view view_vectors;
+extern const struct view view_qkstats;
+extern const struct view view_dots;
+extern const struct view view_softmax;
 
 /* Every view that can be opened from the grid or printed, NULL-terminated. */
 extern const struct view *const view_all[];

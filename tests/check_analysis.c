@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnvec.h"
 #include "headscore.h"
 #include "model.h"
 #include "pca.h"
@@ -47,7 +48,7 @@ static double diff(double a, double b)
 }
 
 struct worst {
-	double qk_desc, qk_pca, attn_pca, explained, dots, groups, qknorm, scores, rollout;
+	double qk_desc, qk_pca, attn_pca, explained, dots, groups, qknorm, scores, rollout, vectors;
 	double corr_gain;   /* how far the C search beat (negative) or missed the numpy grid's best */
 	double c_opt;       /* |c(C) − c(numpy grid)| relative */
 	int cases, sign_flips;
@@ -301,10 +302,50 @@ static void check_case(const char *path, struct worst *w)
 			}
 	free(ro);
 
+	/* Attention rows as vectors: kept tokens, PCA, projections. */
+	json_t *vecs = json_object_get(root, "vectors");
+	for (size_t i = 0; i < json_array_size(vecs); i++) {
+		json_t *r = json_array_get(vecs, i);
+		struct attnvec av;
+		ck_assert(attnvec_rows(t, (int)json_integer_value(json_object_get(r, "layer")),
+				       (int)json_integer_value(json_object_get(r, "head")),
+				       json_is_true(json_object_get(r, "hide_special")), json_is_true(json_object_get(r, "unit")),
+				       &av, &e) == 0);
+		ck_assert(attnvec_pca(&av, &e) == 0);
+		json_t *toks = json_object_get(r, "tokens");
+		ck_assert_int_eq(av.m, (int)json_array_size(toks));
+		for (int a = 0; a < av.m; a++)
+			ck_assert_int_eq(av.tok[a], (int)json_integer_value(json_array_get(toks, a)));
+		upd(&cw.attn_pca, cmp_pca(av.xy, json_object_get(r, "xy"), av.m, &cw.sign_flips));
+		for (int k = 0; k < 2; k++)
+			upd(&cw.explained, diff(av.explained[k], jnum(json_array_get(json_object_get(r, "explained"), k))));
+		json_t *projs = json_object_get(r, "projections");
+		for (size_t j = 0; j < json_array_size(projs); j++) {
+			json_t *pj = json_array_get(projs, j);
+			struct attnvec_proj pr;
+			ck_assert(attnvec_project(&av, (int)json_integer_value(json_object_get(pj, "a")),
+						  (int)json_integer_value(json_object_get(pj, "b")), &pr) == 0);
+			upd(&cw.vectors, diff(pr.coef, jnum(json_object_get(pj, "coef"))));
+			upd(&cw.vectors, diff(pr.cos, jnum(json_object_get(pj, "cos"))));
+			for (int k = 0; k < 2; k++) {
+				upd(&cw.vectors, diff(pr.a[k], jnum(json_array_get(json_object_get(pj, "plane_a"), k))));
+				upd(&cw.vectors, diff(pr.b[k], jnum(json_array_get(json_object_get(pj, "plane_b"), k))));
+			}
+			/* The projection is coef·B, on B's axis. */
+			ck_assert(fabs(pr.p[0] - pr.coef * pr.b[0]) < 1e-9 && pr.p[1] == 0);
+		}
+		/* A dropped token has no projection. */
+		if (json_is_true(json_object_get(r, "hide_special")) && t->special[0]) {
+			struct attnvec_proj pr;
+			ck_assert_int_eq(attnvec_project(&av, 0, av.tok[0], &pr), -1);
+		}
+		attnvec_free(&av);
+	}
+
 	printf("%-26s qk-desc %.1e  qk-pca %.1e  attn-pca %.1e  expl %.1e  dots %.1e  groups %.1e  qknorm %.1e  "
-	       "scores %.1e  rollout %.1e  corr-opt %+.1e  c-opt %.1e\n",
+	       "scores %.1e  rollout %.1e  vectors %.1e  corr-opt %+.1e  c-opt %.1e\n",
 	       name, cw.qk_desc, cw.qk_pca, cw.attn_pca, cw.explained, cw.dots, cw.groups, cw.qknorm, cw.scores,
-	       cw.rollout, cw.corr_gain, cw.c_opt);
+	       cw.rollout, cw.vectors, cw.corr_gain, cw.c_opt);
 	ck_assert_msg(cw.qk_desc <= TOL_STAT, "%s: Q/K descriptives differ by %g", name, cw.qk_desc);
 	ck_assert_msg(cw.qk_pca <= TOL_PCA_REL, "%s: Q/K PCA differs by %g (relative)", name, cw.qk_pca);
 	ck_assert_msg(cw.attn_pca <= TOL_PCA_REL, "%s: attention-row PCA differs by %g", name, cw.attn_pca);
@@ -313,10 +354,12 @@ static void check_case(const char *path, struct worst *w)
 	ck_assert_msg(cw.groups <= TOL_ATTN, "%s: attention groups differ by %g", name, cw.groups);
 	ck_assert_msg(cw.qknorm <= 1e-4, "%s: normalisation differs by %g", name, cw.qknorm);
 	ck_assert_msg(cw.rollout <= TOL_ATTN, "%s: rollout differs by %g", name, cw.rollout);
+	ck_assert_msg(cw.vectors <= TOL_STAT, "%s: projections differ by %g", name, cw.vectors);
 
 	upd(&w->qk_desc, cw.qk_desc), upd(&w->qk_pca, cw.qk_pca), upd(&w->attn_pca, cw.attn_pca);
 	upd(&w->explained, cw.explained), upd(&w->dots, cw.dots), upd(&w->groups, cw.groups);
 	upd(&w->qknorm, cw.qknorm), upd(&w->scores, cw.scores), upd(&w->rollout, cw.rollout);
+	upd(&w->vectors, cw.vectors);
 	w->sign_flips += cw.sign_flips;
 	w->cases++;
 	trace_free(t);
@@ -341,9 +384,9 @@ START_TEST(test_against_numpy)
 	}
 	closedir(dp);
 	printf("%d cases; worst: qk-desc %.2e, PCA %.2e (rel), explained %.2e, dots %.2e, groups %.2e, qknorm %.2e, "
-	       "scores %.2e, rollout %.2e; PCA axes with the other sign: %d\n",
+	       "scores %.2e, rollout %.2e, projections %.2e; PCA axes with the other sign: %d\n",
 	       w.cases, w.qk_desc, w.qk_pca > w.attn_pca ? w.qk_pca : w.attn_pca, w.explained, w.dots, w.groups, w.qknorm,
-	       w.scores, w.rollout, w.sign_flips);
+	       w.scores, w.rollout, w.vectors, w.sign_flips);
 	ck_assert_int_ge(w.cases, 4);
 	/* The sign convention is deterministic in both implementations: no flips expected. */
 	ck_assert_int_eq(w.sign_flips, 0);

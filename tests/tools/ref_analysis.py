@@ -213,6 +213,33 @@ def head_scores(a, ids, special, punct, causal):
     return {"scores": [s[k] for k in SCORES], "entropy_norm": ent_norm, "label": label}
 
 
+def vectors(attn, layer, head, hide, unit, special):
+    """Attention rows as vectors (attnvec.h): kept tokens, PCA and two projections."""
+    n = attn.shape[-1]
+    rows = attn[layer].mean(axis=0) if head < 0 else attn[layer, head]
+    keep = [i for i in range(n) if not (hide and special[i])]
+    r = rows[np.ix_(keep, keep)]
+    if hide:
+        sums = r.sum(axis=1, keepdims=True)
+        r = np.where(sums > 0, r / np.where(sums > 0, sums, 1), r)
+    if unit:
+        norms = np.linalg.norm(r, axis=1, keepdims=True)
+        r = np.where(norms > 0, r / np.where(norms > 0, norms, 1), r)
+    xy, expl = pca2(r)
+    m = len(keep)
+    projections = []
+    for ia, ib in [(m - 1, 1 % m), (m // 2, 0)]:
+        a, b = r[ia], r[ib]
+        ab, aa, bb = float(a @ b), float(a @ a), float(b @ b)
+        along = ab / np.sqrt(bb)
+        projections.append({
+            "a": keep[ia], "b": keep[ib], "coef": ab / bb, "cos": ab / np.sqrt(aa * bb),
+            "plane_a": [along, float(np.sqrt(max(aa - along * along, 0)))], "plane_b": [float(np.sqrt(bb)), 0.0],
+        })
+    return {"layer": layer, "head": head, "hide_special": hide, "unit": unit, "tokens": keep,
+            "xy": xy.tolist(), "explained": expl, "projections": projections}
+
+
 def rollout(attn):
     L, H, n, _ = attn.shape
     out, r = [], None
@@ -276,6 +303,8 @@ def analyse(name):
         out["groups"].append([{"values": g, "mean_std": mean_std(g), "hist": histogram(g)} for g in gs])
     out["heads"] = [[head_scores(attn[l, h], ids, special, punct, causal) for h in range(H)] for l in range(L)]
     out["rollout"] = rollout(attn)
+    out["vectors"] = [vectors(attn, l, head, hide, unit, special)
+                      for l in range(L) for (head, hide, unit) in [(-1, False, False), (H - 1, True, True)]]
     return out
 
 

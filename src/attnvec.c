@@ -1,0 +1,109 @@
+/* attnvec.c -- attention rows as vectors: PCA and projections (see attnvec.h). */
+#include "attnvec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pca.h"
+
+void attnvec_free(struct attnvec *v)
+{
+	free(v->tok);
+	free(v->rows);
+	free(v->xy);
+	memset(v, 0, sizeof *v);
+}
+
+int attnvec_rows(const struct trace *t, int layer, int head, bool hide_special, bool unit, struct attnvec *out,
+		 struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	int n = t->n, m = 0;
+	out->tok = malloc((size_t)(n > 0 ? n : 1) * sizeof *out->tok);
+	if (!out->tok)
+		return err_set(e, "out of memory");
+	for (int i = 0; i < n; i++)
+		if (!hide_special || !t->special[i])
+			out->tok[m++] = i;
+	if (m == 0) {
+		attnvec_free(out);
+		return err_set(e, "no tokens left once special tokens are hidden");
+	}
+	out->m = m;
+	out->rows = malloc((size_t)m * m * sizeof *out->rows);
+	double *row = malloc((size_t)m * sizeof *row); /* [m] one row in double */
+	if (!out->rows || !row) {
+		free(row);
+		attnvec_free(out);
+		return err_set(e, "out of memory");
+	}
+	int h0 = head < 0 ? 0 : head, h1 = head < 0 ? t->n_heads : head + 1;
+	for (int a = 0; a < m; a++) {
+		double sum = 0, sq = 0;
+		for (int b = 0; b < m; b++) {
+			double s = 0;
+			for (int h = h0; h < h1; h++)
+				s += trace_attn(t, layer, h)[(size_t)out->tok[a] * n + out->tok[b]];
+			row[b] = s / (h1 - h0);
+			sum += row[b];
+		}
+		if (hide_special && sum > 0)
+			for (int b = 0; b < m; b++)
+				row[b] /= sum;
+		for (int b = 0; b < m; b++)
+			sq += row[b] * row[b];
+		for (int b = 0; b < m; b++)
+			out->rows[(size_t)a * m + b] = (float)(unit && sq > 0 ? row[b] / sqrt(sq) : row[b]);
+	}
+	free(row);
+	return 0;
+}
+
+int attnvec_pca(struct attnvec *v, struct err *e)
+{
+	free(v->xy);
+	v->xy = malloc((size_t)v->m * 2 * sizeof *v->xy);
+	if (!v->xy)
+		return err_set(e, "out of memory");
+	if (pca_2d(v->rows, v->m, v->m, v->xy, v->explained, e)) {
+		free(v->xy);
+		v->xy = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int attnvec_find(const struct attnvec *v, int tok)
+{
+	for (int i = 0; i < v->m; i++)
+		if (v->tok[i] == tok)
+			return i;
+	return -1;
+}
+
+int attnvec_project(const struct attnvec *v, int tok_a, int tok_b, struct attnvec_proj *out)
+{
+	memset(out, 0, sizeof *out);
+	int ia = attnvec_find(v, tok_a), ib = attnvec_find(v, tok_b);
+	if (ia < 0 || ib < 0)
+		return -1;
+	const float *a = v->rows + (size_t)ia * v->m, *b = v->rows + (size_t)ib * v->m;
+	double ab = 0, aa = 0, bb = 0;
+	for (int i = 0; i < v->m; i++) {
+		ab += (double)a[i] * b[i];
+		aa += (double)a[i] * a[i];
+		bb += (double)b[i] * b[i];
+	}
+	out->norm_a = sqrt(aa);
+	out->norm_b = sqrt(bb);
+	out->coef = bb > 0 ? ab / bb : 0;
+	out->cos = aa > 0 && bb > 0 ? ab / (out->norm_a * out->norm_b) : 0;
+	double along = out->norm_b > 0 ? ab / out->norm_b : 0;   /* A's component along B */
+	double perp2 = aa - along * along;                         /* |A⊥|² */
+	out->b[0] = out->norm_b;
+	out->a[0] = along;
+	out->a[1] = perp2 > 0 ? sqrt(perp2) : 0;
+	out->p[0] = along;
+	return 0;
+}

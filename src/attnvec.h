@@ -1,0 +1,46 @@
+/* attnvec.h -- attention rows as vectors: each token's row of attention weights is a point in a
+ * space with one axis per key token. Tokens that attend alike sit close; PCA shows the layout in
+ * two dimensions, and projecting one token's row onto another's, layer by layer, shows where
+ * (say) "it" comes to attend like "book".
+ *
+ * Rows are the mean over a layer's heads or one head's; special tokens can be dropped (their rows
+ * and columns, each remaining row renormalised to sum 1), and rows can be scaled to unit length. */
+#ifndef ATTNSCOPE_ATTNVEC_H
+#define ATTNSCOPE_ATTNVEC_H
+
+#include <stdbool.h>
+
+#include "err.h"
+#include "trace.h"
+
+struct attnvec {
+	int m;               /* rows (tokens) kept */
+	int *tok;            /* [m] trace index of each kept token */
+	float *rows;         /* [m][m] the rows, over the kept keys */
+	double *xy;          /* [m][2] centred PCA coordinates (after attnvec_pca), else NULL */
+	double explained[2]; /* share of the variance on each PCA axis */
+};
+
+/* The rows of LAYER: HEAD < 0 for the mean over the layer's heads. -1 on OOM or when every
+ * token is dropped. Free with attnvec_free. */
+int attnvec_rows(const struct trace *t, int layer, int head, bool hide_special, bool unit, struct attnvec *out,
+		 struct err *e);
+/* PCA of the rows to two dimensions (fills xy and explained). */
+int attnvec_pca(struct attnvec *v, struct err *e);
+void attnvec_free(struct attnvec *v);
+/* Position of trace token TOK among the kept rows, -1 when dropped. */
+int attnvec_find(const struct attnvec *v, int tok);
+
+/* Token A's row projected onto token B's. */
+struct attnvec_proj {
+	double coef;        /* A·B / |B|²: the projection is coef · B */
+	double cos;         /* cosine of the angle between A and B (0 when either is zero) */
+	double norm_a, norm_b;
+	/* Exact 2-D coordinates in the plane of A and B: x along B, y along the part of A orthogonal
+	 * to B (so B = (|B|, 0), A = (A·B/|B|, |A⊥|), the projection = (A·B/|B|, 0)). */
+	double a[2], b[2], p[2];
+};
+/* -1 when A or B is not among the rows. */
+int attnvec_project(const struct attnvec *v, int tok_a, int tok_b, struct attnvec_proj *out);
+
+#endif

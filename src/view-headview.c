@@ -1,0 +1,237 @@
+/* view-headview.c -- the head view (after bertviz): for the selected token, the attention it gives
+ * to every token — or, reversed, receives from every token — as one coloured bar per head of the
+ * layer, side by side, plus the mean over the heads that are switched on.
+ *
+ * Up/down move the selected token, [ and ] pick a head, t switches the picked head off or on,
+ * r swaps given and received, layer keys change the layer. Hidden special tokens are dropped and
+ * each head's row renormalised (only for "given": a column has no sum to keep). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anaview.h"
+#include "chart.h"
+#include "tokstrip.h"
+#include "view.h"
+
+#define HV_LABEL_MAX 14
+#define HV_BAR_MAX 12
+#define HV_HEADS_MAX 256   /* heads the on/off switches cover */
+
+struct headview_state {
+	bool received;              /* show attention the token receives instead of gives */
+	bool off[HV_HEADS_MAX];     /* [n_heads] heads switched off */
+	int row0, page;
+};
+
+static void *headview_create(struct view_ctx *ctx)
+{
+	(void)ctx;
+	return calloc(1, sizeof(struct headview_state));
+}
+
+static void headview_destroy(void *state)
+{
+	free(state);
+}
+
+/* Weight of head H between the selected token SEL and token J, as shown. */
+static double hv_weight(const struct headview_state *s, const struct view_ctx *ctx, int h, int sel, int j)
+{
+	const struct trace *t = ctx->trace;
+	const float *a = trace_attn(t, ctx->layer, h);
+	int n = t->n;
+	if (s->received)
+		return a[(size_t)j * n + sel];
+	double w = a[(size_t)sel * n + j];
+	if (ctx->hide_special) {
+		double sum = 0;
+		for (int k = 0; k < n; k++)
+			if (!t->special[k])
+				sum += a[(size_t)sel * n + k];
+		w = sum > 0 ? w / sum : 0;
+	}
+	return w;
+}
+
+static bool hv_head_on(const struct headview_state *s, int h)
+{
+	return h >= HV_HEADS_MAX || !s->off[h];
+}
+
+static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	struct headview_state *s = state;
+	struct rect old = canvas_clip(cv, area);
+	if (!anaview_ready(ctx, cv, area)) {
+		canvas_clip(cv, old);
+		return;
+	}
+	const struct trace *t = ctx->trace;
+	int n = t->n, H = t->n_heads, sel = anaview_token(ctx);
+	char lab[256], sel_lab[256];
+	tokstrip_label(t, sel, cv->pal->utf8, sel_lab, sizeof sel_lab);
+	const char *dot = anaview_dot(cv);
+	int on = 0;
+	for (int h = 0; h < H; h++)
+		on += hv_head_on(s, h);
+	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
+		      "head view %s layer %d %s attention %s %s (token %d) %s %d of %d heads on%s", dot, ctx->layer, dot,
+		      s->received ? "received by" : "given by", sel_lab, sel, dot, on, H,
+		      ctx->hide_special && !s->received ? ", specials hidden (renormalised)" : "");
+	int qw = 3;
+	for (int j = 0; j < n; j++) {
+		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
+		int w = canvas_text_width(cv, lab) + 1;
+		qw = w > qw ? w : qw;
+	}
+	qw = qw > HV_LABEL_MAX + 1 ? HV_LABEL_MAX + 1 : qw;
+	/* H head columns and a mean column, each bw wide plus a gap. */
+	int bw = (area.w - qw) / (H + 1) - 1;
+	bw = bw > HV_BAR_MAX ? HV_BAR_MAX : bw < 2 ? 2 : bw;
+	struct style lab_st = canvas_role(cv, ROLE_LABEL);
+	int y = area.y + 1;
+	for (int h = 0; h <= H; h++) {
+		int x = area.x + qw + h * (bw + 1);
+		char hd[16];
+		if (h == H)
+			snprintf(hd, sizeof hd, "mean");
+		else
+			snprintf(hd, sizeof hd, "%sH%d", hv_head_on(s, h) ? "" : "-", h);
+		struct style st = h == ctx->head ? canvas_role(cv, ROLE_LABEL_SEL) : lab_st;
+		if (h < H && h != ctx->head && hv_head_on(s, h))
+			st.fg = chart_category(cv, h) == COLOR_DEFAULT ? st.fg : chart_category(cv, h);
+		if (h < H && !hv_head_on(s, h) && h != ctx->head)
+			st = canvas_role(cv, ROLE_DIM);
+		canvas_text(cv, x, y, bw, hd, st);
+	}
+	int rows = ctx->print ? n : area.h - 3;
+	rows = rows > n ? n : rows < 1 ? 1 : rows;
+	s->page = rows;
+	if (ctx->print)
+		s->row0 = 0;
+	if (s->row0 > n - rows)
+		s->row0 = n - rows;
+	if (s->row0 < 0)
+		s->row0 = 0;
+	int r = 0;
+	for (int j = s->row0; j < n && r < rows; j++) {
+		if (ctx->hide_special && t->special[j])
+			continue;
+		int yy = y + 1 + r++;
+		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
+		struct style st = j == sel ? canvas_role(cv, ROLE_TOKEN_SEL)
+					   : canvas_role(cv, t->special[j] ? ROLE_SPECIAL : s->received ? ROLE_QUERY : ROLE_KEY);
+		canvas_text(cv, area.x, yy, qw - 1, lab, st);
+		double mean = 0;
+		for (int h = 0; h < H; h++) {
+			if (!hv_head_on(s, h))
+				continue;
+			double w = hv_weight(s, ctx, h, sel, j);
+			mean += w;
+			struct style bs = {chart_category(cv, h), COLOR_DEFAULT, 0};
+			if (h == ctx->head && cv->pal->depth == DEPTH_MONO)
+				bs.attr = ATTR_BOLD;
+			chart_hbar(cv, area.x + qw + h * (bw + 1), yy, bw, w, bs);
+		}
+		if (on)
+			chart_hbar(cv, area.x + qw + H * (bw + 1), yy, bw, mean / on, canvas_role(cv, ROLE_TEXT));
+	}
+	if (s->row0 > 0)
+		canvas_put(cv, area.x + qw - 1, y + 1, canvas_glyph(cv, GLYPH_UP), canvas_role(cv, ROLE_DIM));
+	if (s->row0 + rows < n && !ctx->print)
+		canvas_put(cv, area.x + qw - 1, y + rows, canvas_glyph(cv, GLYPH_DOWN), canvas_role(cv, ROLE_DIM));
+	/* The picked head's weights in numbers, for the record. */
+	double wsel = hv_head_on(s, ctx->head) ? 0 : NAN;
+	int best = -1;
+	for (int j = 0; j < n && !isnan(wsel); j++) {
+		if (ctx->hide_special && t->special[j])
+			continue;
+		double w = hv_weight(s, ctx, ctx->head, sel, j);
+		if (best < 0 || w > wsel)
+			wsel = w, best = j;
+	}
+	if (best >= 0) {
+		tokstrip_label(t, best, cv->pal->utf8, lab, sizeof lab);
+		canvas_printf(cv, area.x, y + 1 + rows, area.w, canvas_role(cv, ROLE_DIM),
+			      "bar = weight, full width = 1 %s head %d's largest: %s %.4f", dot, ctx->head, lab, wsel);
+	}
+	canvas_clip(cv, old);
+}
+
+static int headview_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
+{
+	(void)state, (void)cv, (void)width;
+	return ctx->trace ? 3 + ctx->trace->n : 1;
+}
+
+static bool headview_act(void *state, struct view_ctx *ctx, enum action a, int count)
+{
+	struct headview_state *s = state;
+	int rep = count > 0 ? count : 1;
+	switch (a) {
+	case ACT_UP:
+		anaview_move_token(ctx, -rep);
+		return true;
+	case ACT_DOWN:
+		anaview_move_token(ctx, rep);
+		return true;
+	case ACT_PAGE_UP:
+		s->row0 -= s->page * rep;
+		return true;
+	case ACT_PAGE_DOWN:
+		s->row0 += s->page * rep;
+		return true;
+	case ACT_REVERSE:
+		s->received = !s->received;
+		snprintf(ctx->message, sizeof ctx->message, "attention %s the selected token",
+			 s->received ? "received by" : "given by");
+		return true;
+	case ACT_TOGGLE:
+		if (ctx->head < HV_HEADS_MAX) {
+			s->off[ctx->head] = !s->off[ctx->head];
+			snprintf(ctx->message, sizeof ctx->message, "head %d %s", ctx->head, s->off[ctx->head] ? "off" : "on");
+		}
+		return true;
+	case ACT_HEAD_PREV:
+	case ACT_HEAD_NEXT:
+		/* Within the layer: the head view shows one layer. */
+		if (ctx->trace) {
+			int h = ctx->head + (a == ACT_HEAD_NEXT ? rep : -rep);
+			ctx->head = h < 0 ? 0 : h >= ctx->trace->n_heads ? ctx->trace->n_heads - 1 : h;
+		}
+		return true;
+	default:
+		return anaview_nav(ctx, a, count);
+	}
+}
+
+static void headview_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
+{
+	struct headview_state *s = state;
+	snprintf(buf, n, "L%d H%d%s", ctx->layer, ctx->head, hv_head_on(s, ctx->head) ? "" : " (off)");
+}
+
+static const enum action headview_actions[] = {
+	ACT_UP, ACT_DOWN, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_TOGGLE, ACT_REVERSE,
+	ACT_LAYER_PREV, ACT_LAYER_NEXT, ACTION_NONE,
+};
+static const enum action headview_status_keys[] = {ACT_TOGGLE, ACT_REVERSE, ACT_LAYER_NEXT, ACT_HELP, ACT_BACK,
+						   ACTION_NONE};
+
+const struct view view_headview = {
+	.name = "headview",
+	.title = "Head view",
+	.open = ACT_VIEW_HEADVIEW,
+	.actions = headview_actions,
+	.status_keys = headview_status_keys,
+	.create = headview_create,
+	.destroy = headview_destroy,
+	.draw = headview_draw,
+	.height = headview_height,
+	.act = headview_act,
+	.status = headview_status,
+};

@@ -1,0 +1,223 @@
+/* view-neuron.c -- the neuron view (after bertviz): how one head turns the selected query token's
+ * vector and each key vector into an attention weight.
+ *
+ * The query vector q is a strip of coloured cells (blue negative, red positive); below it, one row
+ * per key token: its key vector k, the element-wise product q×k (whose sum is the score), the
+ * score q·k/√d and the softmax weight the model computed, as a number and a bar. Cells carry their
+ * values when the head dimension leaves room. Up/down move the query token; [ ] and { } pick the
+ * head and layer. Keys a causal query cannot see are marked as masked. All keys are shown (hiding
+ * special tokens would change the softmax the weights come from). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anaview.h"
+#include "chart.h"
+#include "tokstrip.h"
+#include "view.h"
+
+#define NV_LABEL_MAX 12
+#define NV_NUM_W 6      /* a strip cell holding its value: "-1.23 " */
+#define NV_SCORE_W 9
+#define NV_WEIGHT_W 16
+
+struct neuron_state {
+	int row0, page;
+};
+
+static void *neuron_create(struct view_ctx *ctx)
+{
+	(void)ctx;
+	return calloc(1, sizeof(struct neuron_state));
+}
+
+static void neuron_destroy(void *state)
+{
+	free(state);
+}
+
+/* Draw VALS[d] scaled by 1/MAX as a strip of D cells (W columns each, the value written when W
+ * allows), at most MAXW columns; returns the columns used. */
+static int nv_strip(struct canvas *cv, int x, int y, const double *vals, int d, double max, int w, int maxw)
+{
+	int used = 0;
+	for (int i = 0; i < d; i++) {
+		if (used + w > maxw) {
+			canvas_put(cv, x + used - 1, y, canvas_glyph(cv, GLYPH_ELLIPSIS), canvas_role(cv, ROLE_DIM));
+			break;
+		}
+		double v = max > 0 ? vals[i] / max : 0, a = fabs(vals[i]);
+		bool numbers = w >= NV_NUM_W;
+		/* In monochrome the number alone says it: no shade characters beside it. */
+		if (!numbers || cv->pal->depth != DEPTH_MONO)
+			for (int k = 0; k < w; k++)
+				chart_signed(cv, x + used + k, y, v);
+		if (numbers) {
+			char num[16];
+			snprintf(num, sizeof num, a < 9.995 ? "%+.2f" : a < 99.95 ? "%+.1f" : "%+.0f", vals[i]);
+			chart_signed_text(cv, x + used, y, w - 1, v, num);
+		}
+		used += w;
+	}
+	return used;
+}
+
+static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	struct neuron_state *s = state;
+	struct rect old = canvas_clip(cv, area);
+	if (!anaview_ready(ctx, cv, area)) {
+		canvas_clip(cv, old);
+		return;
+	}
+	const struct trace *t = ctx->trace;
+	int n = t->n, d = t->head_dim, qi = anaview_token(ctx);
+	const float *q = trace_q(t, ctx->layer, ctx->head) + (size_t)qi * d;
+	const float *k = trace_k(t, ctx->layer, ctx->head), *a = trace_attn(t, ctx->layer, ctx->head);
+	double *qv = malloc((size_t)d * sizeof *qv), *kv = malloc((size_t)d * sizeof *kv), *pv = malloc((size_t)d * sizeof *pv);
+	if (!qv || !kv || !pv) {
+		free(qv), free(kv), free(pv);
+		canvas_clip(cv, old);
+		return;
+	}
+	/* Colour scales: one for q and the keys, one for the products. */
+	double vmax = 0, pmax = 0;
+	for (int x = 0; x < d; x++) {
+		qv[x] = q[x];
+		vmax = fmax(vmax, fabs(q[x]));
+	}
+	for (int j = 0; j < n; j++)
+		for (int x = 0; x < d; x++) {
+			vmax = fmax(vmax, fabs(k[(size_t)j * d + x]));
+			pmax = fmax(pmax, fabs((double)q[x] * k[(size_t)j * d + x]));
+		}
+	char lab[256];
+	tokstrip_label(t, qi, cv->pal->utf8, lab, sizeof lab);
+	const char *dot = anaview_dot(cv);
+	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
+		      "neuron view %s layer %d head %d %s query %s (token %d) %s d = %d", dot, ctx->layer, ctx->head, dot, lab, qi,
+		      dot, d);
+	int qw = 4;
+	for (int j = 0; j < n; j++) {
+		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
+		int w = canvas_text_width(cv, lab) + 1;
+		qw = w > qw ? w : qw;
+	}
+	qw = qw > NV_LABEL_MAX + 1 ? NV_LABEL_MAX + 1 : qw;
+	/* Two strips share what the labels, score and weight leave. */
+	int strip_room = (area.w - qw - NV_SCORE_W - NV_WEIGHT_W - 2) / 2;
+	int cw = d * NV_NUM_W <= strip_room ? NV_NUM_W : d * 2 <= strip_room ? 2 : 1;
+	int sw = d * cw < strip_room ? d * cw : strip_room;
+	if (sw < 1)
+		sw = 1;
+	int kx = area.x + qw, px = kx + sw + 1, sx = px + sw + 1, wx = sx + NV_SCORE_W;
+	struct style lab_st = canvas_role(cv, ROLE_LABEL);
+	canvas_text(cv, area.x, area.y + 1, qw - 1, "q", canvas_role(cv, ROLE_QUERY));
+	nv_strip(cv, kx, area.y + 1, qv, d, vmax, cw, sw);
+	double qn = 0;
+	for (int x = 0; x < d; x++)
+		qn += qv[x] * qv[x];
+	canvas_printf(cv, px, area.y + 1, -1, canvas_role(cv, ROLE_DIM), "|q| %.3f   colour: -%.2f blue .. +%.2f red",
+		      sqrt(qn), vmax, vmax);
+	int y = area.y + 2;
+	canvas_text(cv, area.x, y, qw - 1, "key", lab_st);
+	canvas_text(cv, kx, y, sw, "k", lab_st);
+	canvas_text(cv, px, y, sw, cv->pal->utf8 ? "q\xc3\x97k" : "q*k", lab_st);
+	canvas_text(cv, sx, y, NV_SCORE_W, cv->pal->utf8 ? "q\xc2\xb7k/\xe2\x88\x9a" "d" : "q.k/sqrt(d)", lab_st);
+	canvas_text(cv, wx, y, NV_WEIGHT_W, "weight", lab_st);
+	int rows = ctx->print ? n : area.h - 4;
+	rows = rows > n ? n : rows < 1 ? 1 : rows;
+	s->page = rows;
+	if (s->row0 > n - rows)
+		s->row0 = n - rows;
+	if (s->row0 < 0 || ctx->print)
+		s->row0 = 0;
+	double scale = 1 / sqrt((double)d);
+	for (int r = 0; r < rows; r++) {
+		int j = s->row0 + r, yy = y + 1 + r;
+		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
+		struct style st = j == qi ? canvas_role(cv, ROLE_TOKEN_SEL) : canvas_role(cv, t->special[j] ? ROLE_SPECIAL : ROLE_KEY);
+		canvas_text(cv, area.x, yy, qw - 1, lab, st);
+		double dotp = 0;
+		for (int x = 0; x < d; x++) {
+			kv[x] = k[(size_t)j * d + x];
+			pv[x] = qv[x] * kv[x];
+			dotp += pv[x];
+		}
+		nv_strip(cv, kx, yy, kv, d, vmax, cw, sw);
+		nv_strip(cv, px, yy, pv, d, pmax, cw, sw);
+		bool masked = t->causal && j > qi;
+		canvas_printf(cv, sx, yy, NV_SCORE_W - 1, canvas_role(cv, masked ? ROLE_DIM : ROLE_TEXT), "%8.3f", dotp * scale);
+		if (masked) {
+			canvas_text(cv, wx, yy, NV_WEIGHT_W, "masked", canvas_role(cv, ROLE_DIM));
+			continue;
+		}
+		double w = a[(size_t)qi * n + j];
+		canvas_printf(cv, wx, yy, 7, canvas_role(cv, ROLE_TEXT), "%.4f", w);
+		chart_hbar(cv, wx + 7, yy, NV_WEIGHT_W - 7, w, canvas_role(cv, ROLE_QUERY));
+	}
+	if (s->row0 + rows < n && !ctx->print)
+		canvas_put(cv, area.x + qw - 1, y + rows, canvas_glyph(cv, GLYPH_DOWN), canvas_role(cv, ROLE_DIM));
+	if (s->row0 > 0)
+		canvas_put(cv, area.x + qw - 1, y + 1, canvas_glyph(cv, GLYPH_UP), canvas_role(cv, ROLE_DIM));
+	free(qv), free(kv), free(pv);
+	canvas_clip(cv, old);
+}
+
+static int neuron_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
+{
+	(void)state, (void)cv, (void)width;
+	return ctx->trace ? 3 + ctx->trace->n : 1;
+}
+
+static bool neuron_act(void *state, struct view_ctx *ctx, enum action a, int count)
+{
+	struct neuron_state *s = state;
+	int rep = count > 0 ? count : 1;
+	switch (a) {
+	case ACT_UP:
+		anaview_move_token(ctx, -rep);
+		return true;
+	case ACT_DOWN:
+		anaview_move_token(ctx, rep);
+		return true;
+	case ACT_PAGE_UP:
+		s->row0 -= s->page * rep;
+		return true;
+	case ACT_PAGE_DOWN:
+		s->row0 += s->page * rep;
+		return true;
+	default:
+		return anaview_nav(ctx, a, count);
+	}
+}
+
+static void neuron_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
+{
+	(void)state;
+	snprintf(buf, n, "L%d H%d query %d", ctx->layer, ctx->head, anaview_token(ctx));
+}
+
+static const enum action neuron_actions[] = {
+	ACT_UP, ACT_DOWN, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV, ACT_LAYER_NEXT,
+	ACTION_NONE,
+};
+static const enum action neuron_status_keys[] = {ACT_DOWN, ACT_HEAD_NEXT, ACT_LAYER_NEXT, ACT_HELP, ACT_BACK,
+						 ACTION_NONE};
+
+const struct view view_neuron = {
+	.name = "neuron",
+	.title = "Neuron view",
+	.open = ACT_VIEW_NEURON,
+	.actions = neuron_actions,
+	.status_keys = neuron_status_keys,
+	.create = neuron_create,
+	.destroy = neuron_destroy,
+	.draw = neuron_draw,
+	.height = neuron_height,
+	.act = neuron_act,
+	.status = neuron_status,
+};

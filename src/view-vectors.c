@@ -1,0 +1,309 @@
+/* view-vectors.c -- attention in vector space (attnvec.h).
+ *
+ * Top: each token's attention row for the selected layer (mean over its heads, or — with m — the
+ * selected head's), reduced by PCA to two dimensions and drawn as labelled vectors from the
+ * origin (the mean row). z scales rows to unit length; hiding special tokens drops their rows and
+ * columns. Below: for every layer, a small plot of token A (the selected token) projected onto
+ * token B (marked with b): B along the x axis, A in the plane of the two, and the projection
+ * (A·B/|B|²)B, with the coefficient and the cosine — so one sees at which layer A's attention
+ * starts to lean towards B's. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "anaview.h"
+#include "attnvec.h"
+#include "braille.h"
+#include "tokstrip.h"
+#include "view.h"
+
+#define VV_PLOT_ROWS 16   /* the PCA plot in --print */
+#define VV_SMALL_W 28     /* one small multiple, with its gap */
+#define VV_SMALL_H 6      /* rows of a small plot (plus one title row) */
+
+struct vectors_state {
+	bool head_only;    /* the selected head's rows instead of the layer mean */
+	bool unit;         /* rows scaled to unit length */
+	int b;             /* token B (trace index), -1 until chosen */
+	/* Cache of the PCA plot. */
+	bool valid;
+	unsigned gen;
+	const struct trace *t;
+	int layer, head;
+	bool c_head_only, c_unit, c_hide;
+	struct attnvec v;
+	char error[128];
+};
+
+static void *vectors_create(struct view_ctx *ctx)
+{
+	(void)ctx;
+	struct vectors_state *s = calloc(1, sizeof *s);
+	if (s)
+		s->b = -1;
+	return s;
+}
+
+static void vectors_destroy(void *state)
+{
+	struct vectors_state *s = state;
+	attnvec_free(&s->v);
+	free(s);
+}
+
+static bool vectors_ensure(struct vectors_state *s, const struct view_ctx *ctx)
+{
+	const struct trace *t = ctx->trace;
+	if (s->valid && s->gen == ctx->trace_gen && s->t == t && s->layer == ctx->layer &&
+	    (!s->head_only || s->head == ctx->head) && s->c_head_only == s->head_only && s->c_unit == s->unit &&
+	    s->c_hide == ctx->hide_special)
+		return !s->error[0];
+	attnvec_free(&s->v);
+	s->valid = true, s->gen = ctx->trace_gen, s->t = t, s->layer = ctx->layer, s->head = ctx->head;
+	s->c_head_only = s->head_only, s->c_unit = s->unit, s->c_hide = ctx->hide_special;
+	s->error[0] = 0;
+	struct err e = {{0}};
+	if (attnvec_rows(t, ctx->layer, s->head_only ? ctx->head : -1, ctx->hide_special, s->unit, &s->v, &e) ||
+	    attnvec_pca(&s->v, &e))
+		snprintf(s->error, sizeof s->error, "%s", e.msg);
+	return !s->error[0];
+}
+
+/* Token B: the marked one, else the first kept token that is not A. */
+static int vectors_b(const struct vectors_state *s, const struct view_ctx *ctx, int a)
+{
+	const struct trace *t = ctx->trace;
+	if (s->b >= 0 && s->b < t->n && !(ctx->hide_special && t->special[s->b]))
+		return s->b;
+	for (int i = 0; i < t->n; i++)
+		if (i != a && !(ctx->hide_special && t->special[i]))
+			return i;
+	return a;
+}
+
+/* Token A: the selected one, else the last kept token. */
+static int vectors_a(const struct view_ctx *ctx)
+{
+	const struct trace *t = ctx->trace;
+	if (ctx->token >= 0 && ctx->token < t->n && !(ctx->hide_special && t->special[ctx->token]))
+		return ctx->token;
+	for (int i = t->n - 1; i >= 0; i--)
+		if (!(ctx->hide_special && t->special[i]))
+			return i;
+	return 0;
+}
+
+static int vectors_small_rows(int n_layers, int width)
+{
+	int per = width / VV_SMALL_W;
+	per = per < 1 ? 1 : per;
+	return (n_layers + per - 1) / per;
+}
+
+/* One small multiple for LAYER at (X, Y). */
+static void vectors_small(struct vectors_state *s, struct view_ctx *ctx, struct canvas *cv, int layer, int x, int y,
+			  int a, int b)
+{
+	const struct trace *t = ctx->trace;
+	struct attnvec v;
+	struct attnvec_proj pr;
+	struct err e = {{0}};
+	if (attnvec_rows(t, layer, s->head_only ? ctx->head : -1, ctx->hide_special, s->unit, &v, &e))
+		return;
+	int rc = attnvec_project(&v, a, b, &pr);
+	attnvec_free(&v);
+	struct style title = canvas_role(cv, layer == ctx->layer ? ROLE_LABEL_SEL : ROLE_LABEL);
+	if (rc) {
+		canvas_printf(cv, x, y, VV_SMALL_W - 2, title, "L%d: n/a", layer);
+		return;
+	}
+	canvas_printf(cv, x, y, VV_SMALL_W - 2, title, "L%d coef %.2f cos %.2f", layer, pr.coef, pr.cos);
+	/* Equal scales with the origin near the lower left: the x range follows from the y range. */
+	struct bplot p;
+	struct rect r = {x, y + 1, VV_SMALL_W - 2, VV_SMALL_H};
+	double ext = fmax(fmax(pr.norm_a, pr.norm_b), 1e-12), y0 = -0.1 * ext, y1 = 1.05 * ext;
+	double x1 = y0 + (y1 - y0) * bplot_aspect(cv, r);
+	if (x1 < ext)
+		x1 = ext; /* a very flat plot: let the scales differ rather than cut B off */
+	if (bplot_init(&p, cv, r, y0, x1, y0, y1, false))
+		return;
+	p.style[1] = canvas_role(cv, ROLE_QUERY);
+	p.style[2] = canvas_role(cv, ROLE_KEY);
+	p.style[3] = canvas_role(cv, ROLE_SELECTED);
+	bplot_axes(&p);
+	bplot_line(&p, 0, 0, pr.b[0], pr.b[1], 2);
+	bplot_line(&p, 0, 0, pr.a[0], pr.a[1], 1);
+	bplot_line(&p, pr.a[0], pr.a[1], pr.p[0], pr.p[1], 0);   /* the drop from A to its projection */
+	bplot_line(&p, 0, 0, pr.p[0], pr.p[1], 3);
+	bplot_label(&p, cv, pr.a[0], pr.a[1], "A", canvas_role(cv, ROLE_QUERY));
+	bplot_label(&p, cv, pr.b[0], pr.b[1], "B", canvas_role(cv, ROLE_KEY));
+	bplot_flush(&p, cv);
+	bplot_free(&p);
+}
+
+static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	struct vectors_state *s = state;
+	struct rect old = canvas_clip(cv, area);
+	if (!anaview_ready(ctx, cv, area)) {
+		canvas_clip(cv, old);
+		return;
+	}
+	if (!vectors_ensure(s, ctx)) {
+		canvas_text(cv, area.x, area.y, area.w, s->error, canvas_role(cv, ROLE_ERROR));
+		canvas_clip(cv, old);
+		return;
+	}
+	const struct trace *t = ctx->trace;
+	const struct attnvec *v = &s->v;
+	const char *dot = anaview_dot(cv);
+	int a = vectors_a(ctx), b = vectors_b(s, ctx, a);
+	char la[256], lb[256], what[64];
+	tokstrip_label(t, a, cv->pal->utf8, la, sizeof la);
+	tokstrip_label(t, b, cv->pal->utf8, lb, sizeof lb);
+	if (s->head_only)
+		snprintf(what, sizeof what, "head %d", ctx->head);
+	else
+		snprintf(what, sizeof what, "mean of %d heads", t->n_heads);
+	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
+		      "attention rows as vectors %s layer %d, %s %s %s rows%s %s PCA (%.0f%% + %.0f%%)", dot, ctx->layer, what,
+		      dot, s->unit ? "unit-length" : "raw", ctx->hide_special ? ", specials dropped" : "", dot,
+		      100 * v->explained[0], 100 * v->explained[1]);
+	int small_rows = vectors_small_rows(t->n_layers, area.w);
+	int small_h = small_rows * (VV_SMALL_H + 1) + 1;
+	int ph = ctx->print ? VV_PLOT_ROWS : area.h - 2 - small_h - 1;
+	if (ph < 4)
+		ph = area.h - 3 > 4 ? area.h - 3 : 4, small_rows = 0; /* too small: the PCA plot only */
+	double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
+	for (int i = 0; i < v->m; i++) {
+		xmin = fmin(xmin, v->xy[2 * i]), xmax = fmax(xmax, v->xy[2 * i]);
+		ymin = fmin(ymin, v->xy[2 * i + 1]), ymax = fmax(ymax, v->xy[2 * i + 1]);
+	}
+	struct bplot p;
+	if (bplot_init(&p, cv, (struct rect){area.x, area.y + 1, area.w, ph}, xmin, xmax, ymin, ymax, true)) {
+		canvas_clip(cv, old);
+		return;
+	}
+	p.style[1] = canvas_role(cv, ROLE_DIM);
+	p.style[2] = canvas_role(cv, ROLE_QUERY);
+	p.style[3] = canvas_role(cv, ROLE_KEY);
+	bplot_axes(&p);
+	int ia = attnvec_find(v, a), ib = attnvec_find(v, b);
+	for (int i = 0; i < v->m; i++)
+		if (i != ia && i != ib)
+			bplot_line(&p, 0, 0, v->xy[2 * i], v->xy[2 * i + 1], 1);
+	if (ib >= 0)
+		bplot_line(&p, 0, 0, v->xy[2 * ib], v->xy[2 * ib + 1], 3);
+	if (ia >= 0)
+		bplot_line(&p, 0, 0, v->xy[2 * ia], v->xy[2 * ia + 1], 2);
+	/* Every tip first (labels must not cover them), then labels: A and B before the rest so they are
+	 * never crowded out. */
+	for (int i = 0; i < v->m; i++) {
+		struct style st = canvas_role(cv, i == ia ? ROLE_TOKEN_SEL : i == ib ? ROLE_KEY
+							 : t->special[v->tok[i]] ? ROLE_SPECIAL : ROLE_TEXT);
+		bplot_marker(&p, cv, v->xy[2 * i], v->xy[2 * i + 1], i == ia || i == ib ? 0x25cf : 0x2022,
+			     i == ia || i == ib ? 'o' : '.', st);
+	}
+	for (int k = 0; k < 3; k++)
+		for (int i = 0; i < v->m; i++) {
+			if ((k == 0 && i != ia) || (k == 1 && i != ib) || (k == 2 && (i == ia || i == ib)))
+				continue;
+			char lab[300], tl[256];
+			tokstrip_label(t, v->tok[i], cv->pal->utf8, tl, sizeof tl);
+			snprintf(lab, sizeof lab, "%s%s", k == 0 ? "A:" : k == 1 ? "B:" : "", tl);
+			struct style st = canvas_role(cv, k == 0 ? ROLE_TOKEN_SEL : k == 1 ? ROLE_KEY
+							: t->special[v->tok[i]] ? ROLE_SPECIAL : ROLE_TEXT);
+			bplot_label(&p, cv, v->xy[2 * i], v->xy[2 * i + 1], lab, st);
+		}
+	bplot_flush(&p, cv);
+	int y = area.y + 1 + ph;
+	canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_DIM),
+		      "vectors from the mean row %s %d of %d labels shown %s axes through the origin", dot, p.labels_drawn,
+		      v->m, dot);
+	bplot_free(&p);
+	if (small_rows > 0) {
+		y++;
+		canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_LABEL),
+			      "A = %s (%d) onto B = %s (%d), every layer: B along x, projection (A%sB/|B|%s)B",
+			      la, a, lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".", cv->pal->utf8 ? "\xc2\xb2" : "^2");
+		int per = area.w / VV_SMALL_W;
+		per = per < 1 ? 1 : per;
+		for (int l = 0; l < t->n_layers; l++)
+			vectors_small(s, ctx, cv, l, area.x + (l % per) * VV_SMALL_W, y + 1 + (l / per) * (VV_SMALL_H + 1), a,
+				      b);
+	}
+	canvas_clip(cv, old);
+}
+
+static int vectors_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
+{
+	(void)state, (void)cv;
+	if (!ctx->trace)
+		return 1;
+	return 1 + VV_PLOT_ROWS + 2 + vectors_small_rows(ctx->trace->n_layers, width) * (VV_SMALL_H + 1);
+}
+
+static bool vectors_act(void *state, struct view_ctx *ctx, enum action a, int count)
+{
+	struct vectors_state *s = state;
+	int rep = count > 0 ? count : 1;
+	switch (a) {
+	case ACT_MEAN_HEADS:
+		s->head_only = !s->head_only;
+		return true;
+	case ACT_NORMALISE:
+		s->unit = !s->unit;
+		snprintf(ctx->message, sizeof ctx->message, "rows %s", s->unit ? "scaled to unit length" : "as they are");
+		return true;
+	case ACT_MARK:
+		if (ctx->trace && ctx->token >= 0) {
+			s->b = ctx->token;
+			snprintf(ctx->message, sizeof ctx->message, "B = token %d", s->b);
+		} else {
+			snprintf(ctx->message, sizeof ctx->message, "select a token first");
+		}
+		return true;
+	case ACT_UP:
+		anaview_move_token(ctx, -rep);
+		return true;
+	case ACT_DOWN:
+		anaview_move_token(ctx, rep);
+		return true;
+	default:
+		return anaview_nav(ctx, a, count);
+	}
+}
+
+static void vectors_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
+{
+	struct vectors_state *s = state;
+	buf[0] = 0;
+	if (!ctx->trace || ctx->trace->n == 0)
+		return;
+	int a = vectors_a(ctx);
+	snprintf(buf, n, "A %d B %d", a, vectors_b(s, ctx, a));
+}
+
+static const enum action vectors_actions[] = {
+	ACT_UP, ACT_DOWN, ACT_MARK, ACT_MEAN_HEADS, ACT_NORMALISE, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV,
+	ACT_LAYER_NEXT, ACTION_NONE,
+};
+static const enum action vectors_status_keys[] = {ACT_MARK, ACT_NORMALISE, ACT_MEAN_HEADS, ACT_HELP, ACT_BACK,
+						  ACTION_NONE};
+
+const struct view view_vectors = {
+	.name = "vectors",
+	.title = "Attention in vector space",
+	.open = ACT_VIEW_VECTORS,
+	.actions = vectors_actions,
+	.status_keys = vectors_status_keys,
+	.create = vectors_create,
+	.destroy = vectors_destroy,
+	.draw = vectors_draw,
+	.height = vectors_height,
+	.act = vectors_act,
+	.status = vectors_status,
+};
