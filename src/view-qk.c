@@ -131,8 +131,7 @@ static void qk_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct
 	const char *dot = anaview_dot(cv), *arrow = cv->pal->utf8 ? "\xe2\x86\x92" : "->";
 	int n = s->n, sel = ctx->token;
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
-		      "query/key geometry %s layer %d head %d %s joint PCA of queries and keys (%.0f%% + %.0f%%) %s "
-		      "normalised: %s",
+		      "query/key geometry %s layer %d head %d %s joint PCA %.0f%% + %.0f%% %s normalised: %s",
 		      dot, ctx->layer, ctx->head, dot, 100 * s->explained[0], 100 * s->explained[1], dot,
 		      qk_mode_name(s->mode));
 	/* The measures compare raw with normalised vectors (equal mean norms while the plot is raw). */

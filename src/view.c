@@ -64,6 +64,10 @@ bool view_open(struct view_ctx *ctx, enum action a)
 				view_pop(ctx);
 			return true;
 		}
+	/* Analysis views are siblings: one replaces another, so q goes back to where they were
+	 * opened from and the stack does not fill up. */
+	if (ctx->depth > 1 && ctx->stack[ctx->depth - 1]->open != ACTION_NONE)
+		view_pop(ctx);
 	return view_push(ctx, v);
 }
 

@@ -87,7 +87,8 @@ void view_pop(struct view_ctx *ctx);
 /* Pop everything. */
 void view_pop_all(struct view_ctx *ctx);
 /* Open the view whose `open` action is A: pop back to it when it is already on the stack, else
- * push it. False when no view answers to A (or it cannot be opened). */
+ * push it (replacing the top view when that is another view with an `open` action). False when
+ * no view answers to A (or it cannot be opened). */
 bool view_open(struct view_ctx *ctx, enum action a);
 
 /* Clamp the shared selection to the trace's shape (after a new trace arrives). */

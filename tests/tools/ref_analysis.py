@@ -228,7 +228,7 @@ def vectors(attn, layer, head, hide, unit, special):
     xy, expl = pca2(r)
     m = len(keep)
     projections = []
-    for ia, ib in [(m - 1, 1 % m), (m // 2, 0)]:
+    for ia, ib in [(m - 1, 0), (m // 2, 1 % m)]:  # the first: what the vectors view shows by default
         a, b = r[ia], r[ib]
         ab, aa, bb = float(a @ b), float(a @ a), float(b @ b)
         along = ab / np.sqrt(bb)
