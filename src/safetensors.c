@@ -225,6 +225,7 @@ static int st_map_file(const char *path, struct st_set *set, struct err *e)
 	struct st_map *map = &set->files[set->n_files];
 	map->size = (size_t)sb.st_size;
 	map->addr = NULL;
+	map->borrowed = 0;
 	map->path = strdup(path);
 	if (map->size > 0) {
 		map->addr = mmap(NULL, map->size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -255,6 +256,23 @@ int st_open_file(const char *path, struct st_set *set, struct err *e)
 {
 	memset(set, 0, sizeof *set);
 	if (st_map_file(path, set, e) < 0 || st_finish(set, e) < 0) {
+		st_close(set);
+		return -1;
+	}
+	return 0;
+}
+
+int st_parse_buffer(const void *buf, size_t size, const char *name, struct st_set *set, struct err *e)
+{
+	memset(set, 0, sizeof *set);
+	if (!(set->files = calloc(1, sizeof *set->files)) || !(set->files[0].path = strdup(name))) {
+		free(set->files);
+		set->files = NULL;
+		return err_set(e, "out of memory");
+	}
+	set->files[0] = (struct st_map){set->files[0].path, (void *)buf, size, 1};
+	set->n_files = 1;
+	if (st_parse(set, &set->files[0], e) < 0 || st_finish(set, e) < 0) {
 		st_close(set);
 		return -1;
 	}
@@ -346,7 +364,7 @@ void st_close(struct st_set *set)
 		free(set->tensors[i].name);
 	free(set->tensors);
 	for (int i = 0; i < set->n_files; i++) {
-		if (set->files[i].addr)
+		if (set->files[i].addr && !set->files[i].borrowed)
 			munmap(set->files[i].addr, set->files[i].size);
 		free(set->files[i].path);
 	}

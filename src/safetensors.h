@@ -34,6 +34,7 @@ struct st_set {
 		char *path;
 		void *addr;
 		size_t size;
+		int borrowed;   /* addr is the caller's buffer (st_parse_buffer), not a mapping */
 	} *files;               /* [n_files] */
 	int n_tensors;
 	struct st_tensor *tensors; /* [n_tensors], sorted by name */
@@ -41,6 +42,9 @@ struct st_set {
 
 /* Map one file. */
 int st_open_file(const char *path, struct st_set *set, struct err *e);
+/* Parse a whole file already in memory (BUF, SIZE bytes; NAME stands for its path in messages)
+ * without copying it: the tensors point into BUF, which must outlive the set. For tests and fuzzing. */
+int st_parse_buffer(const void *buf, size_t size, const char *name, struct st_set *set, struct err *e);
 /* Map DIR/model.safetensors, or every shard named in DIR/model.safetensors.index.json. */
 int st_open_dir(const char *dir, struct st_set *set, struct err *e);
 void st_close(struct st_set *set);

@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+"""make-corpus.py -- write the seed corpora of the fuzz targets (fuzz/corpus/TARGET/) from the
+test fixtures, cut down so the whole fuzz/ folder stays small (well under 1 MB).
+
+Run from the source tree: /usr/bin/python3 fuzz/make-corpus.py. It replaces every seed it writes
+and leaves other files alone. Formats are described at the top of each fuzz/fuzz_*.c: a selector
+byte, then files separated by 0xFF. Standard library only."""
+import hashlib
+import json
+import os
+import struct
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(TOP, "fuzz", "corpus")
+SEP = b"\xff"
+
+
+def read(*path):
+    with open(os.path.join(TOP, *path), "rb") as f:
+        return f.read()
+
+
+def seed(target, data):
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    name = hashlib.sha1(data).hexdigest()[:16]
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def js(obj):
+    return json.dumps(obj, ensure_ascii=False).encode()
+
+
+# ---------------------------------------------------------------- safetensors
+def safetensors(tensors, metadata=None, pad=0):
+    """tensors: [(name, dtype, shape, bytes)] laid out one after another."""
+    header, data = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    h = js(header) + b" " * pad
+    return struct.pack("<Q", len(h)) + h + data
+
+
+def f32(*v):
+    return struct.pack("<%df" % len(v), *v)
+
+
+seed("fuzz_safetensors", safetensors([]))
+seed("fuzz_safetensors", safetensors([], {"format": "pt"}))
+seed("fuzz_safetensors", safetensors([
+    ("a.weight", "F32", [2, 2], f32(1, 2, 3, 4)),
+    ("a.bias", "F16", [2], b"\x00\x3c\x00\xc0"),
+    ("b", "BF16", [1, 1, 2], b"\x80\x3f\x40\xc0"),
+    ("ids", "I64", [1], struct.pack("<q", 7)),
+    ("mask", "BOOL", [3], b"\x01\x00\x01"),
+    ("empty", "F32", [0, 4], b""),
+    ("scalar", "F64", [], struct.pack("<d", 0.5)),
+    ("small", "I8", [2], b"\x01\xff"), ("u", "U8", [1], b"\x02"), ("i16", "I16", [1], b"\x01\x00"),
+    ("i32", "I32", [1], b"\x01\x00\x00\x00"),
+], {"format": "pt"}, pad=5))
+# The real header of bert-mini, with only its small tensors kept (re-laid out, real bytes).
+st = read("tests", "data", "models", "bert-mini", "model.safetensors")
+hl = struct.unpack("<Q", st[:8])[0]
+hdr = json.loads(st[8:8 + hl])
+keep = []
+for name, v in sorted(hdr.items()):
+    if name == "__metadata__":
+        continue
+    b, e = v["data_offsets"]
+    if e - b <= 64:
+        keep.append((name, v["dtype"], v["shape"], st[8 + hl + b:8 + hl + e]))
+seed("fuzz_safetensors", safetensors(keep[:12], hdr.get("__metadata__")))
+
+# ---------------------------------------------------------------- model folders
+for k, fixture in enumerate(["bert-mini", "gpt2-mini", "bert-mini-sharded"]):
+    cfg = read("tests", "data", "models", fixture, "config.json")
+    tcfg = read("tests", "data", "models", fixture, "tokenizer_config.json")
+    index = read("tests", "data", "models", fixture, "model.safetensors.index.json") if k == 2 else b""
+    seed("fuzz_modeldir", bytes([k]) + cfg)
+    seed("fuzz_modeldir", bytes([k]) + cfg + SEP + index + SEP + tcfg)
+    c = json.loads(cfg)
+    if k == 1:
+        c.update({"activation_function": "relu", "scale_attn_by_inverse_layer_idx": True, "n_inner": 32})
+    else:
+        c.update({"hidden_act": "gelu_new", "layer_norm_eps": 1e-5, "type_vocab_size": 1})
+    seed("fuzz_modeldir", bytes([k]) + js(c))
+
+# ---------------------------------------------------------------- tokenizer files
+bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")
+small_vocab = b"\n".join(bert_vocab[:120] + bert_vocab[1000:1200] + bert_vocab[7000:7100]) + b"\n"
+bert_cfg = read("tests", "data", "tokenizer", "bert-cased", "tokenizer_config.json")
+bert_added = read("tests", "data", "tokenizer", "bert-json", "added_tokens.json")
+seed("fuzz_tokfiles", b"\x00" + small_vocab)
+seed("fuzz_tokfiles", b"\x00" + small_vocab + SEP + bert_cfg + SEP + SEP + bert_added)
+seed("fuzz_tokfiles", b"\x00" + small_vocab + SEP + js({"never_split": ["[X]"], "strip_accents": False,
+                                                        "do_lower_case": True}) + SEP +
+     js({"additional_special_tokens": ["the", {"content": "a", "rstrip": True}]}))
+
+odd_v = read("tests", "data", "tokenizer", "bpe-odd", "vocab.json")
+odd_m = read("tests", "data", "tokenizer", "bpe-odd", "merges.txt")
+seed("fuzz_tokfiles", b"\x01" + odd_v + SEP + odd_m)
+gv = json.loads(read("tests", "data", "tokenizer", "gpt2", "vocab.json"))
+gm = read("tests", "data", "tokenizer", "gpt2", "merges.txt").decode().split("\n")
+merges = gm[1:201]
+need = {"<|endoftext|>"}
+for line in merges:
+    a, b = line.split()
+    need.update([a, b, a + b])
+sv = {t: i for i, t in enumerate(sorted(need, key=lambda t: gv.get(t, 1 << 30)))}
+small_merges = ("\n".join([gm[0]] + merges) + "\n").encode()
+gjdir = ("tests", "data", "tokenizer", "gpt2-json")
+seed("fuzz_tokfiles", b"\x01" + js(sv) + SEP + small_merges)
+seed("fuzz_tokfiles", b"\x01" + js(sv) + SEP + small_merges + SEP + read(*gjdir, "tokenizer_config.json") + SEP +
+     read(*gjdir, "special_tokens_map.json") + SEP + read(*gjdir, "added_tokens.json"))
+
+bj = json.loads(read("tests", "data", "tokenizer", "bert-json", "tokenizer.json"))
+bj["model"]["vocab"] = {t: i for t, i in bj["model"]["vocab"].items() if i < 150 or 2000 <= i < 2100}
+seed("fuzz_tokfiles", b"\x02" + js(bj))
+seed("fuzz_tokfiles", b"\x02" + js(bj) + SEP + bert_cfg + SEP + SEP + bert_added)
+gj = json.loads(read(*gjdir, "tokenizer.json"))
+gj_merges = gj["model"]["merges"][:150]
+need = {"<|endoftext|>"}
+for m in gj_merges:
+    a, b = m.split() if isinstance(m, str) else m
+    need.update([a, b, a + b])
+gj["model"]["vocab"] = {t: i for t, i in gj["model"]["vocab"].items() if t in need}
+gj["model"]["merges"] = gj_merges
+seed("fuzz_tokfiles", b"\x03" + js(gj))
+gj["model"]["merges"] = [m.split() if isinstance(m, str) else m for m in gj_merges[:40]]
+seed("fuzz_tokfiles", b"\x03" + js(gj) + SEP + read(*gjdir, "tokenizer_config.json") + SEP +
+     read(*gjdir, "special_tokens_map.json") + SEP + read(*gjdir, "added_tokens.json"))
+
+# ---------------------------------------------------------------- texts
+cases = json.loads(read("tests", "data", "tokenizer", "cases.json"))
+fixtures = {"bert": 0, "gpt2": 1, "bert-json": 2, "gpt2-json": 3}
+seen = set()
+for c in cases:
+    text, tb = c["text"].encode(), c["text_b"]
+    if c["fixture"] not in fixtures or len(text) > 300 or (text, tb) in seen or len(seen) >= 60:
+        continue
+    seen.add((text, tb))
+    ml = c["max_len"] if 0 < c["max_len"] < 32 else 0
+    sel = fixtures[c["fixture"]] | (4 if tb is not None else 0) | (ml << 3)
+    seed("fuzz_encode", bytes([sel]) + text + (b"\x00" + tb.encode() if tb is not None else b""))
+seed("fuzz_encode", b"\x01caf\xc3 ok")
+seed("fuzz_encode", b"\x05[CLS] a\x00b <|endoftext|>")
+
+# ---------------------------------------------------------------- YAML
+for t in sorted(os.listdir(os.path.join(TOP, "themes"))):
+    if t.endswith(".yaml"):
+        seed("fuzz_yaml", b"\x00" + read("themes", t))
+seed("fuzz_yaml", b"\x01model: bert-base-uncased\ntheme: cividis\nkeys:\n  down: [j, Down, C-n]\n  quit: Q\n"
+     b"  help: F1\n  up: [k, S-Tab, PageUp, Space, \"\xc3\xa9\"]\n")
+seed("fuzz_yaml", b"\x01keys: {left: h, right: l}\n")
+for f in sorted(os.listdir(os.path.join(TOP, "models", "families"))):
+    if f.endswith(".yaml"):
+        seed("fuzz_yaml", b"\x02" + read("models", "families", f))

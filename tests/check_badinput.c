@@ -1,0 +1,289 @@
+/* check_badinput.c -- the bad-input matrix beyond what check_modelfiles and check_tokenizer test:
+ * messages that quote hostile file contents, limits checked before allocating (header value
+ * counts, file sizes, merge counts), empty vocabularies and merges without a vocabulary in a
+ * model folder, text far longer than GPT-2's positions, and regressions the fuzzers found.
+ * Each case asserts the exact one-line message. tests/badinput.sh drives the binary for the
+ * same matrix (NUL bytes in text, peak memory on absurd files). */
+#include <check.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "family.h"
+#include "model.h"
+#include "safetensors.h"
+#include "tokenizer.h"
+
+static char tmpdir[PATH_MAX];
+
+static const char *top_srcdir(void)
+{
+	const char *s = getenv("top_srcdir");
+	return s && *s ? s : SRCDIR;
+}
+
+static void put_file(const char *name, const void *data, size_t len)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+	unlink(path); /* may be a link to a fixture: never write through it */
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static void put(const char *name, const char *text)
+{
+	put_file(name, text, strlen(text));
+}
+
+/* Link tmpdir/NAME to the fixture file tests/data/models/MODEL/NAME. */
+static void link_fixture(const char *model, const char *name)
+{
+	char target[PATH_MAX], path[PATH_MAX];
+	snprintf(target, sizeof target, "%s/tests/data/models/%s/%s", top_srcdir(), model, name);
+	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+	unlink(path);
+	ck_assert_int_eq(symlink(target, path), 0);
+}
+
+/* A copy of a fixture model's config, weights and tokenizer files in tmpdir (links). */
+static void fixture_folder(const char *model)
+{
+	static const char *const files[] = {"config.json", "model.safetensors", "vocab.txt", "vocab.json",
+					    "merges.txt", "tokenizer_config.json"};
+	char path[PATH_MAX];
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		snprintf(path, sizeof path, "%s/tests/data/models/%s/%s", top_srcdir(), model, files[i]);
+		if (access(path, F_OK) == 0)
+			link_fixture(model, files[i]);
+	}
+}
+
+static void setup(void)
+{
+	const char *base = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/attnscope-badinput-XXXXXX", base && *base ? base : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown(void)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *de;
+	char path[PATH_MAX];
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			snprintf(path, sizeof path, "%s/%s", tmpdir, de->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
+	rmdir(tmpdir);
+}
+
+/* model_open on tmpdir fails with exactly "TMPDIR/" + WANT. */
+static void expect_open_error(const char *want)
+{
+	struct model *m = NULL;
+	struct err e = {{0}};
+	ck_assert_int_eq(model_open(tmpdir, &m, &e), -1);
+	ck_assert_ptr_null(m);
+	char full[1024];
+	snprintf(full, sizeof full, "%s/%s", tmpdir, want);
+	ck_assert_str_eq(e.msg, full);
+}
+
+/* A safetensors file in memory: 8-byte length, then HEADER, then DATA_LEN zero bytes. */
+static uint8_t *st_bytes(const char *header, size_t data_len, size_t *size)
+{
+	size_t hl = strlen(header);
+	*size = 8 + hl + data_len;
+	uint8_t *b = calloc(1, *size);
+	for (int i = 0; i < 8; i++)
+		b[i] = (uint8_t)((uint64_t)hl >> (8 * i));
+	memcpy(b + 8, header, hl);
+	return b;
+}
+
+/* ---------------------------------------------------------------- messages */
+
+START_TEST(test_messages_quote_no_control_characters)
+{
+	/* A tensor name carrying a terminal escape sequence, a newline and a C1 CSI: the message
+	 * names it with '?' in their place, so it stays one line and cannot drive the terminal. */
+	size_t size;
+	uint8_t *b = st_bytes("{\"evil\\u001b]0;pwned\\u0007\\nx\\u009b2J\": "
+			      "{\"dtype\": \"Q8\", \"shape\": [], \"data_offsets\": [0, 0]}}", 0, &size);
+	struct st_set set;
+	struct err e = {{0}};
+	ck_assert_int_eq(st_parse_buffer(b, size, "mem", &set, &e), -1);
+	ck_assert_str_eq(e.msg, "mem: tensor 'evil?]0;pwned??x??2J': unsupported dtype 'Q8'");
+	/* JSON errors quote the text near the error, raw: a vertical tab there */
+	free(b);
+	b = st_bytes("\x0b{}", 0, &size);
+	ck_assert_int_eq(st_parse_buffer(b, size, "mem", &set, &e), -1);
+	ck_assert_str_eq(e.msg, "mem: header is not valid JSON: '[' or '{' expected near '?' (byte 1)");
+	free(b);
+	/* err_set itself: invalid UTF-8 and 8-bit C1 bytes become '?', valid UTF-8 stays */
+	err_set(&e, "a\x9b" "b \xc3\xa9 \xe2\x82 \xf0\x9f\x98\x80 \xc2\x85 \x7f \xed\xa0\x80");
+	ck_assert_str_eq(e.msg, "a?b \xc3\xa9 ?? \xf0\x9f\x98\x80 ?? ? ???");
+	err_prefix(&e, "file\tname");
+	ck_assert_str_eq(e.msg, "file?name: a?b \xc3\xa9 ?? \xf0\x9f\x98\x80 ?? ? ???");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- safetensors from memory */
+
+START_TEST(test_st_parse_buffer_borrows)
+{
+	size_t size;
+	uint8_t *b = st_bytes("{\"__metadata__\": {\"format\": \"pt\"}, \"b\": {\"dtype\": \"F32\", \"shape\": [2], "
+			      "\"data_offsets\": [4, 12]}, \"a\": {\"dtype\": \"BF16\", \"shape\": [1, 2], "
+			      "\"data_offsets\": [0, 4]}}", 12, &size);
+	struct st_set set;
+	struct err e = {{0}};
+	ck_assert_msg(st_parse_buffer(b, size, "mem", &set, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(set.n_tensors, 2);
+	ck_assert_str_eq(set.tensors[0].name, "a"); /* sorted by name */
+	const struct st_tensor *t = st_find(&set, "b");
+	ck_assert_ptr_nonnull(t);
+	ck_assert_ptr_eq(t->data, b + size - 8); /* points into the caller's buffer: no copy */
+	ck_assert_str_eq(t->file, "mem");
+	st_close(&set); /* must not unmap or free the buffer */
+	ck_assert_int_eq(b[0], size - 8 - 12);
+	free(b);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- family descriptions */
+
+START_TEST(test_family_key_given_twice)
+{
+	/* fuzz_yaml found the first list of a role given twice leaked; the last one wins */
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/models/families/gpt2.yaml", top_srcdir());
+	FILE *fp = fopen(path, "rb");
+	ck_assert_ptr_nonnull(fp);
+	char yaml[16384] = "prefixes: [x.]\n"; /* gpt2.yaml gives its own prefixes later */
+	size_t len = strlen(yaml);
+	len += fread(yaml + len, 1, sizeof yaml - len - 200, fp);
+	fclose(fp);
+	/* the tensors mapping comes last: two more entries for one role */
+	snprintf(yaml + len, sizeof yaml - len, "\n  token_embedding: [a.weight, b.weight]\n  token_embedding: c.weight\n");
+	put("fam.yaml", yaml);
+	snprintf(path, sizeof path, "%s/fam.yaml", tmpdir);
+	struct family f;
+	struct err e = {{0}};
+	ck_assert_msg(family_load_file(path, &f, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(f.n_names[WEIGHT_TOKEN_EMB], 1);
+	ck_assert_str_eq(f.names[WEIGHT_TOKEN_EMB][0], "c.weight");
+	ck_assert_int_eq(f.n_prefixes, 2);
+	ck_assert_str_eq(f.prefixes[0], "transformer.");
+	family_free(&f);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- vocabularies in a model folder */
+
+START_TEST(test_empty_vocab)
+{
+	fixture_folder("bert-mini");
+	put("vocab.txt", "");
+	expect_open_error("vocab.txt: empty vocabulary");
+	put("vocab.txt", "\n");
+	expect_open_error("vocab.txt: the unk_token \"[UNK]\" is not in the vocabulary");
+
+	teardown();
+	setup();
+	fixture_folder("gpt2-mini");
+	put("vocab.json", "{}");
+	expect_open_error("vocab.json: empty vocabulary");
+	put("vocab.json", "  {  }  ");
+	expect_open_error("vocab.json: empty vocabulary");
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/vocab.json", tmpdir);
+	unlink(path);
+	put("tokenizer.json", "{\"model\": {\"type\": \"BPE\", \"vocab\": {}, \"merges\": []}}");
+	expect_open_error("tokenizer.json: model.vocab: empty vocabulary");
+}
+END_TEST
+
+START_TEST(test_merges_without_vocab)
+{
+	fixture_folder("gpt2-mini");
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/vocab.json", tmpdir);
+	unlink(path);
+	expect_open_error("vocab.json: missing (merges.txt needs the vocabulary it merges into)");
+	/* and the other way round */
+	link_fixture("gpt2-mini", "vocab.json");
+	snprintf(path, sizeof path, "%s/merges.txt", tmpdir);
+	unlink(path);
+	expect_open_error("merges.txt: missing (vocab.json needs the merges of a BPE tokenizer)");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- long text */
+
+START_TEST(test_gpt2_text_far_longer_than_positions)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/tests/data/models/gpt2-mini", top_srcdir());
+	struct model *m = NULL;
+	struct err e = {{0}};
+	ck_assert_msg(model_open(dir, &m, &e) == 0, "%s", e.msg);
+	int maxpos = model_get_info(m)->max_positions;
+	ck_assert_int_eq(maxpos, 96);
+	/* 20000 words: 200 times the model's positions */
+	size_t n = 20000;
+	char *text = malloc(n * 6 + 1), *p = text;
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%s", i % 3 ? " word" : " Hi,");
+	struct token_list all;
+	ck_assert_int_eq(tokenizer_encode(model_get_tokenizer(m), text, NULL, 0, &all, &e), 0);
+	ck_assert_int_gt(all.n, 100 * maxpos);
+	struct trace *t = NULL;
+	ck_assert_msg(model_run(m, text, NULL, NULL, &t, &e) == 0, "%s", e.msg);
+	ck_assert(t->truncated);
+	ck_assert_int_eq(t->n, maxpos);
+	for (int i = 0; i < maxpos; i++) /* the first tokens, unchanged (HF truncates on the right) */
+		ck_assert_int_eq(t->ids[i], all.ids[i]);
+	ck_assert_int_eq(t->nonfinite_layer, -1);
+	trace_free(t);
+	token_list_free(&all);
+	free(text);
+	model_close(m);
+}
+END_TEST
+
+static Suite *badinput_suite(void)
+{
+	Suite *s = suite_create("badinput");
+	TCase *tc = tcase_create("bad input");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_messages_quote_no_control_characters);
+	tcase_add_test(tc, test_st_parse_buffer_borrows);
+	tcase_add_test(tc, test_family_key_given_twice);
+	tcase_add_test(tc, test_empty_vocab);
+	tcase_add_test(tc, test_merges_without_vocab);
+	tcase_add_test(tc, test_gpt2_text_far_longer_than_positions);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	SRunner *sr = srunner_create(badinput_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
