@@ -2,6 +2,7 @@
 #include "headscore.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,8 @@ static const struct {
 	{HS_SEP, "[SEP]"},     {HS_PUNCT, "punctuation"}, {HS_DUP, "duplicate"}, {HS_INDUCTION, "induction"},
 };
 
-void headscore_one(const struct trace *t, int layer, int head, struct headscore *out)
+/* Scores of one head, with PUNCT[n] the tokens' punctuation flags (computed once per trace). */
+static void headscore_head(const struct trace *t, int layer, int head, const bool *punct, struct headscore *out)
 {
 	int n = t->n;
 	const float *a = trace_attn(t, layer, head);
@@ -83,7 +85,7 @@ void headscore_one(const struct trace *t, int layer, int head, struct headscore 
 	for (int j = 1; j < n; j++)
 		has_sep |= t->special[j];
 	for (int j = 0; j < n; j++)
-		has_punct |= headscore_is_punct(t, j);
+		has_punct |= punct[j];
 	double norm_sum = 0;
 	int norm_rows = 0;
 	for (int i = 0; i < n; i++) {
@@ -94,14 +96,14 @@ void headscore_one(const struct trace *t, int layer, int head, struct headscore 
 			sum[HS_NEXT] += r[i + 1], rows[HS_NEXT]++;
 		sum[HS_SELF] += r[i], rows[HS_SELF]++;
 		sum[HS_FIRST] += r[0], rows[HS_FIRST]++;
-		double sep = 0, punct = 0, ent = 0, dist = 0, dup = 0, ind = 0;
+		double sep = 0, on_punct = 0, ent = 0, dist = 0, dup = 0, ind = 0;
 		int any_dup = 0, any_ind = 0;
 		for (int j = 0; j < n; j++) {
 			double p = r[j];
 			if (j > 0 && t->special[j])
 				sep += p;
-			if (headscore_is_punct(t, j))
-				punct += p;
+			if (punct[j])
+				on_punct += p;
 			if (p > 0)
 				ent -= p * log(p);
 			dist += p * abs(i - j);
@@ -112,7 +114,7 @@ void headscore_one(const struct trace *t, int layer, int head, struct headscore 
 				ind += p, any_ind = 1;
 		}
 		sum[HS_SEP] += sep, rows[HS_SEP]++;
-		sum[HS_PUNCT] += punct, rows[HS_PUNCT]++;
+		sum[HS_PUNCT] += on_punct, rows[HS_PUNCT]++;
 		sum[HS_ENTROPY] += ent, rows[HS_ENTROPY]++;
 		sum[HS_DISTANCE] += dist, rows[HS_DISTANCE]++;
 		if (any_dup)
@@ -148,11 +150,26 @@ void headscore_one(const struct trace *t, int layer, int head, struct headscore 
 	snprintf(out->label, sizeof out->label, "%s", label);
 }
 
-void headscore_all(const struct trace *t, struct headscore *out)
+/* The punctuation flags of T's tokens, malloc'ed ([n]); NULL on OOM. */
+static bool *headscore_punct_flags(const struct trace *t)
 {
+	bool *p = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *p);
+	if (p)
+		for (int i = 0; i < t->n; i++)
+			p[i] = headscore_is_punct(t, i);
+	return p;
+}
+
+int headscore_all(const struct trace *t, struct headscore *out)
+{
+	bool *punct = headscore_punct_flags(t);
+	if (!punct)
+		return -1;
 	for (int l = 0; l < t->n_layers; l++)
 		for (int h = 0; h < t->n_heads; h++)
-			headscore_one(t, l, h, out + (size_t)l * t->n_heads + h);
+			headscore_head(t, l, h, punct, out + (size_t)l * t->n_heads + h);
+	free(punct);
+	return 0;
 }
 
 /* Does head A come before head B when sorting by K? NaN last, then layer/head order. */

@@ -50,10 +50,8 @@ struct headscore {
 	char label[HEADSCORE_LABEL_MAX]; /* "previous", "[CLS]", "broad", …, or "" */
 };
 
-/* Scores of every head: OUT[n_layers * n_heads], layer-major. */
-void headscore_all(const struct trace *t, struct headscore *out);
-/* Scores of one head. */
-void headscore_one(const struct trace *t, int layer, int head, struct headscore *out);
+/* Scores of every head: OUT[n_layers * n_heads], layer-major. -1 on OOM. */
+int headscore_all(const struct trace *t, struct headscore *out);
 
 const char *headscore_name(enum headscore_kind k);
 const char *headscore_help(enum headscore_kind k);

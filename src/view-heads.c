@@ -68,7 +68,11 @@ static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
 		s->s = NULL, s->order = NULL, s->n = 0;
 		return false;
 	}
-	headscore_all(t, s->s);
+	if (headscore_all(t, s->s)) {
+		free(s->s), free(s->order);
+		s->s = NULL, s->order = NULL, s->n = 0;
+		return false;
+	}
 	s->n_cols = 0;
 	for (int k = 0; k < HS_COUNT; k++) {
 		if (k == HS_NEXT && t->causal)

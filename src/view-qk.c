@@ -137,10 +137,13 @@ static void qk_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct
 	/* The measures compare raw with normalised vectors (equal mean norms while the plot is raw). */
 	const struct qknorm *q = &s->qn;
 	struct style panel = canvas_role(cv, ROLE_PANEL);
+	char cb[16], ca[16]; /* a correlation is undefined when nothing varies (one token) */
+	snprintf(cb, sizeof cb, isnan(q->corr_before) ? "n/a" : "%.3f", q->corr_before);
+	snprintf(ca, sizeof ca, isnan(q->corr_after) ? "n/a" : "%.3f", q->corr_after);
 	canvas_printf(cv, area.x, area.y + 1, area.w, panel,
-		      "%s c = %.4f   corr(dot, distance) %.3f %s %.3f   mean |q| %.3f %s %.3f, |k| %.3f %s %.3f",
-		      s->mode == QK_CORR ? "best-correlation" : "equal-norms", q->c, q->corr_before, arrow, q->corr_after,
-		      q->qnorm_before, arrow, q->qnorm_after, q->knorm_before, arrow, q->knorm_after);
+		      "%s c = %.4f   corr(dot, distance) %s %s %s   mean |q| %.3f %s %.3f, |k| %.3f %s %.3f",
+		      s->mode == QK_CORR ? "best-correlation" : "equal-norms", q->c, cb, arrow, ca, q->qnorm_before, arrow,
+		      q->qnorm_after, q->knorm_before, arrow, q->knorm_after);
 	canvas_printf(cv, area.x, area.y + 2, area.w, panel,
 		      "query%sargmax-key distance %.3f %s %.3f   (mean over all pairs %.3f %s %.3f; ratio %.2f %s %.2f)", arrow,
 		      q->argmax_before, arrow, q->argmax_after, q->meandist_before, arrow, q->meandist_after,

@@ -272,7 +272,7 @@ static void check_case(const char *path, struct worst *w)
 
 	/* Head scores and labels. */
 	struct headscore *hs = calloc((size_t)L * H, sizeof *hs);
-	headscore_all(t, hs);
+	ck_assert(headscore_all(t, hs) == 0);
 	for (int l = 0; l < L; l++)
 		for (int h = 0; h < H; h++) {
 			json_t *r = json_array_get(json_array_get(json_object_get(root, "heads"), l), h);
