@@ -8,7 +8,8 @@
 #define ERR_MSG_MAX 512
 
 struct err {
-	char msg[ERR_MSG_MAX]; /* one line, no trailing newline; "" when no error */
+	char msg[ERR_MSG_MAX]; /* one line of UTF-8 without control characters (quoted file contents
+	                        * have them replaced by "?"); "" when no error */
 };
 
 /* Set the message (printf-style). Always returns -1 so callers can write `return err_set(...)`. */
