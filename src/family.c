@@ -56,6 +56,10 @@ static const char *fam_scalar(yaml_node_t *n)
 /* Read a scalar or a sequence of scalars into OUT (at most FAMILY_MAX_ALTS strings). */
 static int fam_strings(struct fam_doc *d, yaml_node_t *n, char **out, int *count)
 {
+	for (int i = 0; i < *count; i++) { /* a key given twice: the last one wins */
+		free(out[i]);
+		out[i] = NULL;
+	}
 	*count = 0;
 	if (n->type == YAML_SCALAR_NODE) {
 		out[0] = strdup(fam_scalar(n));
