@@ -36,6 +36,15 @@ struct vectors_state {
 	bool c_head_only, c_unit, c_hide;
 	struct attnvec v;
 	char error[128];
+	/* Cache of the small multiples: one projection per layer. */
+	struct vv_proj_key {
+		unsigned gen;
+		const struct trace *t;
+		int a, b, head;         /* head -1: the layer mean */
+		bool unit, hide;
+	} pkey;
+	struct attnvec_proj *proj;  /* [n_layers] */
+	bool *proj_ok;              /* [n_layers] false when A or B is dropped */
 };
 
 static void *vectors_create(struct view_ctx *ctx)
@@ -51,6 +60,8 @@ static void vectors_destroy(void *state)
 {
 	struct vectors_state *s = state;
 	attnvec_free(&s->v);
+	free(s->proj);
+	free(s->proj_ok);
 	free(s);
 }
 
@@ -103,20 +114,43 @@ static int vectors_small_rows(int n_layers, int width)
 	return (n_layers + per - 1) / per;
 }
 
-/* One small multiple for LAYER at (X, Y). */
-static void vectors_small(struct vectors_state *s, struct view_ctx *ctx, struct canvas *cv, int layer, int x, int y,
-			  int a, int b)
+/* Project A onto B in every layer, unless the cache already holds it; false on OOM. */
+static bool vectors_projections(struct vectors_state *s, const struct view_ctx *ctx, int a, int b)
 {
 	const struct trace *t = ctx->trace;
-	struct attnvec v;
-	struct attnvec_proj pr;
-	struct err e = {{0}};
-	if (attnvec_rows(t, layer, s->head_only ? ctx->head : -1, ctx->hide_special, s->unit, &v, &e))
-		return;
-	int rc = attnvec_project(&v, a, b, &pr);
-	attnvec_free(&v);
+	struct vv_proj_key k;
+	memset(&k, 0, sizeof k); /* padding too, for memcmp */
+	k.gen = ctx->trace_gen, k.t = t, k.a = a, k.b = b, k.head = s->head_only ? ctx->head : -1;
+	k.unit = s->unit, k.hide = ctx->hide_special;
+	if (s->proj && !memcmp(&k, &s->pkey, sizeof k))
+		return true;
+	free(s->proj);
+	free(s->proj_ok);
+	s->proj = calloc((size_t)t->n_layers, sizeof *s->proj);
+	s->proj_ok = calloc((size_t)t->n_layers, sizeof *s->proj_ok);
+	if (!s->proj || !s->proj_ok) {
+		free(s->proj), free(s->proj_ok);
+		s->proj = NULL, s->proj_ok = NULL;
+		return false;
+	}
+	for (int l = 0; l < t->n_layers; l++) {
+		struct attnvec v;
+		struct err e = {{0}};
+		if (attnvec_rows(t, l, k.head, k.hide, k.unit, &v, &e))
+			continue;
+		s->proj_ok[l] = attnvec_project(&v, a, b, &s->proj[l]) == 0;
+		attnvec_free(&v);
+	}
+	s->pkey = k;
+	return true;
+}
+
+/* One small multiple for LAYER at (X, Y). */
+static void vectors_small(struct vectors_state *s, struct view_ctx *ctx, struct canvas *cv, int layer, int x, int y)
+{
+	struct attnvec_proj pr = s->proj[layer];
 	struct style title = canvas_role(cv, layer == ctx->layer ? ROLE_LABEL_SEL : ROLE_LABEL);
-	if (rc) {
+	if (!s->proj_ok[layer]) {
 		canvas_printf(cv, x, y, VV_SMALL_W - 2, title, "L%d: n/a", layer);
 		return;
 	}
@@ -231,9 +265,9 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 			      la, a, lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".", cv->pal->utf8 ? "\xc2\xb2" : "^2");
 		int per = area.w / VV_SMALL_W;
 		per = per < 1 ? 1 : per;
-		for (int l = 0; l < t->n_layers; l++)
-			vectors_small(s, ctx, cv, l, area.x + (l % per) * VV_SMALL_W, y + 1 + (l / per) * (VV_SMALL_H + 1), a,
-				      b);
+		if (vectors_projections(s, ctx, a, b))
+			for (int l = 0; l < t->n_layers; l++)
+				vectors_small(s, ctx, cv, l, area.x + (l % per) * VV_SMALL_W, y + 1 + (l / per) * (VV_SMALL_H + 1));
 	}
 	canvas_clip(cv, old);
 }
