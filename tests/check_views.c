@@ -62,6 +62,8 @@ static void fixture_free(struct fixture *f)
 	json_decref(f->root);
 }
 
+static const char *render_sort; /* o.sort for the next render (the head finder's --sort) */
+
 /* Draw VIEW of the fixture's trace, monochrome, WIDTH columns. */
 static char *render(const struct fixture *f, const char *view, int width, int layer, int head, int token, bool utf8)
 {
@@ -73,6 +75,7 @@ static char *render(const struct fixture *f, const char *view, int width, int la
 	o.layer = layer;
 	o.head = head;
 	o.token = token;
+	o.sort = render_sort;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
@@ -147,6 +150,28 @@ static void check_heads(const struct fixture *f)
 		sscanf(q, "%31s", label);
 		const char *want = json_string_value(json_object_get(ref, "label"));
 		ck_assert_msg(!strcmp(label, want), "%s L%d H%d: label '%s', numpy '%s'", f->name, l, h, label, want);
+		rows++;
+	}
+	ck_assert_int_eq(rows, f->t->n_layers * f->t->n_heads);
+	free(s);
+
+	/* Sorted by a score (--sort): rows in numpy's order of that score, largest first. */
+	render_sort = "entropy";
+	s = render(f, "heads", 160, 0, 0, -1, true);
+	render_sort = NULL;
+	ck_assert_msg(strstr(s, "sorted by entropy, largest first"), "%s: not sorted:\n%s", f->name, s);
+	double last = INFINITY;
+	rows = 0;
+	for (const char *p = strstr(s, "\n  head "); p && *p; p = strchr(p + 1, '\n')) {
+		int l, h;
+		char row[1024];
+		snprintf(row, sizeof row, "%.*s", (int)strcspn(p + 1, "\n"), p + 1);
+		if (sscanf(row, " %*s L%d H%d", &l, &h) != 2 && sscanf(row, " L%d H%d", &l, &h) != 2)
+			continue;
+		double v = jnum(json_array_get(json_object_get(json_array_get(json_array_get(heads, l), h), "scores"),
+					       HS_ENTROPY));
+		ck_assert_msg(v <= last + 1e-9, "%s: L%d H%d (entropy %g) after one with %g", f->name, l, h, v, last);
+		last = v;
 		rows++;
 	}
 	ck_assert_int_eq(rows, f->t->n_layers * f->t->n_heads);
