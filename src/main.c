@@ -11,12 +11,17 @@
 #include <unistd.h>
 
 #include "dump.h"
+#include "headscore.h"
 #include "model.h"
 #include "ui.h"
 #include "userconf.h"
+#include "view.h"
 
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
+/* For messages and --help; view_find and headscore_by_name decide what is valid. */
+#define PRINT_VIEWS "grid, heatmap, heads, qk, rollout, headview, neuron, vectors, qkstats, dots, softmax"
+#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction"
 
 struct options {
 	const char *model;
@@ -40,7 +45,8 @@ static void usage(FILE *out)
 		"                         attnscope's model directories (default: " DEFAULT_MODEL ")\n"
 		"      --pair=TEXT_B      second sentence (BERT: [CLS] A [SEP] B [SEP])\n"
 		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
-		"      --print=VIEW       draw VIEW (grid, heatmap) to standard output and exit\n"
+		"      --print=VIEW       draw VIEW to standard output and exit; VIEW is one of\n"
+		"                         " PRINT_VIEWS "\n"
 		"      --layer=L          select layer L (0-based); restricts --dump\n"
 		"      --head=H           select head H (0-based); restricts --dump\n"
 		"      --token=N          select token N (0-based): highlighted in every view\n"
@@ -50,6 +56,8 @@ static void usage(FILE *out)
 		"                         (layer) or of every head (all)\n"
 		"      --hide-special     hide special tokens, renormalising the rows\n"
 		"      --numbers          write the weights in the heatmap cells\n"
+		"      --sort=SCORE       order of the head finder (--print heads): one of\n"
+		"                         " SORT_SCORES "\n"
 		"      --color=WHEN       colour: auto, always, never (default: auto)\n"
 		"      --theme=THEME      colour theme: a name in the themes folder or a YAML file\n"
 		"      --config=FILE      configuration file (default:\n"
@@ -120,6 +128,15 @@ static char *read_stdin(void)
 		fprintf(stderr, "attnscope: out of memory reading standard input\n");
 		return NULL;
 	}
+	/* Text is a C string from here on: a NUL would silently cut it short. HF's BERT drops NUL,
+	 * GPT-2 makes a token of it; neither can be done faithfully, so say so. */
+	const char *nul = memchr(buf, 0, len);
+	if (nul) {
+		fprintf(stderr, "attnscope: standard input holds a NUL byte at byte %zu; text cannot contain NUL\n",
+			(size_t)(nul - buf));
+		free(buf);
+		return NULL;
+	}
 	if (len && buf[len - 1] == '\n')
 		len--;
 	if (len && buf[len - 1] == '\r')
@@ -170,7 +187,7 @@ static int resolve_default_model(struct options *o)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
-	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS };
+	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -180,7 +197,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"theme", required_argument, NULL, OPT_THEME}, {"config", required_argument, NULL, OPT_CONFIG},
 		{"token", required_argument, NULL, OPT_TOKEN}, {"scale", required_argument, NULL, OPT_SCALE},
 		{"mean", required_argument, NULL, OPT_MEAN},   {"hide-special", no_argument, NULL, OPT_HIDE_SPECIAL},
-		{"numbers", no_argument, NULL, OPT_NUMBERS},
+		{"numbers", no_argument, NULL, OPT_NUMBERS},   {"sort", required_argument, NULL, OPT_SORT},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -217,8 +234,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return 2;
 			break;
 		case OPT_PRINT:
-			if (strcmp(optarg, "grid") != 0 && strcmp(optarg, "heatmap") != 0) {
-				fprintf(stderr, "attnscope: --print: unknown view '%s' (grid, heatmap)\n", optarg);
+			if (!view_find(optarg) || strcmp(optarg, "help") == 0) {
+				fprintf(stderr, "attnscope: --print: unknown view '%s' (%s)\n", optarg, PRINT_VIEWS);
 				return 2;
 			}
 			o->print_view = optarg;
@@ -263,6 +280,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->ui.agg = choice == 0 ? HEAT_HEAD : choice == 1 ? HEAT_LAYER_MEAN : HEAT_ALL_MEAN;
 			break;
 		}
+		case OPT_SORT:
+			if (headscore_by_name(optarg) < 0) {
+				fprintf(stderr, "attnscope: --sort: unknown score '%s' (%s)\n", optarg, SORT_SCORES);
+				return 2;
+			}
+			o->ui.sort = optarg;
+			break;
 		case OPT_HIDE_SPECIAL:
 			o->ui.hide_special = true;
 			break;
@@ -289,7 +313,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	if (optind < argc) {
 		o->text = join_text(argc - optind, argv + optind);
 		if (!o->text)
-			return 2;
+			return 3; /* the text could not be read: a runtime error, exit 1 */
 	}
 	return 0;
 }

@@ -115,6 +115,18 @@ head -c 400000 /dev/zero | tr '\0' '\377' | dd of="$TMP/nan/model.safetensors" b
 expect_grep "NaN weights warning" "$TMP/err" "warning: the embeddings hold NaN or Inf values"
 expect_grep "NaN in JSON is null" "$TMP/out" "null"
 
+# --print: every view renders headlessly; unknown views and scores are usage errors
+for v in grid heatmap heads qk rollout headview neuron vectors qkstats dots softmax; do
+	"$BIN" -m "$GPT2" --print "$v" --width 90 --color never "The cat sat on the mat." >"$TMP/out" 2>&1
+	expect_eq "--print $v status" $? 0
+	expect_eq "--print $v header" "$(head -n1 "$TMP/out" | cut -d' ' -f1-8)" "gpt2-mini · gpt2 · 7 tokens · $v"
+done
+"$BIN" -m "$GPT2" --print nosuchview x >"$TMP/out" 2>&1; expect_eq "--print unknown view status" $? 2
+expect_grep "--print unknown view" "$TMP/out" "unknown view 'nosuchview' (grid, heatmap, heads,"
+"$BIN" -m "$GPT2" --print heads --sort induction --color never "a b c d a b c d" >"$TMP/out" 2>&1
+expect_grep "--sort" "$TMP/out" "sorted by induction, largest first"
+"$BIN" --sort foo x >"$TMP/out" 2>&1; expect_eq "--sort unknown status" $? 2
+
 # The default model: -m, else $ATTNSCOPE_MODEL, else the config file's model, else demo-bert
 mkdir -p "$TMP/xdg/attnscope"
 printf 'model: %s\n' "$GPT2" >"$TMP/xdg/attnscope/config.yaml"
