@@ -1,5 +1,6 @@
 /* hfconfig.c -- config.json access through a family's key lists (see hfconfig.h). */
 #include "hfconfig.h"
+#include "jsoncap.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -13,12 +14,9 @@ int hfconfig_load(const char *dir, struct hfconfig *c, struct err *e)
 	memset(c, 0, sizeof *c);
 	snprintf(c->path, sizeof c->path, "%s/config.json", dir);
 	json_error_t je;
-	json_t *root = json_load_file(c->path, JSON_REJECT_DUPLICATES, &je);
-	if (!root) {
-		if (je.line < 0 || strstr(je.text, "unable to open"))
-			return err_set(e, "%s: cannot read", c->path);
-		return err_set(e, "%s:%d:%d: %s", c->path, je.line, je.column, je.text);
-	}
+	json_t *root = jsoncap_load_file(c->path, JSON_REJECT_DUPLICATES, &je, e);
+	if (!root)
+		return e->msg[0] ? -1 : err_set(e, "%s:%d:%d: %s", c->path, je.line, je.column, je.text);
 	if (!json_is_object(root)) {
 		json_decref(root);
 		return err_set(e, "%s: not a JSON object", c->path);

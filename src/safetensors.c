@@ -1,5 +1,6 @@
 /* safetensors.c -- parse and validate safetensors headers, map the data (see safetensors.h). */
 #include "safetensors.h"
+#include "jsoncap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -150,6 +151,8 @@ static int st_parse(struct st_set *set, struct st_map *map, struct err *e)
 	if (hlen > map->size - 8)
 		return err_set(e, "%s: truncated: header claims %llu bytes but the file has %zu", path,
 			       (unsigned long long)hlen, map->size - 8);
+	if (jsoncap_nodes((const char *)base + 8, hlen) > JSONCAP_MAX_NODES)
+		return err_set(e, "%s: header has more than %zu JSON values", path, JSONCAP_MAX_NODES);
 	json_error_t je;
 	json_t *root = json_loadb((const char *)base + 8, hlen, JSON_REJECT_DUPLICATES, &je);
 	if (!root)
@@ -208,7 +211,7 @@ static int st_parse(struct st_set *set, struct st_map *map, struct err *e)
 
 static int st_map_file(const char *path, struct st_set *set, struct err *e)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block the open */
 	if (fd < 0)
 		return err_set(e, "%s: %s", path, strerror(errno));
 	struct stat sb;
@@ -283,9 +286,9 @@ int st_parse_buffer(const void *buf, size_t size, const char *name, struct st_se
 static int st_open_index(const char *dir, const char *index_path, struct st_set *set, struct err *e)
 {
 	json_error_t je;
-	json_t *root = json_load_file(index_path, 0, &je);
+	json_t *root = jsoncap_load_file(index_path, 0, &je, e);
 	if (!root)
-		return err_set(e, "%s:%d:%d: %s", index_path, je.line, je.column, je.text);
+		return e->msg[0] ? -1 : err_set(e, "%s:%d:%d: %s", index_path, je.line, je.column, je.text);
 	json_t *wm = json_object_get(root, "weight_map");
 	if (!json_is_object(wm)) {
 		json_decref(root);

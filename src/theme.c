@@ -500,6 +500,11 @@ int theme_load_file(const char *path, struct theme *th, struct err *e)
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
 	for (;;) {
+		if (len > THEME_MAX_FILE) { /* --theme /dev/zero must not eat all memory */
+			free(buf);
+			fclose(f);
+			return err_set(e, "%s: file too large (limit %d bytes)", path, THEME_MAX_FILE);
+		}
 		if (len + 4096 + 1 > cap) {
 			cap = cap ? cap * 2 : 8192;
 			char *nb = realloc(buf, cap);

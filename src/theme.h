@@ -64,6 +64,7 @@ struct style {
 };
 
 #define THEME_RAMP_MAX 32
+#define THEME_MAX_FILE (1 << 20) /* bytes; real themes are a few KB */
 #define THEME_NAME_MAX 64
 
 struct theme_role_spec {

@@ -101,6 +101,14 @@ static int bpe_add_merge(struct tokenizer *tok, const char *a, size_t al, const 
 	return 0;
 }
 
+/* Why bpe_add_merge failed: the symbol table is full (each rule may add three), or memory. */
+static int bpe_merge_error(const struct tokenizer *tok, const char *path, struct err *e)
+{
+	if (tok->syms.n_ids + 3 > TOK_MAX_IDS)
+		return err_set(e, "%s: more than %d distinct symbols in the merges", path, TOK_MAX_IDS);
+	return err_set(e, "%s: out of memory", path);
+}
+
 static int bpe_compile(struct tokenizer *tok, struct err *e)
 {
 	int code;
@@ -138,6 +146,13 @@ int bpe_load_files(struct tokenizer *tok, const char *vocab_path, const char *me
 	size_t n_lines = 1;
 	for (size_t i = 0; i < len; i++)
 		n_lines += buf[i] == '\n';
+	/* Each rule makes a token, so real files have fewer rules than the vocabulary has tokens;
+	 * refusing far more keeps a hostile file from costing gigabytes of merge tables. */
+	if (n_lines - 1 > 2 * (size_t)tok->vocab.n_ids + 1024) {
+		free(buf);
+		return err_set(e, "%s: %zu lines of merges for a vocabulary of %d tokens", merges_path, n_lines - 1,
+			       tok->vocab.n_ids);
+	}
 	if (bpe_init_symbols(tok, e) < 0 || bpe_alloc_merges(tok, n_lines, e) < 0) {
 		free(buf);
 		return err_prefix(e, "%s", merges_path);
@@ -170,7 +185,7 @@ int bpe_load_files(struct tokenizer *tok, const char *vocab_path, const char *me
 			fe[nf++] = i;
 		}
 		if (nf == 2 && bpe_add_merge(tok, buf + fs[0], fe[0] - fs[0], buf + fs[1], fe[1] - fs[1], rank) < 0) {
-			rc = err_set(e, "%s: out of memory", merges_path);
+			rc = bpe_merge_error(tok, merges_path, e);
 			break;
 		}
 		start = end + 1;
@@ -201,6 +216,9 @@ int bpe_load_json(struct tokenizer *tok, json_t *root, const char *path, struct 
 	json_t *merges = json_object_get(model, "merges");
 	if (!json_is_array(merges))
 		return err_set(e, "%s: model.merges is not a list", path);
+	if (json_array_size(merges) > 2 * (size_t)tok->vocab.n_ids + 1024) /* as for merges.txt */
+		return err_set(e, "%s: model.merges has %zu rules for a vocabulary of %d tokens", path,
+			       json_array_size(merges), tok->vocab.n_ids);
 	if (bpe_init_symbols(tok, e) < 0 || bpe_alloc_merges(tok, json_array_size(merges), e) < 0)
 		return err_prefix(e, "%s", path);
 	size_t i;
@@ -223,7 +241,7 @@ int bpe_load_json(struct tokenizer *tok, json_t *root, const char *path, struct 
 		if (!a)
 			return err_set(e, "%s: model.merges[%zu] is not \"left right\" or [\"left\", \"right\"]", path, i);
 		if (bpe_add_merge(tok, a, al, b, bl, (int32_t)i) < 0)
-			return err_set(e, "%s: out of memory", path);
+			return bpe_merge_error(tok, path, e);
 	}
 	return bpe_compile(tok, e);
 }

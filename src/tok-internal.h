@@ -15,7 +15,8 @@
 
 /* Limits checked before allocating anything sized by a file. */
 #define TOK_MAX_FILE_BYTES ((size_t)64 << 20) /* tokenizer.json of 250k-token vocabularies is ~20-35 MB */
-#define TOK_MAX_IDS (1 << 24)                  /* largest vocabularies have ~260k entries */
+#define TOK_MAX_IDS (1 << 22)                  /* largest vocabularies have ~260k entries; each entry
+                                                * costs ~100 bytes, so this caps a table at ~400 MB */
 
 /* ---- tok-vocab.c: a string <-> id table (hash on the bytes, strings kept in an arena) ---- */
 

@@ -2,6 +2,7 @@
  *
  * Used for the model vocabularies (30k-250k entries) and for the BPE symbol table, so loading
  * GPT-2's 50k vocabulary and merges is a few milliseconds of hashing, not linear scans. */
+#include "jsoncap.h"
 #include "tok-internal.h"
 #include "utf8.h"
 
@@ -379,8 +380,10 @@ int tok_vocab_load_json_file(struct tok_vocab *v, const char *path, struct err *
 	} else {
 		/* unusual or wrong: jansson decides, and explains */
 		json_error_t je;
-		json_t *root = json_loadb(buf, len, 0, &je);
-		if (!root) {
+		json_t *root = NULL;
+		if (jsoncap_nodes(buf, len) > JSONCAP_MAX_NODES) {
+			rc = err_set(e, "%s: more than %zu JSON values", path, JSONCAP_MAX_NODES);
+		} else if (!(root = json_loadb(buf, len, 0, &je))) {
 			rc = err_set(e, "%s: line %d column %d: %s", path, je.line, je.column, je.text);
 		} else {
 			rc = tok_vocab_from_json(v, root, e);

@@ -33,7 +33,10 @@ int wordpiece_load_vocab_txt(struct tokenizer *tok, const char *path, struct err
 	for (const char *p = buf; (p = memchr(p, '\n', len - (size_t)(p - buf))); p++)
 		lines++;
 	int32_t id = 0;
-	int rc = lines <= TOK_MAX_IDS && tok_vocab_reserve(&tok->vocab, lines) < 0 ? err_set(e, "%s: out of memory", path) : 0;
+	/* (a last line ending in "\n" adds no entry; more lines than ids fail before any work) */
+	int rc = lines > (size_t)TOK_MAX_IDS + 1 ? err_set(e, "%s: too many lines (more than %d)", path, TOK_MAX_IDS)
+		 : tok_vocab_reserve(&tok->vocab, lines > TOK_MAX_IDS ? TOK_MAX_IDS : lines) < 0
+		 ? err_set(e, "%s: out of memory", path) : 0;
 	for (size_t start = 0; start < len && rc == 0;) {
 		const char *nl = memchr(buf + start, '\n', len - start);
 		size_t end = nl ? (size_t)(nl - buf) : len;

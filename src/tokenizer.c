@@ -6,14 +6,17 @@
  * and the [CLS] a [SEP] b [SEP] assembly. Configuration and special tokens are tok-config.c;
  * the model-specific parts are tok-wordpiece.c and tok-bpe.c. */
 #include "tokenizer.h"
+#include "jsoncap.h"
 #include "tok-internal.h"
 #include "utf8.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---------------------------------------------------------------- file helpers */
 
@@ -21,9 +24,14 @@ int tok_read_file(const char *path, char **out, size_t *len, struct err *e)
 {
 	*out = NULL;
 	*len = 0;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return err_set(e, "%s: %s", path, strerror(errno));
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block the open */
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (!f) {
+		int errnum = errno;
+		if (fd >= 0)
+			close(fd);
+		return err_set(e, "%s: %s", path, strerror(errnum));
+	}
 	struct stat st;
 	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
 		fclose(f);
@@ -59,6 +67,11 @@ json_t *tok_load_json(const char *path, size_t flags, struct err *e)
 	size_t len;
 	if (tok_read_file(path, &buf, &len, e) < 0)
 		return NULL;
+	if (jsoncap_nodes(buf, len) > JSONCAP_MAX_NODES) {
+		free(buf);
+		err_set(e, "%s: more than %zu JSON values", path, JSONCAP_MAX_NODES);
+		return NULL;
+	}
 	json_error_t je;
 	json_t *root = json_loadb(buf, len, flags, &je);
 	free(buf);

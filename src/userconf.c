@@ -143,6 +143,11 @@ int userconf_load(const char *path, struct userconf *c, struct err *e)
 	char *buf = NULL;
 	size_t len = 0;
 	for (;;) {
+		if (len > USERCONF_MAX_FILE) { /* --config /dev/zero must not eat all memory */
+			free(buf);
+			fclose(f);
+			return err_set(e, "%s: file too large (limit %d bytes)", path, USERCONF_MAX_FILE);
+		}
 		char *nb = realloc(buf, len + 4097);
 		if (!nb) {
 			free(buf);

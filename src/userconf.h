@@ -17,6 +17,8 @@
 #include "actions.h"
 #include "err.h"
 
+#define USERCONF_MAX_FILE (1 << 20) /* bytes */
+
 struct userconf {
 	char path[PATH_MAX];   /* the file that was read, "" when none */
 	char model[1024];      /* "" when not set */

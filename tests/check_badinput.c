@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "family.h"
+#include "jsoncap.h"
 #include "model.h"
 #include "safetensors.h"
 #include "tokenizer.h"
@@ -263,6 +265,142 @@ START_TEST(test_gpt2_text_far_longer_than_positions)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- limits before allocating */
+
+/* LEN bytes of JSON "[0,0,...,0]" (LEN >= 3): LEN/2 nodes as jsoncap counts them. */
+static char *zeros_json(size_t len)
+{
+	char *s = malloc(len + 1);
+	s[0] = '[';
+	for (size_t i = 1; i + 1 < len; i++)
+		s[i] = i % 2 ? '0' : ',';
+	s[len - 2] = '0';
+	s[len - 1] = ']';
+	s[len] = '\0';
+	return s;
+}
+
+START_TEST(test_header_value_cap)
+{
+	/* {"a":[0,...]} with K zeros has 3 + K nodes ('{' ':' '[' and K-1 commas, plus one). Before
+	 * the cap, 100 MB of this took 2.1 GB and 8.6 s in jansson; now it is refused unparsed. */
+	size_t cap = JSONCAP_MAX_NODES;
+	for (int over = 0; over < 2; over++) {
+		size_t k = cap - 3 + (size_t)over, hl = 8 + 2 * k;
+		char *h = malloc(hl + 1);
+		memcpy(h, "{\"a\":[", 6);
+		for (size_t i = 0; i < k; i++)
+			memcpy(h + 6 + 2 * i, i + 1 < k ? "0," : "0]", 2);
+		memcpy(h + 6 + 2 * k, "}", 2);
+		ck_assert_uint_eq(strlen(h), 7 + 2 * k);
+		size_t size;
+		uint8_t *b = st_bytes(h, 0, &size);
+		struct st_set set;
+		struct err e = {{0}};
+		ck_assert_int_eq(st_parse_buffer(b, size, "mem", &set, &e), -1);
+		ck_assert_str_eq(e.msg, over ? "mem: header has more than 4194304 JSON values"
+					     : "mem: tensor 'a': header entry is not an object");
+		free(b);
+		free(h);
+	}
+}
+END_TEST
+
+START_TEST(test_config_json_limits)
+{
+	fixture_folder("bert-mini");
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/config.json", tmpdir);
+	/* larger than any config: refused before reading (a sparse file: no disk used) */
+	put("config.json", "{}");
+	ck_assert_int_eq(truncate(path, (off_t)JSONCAP_MAX_FILE + 1), 0);
+	expect_open_error("config.json: file too large (67108865 bytes, limit 67108864)");
+	/* small enough to read, too many values to parse (200 MB of this took 4.1 GB and 22 s) */
+	char *z = zeros_json(2 * JSONCAP_MAX_NODES + 1);
+	put("config.json", z);
+	free(z);
+	expect_open_error("config.json: more than 4194304 JSON values");
+	/* a FIFO would block the reader forever */
+	unlink(path);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	expect_open_error("config.json: not a regular file");
+	/* the shard index goes through the same reader */
+	teardown();
+	setup();
+	link_fixture("bert-mini-sharded", "config.json");
+	snprintf(path, sizeof path, "%s/model.safetensors.index.json", tmpdir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	expect_open_error("model.safetensors.index.json: not a regular file");
+}
+END_TEST
+
+START_TEST(test_fifos_do_not_block)
+{
+	/* A model folder from an archive may hold FIFOs: opening one for reading would wait for
+	 * a writer forever. Every reader opens without blocking and refuses what is not a file. */
+	static const char *const files[] = {"model.safetensors", "vocab.txt"};
+	for (int i = 0; i < 2; i++) {
+		fixture_folder("bert-mini");
+		char path[PATH_MAX], want[64];
+		snprintf(path, sizeof path, "%s/%s", tmpdir, files[i]);
+		unlink(path);
+		ck_assert_int_eq(mkfifo(path, 0600), 0);
+		snprintf(want, sizeof want, "%s: not a regular file", files[i]);
+		expect_open_error(want);
+		unlink(path);
+	}
+}
+END_TEST
+
+START_TEST(test_tokenizer_file_limits)
+{
+	/* vocab.json that the fast reader leaves to jansson, and tokenizer.json: node cap */
+	fixture_folder("gpt2-mini");
+	char *z = zeros_json(2 * JSONCAP_MAX_NODES + 1);
+	put("vocab.json", z);
+	expect_open_error("vocab.json: more than 4194304 JSON values");
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/vocab.json", tmpdir);
+	unlink(path);
+	put("tokenizer.json", z);
+	expect_open_error("tokenizer.json: more than 4194304 JSON values");
+	free(z);
+	/* merges: at most twice the vocabulary (+1024) lines; every rule makes a token */
+	link_fixture("gpt2-mini", "vocab.json");
+	size_t n = 2 * 50257 + 1024;
+	char *m = malloc(16 + 4 * n), *p = m;
+	p += sprintf(p, "#version: 0.2\n");
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "a b\n");
+	put("merges.txt", m);
+	expect_open_error("merges.txt: 101539 lines of merges for a vocabulary of 50257 tokens");
+	free(m);
+	/* the same for tokenizer.json's model.merges */
+	unlink(path);
+	snprintf(path, sizeof path, "%s/merges.txt", tmpdir);
+	unlink(path);
+	m = malloc(100 + 6 * 1100);
+	p = m + sprintf(m, "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"<|endoftext|>\": 0, \"a\": 1}, \"merges\": [");
+	for (int i = 0; i < 1100; i++)
+		p += sprintf(p, "%s\"a a\"", i ? "," : "");
+	sprintf(p, "]}}");
+	put("tokenizer.json", m);
+	free(m);
+	expect_open_error("tokenizer.json: model.merges has 1100 rules for a vocabulary of 2 tokens");
+	/* vocab.txt: more lines than ids refused before any is stored */
+	teardown();
+	setup();
+	fixture_folder("bert-mini");
+	size_t lines = (size_t)(1 << 22) + 2;
+	char *v = malloc(lines + 1);
+	memset(v, '\n', lines);
+	v[lines] = '\0';
+	put("vocab.txt", v);
+	free(v);
+	expect_open_error("vocab.txt: too many lines (more than 4194304)");
+}
+END_TEST
+
 static Suite *badinput_suite(void)
 {
 	Suite *s = suite_create("badinput");
@@ -274,6 +412,10 @@ static Suite *badinput_suite(void)
 	tcase_add_test(tc, test_empty_vocab);
 	tcase_add_test(tc, test_merges_without_vocab);
 	tcase_add_test(tc, test_gpt2_text_far_longer_than_positions);
+	tcase_add_test(tc, test_header_value_cap);
+	tcase_add_test(tc, test_config_json_limits);
+	tcase_add_test(tc, test_tokenizer_file_limits);
+	tcase_add_test(tc, test_fifos_do_not_block);
 	suite_add_tcase(s, tc);
 	return s;
 }
