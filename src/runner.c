@@ -23,6 +23,7 @@ struct runner {
 	char *text, *text_b;      /* NULL text: no request waiting */
 	unsigned gen;             /* generation of the latest request */
 	struct timespec when;     /* time of the latest request (CLOCK_MONOTONIC) */
+	bool burst;               /* the latest request came within the debounce interval of the one before */
 	bool running;
 	unsigned running_gen;
 	volatile int cancel;      /* read by the running model_run */
@@ -59,10 +60,12 @@ static void *runner_main(void *arg)
 			pthread_cond_wait(&r->cond, &r->lock);
 			continue;
 		}
+		/* An isolated edit runs at once; only a burst (typing fast, a paste) waits until the
+		 * text has been still for the debounce interval. */
 		struct timespec now, due = r->when;
 		add_ms(&due, r->debounce_ms);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (before(&now, &due)) {
+		if (r->burst && before(&now, &due)) {
 			pthread_cond_timedwait(&r->cond, &r->lock, &due);
 			continue;
 		}
@@ -157,7 +160,11 @@ unsigned runner_submit(struct runner *r, const char *text, const char *text_b)
 	r->text_b = tb;
 	r->gen++;
 	r->stats.submitted++;
-	clock_gettime(CLOCK_MONOTONIC, &r->when);
+	struct timespec now, quiet_until = r->when;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	add_ms(&quiet_until, r->debounce_ms);
+	r->burst = r->stats.submitted > 1 && before(&now, &quiet_until);
+	r->when = now;
 	if (r->running)
 		r->cancel = 1;
 	/* A result of an older request that the UI has not taken yet is stale too. */

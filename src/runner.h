@@ -1,8 +1,9 @@
 /* runner.h -- runs the model on a worker thread so typing never waits for it.
  *
- * The UI submits the text after every edit. The worker waits until the text has been still for
- * the debounce interval, then runs; a submit while a run is going cancels it (through model_run's
- * cancel flag) and a result that is not for the latest text is thrown away. When a result is
+ * The UI submits the text after every edit. An isolated edit runs at once; edits that come
+ * faster than the debounce interval (typing fast, a paste) wait until the text has been still for
+ * that interval, so a burst costs one run, not one per character. A submit while a run is going
+ * cancels it (through model_run's cancel flag) and a result that is not for the latest text is thrown away. When a result is
  * ready, one byte is written to the wake file descriptor so the UI's poll() returns. */
 #ifndef ATTNSCOPE_RUNNER_H
 #define ATTNSCOPE_RUNNER_H

@@ -77,11 +77,32 @@ START_TEST(debounce_coalesces_typing)
 	trace_free(t);
 	struct runner_stats s = runner_stats(r);
 	ck_assert_uint_eq(s.submitted, 6);
-	ck_assert_uint_eq(s.started, 1);
+	/* The first keystroke was isolated and ran at once; the burst after it ran once, when still. */
+	ck_assert_uint_eq(s.started, 2);
 	ck_assert_uint_eq(s.delivered, 1);
+	ck_assert_uint_eq(s.discarded, 1);
 	ck_assert(!runner_busy(r));
 	runner_free(r);
-	ck_assert_int_eq(f.runs, 1);
+	ck_assert_int_eq(f.runs, 2);
+}
+END_TEST
+
+START_TEST(isolated_edit_runs_at_once)
+{
+	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
+	struct ui_source src = {"fake", false, &f, fake_run};
+	struct runner *r = runner_new(&src, 2000, -1);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	runner_submit(r, "the cat", NULL);
+	struct trace *t = NULL;
+	struct err e = {{0}};
+	ck_assert(wait_take(r, &t, &e));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+	ck_assert_msg(ms < 1000, "an isolated edit waited %.0f ms (debounce 2000 ms)", ms);
+	trace_free(t);
+	runner_free(r);
 }
 END_TEST
 
@@ -159,6 +180,7 @@ int main(void)
 	TCase *tc = tcase_create("runner");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, debounce_coalesces_typing);
+	tcase_add_test(tc, isolated_edit_runs_at_once);
 	tcase_add_test(tc, newer_text_cancels_running);
 	tcase_add_test(tc, stale_result_is_discarded);
 	tcase_add_test(tc, failure_is_reported);
