@@ -567,6 +567,11 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 		return err_set(e, "cannot use the terminal '%s'", term ? term : "(TERM unset)");
 	set_term(scr);
 	u->screen = scr;
+	/* Without cursor addressing (TERM=dumb, an Emacs shell buffer) curses can only send a
+	 * stream of text past: refuse, and point to the modes that print. */
+	const char *cup = tigetstr("cup");
+	if (!cup || cup == (char *)-1)
+		return err_set(e, "the terminal '%s' cannot move the cursor; use --print or --dump", term ? term : "");
 	raw();
 	noecho();
 	nonl();
