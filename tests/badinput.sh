@@ -131,6 +131,21 @@ seq 1 8000000 >"$D/vocab.txt"
 run "60 MB vocab.txt" 1 "attnscope: $D/vocab.txt: too many lines (more than 4194304)" -m "$D" --dump json hi
 rm -rf "$D"
 
+# ---------------------------------------------------------------- the model folder is only read
+# Every mode on a copy of the fixture, then the folder must be byte for byte and file for file
+# what it was, with no modification time moved (attnscope writes only its config and exports).
+folder ro bert-mini
+(cd "$D" && ls -lA --time-style=+%s.%N && md5sum ./*) >"$TMP/before"
+touch "$TMP/stamp"
+"$BIN" -m "$D" --dump json "the cat" >/dev/null 2>&1
+"$BIN" -m "$D" --dump csv --pair "a b" "the cat" >/dev/null 2>&1
+"$BIN" -m "$D" --print grid "the cat" >/dev/null 2>&1
+"$BIN" -m "$D" --print heatmap --color always "the cat" >/dev/null 2>&1
+(cd "$D" && ls -lA --time-style=+%s.%N && md5sum ./*) >"$TMP/after"
+expect_eq "model folder unchanged" "$(diff "$TMP/before" "$TMP/after" | head -5)" ""
+expect_eq "nothing newer in the model folder" "$(find "$D" -newer "$TMP/stamp")" ""
+rm -rf "$D"
+
 # ---------------------------------------------------------------- the user's files
 run "--theme /dev/zero" 1 "attnscope: /dev/zero: file too large (limit 1048576 bytes)" \
 	-m "$BERT" --theme /dev/zero --print grid hi

@@ -31,6 +31,8 @@ run_plain() {
 # pane_text: what the program printed, scrollback included (tmux scrolls a dead pane's screen away).
 pane_text() { tui_tmux capture-pane -p -S -100 -t 0 | grep -v -e '^$' -e '^Pane is dead'; }
 
+touch "$TUI_TMP/stamp" # nothing in the model folder may change while the explorer runs (see the key storm)
+
 # --- exactly 40x12: everything fits, and the keys work ---
 tui_start 40 12 $U8 "$ATTNSCOPE_BIN" -m "$BERT" "the cat sat"
 tui_wait "3 layers × 2 heads · 5 tokens"
@@ -103,6 +105,7 @@ sleep 1
 tui_alive || tui_fail "died after the key storm"
 tui_keys Escape Escape
 tui_quit_ok Q
+[ -z "$(find -L "$BERT" -newer "$TUI_TMP/stamp")" ] || tui_fail "the explorer changed the model folder"
 
 # --- TERM: dumb (no cursor addressing), unset, unknown: one line, exit status 1 ---
 tui_start 80 24 $U8 TERM=dumb "$ATTNSCOPE_BIN" -m "$BERT" "the cat"
