@@ -10,6 +10,9 @@ set -u
 BERT="$top_srcdir/tests/data/models/bert-mini"
 [ -f "$BERT/config.json" ] || { echo "fixture model missing"; exit 77; }
 U8="LC_ALL=C.UTF-8"
+# Under ASan: ncurses' own leak when newterm fails (tests/ui/ncurses.supp) is not ours.
+LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$top_srcdir/tests/ui/ncurses.supp:print_suppressions=0"
+export LSAN_OPTIONS
 
 # tui_alive: the program has not exited (no status written yet).
 tui_alive() { [ ! -s "$TUI_STATUS" ]; }
