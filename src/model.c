@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hfconfig.h"
 #include "hub.h"
@@ -319,9 +320,27 @@ void model_close(struct model *m)
 }
 
 /* A trace for N tokens of this model, with its description filled in. */
+/* A trace grows as layers x heads x n^2. A config.json may claim 131072 positions with a tiny
+ * hidden size (a 1.5 MB file): 40000 tokens of text then took 12.6 GB. Refuse, before
+ * allocating, a trace larger than a quarter of the machine's memory (the views may copy parts). */
+static int model_check_trace_size(const struct model *m, int n, struct err *e)
+{
+	const struct model_info *in = &m->info;
+	double lh = (double)in->n_layers * in->n_heads;
+	double bytes = 4.0 * (lh * n * n + 3.0 * lh * n * in->head_dim + (in->n_layers + 1.0) * n * in->hidden);
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	double limit = pages > 0 && page > 0 ? (double)pages * page / 4 : 2e9;
+	if (bytes > limit)
+		return err_set(e, "%d tokens need %.1f GB of attention maps with this model, more than %.1f GB (a quarter "
+			       "of this machine's memory): use a shorter text", n, bytes / 1e9, limit / 1e9);
+	return 0;
+}
+
 static struct trace *model_new_trace(const struct model *m, int n, struct err *e)
 {
 	const struct model_info *in = &m->info;
+	if (model_check_trace_size(m, n, e) < 0)
+		return NULL;
 	struct trace *t = trace_new(in->n_layers, in->n_heads, in->head_dim, in->hidden, n);
 	if (!t) {
 		err_set(e, "out of memory for a trace of %d tokens", n);

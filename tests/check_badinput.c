@@ -414,6 +414,92 @@ START_TEST(test_tokenizer_file_limits)
 }
 END_TEST
 
+/* A BERT of LAYERS layers with hidden size 2, one head and POSITIONS positions: a file of a few
+ * MB whose traces grow as layers x n^2. */
+static void write_long_bert(int layers, int positions)
+{
+	char cfg[512];
+	snprintf(cfg, sizeof cfg, "{\"model_type\": \"bert\", \"hidden_size\": 2, \"num_hidden_layers\": %d, "
+		 "\"num_attention_heads\": 1, \"intermediate_size\": 2, \"max_position_embeddings\": %d, "
+		 "\"vocab_size\": 6, \"type_vocab_size\": 2, \"hidden_act\": \"gelu\"}", layers, positions);
+	put("config.json", cfg);
+	put("vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\na\n");
+	size_t cap = 4096 + (size_t)layers * 2048, hl = 0, off = 0; /* ~1.5 KB of header per layer */
+	char *h = malloc(cap);
+#define TENSOR(name, d0, d1)                                                                                 \
+	do {                                                                                                 \
+		size_t n_ = (size_t)(d0) * ((d1) ? (d1) : 1) * 4;                                            \
+		hl += snprintf(h + hl, cap - hl, "%s\"%s\": {\"dtype\": \"F32\", \"shape\": [%d%s%.0d], "    \
+			       "\"data_offsets\": [%zu, %zu]}", hl > 1 ? ", " : "", name, (int)(d0),          \
+			       (d1) ? ", " : "", (int)(d1), off, off + n_);                                 \
+		off += n_;                                                                                   \
+	} while (0)
+	hl += snprintf(h, cap, "{");
+	TENSOR("embeddings.word_embeddings.weight", 6, 2);
+	TENSOR("embeddings.position_embeddings.weight", positions, 2);
+	TENSOR("embeddings.token_type_embeddings.weight", 2, 2);
+	TENSOR("embeddings.LayerNorm.weight", 2, 0);
+	TENSOR("embeddings.LayerNorm.bias", 2, 0);
+	static const char *const w2[] = {"attention.self.query", "attention.self.key", "attention.self.value",
+					 "attention.output.dense", "intermediate.dense", "output.dense"};
+	static const char *const ln[] = {"attention.output.LayerNorm", "output.LayerNorm"};
+	char name[128];
+	for (int l = 0; l < layers; l++) {
+		for (int i = 0; i < 6; i++) {
+			snprintf(name, sizeof name, "encoder.layer.%d.%s.weight", l, w2[i]);
+			TENSOR(name, 2, 2);
+			snprintf(name, sizeof name, "encoder.layer.%d.%s.bias", l, w2[i]);
+			TENSOR(name, 2, 0);
+		}
+		for (int i = 0; i < 2; i++) {
+			snprintf(name, sizeof name, "encoder.layer.%d.%s.weight", l, ln[i]);
+			TENSOR(name, 2, 0);
+			snprintf(name, sizeof name, "encoder.layer.%d.%s.bias", l, ln[i]);
+			TENSOR(name, 2, 0);
+		}
+	}
+#undef TENSOR
+	hl += snprintf(h + hl, cap - hl, "}");
+	size_t size;
+	uint8_t *b = st_bytes(h, off, &size);
+	float one = 0.01f;
+	for (size_t i = 8 + hl; i + 4 <= size; i += 4)
+		memcpy(b + i, &one, 4);
+	put_file("model.safetensors", b, size);
+	free(b);
+	free(h);
+}
+
+START_TEST(test_trace_size_cap)
+{
+	/* A config claiming 16384 positions and 1024 layers of hidden size 2: a text of 17000 words is
+	 * truncated to 16384 tokens, whose attention maps alone would take 1.1 TB. Before the cap a
+	 * 1-layer file of this kind with 131072 positions took 12.6 GB for 40000 words; now such
+	 * runs are refused before allocating. */
+	write_long_bert(1024, 16384);
+	struct model *m = NULL;
+	struct err e = {{0}};
+	ck_assert_msg(model_open(tmpdir, &m, &e) == 0, "%s", e.msg);
+	size_t n = 17000;
+	char *text = malloc(2 * n + 1);
+	for (size_t i = 0; i < n; i++)
+		memcpy(text + 2 * i, "a ", 2);
+	text[2 * n] = '\0';
+	struct trace *t = NULL;
+	ck_assert_int_eq(model_run(m, text, NULL, NULL, &t, &e), -1);
+	ck_assert_ptr_null(t);
+	const char *want = "16384 tokens need 1100.0 GB of attention maps with this model, more than ";
+	ck_assert_msg(strncmp(e.msg, want, strlen(want)) == 0, "%s", e.msg);
+	ck_assert_msg(strstr(e.msg, " GB (a quarter of this machine's memory): use a shorter text"), "%s", e.msg);
+	/* a short text runs */
+	ck_assert_msg(model_run(m, "a a a", NULL, NULL, &t, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq(t->n, 5);
+	trace_free(t);
+	free(text);
+	model_close(m);
+}
+END_TEST
+
 static Suite *badinput_suite(void)
 {
 	Suite *s = suite_create("badinput");
@@ -430,6 +516,7 @@ static Suite *badinput_suite(void)
 	tcase_add_test(tc, test_config_json_limits);
 	tcase_add_test(tc, test_tokenizer_file_limits);
 	tcase_add_test(tc, test_fifos_do_not_block);
+	tcase_add_test(tc, test_trace_size_cap);
 	suite_add_tcase(s, tc);
 	return s;
 }
