@@ -130,6 +130,16 @@ seq 1 8000000 >"$D/vocab.txt"
 run "60 MB vocab.txt" 1 "attnscope: $D/vocab.txt: too many lines (more than 4194304)" -m "$D" --dump json hi
 rm -rf "$D"
 
+# ---------------------------------------------------------------- Inf weights (cli.sh has NaN)
+folder inf bert-mini
+HLEN=$(od -An -t u4 -N 4 "$D/model.safetensors" | tr -d ' ')
+# F16 +Inf is 0x7c00: the bytes 00 7c over the start of the data section (the word embeddings)
+printf '\000\174%.0s' $(seq 1 50000) | dd of="$D/model.safetensors" bs=1 seek=$((8 + HLEN)) conv=notrunc 2>/dev/null
+run "Inf weights" 0 "attnscope: warning: the embeddings hold NaN or Inf values; check the weights" \
+	-m "$D" --dump json "the cat"
+expect_eq "Inf weights: JSON stays valid" "$(jq -r '.tokens | length' "$TMP/out")" 4
+rm -rf "$D"
+
 # ---------------------------------------------------------------- the model folder is only read
 # Every mode on a copy of the fixture, then the folder must be byte for byte and file for file
 # what it was, with no modification time moved (attnscope writes only its config and exports).
