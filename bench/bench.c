@@ -377,6 +377,25 @@ int main(int argc, char **argv)
 		remove_dir(dir);
 		printf("\n");
 	}
+	/* The bundled demo models, which is what a newcomer's first run uses. */
+	const char *demos[] = {"demo-bert", "demo-gpt2"};
+	for (size_t di = 0; di < sizeof demos / sizeof demos[0]; di++) {
+		struct model *m = NULL;
+		struct err e = {{0}};
+		double t0 = now();
+		if (model_open(demos[di], &m, &e) < 0) {
+			printf("%s: not measured (%s)\n\n", demos[di], e.msg);
+			continue;
+		}
+		double load = now() - t0;
+		const struct model_info *info = model_get_info(m);
+		printf("%s (bundled; %d layers, %d heads, hidden %d)\n  load %.1f ms (F16 widened to float32: %zu bytes)\n",
+		       demos[di], info->n_layers, info->n_heads, info->hidden, load * 1e3, model_bytes_converted(m));
+		bench_keystroke(m, 32, quick ? 1 : 5);
+		bench_keystroke(m, 128, quick ? 1 : 3);
+		model_close(m);
+		printf("\n");
+	}
 	printf("targets: forward >= 75%% of the sgemm rate at 128+ tokens; load of a 440 MB model well under 1 s;\n"
 	       "         keystroke -> frame <= 50 ms at 32 tokens.\n");
 	printf("%s\n", below ? "some targets missed (see above)" : "all targets met");

@@ -110,21 +110,27 @@ GPT2_CONFIG = {
     "vocab_size": 50257,
 }
 
-# Training hyper-parameters (tokens per step = batch * seq).
-# Both start with a curriculum of warm_steps on warm_seq-token windows mixed with copy
-# tasks (see gpt2_batch and bert_batch): on long windows attention starts out spread over
-# hundreds of tokens and, within this budget, no head specialised; on short ones
-# previous-token heads form within a few hundred steps. On ordinary sentences they then
-# fade once most windows are natural text again (models/README).
+# Training hyper-parameters (tokens per step = batch * seq; every long_every-th step uses
+# long_seq-token windows so that every position embedding is trained).
+# Both start with warm_steps on warm_seq-token windows with a large share of tasks whose
+# answer is the token to the left (BERT: whole rows of doubled pieces; GPT-2: "a x a" triples):
+# on long windows attention starts out spread over hundreds of tokens and no head
+# specialised within this budget. After that, BERT's doubled rows double only dup_rate of
+# the pieces, so they read like ordinary text and the previous-token head is used on any
+# text (with whole doubled rows it faded on ordinary sentences); GPT-2 keeps some triples and
+# repeated spans of text and of random tokens, over which an induction head forms on top of
+# the previous-token head (models/README has the history).
 HPARAMS = {
-    "bert": {"steps": 1300, "batch": 16, "seq": 128, "long_every": 10, "long_seq": 512, "dup_prob": 0.1,
-             "warm_steps": 400, "warm_seq": 32, "warm_dup": 0.5,
+    "bert": {"steps": 4500, "batch": 16, "seq": 128, "long_every": 10, "long_seq": 512,
+             "dup_prob": 0.5, "dup_rate": 0.15,
+             "warm_steps": 400, "warm_seq": 32, "warm_dup": 0.5, "warm_dup_rate": 1.0,
              "sampled": 2048, "decay": 300, "lr": 1.5e-3, "warmup": 50, "wd": 0.01, "betas": (0.9, 0.98),
-             "clip": 1.0, "mask_prob": 0.15, "pair_prob": 0.5, "seed": 5, "eval_every": 200, "ckpt_every": 100},
-    "gpt2": {"steps": 900, "batch": 8, "seq": 256, "repeat_prob": 0.3, "alt_prob": 0.1,
-             "warm_steps": 400, "warm_seq": 32, "warm_repeat": 0.4, "warm_alt": 0.4,
-             "sampled": 2048, "decay": 100, "lr": 3e-3, "warmup": 50, "wd": 0.01, "betas": (0.9, 0.98),
-             "clip": 1.0, "seed": 5, "eval_every": 150, "ckpt_every": 50},
+             "clip": 1.0, "mask_prob": 0.15, "pair_prob": 0.5, "seed": 5, "eval_every": 250, "ckpt_every": 100},
+    "gpt2": {"steps": 5000, "batch": 16, "seq": 128, "long_every": 10, "long_seq": 256,
+             "skip_prob": 0.15, "random_prob": 0.15, "repeat_prob": 0.1,
+             "warm_steps": 1000, "warm_seq": 32, "warm_skip": 0.5, "warm_random": 0.3, "warm_repeat": 0.1,
+             "sampled": 2048, "decay": 150, "lr": 3e-3, "warmup": 50, "wd": 0.01, "betas": (0.9, 0.98),
+             "clip": 1.0, "seed": 5, "eval_every": 250, "ckpt_every": 50},
 }
 SMOKE = {"steps": 30, "warmup": 5, "eval_every": 15, "ckpt_every": 10, "decay": 5, "warm_steps": 10}
 EVAL_SEQS = {"bert": 256, "gpt2": 40}
@@ -243,23 +249,39 @@ def unigram_entropy(ids):
 
 # ------------------------------------------------------------ batches -------
 
-def gpt2_batch(stream, rng, batch, seq, repeat_prob=0.0, alt_prob=0.0):
-    """inputs, targets [batch, seq]. With alt_prob a window alternates two tokens taken
-    from the text ("a b a b ..."): the next token is always the one before the current
-    one, which teaches a previous-token head directly. With repeat_prob a window is a span
-    of text written twice, which rewards in-context copying (induction). Otherwise the
+def gpt2_batch(stream, rng, batch, seq, repeat_prob=0.0, random_prob=0.0, skip_prob=0.0):
+    """inputs, targets [batch, seq]. With skip_prob a window is triples "a x a b y b ...":
+    consecutive text a, b, c... with a random token x, y, z... after each and the text token
+    again after that, so after x comes the token before x whatever x is, which teaches a
+    previous-token head directly. With repeat_prob a window is a span of text written
+    again and again, and with random_prob a sequence of tokens drawn at random from the
+    text (so with their unigram frequencies) written again and again: after the first
+    copy, the text can only be predicted by in-context copying (an induction head). The
+    span is between seq/8 and seq/2 tokens long, so no position is special. Otherwise the
     window is ordinary text."""
     rows = []
     for _ in range(batch):
         r = rng.random()
-        if r < alt_prob:
-            a, b = stream[rng.integers(0, len(stream), size=2)]
-            rows.append(np.tile(np.array([a, b]), seq // 2 + 1)[:seq + 1])
-        elif r < alt_prob + repeat_prob:
-            half = (seq + 2) // 2
-            o = int(rng.integers(0, len(stream) - half))
-            span = stream[o:o + half]
-            rows.append(np.concatenate([span, span])[:seq + 1])
+        if r < skip_prob:
+            # triples "a x a b y b c z c ...": a, b, c consecutive text, x, y, z random
+            # tokens; after x comes the token before x, whatever x is
+            n3 = (seq + 1) // 3 + 2
+            o = int(rng.integers(0, len(stream) - n3))
+            text, noise = stream[o:o + n3], stream[rng.integers(0, len(stream), size=n3)]
+            trip = np.stack([text, noise, text], axis=1).reshape(-1)
+            start = int(rng.integers(0, 3))                 # no position is tied to a role
+            rows.append(trip[start:start + seq + 1])
+            continue
+        r -= skip_prob
+        if r < repeat_prob + random_prob:
+            half = int(rng.integers(seq // 8, (seq + 2) // 2 + 1))
+            if r < repeat_prob:
+                o = int(rng.integers(0, len(stream) - half))
+                span = stream[o:o + half]
+            else:
+                span = stream[rng.integers(0, len(stream), size=half)]
+            reps = np.tile(span, (seq + 1) // half + 1)      # span, span, span... to fill the window
+            rows.append(reps[:seq + 1])
         else:
             o = int(rng.integers(0, len(stream) - seq - 1))
             rows.append(stream[o:o + seq + 1])
@@ -269,20 +291,31 @@ def gpt2_batch(stream, rng, batch, seq, repeat_prob=0.0, alt_prob=0.0):
 
 def bert_batch(stream, rng, batch, seq, tok, hp, vocab_size, dup_prob=0.0):
     """ids, token_type, labels [batch, seq]; labels -100 where no prediction is made.
-    With dup_prob a row is text with every word piece written twice ("the the cat cat")
-    in which every second copy, and nothing else, is to be predicted: the answer is always
-    the left neighbour, which teaches a previous-token head directly (60% of them are
-    [MASK], 30% a random piece so that the head must not depend on the query, 10% kept).
-    Other rows are ordinary text with 15% of the pieces to predict (80% [MASK], 10%
-    random, 10% kept), half of them cut into a sentence pair."""
+    With dup_prob a row is text in which each word piece is written twice with probability
+    hp["dup_rate"] ("the cat cat sat on the mat mat"); every second copy is to be
+    predicted, and its answer is always the left neighbour, which teaches a previous-token
+    head directly (50% of them are [MASK], 40% a random piece, so that the head cannot
+    depend on the query and must look left from any token, 10% kept). Otherwise the row
+    reads as ordinary text: the other pieces are predicted as in ordinary rows. Ordinary
+    rows have 15% of the pieces to predict (80% [MASK], 10% random, 10% kept), half of
+    them cut into a sentence pair."""
     ids = np.empty((batch, seq), dtype=np.int64)
     types = np.zeros((batch, seq), dtype=np.int64)
-    dup = np.zeros(batch, dtype=bool)
+    first_copy = np.zeros((batch, seq), dtype=bool)     # visible first copies of doubled pieces
+    second_copy = np.zeros((batch, seq), dtype=bool)    # their copies, always predicted
     for b in range(batch):
         if rng.random() < dup_prob:
             o = int(rng.integers(0, len(stream) - seq))
-            ids[b] = np.concatenate([[tok.cls], np.repeat(stream[o:o + seq // 2], 2)[:seq - 2], [tok.sep]])
-            dup[b] = True
+            src = stream[o:o + seq]
+            doubled = rng.random(len(src)) < hp["dup_rate"]
+            reps = 1 + doubled
+            starts = np.cumsum(reps) - reps                 # where each source piece begins
+            body = np.repeat(src, reps)[:seq - 2]
+            ids[b] = np.concatenate([[tok.cls], body, [tok.sep]])
+            firsts = 1 + starts[doubled]
+            keep = firsts + 1 < seq - 1                     # both copies inside the row
+            first_copy[b, firsts[keep]] = True
+            second_copy[b, firsts[keep] + 1] = True
         elif rng.random() < hp["pair_prob"]:
             # [CLS] A [SEP] B [SEP]: contiguous text cut in two, segment B has type 1
             o = int(rng.integers(0, len(stream) - (seq - 3)))
@@ -294,14 +327,11 @@ def bert_batch(stream, rng, batch, seq, tok, hp, vocab_size, dup_prob=0.0):
             o = int(rng.integers(0, len(stream) - (seq - 2)))
             ids[b] = np.concatenate([[tok.cls], stream[o:o + seq - 2], [tok.sep]])
     special = (ids == tok.cls) | (ids == tok.sep) | (ids == tok.pad)
-    first_copy = np.zeros_like(special)
-    first_copy[dup, 1::2] = True                        # positions 1, 3, 5...: visible first copies
-    prob = np.where(dup[:, None], 1.0, hp["mask_prob"])
-    chosen = (rng.random(ids.shape) < prob) & ~special & ~first_copy
+    chosen = ((rng.random(ids.shape) < hp["mask_prob"]) | second_copy) & ~special & ~first_copy
     labels = np.where(chosen, ids, -100)
     r = rng.random(ids.shape)
-    p_mask = np.where(dup[:, None], 0.6, 0.8)           # then random up to p_rand, the rest kept
-    p_rand = np.where(dup[:, None], 0.9, 0.9)
+    p_mask = np.where(second_copy, 0.5, 0.8)            # then random up to p_rand, the rest kept
+    p_rand = 0.9
     inputs = ids.copy()
     inputs[chosen & (r < p_mask)] = tok.mask
     rand = chosen & (r >= p_mask) & (r < p_rand)
@@ -526,10 +556,12 @@ def train(family, tok, vocab_dir, out_dir, work, smoke):
         opt.zero_grad(set_to_none=True)
         warm = step < hp["warm_steps"]     # curriculum: short windows and copy tasks first
         if family == "gpt2":
-            seq = hp["warm_seq"] if warm else hp["seq"]
+            long = hp["long_every"] and step % hp["long_every"] == hp["long_every"] - 1
+            seq = hp["warm_seq"] if warm else hp["long_seq"] if long else hp["seq"]
             batch = hp["batch"] * hp["seq"] // seq          # same tokens per step
             x, y = gpt2_batch(train_ids, rng, batch, seq, hp["warm_repeat"] if warm else hp["repeat_prob"],
-                              hp["warm_alt"] if warm else hp["alt_prob"])
+                              hp["warm_random"] if warm else hp["random_prob"],
+                              hp["warm_skip"] if warm else hp["skip_prob"])
             loss = gpt2_loss(model, x, y, sampler if hp["steps"] - step > hp["decay"] else None)
             loss.backward()
             loss_val = float(loss)
@@ -538,8 +570,9 @@ def train(family, tok, vocab_dir, out_dir, work, smoke):
             long = hp["long_every"] and step % hp["long_every"] == hp["long_every"] - 1
             seq = hp["warm_seq"] if warm else hp["long_seq"] if long else hp["seq"]
             batch = hp["batch"] * hp["seq"] // seq          # same tokens per step
-            x, types, labels = bert_batch(train_ids, rng, batch, seq, tok, hp, cfg["vocab_size"],
-                                          hp["warm_dup"] if warm else hp["dup_prob"])
+            x, types, labels = bert_batch(train_ids, rng, batch, seq, tok,
+                                          dict(hp, dup_rate=hp["warm_dup_rate"]) if warm else hp,
+                                          cfg["vocab_size"], hp["warm_dup"] if warm else hp["dup_prob"])
             loss = bert_loss(model, x, types, labels, sampler if hp["steps"] - step > hp["decay"] else None)
             loss.backward()
             loss_val = float(loss)
