@@ -76,12 +76,14 @@ done
 
 # induction score (demo-gpt2)
 : >"$TMP/ind"
+k=0
 while IFS= read -r w; do
-	"$BIN" -m "$SRC/models/demo-gpt2" --dump json " $w $w" >"$TMP/d.json" 2>"$TMP/err" || { bad "induction dump: $(cat "$TMP/err")"; continue; }
-	n=$(jq '.tokens | length' "$TMP/d.json")
+	k=$((k + 1))
+	"$BIN" -m "$SRC/models/demo-gpt2" --dump json " $w $w" >"$TMP/ind$k.json" 2>"$TMP/err" || { bad "induction dump: $(cat "$TMP/err")"; continue; }
+	n=$(jq '.tokens | length' "$TMP/ind$k.json")
 	if [ "$n" -ne 80 ]; then bad "induction text is $n tokens, not 2 x 40"; continue; fi
 	jq -c '[range(40; 80)] as $rows
-		| {count: 40, sum: [.attentions[] | [.[] | . as $a | [$rows[] | $a[.][. - 39]] | add]]}' "$TMP/d.json" >>"$TMP/ind"
+		| {count: 40, sum: [.attentions[] | [.[] | . as $a | [$rows[] | $a[.][. - 39]] | add]]}' "$TMP/ind$k.json" >>"$TMP/ind"
 done <"$TMP/words"
 set -- $(best_head "$TMP/ind")
 echo "demo-gpt2: best induction head $1 $2 = $3"
@@ -89,11 +91,11 @@ if [ "$(jq -n "$3 > 0.3")" = true ]; then ok; else bad "demo-gpt2: best inductio
 # share of second-copy tokens whose largest weight in that head is on the induction target
 l=${1#L} h=${2#H}
 hits=0
-while IFS= read -r w; do
-	"$BIN" -m "$SRC/models/demo-gpt2" --dump json --layer "$l" --head "$h" " $w $w" >"$TMP/d.json" 2>/dev/null
-	n=$(jq '[.attentions[0][0] as $a | range(40; 80) | select(. as $i | $a[$i] | index(max) == $i - 39)] | length' "$TMP/d.json")
+for f in "$TMP"/ind[0-9]*.json; do
+	n=$(jq --argjson l "$l" --argjson h "$h" \
+		'[.attentions[$l][$h] as $a | range(40; 80) | select(. as $i | $a[$i] | index(max) == $i - 39)] | length' "$f")
 	hits=$((hits + ${n:-0}))
-done <"$TMP/words"
+done
 echo "demo-gpt2: $1 $2 puts its largest weight on the induction target for $hits of 120 tokens"
 if [ "$hits" -gt 60 ]; then ok; else bad "demo-gpt2: induction target is the largest weight for only $hits of 120 tokens"; fi
 
