@@ -359,6 +359,9 @@ int main(int argc, char **argv)
 				below++;
 			free(ids);
 		}
+		/* The floor under any keystroke latency: the forward's arithmetic at the machine's sgemm rate. */
+		printf("  a forward at 32 tokens is %.2f GFLOP: %.0f ms at the sgemm rate, the least any keystroke can take\n",
+		       forward_flops(s, 32) / 1e9, forward_flops(s, 32) / (peak * 1e9) * 1e3);
 		bench_keystroke(m, 32, quick ? 1 : 5);
 		bench_keystroke(m, 128, quick ? 1 : 3);
 		/* A full redraw of the 144-head grid after a new trace (cold) and after a move (warm). */
