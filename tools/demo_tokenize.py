@@ -9,39 +9,21 @@ Hugging Face's slow tokenizers (transformers 4.31): BertTokenizer
 """
 
 import json
+import os
 import sys
 import unicodedata
 
 import regex  # Debian python3-regex: \p{L} / \p{N} classes like GPT-2's own code
 
 
+# Character classes of BasicTokenizer and GPT-2's byte table: the same as the test
+# reference tokenizer's, so they are imported from it rather than written twice.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "tools"))
+from ref_tokenize import (bytes_to_unicode, is_cjk as _is_cjk, is_control as _is_control,  # noqa: E402
+                          is_punctuation as _is_punctuation, is_whitespace as _is_whitespace)
+
+
 # ---------------------------------------------------------------- BERT ------
-
-def _is_whitespace(ch):
-    if ch in " \t\n\r":
-        return True
-    return unicodedata.category(ch) == "Zs"
-
-
-def _is_control(ch):
-    if ch in "\t\n\r":
-        return False
-    return unicodedata.category(ch).startswith("C")
-
-
-def _is_punctuation(ch):
-    cp = ord(ch)
-    # ASCII non-letters/digits count as punctuation even when Unicode says otherwise ("$", "^", "`").
-    if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
-        return True
-    return unicodedata.category(ch).startswith("P")
-
-
-def _is_cjk(cp):
-    return (0x4E00 <= cp <= 0x9FFF or 0x3400 <= cp <= 0x4DBF or 0x20000 <= cp <= 0x2A6DF
-            or 0x2A700 <= cp <= 0x2B73F or 0x2B740 <= cp <= 0x2B81F or 0x2B820 <= cp <= 0x2CEAF
-            or 0xF900 <= cp <= 0xFAFF or 0x2F800 <= cp <= 0x2FA1F)
-
 
 class BertTokenizer:
     """bert-base-uncased style: lower-case, strip accents, split punctuation, WordPiece."""
@@ -128,20 +110,6 @@ class BertTokenizer:
 
 
 # ---------------------------------------------------------------- GPT-2 -----
-
-def bytes_to_unicode():
-    """GPT-2's reversible byte -> printable character table."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + \
-        list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return dict(zip(bs, map(chr, cs)))
-
 
 class GPT2Tokenizer:
     PAT = regex.compile(r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
