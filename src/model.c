@@ -287,7 +287,6 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 	}
 	snprintf(m->info.family, sizeof m->info.family, "%s", m->fam.name);
 	m->info.causal = m->fam.causal;
-	m->info.supports_pairs = m->fam.tokenizer == TOKENIZER_WORDPIECE;
 	if (model_read_config(m, &cfg, e) < 0)
 		goto fail;
 	if (st_open_dir(m->info.dir, &m->st, e) < 0)
@@ -296,6 +295,7 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 		goto fail;
 	if (tokenizer_load(m->info.dir, m->fam.tokenizer, &m->tok, e) < 0)
 		goto fail;
+	m->info.supports_pairs = tokenizer_supports_pairs(m->tok);
 	hfconfig_free(&cfg);
 	*out = m;
 	return 0;

@@ -199,6 +199,8 @@ out:
 int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer **out, struct err *e)
 {
 	*out = NULL;
+	if (kind == TOKENIZER_JSON)
+		return err_set(e, "%s: the tokenizer.json pipeline is not implemented yet", dir);
 	if (kind != TOKENIZER_WORDPIECE && kind != TOKENIZER_BPE)
 		return err_set(e, "unknown tokenizer kind %d", (int)kind);
 	struct stat sb;
@@ -542,6 +544,11 @@ void token_list_free(struct token_list *list)
 int tokenizer_vocab_size(const struct tokenizer *tok)
 {
 	return tok->vocab.n_ids > tok->added.n_ids ? tok->vocab.n_ids : tok->added.n_ids;
+}
+
+bool tokenizer_supports_pairs(const struct tokenizer *tok)
+{
+	return tok->kind == TOKENIZER_WORDPIECE;
 }
 
 const char *tokenizer_id_to_token(const struct tokenizer *tok, int32_t id)

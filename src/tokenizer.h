@@ -22,6 +22,8 @@
 enum tokenizer_kind {
 	TOKENIZER_WORDPIECE, /* BERT: basic tokenizer + greedy WordPiece, adds [CLS] a [SEP] (b [SEP]) */
 	TOKENIZER_BPE,       /* GPT-2: byte-level BPE, adds no special tokens */
+	TOKENIZER_JSON,      /* tokenizer.json as the Hugging Face tokenizers library runs it (normalizer,
+	                      * pre-tokenizer, model, post-processor), with tokenizer_config.json */
 };
 
 struct tokenizer; /* opaque; immutable after load, safe to share between threads */
@@ -58,6 +60,8 @@ int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *
 void token_list_free(struct token_list *list);
 
 int tokenizer_vocab_size(const struct tokenizer *tok);
+/* Can the tokenizer build a sentence pair (a template for two texts, as BERT's [CLS] a [SEP] b [SEP])? */
+bool tokenizer_supports_pairs(const struct tokenizer *tok);
 /* The vocabulary string of ID, or NULL when out of range. */
 const char *tokenizer_id_to_token(const struct tokenizer *tok, int32_t id);
 /* The id of vocabulary string S, or -1. */

@@ -12,7 +12,11 @@ struct trace {
 	char family[32];       /* "bert", "gpt2" */
 	bool causal;           /* true when keys after the query are masked (attention exactly 0 there) */
 	int n_layers, n_heads, head_dim, hidden;
+	int n_kv_heads;        /* key/value heads: n_heads, or fewer with grouped-query attention (GQA/MQA);
+	                        * query head h reads kv head h / (n_heads / n_kv_heads) */
 	int max_positions;
+	bool rotary;           /* q/k are transformed after projection (rotary embedding, q/k norm):
+	                        * q_raw/k_raw hold the projections, q/k what the scores use */
 
 	int n;                 /* number of tokens */
 	char **tokens;         /* [n] vocabulary strings as HF convert_ids_to_tokens gives them */
@@ -23,9 +27,16 @@ struct trace {
 	int nonfinite_layer;   /* first layer whose output held NaN/Inf (0 = embeddings), -1 = none */
 
 	float *attn;           /* [n_layers][n_heads][n][n] softmax probabilities, row = query */
-	float *q;              /* [n_layers][n_heads][n][head_dim] query after bias, before 1/sqrt(d) */
-	float *k;              /* [n_layers][n_heads][n][head_dim] */
-	float *v;              /* [n_layers][n_heads][n][head_dim] */
+	float *q;              /* [n_layers][n_heads][n][head_dim] query as the scores use it (after bias and,
+	                        * where the model has them, q norm and rotary), before the score scaling */
+	float *k;              /* [n_layers][n_kv_heads][n][head_dim] likewise; read it with trace_k */
+	float *v;              /* [n_layers][n_kv_heads][n][head_dim] */
+	float *q_raw;          /* [n_layers][n_heads][n][head_dim] the projection before rotary/q norm; NULL
+	                        * unless rotary (then read it with trace_q_raw) */
+	float *k_raw;          /* [n_layers][n_kv_heads][n][head_dim] likewise */
+	int *win_before;       /* [n_layers] a windowed layer's query i sees keys from i - win_before on
+	                        * (sliding-window attention); -1 = no limit. Read with trace_key_range. */
+	int *win_after;        /* [n_layers] ... up to i + win_after (bidirectional local attention); -1 = none */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
 };
 
@@ -33,25 +44,59 @@ static inline const float *trace_attn(const struct trace *t, int layer, int head
 {
 	return t->attn + ((size_t)layer * t->n_heads + head) * (size_t)t->n * t->n;
 }
+/* The key/value head that query head HEAD reads. */
+static inline int trace_kv_head(const struct trace *t, int head)
+{
+	return t->n_kv_heads > 0 && t->n_kv_heads < t->n_heads ? head / (t->n_heads / t->n_kv_heads) : head;
+}
 static inline const float *trace_q(const struct trace *t, int layer, int head)
 {
 	return t->q + ((size_t)layer * t->n_heads + head) * (size_t)t->n * t->head_dim;
 }
+/* The key that query head HEAD reads (shared by the heads of a group under GQA). */
 static inline const float *trace_k(const struct trace *t, int layer, int head)
 {
-	return t->k + ((size_t)layer * t->n_heads + head) * (size_t)t->n * t->head_dim;
+	return t->k + ((size_t)layer * t->n_kv_heads + trace_kv_head(t, head)) * (size_t)t->n * t->head_dim;
 }
 static inline const float *trace_v(const struct trace *t, int layer, int head)
 {
-	return t->v + ((size_t)layer * t->n_heads + head) * (size_t)t->n * t->head_dim;
+	return t->v + ((size_t)layer * t->n_kv_heads + trace_kv_head(t, head)) * (size_t)t->n * t->head_dim;
+}
+/* Query/key before rotary and q/k norm (the same as trace_q/trace_k when the model has neither). */
+static inline const float *trace_q_raw(const struct trace *t, int layer, int head)
+{
+	if (!t->q_raw)
+		return trace_q(t, layer, head);
+	return t->q_raw + ((size_t)layer * t->n_heads + head) * (size_t)t->n * t->head_dim;
+}
+static inline const float *trace_k_raw(const struct trace *t, int layer, int head)
+{
+	if (!t->k_raw)
+		return trace_k(t, layer, head);
+	return t->k_raw + ((size_t)layer * t->n_kv_heads + trace_kv_head(t, head)) * (size_t)t->n * t->head_dim;
+}
+/* The keys LO..HI (inclusive) that query I of LAYER may attend to: causal masking and sliding windows. */
+static inline void trace_key_range(const struct trace *t, int layer, int i, int *lo, int *hi)
+{
+	int before = t->win_before ? t->win_before[layer] : -1, after = t->win_after ? t->win_after[layer] : -1;
+	*lo = before < 0 || i - before < 0 ? 0 : i - before;
+	*hi = t->causal ? i : after < 0 || i + after > t->n - 1 ? t->n - 1 : i + after;
 }
 static inline const float *trace_hidden(const struct trace *t, int layer)
 {
 	return t->hidden_states + (size_t)layer * t->n * t->hidden;
 }
 
-/* Allocate a zeroed trace with room for N tokens of a model of the given shape; NULL on OOM. */
+/* Allocate a zeroed trace with room for N tokens of a model of the given shape (one key/value head
+ * per query head, no rotary, no windows); NULL on OOM. */
 struct trace *trace_new(int n_layers, int n_heads, int head_dim, int hidden, int n);
+
+struct trace_shape {
+	int n_layers, n_heads, n_kv_heads, head_dim, hidden, n;
+	bool rotary; /* allocate q_raw/k_raw */
+};
+/* The same for any shape: N_KV_HEADS must divide N_HEADS. */
+struct trace *trace_new_shaped(const struct trace_shape *s);
 /* Free the trace and everything it owns (NULL is fine). */
 void trace_free(struct trace *t);
 
