@@ -38,7 +38,8 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* Run every "<model>--<case>.json" in CASES_DIR against MODELS_DIR/<model>. Returns cases run. */
-static int run_cases(const char *cases_dir, const char *models_dir, double *worst_attn, double *worst_qk)
+static int run_cases(const char *cases_dir, const char *models_dir, double *worst_attn, double *worst_qk,
+		     int *unsupported)
 {
 	DIR *d = opendir(cases_dir);
 	if (!d)
@@ -53,6 +54,7 @@ static int run_cases(const char *cases_dir, const char *models_dir, double *wors
 	qsort(names, count, sizeof *names, cmp_str);
 	char loaded_name[256] = "";
 	struct model *m = NULL;
+	int ran = 0;
 	for (int i = 0; i < count; i++) {
 		char model_name[256], path[PATH_MAX], dir[PATH_MAX], msg[512];
 		snprintf(model_name, sizeof model_name, "%.*s", (int)(strstr(names[i], "--") - names[i]), names[i]);
@@ -60,9 +62,22 @@ static int run_cases(const char *cases_dir, const char *models_dir, double *wors
 		snprintf(dir, sizeof dir, "%s/%s", models_dir, model_name);
 		if (strcmp(model_name, loaded_name) != 0) {
 			model_close(m);
+			m = NULL;
 			struct err e = {{0}};
-			ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);
+			int rc = model_open(dir, &m, &e);
 			snprintf(loaded_name, sizeof loaded_name, "%s", model_name);
+			/* The shared reference covers families attnscope does not run yet: those are listed,
+			 * not failed; any other error in a model of a known family is a failure. */
+			if (rc < 0 && unsupported && strstr(e.msg, "unknown model family")) {
+				printf("%-40s NOT SUPPORTED YET: %s\n", model_name, e.msg);
+				(*unsupported)++;
+			} else {
+				ck_assert_msg(rc == 0, "%s: %s", dir, e.msg);
+			}
+		}
+		if (!m) {
+			free(names[i]);
+			continue;
 		}
 		struct refcase c;
 		ck_assert_msg(refcase_load(path, &c, msg, sizeof msg) == 0, "%s", msg);
@@ -99,9 +114,10 @@ static int run_cases(const char *cases_dir, const char *models_dir, double *wors
 		trace_free(t);
 		refcase_free(&c);
 		free(names[i]);
+		ran++;
 	}
 	model_close(m);
-	return count;
+	return ran;
 }
 
 START_TEST(test_shared_reference)
@@ -111,12 +127,14 @@ START_TEST(test_shared_reference)
 	snprintf(cases, sizeof cases, "%s/cases", ref);
 	snprintf(models, sizeof models, "%s/models", ref);
 	double wa = 0, wq = 0;
-	int n = run_cases(cases, models, &wa, &wq);
+	int unsupported = 0;
+	int n = run_cases(cases, models, &wa, &wq, &unsupported);
 	if (n < 0) {
 		printf("SKIPPED: no shared reference at %s (set ATTNSCOPE_SHARED_REF)\n", ref);
 		return;
 	}
-	printf("shared reference: %d cases, worst attention diff %.3g, worst q/k diff %.3g\n", n, wa, wq);
+	printf("shared reference: %d cases, %d models of families not supported yet, worst attention diff %.3g, "
+	       "worst q/k diff %.3g\n", n, unsupported, wa, wq);
 	ck_assert_int_gt(n, 0);
 }
 END_TEST
@@ -127,7 +145,7 @@ START_TEST(test_own_fixtures)
 	snprintf(cases, sizeof cases, "%s/tests/data/cases", srcdir());
 	snprintf(models, sizeof models, "%s/tests/data/models", srcdir());
 	double wa = 0, wq = 0;
-	int n = run_cases(cases, models, &wa, &wq);
+	int n = run_cases(cases, models, &wa, &wq, NULL);
 	ck_assert_msg(n > 0, "no fixture cases in %s", cases);
 	printf("own fixtures: %d cases, worst attention diff %.3g, worst q/k diff %.3g\n", n, wa, wq);
 }
@@ -139,7 +157,7 @@ START_TEST(test_demo_models)
 	snprintf(cases, sizeof cases, "%s/tests/data/demo", srcdir());
 	snprintf(models, sizeof models, "%s/models", srcdir());
 	double wa = 0, wq = 0;
-	int n = run_cases(cases, models, &wa, &wq);
+	int n = run_cases(cases, models, &wa, &wq, NULL);
 	if (n <= 0) {
 		printf("SKIPPED: no demo-model fixtures in %s\n", cases);
 		return;

@@ -19,6 +19,8 @@
 #include <unistd.h>
 #include <utf8proc.h>
 
+#include "family.h"
+#include "hfconfig.h"
 #include "tokenizer.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -257,12 +259,22 @@ START_TEST(test_shared_reference)
 		json_error_t je;
 		json_t *c = json_load_file(cpath, 0, &je);
 		ck_assert_msg(c != NULL, "%s: %s", cpath, je.text);
-		struct tokenizer *tok = NULL;
+		/* The tokenizer the model's family uses; families attnscope does not run yet are listed. */
+		struct hfconfig cfg = {0};
+		struct family fam = {0};
 		struct err e = {""};
-		ck_assert_msg(tokenizer_load(mdir, kind_of(model), &tok, &e) == 0, "%s", e.msg);
-		bad += run_case(tok, de->d_name, c);
-		n++;
-		tokenizer_free(tok);
+		ck_assert_msg(hfconfig_load(mdir, &cfg, &e) == 0, "%s", e.msg);
+		if (family_load(cfg.model_type, &fam, &e) < 0) {
+			printf("check_tokenizer: %s: NOT SUPPORTED YET: %s\n", de->d_name, e.msg);
+		} else {
+			struct tokenizer *tok = NULL;
+			ck_assert_msg(tokenizer_load(mdir, fam.tokenizer, &tok, &e) == 0, "%s", e.msg);
+			bad += run_case(tok, de->d_name, c);
+			n++;
+			tokenizer_free(tok);
+		}
+		family_free(&fam);
+		hfconfig_free(&cfg);
 		json_decref(c);
 		free(cpath);
 		free(mdir);
