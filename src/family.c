@@ -158,6 +158,64 @@ static int fam_settings(struct fam_doc *d, yaml_node_t *map, struct family *f, b
 	return 0;
 }
 
+/* conditions: {role: setting}: the role's tensor exists only when the boolean setting is true. */
+static int fam_conditions(struct fam_doc *d, yaml_node_t *map, struct family *f)
+{
+	if (map->type != YAML_MAPPING_NODE)
+		return fam_fail(d, map, "'conditions' must be a mapping of role: setting%s", "");
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(&d->doc, p->key), *v = yaml_document_get_node(&d->doc, p->value);
+		const char *key = fam_scalar(k), *val = fam_scalar(v);
+		int role = -1, set = -1;
+		for (int r = 0; key && r < WEIGHT_COUNT; r++)
+			if (strcmp(key, family_role_keys[r]) == 0)
+				role = r;
+		for (int i = 0; val && i < SET_COUNT; i++)
+			if (strcmp(val, family_setting_keys[i]) == 0)
+				set = i;
+		if (role < 0)
+			return fam_fail(d, k, "unknown tensor role '%s'", key ? key : "?");
+		if (set < 0)
+			return fam_fail(d, v, "unknown setting '%s'", val ? val : "?");
+		if (f->n_conditions == FAMILY_MAX_RULES * 2)
+			return fam_fail(d, k, "too many conditions%s", "");
+		f->cond_role[f->n_conditions] = role;
+		f->cond_setting[f->n_conditions++] = set;
+	}
+	return 0;
+}
+
+/* refuse: [{key: K, value: V, why: TEXT}]: config.json values the engine cannot run exactly. */
+static int fam_refusals(struct fam_doc *d, yaml_node_t *seq, struct family *f)
+{
+	if (seq->type != YAML_SEQUENCE_NODE)
+		return fam_fail(d, seq, "'refuse' must be a list of {key, value, why}%s", "");
+	for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+		yaml_node_t *m = yaml_document_get_node(&d->doc, *it);
+		if (!m || m->type != YAML_MAPPING_NODE)
+			return fam_fail(d, m, "expected {key, value, why}%s", "");
+		if (f->n_refusals == FAMILY_MAX_RULES)
+			return fam_fail(d, m, "too many refusals%s", "");
+		int i = f->n_refusals++;
+		for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+			const char *key = fam_scalar(yaml_document_get_node(&d->doc, p->key));
+			yaml_node_t *v = yaml_document_get_node(&d->doc, p->value);
+			char **slot = !key ? NULL
+				      : strcmp(key, "key") == 0 ? &f->refuse_key[i]
+				      : strcmp(key, "value") == 0 ? &f->refuse_value[i]
+				      : strcmp(key, "why") == 0 ? &f->refuse_why[i] : NULL;
+			if (!slot || !fam_scalar(v))
+				return fam_fail(d, v, "expected key, value and why as strings%s", "");
+			free(*slot);
+			if (!(*slot = strdup(fam_scalar(v))))
+				return err_set(d->e, "out of memory");
+		}
+		if (!f->refuse_key[i] || !f->refuse_value[i] || !f->refuse_why[i])
+			return fam_fail(d, m, "a refusal needs key, value and why%s", "");
+	}
+	return 0;
+}
+
 static int fam_top(struct fam_doc *d, struct family *f)
 {
 	yaml_node_t *root = yaml_document_get_root_node(&d->doc);
@@ -166,6 +224,13 @@ static int fam_top(struct fam_doc *d, struct family *f)
 	static const char *const tokenizers[] = {"wordpiece", "bpe", "json"};
 	static const char *const blocks[] = {"post_ln", "pre_ln"};
 	static const char *const layouts[] = {"out_in", "in_out"};
+	static const char *const norms[] = {"layernorm", "rmsnorm"};
+	static const char *const positions[] = {"learned", "rotary"};
+	static const char *const mlps[] = {"plain", "gated"};
+	static const char *const qkv_layouts[] = {"concat", "per_head"};
+	static const char *const windows[] = {"causal", "centered"};
+	static const char *const embed_scales[] = {"none", "sqrt_hidden"};
+	f->norm_offset = 0;
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(&d->doc, p->key), *v = yaml_document_get_node(&d->doc, p->value);
 		const char *key = fam_scalar(k);
@@ -189,6 +254,42 @@ static int fam_top(struct fam_doc *d, struct family *f)
 			f->linear = choice == 0 ? LINEAR_OUT_IN : LINEAR_IN_OUT;
 		} else if (strcmp(key, "fused_qkv") == 0) {
 			rc = fam_bool(d, v, &f->fused_qkv);
+		} else if (strcmp(key, "norm") == 0) {
+			rc = fam_choice(d, v, norms, 2, &choice, "norm (layernorm, rmsnorm)");
+			f->norm = choice ? NORM_RMS : NORM_LAYER;
+		} else if (strcmp(key, "norm_offset") == 0) {
+			const char *x = fam_scalar(v);
+			if (!x || (strcmp(x, "0") && strcmp(x, "1")))
+				rc = fam_fail(d, v, "norm_offset must be 0 or 1%s", "");
+			else
+				f->norm_offset = (float)atoi(x);
+		} else if (strcmp(key, "position") == 0) {
+			rc = fam_choice(d, v, positions, 2, &choice, "position (learned, rotary)");
+			f->position = choice ? POS_ROTARY : POS_LEARNED;
+		} else if (strcmp(key, "mlp") == 0) {
+			rc = fam_choice(d, v, mlps, 2, &choice, "mlp (plain, gated)");
+			f->mlp = choice ? MLP_GATED : MLP_PLAIN;
+		} else if (strcmp(key, "qkv_layout") == 0) {
+			rc = fam_choice(d, v, qkv_layouts, 2, &choice, "qkv_layout (concat, per_head)");
+			f->qkv_layout = choice ? QKV_PER_HEAD : QKV_CONCAT;
+		} else if (strcmp(key, "window") == 0) {
+			rc = fam_choice(d, v, windows, 2, &choice, "window (causal, centered)");
+			f->window = choice ? WINDOW_CENTERED : WINDOW_CAUSAL;
+		} else if (strcmp(key, "embed_scale") == 0) {
+			rc = fam_choice(d, v, embed_scales, 2, &choice, "embed_scale (none, sqrt_hidden)");
+			f->embed_scale_sqrt_hidden = choice == 1;
+		} else if (strcmp(key, "global_offset") == 0) {
+			const char *x = fam_scalar(v);
+			if (!x || (strcmp(x, "0") && strcmp(x, "1")))
+				rc = fam_fail(d, v, "global_offset must be 0 or 1%s", "");
+			else
+				f->global_offset = atoi(x);
+		} else if (strcmp(key, "rope_local_unscaled") == 0) {
+			rc = fam_bool(d, v, &f->rope_local_unscaled);
+		} else if (strcmp(key, "conditions") == 0) {
+			rc = fam_conditions(d, v, f);
+		} else if (strcmp(key, "refuse") == 0) {
+			rc = fam_refusals(d, v, f);
 		} else if (strcmp(key, "prefixes") == 0) {
 			rc = fam_strings(d, v, f->prefixes, &f->n_prefixes);
 		} else if (strcmp(key, "config") == 0) {
@@ -204,11 +305,21 @@ static int fam_top(struct fam_doc *d, struct family *f)
 			return -1;
 	}
 	/* Structural requirements, so the engine can trust the description. */
-	static const enum family_role always[] = {WEIGHT_TOKEN_EMB, WEIGHT_POS_EMB, WEIGHT_ATTN_OUT_W, WEIGHT_LN1_W,
-						  WEIGHT_LN2_W, WEIGHT_MLP_UP_W, WEIGHT_MLP_DOWN_W};
+	static const enum family_role always[] = {WEIGHT_TOKEN_EMB, WEIGHT_ATTN_OUT_W, WEIGHT_LN1_W, WEIGHT_LN2_W,
+						  WEIGHT_MLP_DOWN_W};
 	for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
 		if (!f->n_names[always[i]])
 			return fam_fail(d, NULL, "tensors: missing role '%s'", family_role_keys[always[i]]);
+	if (f->position == POS_LEARNED && !f->n_names[WEIGHT_POS_EMB])
+		return fam_fail(d, NULL, "tensors: learned positions need '%s'", family_role_keys[WEIGHT_POS_EMB]);
+	if (f->mlp == MLP_GATED ? !f->n_names[WEIGHT_MLP_GATE_UP_W] && (!f->n_names[WEIGHT_MLP_GATE_W] ||
+									 !f->n_names[WEIGHT_MLP_UP_W])
+				: !f->n_names[WEIGHT_MLP_UP_W])
+		return fam_fail(d, NULL, "tensors: %s", f->mlp == MLP_GATED ? "a gated MLP needs mlp_gate_up_weight, or "
+									      "mlp_gate_weight and mlp_up_weight"
+									    : "needs mlp_up_weight");
+	if (f->n_names[WEIGHT_Q_NORM_W] != f->n_names[WEIGHT_K_NORM_W] ? 1 : 0)
+		return fam_fail(d, NULL, "tensors: q_norm_weight and k_norm_weight go together%s", "");
 	if (f->fused_qkv ? !f->n_names[WEIGHT_QKV_W]
 			 : (!f->n_names[WEIGHT_Q_W] || !f->n_names[WEIGHT_K_W] || !f->n_names[WEIGHT_V_W]))
 		return fam_fail(d, NULL, "tensors: %s", f->fused_qkv ? "fused_qkv needs qkv_weight"
@@ -283,6 +394,11 @@ void family_free(struct family *f)
 		for (int i = 0; i < FAMILY_MAX_ALTS; i++)
 			free(f->keys[s][i]);
 		free(f->defaults[s]);
+	}
+	for (int i = 0; i < FAMILY_MAX_RULES; i++) {
+		free(f->refuse_key[i]);
+		free(f->refuse_value[i]);
+		free(f->refuse_why[i]);
 	}
 	memset(f, 0, sizeof *f);
 }

@@ -36,7 +36,14 @@
 	X(MLP_DOWN_W, "mlp_down_weight")                                                                   \
 	X(MLP_DOWN_B, "mlp_down_bias")                                                                     \
 	X(FINAL_LN_W, "final_ln_weight")                                                                   \
-	X(FINAL_LN_B, "final_ln_bias")
+	X(FINAL_LN_B, "final_ln_bias")                                                                     \
+	X(MLP_GATE_W, "mlp_gate_weight")                                                                   \
+	X(MLP_GATE_B, "mlp_gate_bias")                                                                     \
+	X(MLP_GATE_UP_W, "mlp_gate_up_weight")                                                             \
+	X(Q_NORM_W, "q_norm_weight")                                                                       \
+	X(K_NORM_W, "k_norm_weight")                                                                       \
+	X(POST_ATTN_LN_W, "post_attn_ln_weight")                                                           \
+	X(POST_MLP_LN_W, "post_mlp_ln_weight")
 
 enum family_role {
 #define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,
@@ -57,7 +64,21 @@ enum family_role {
 	X(LAYER_NORM_EPS, "layer_norm_eps")                                                                \
 	X(ACTIVATION, "activation")                                                                        \
 	X(SCALE_BY_INVERSE_LAYER, "scale_attn_by_inverse_layer_idx")                                       \
-	X(SCALE_ATTN_WEIGHTS, "scale_attn_weights")
+	X(SCALE_ATTN_WEIGHTS, "scale_attn_weights")                                                        \
+	X(KV_HEADS, "kv_heads")                                                                            \
+	X(HEAD_DIM, "head_dim")                                                                            \
+	X(ROPE_THETA, "rope_theta")                                                                        \
+	X(ROPE_LOCAL_THETA, "rope_local_theta")                                                            \
+	X(ROTARY_FRACTION, "rotary_fraction")                                                              \
+	X(ROPE_SCALING, "rope_scaling")                                                                    \
+	X(SLIDING_WINDOW, "sliding_window")                                                                \
+	X(GLOBAL_EVERY, "global_every")                                                                    \
+	X(LAYER_TYPES, "layer_types")                                                                      \
+	X(SOFTCAP, "attn_softcap")                                                                         \
+	X(QUERY_SCALAR, "query_pre_attn_scalar")                                                           \
+	X(PARALLEL_RESIDUAL, "parallel_residual")                                                          \
+	X(ATTENTION_BIAS, "attention_bias")                                                                \
+	X(MLP_BIAS, "mlp_bias")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -70,6 +91,14 @@ enum family_setting {
 
 enum family_block { BLOCK_POST_LN, BLOCK_PRE_LN };
 enum family_linear { LINEAR_OUT_IN, LINEAR_IN_OUT }; /* torch Linear [out,in] vs GPT-2 Conv1D [in,out] */
+enum family_norm { NORM_LAYER, NORM_RMS };           /* LayerNorm (mean and variance) or RMSNorm */
+enum family_position { POS_LEARNED, POS_ROTARY };   /* a learned table added to the embeddings, or RoPE */
+enum family_mlp { MLP_PLAIN, MLP_GATED };           /* down(act(up x)) or down(act(gate x) * up x) */
+enum family_qkv_layout { QKV_CONCAT, QKV_PER_HEAD }; /* fused rows [q | k | v], or per head [q_h k_h v_h] */
+enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W keys up to the query, or
+                                                       * the keys within W/2 on either side */
+
+#define FAMILY_MAX_RULES 8
 
 struct family {
 	char name[32];
@@ -87,6 +116,24 @@ struct family {
 	char *keys[SET_COUNT][FAMILY_MAX_ALTS]; /* candidate config.json keys */
 	char *defaults[SET_COUNT];       /* textual default when no key is present (NULL = required) */
 	int intermediate_per_hidden;     /* when intermediate is null/absent: this × hidden (0 = required) */
+
+	/* Block composition (TransformerLens-style switches; the defaults are GPT-2/BERT's). */
+	enum family_norm norm;
+	float norm_offset;               /* RMSNorm scales by (offset + w): Gemma stores w - 1 */
+	enum family_position position;
+	enum family_mlp mlp;
+	enum family_qkv_layout qkv_layout;
+	bool embed_scale_sqrt_hidden;    /* Gemma: embeddings × sqrt(hidden), rounded to float32 */
+	enum family_window window;
+	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
+	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */
+	/* Tensor roles that exist only when a boolean setting is true (attention_bias: q_bias, ...). */
+	int n_conditions;
+	enum family_role cond_role[FAMILY_MAX_RULES * 2];
+	enum family_setting cond_setting[FAMILY_MAX_RULES * 2];
+	/* config.json values this engine cannot run exactly: key -> the refused JSON value as text. */
+	int n_refusals;
+	char *refuse_key[FAMILY_MAX_RULES], *refuse_value[FAMILY_MAX_RULES], *refuse_why[FAMILY_MAX_RULES];
 };
 
 /* Load DATADIR/models/families/MODEL_TYPE.yaml. */

@@ -1,6 +1,7 @@
-/* forward.c -- the float32 forward pass of a BERT- or GPT-2-shaped transformer on OpenBLAS,
- * capturing every head's attention probabilities, queries, keys, values and the hidden states.
- * The math follows Hugging Face's BertModel / GPT2Model (eager attention) operation by operation. */
+/* forward.c -- the float32 forward pass of a transformer composed from its family's switches
+ * (post-LN BERT, pre-LN GPT-2 and Llama-style decoders, GPT-NeoX's parallel residual, Gemma's
+ * sandwich norms), capturing every head's attention probabilities, queries, keys, values and the
+ * hidden states. The math follows Hugging Face's eager modeling code operation by operation. */
 #include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
@@ -8,140 +9,148 @@
 
 #include "model-internal.h"
 
-/* Scratch buffers for one run; sizes in floats. */
+/* Scratch buffers for one run; sizes in floats (H hidden, QD/KD query/key widths, I intermediate). */
 struct fwd_buf {
-	float *x;    /* [n][hidden] residual stream */
-	float *h;    /* [n][hidden] normalised input of a sub-block (pre-LN) */
-	float *qkv;  /* [n][3*hidden] q | k | v */
-	float *ctx;  /* [n][hidden] attention context (heads side by side) */
-	float *proj; /* [n][hidden] output of a projection */
-	float *mid;  /* [n][intermediate] MLP hidden */
+	float *x;     /* [n][H] residual stream */
+	float *h;     /* [n][H] normalised input of a sub-block */
+	float *qkv;   /* [n][QD + 2 KD] projections side by side */
+	float *ctx;   /* [n][QD] attention context (heads side by side) */
+	float *proj;  /* [n][H] output of the attention (or MLP) projection */
+	float *proj2; /* [n][H] MLP output beside the attention output (parallel residual) */
+	float *mid;   /* [n][2 I] MLP hidden (gated: gate | up, then the product in the first I) */
+	float *cos_g, *sin_g; /* [n][rotary_dim / 2] tables of full-attention layers */
+	float *cos_l, *sin_l; /* ... of sliding-window layers */
 };
 
-/* y[n][out] = x[n][in] · W + b, with W stored [out][in] (Linear) or [in][out] (Conv1D); LDY is y's row stride. */
-static void fwd_linear(const struct model *m, const float *x, int n, int in, int out, const float *w,
-		       const float *b, float *y, int ldy)
+static void fwd_linear(const struct model *m, const float *x, int n, int in, int out, const float *w, const float *b,
+		       float *y, int ldy)
 {
-	if (b)
-		for (int i = 0; i < n; i++)
-			memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
-	if (m->fam.linear == LINEAR_OUT_IN)
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, x, in, w, in, b ? 1.0f : 0.0f, y,
-			    ldy);
-	else
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, out, in, 1.0f, x, in, w, out, b ? 1.0f : 0.0f,
-			    y, ldy);
+	ops_linear(x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy);
 }
 
-/* Row-wise LayerNorm (biased variance, like torch) from X into Y; accumulates in double. */
-static void fwd_layernorm(const float *x, float *y, int n, int d, const float *g, const float *b, double eps)
+/* Apply norm N to X [n][H] into Y (may alias X); a missing norm copies. */
+static void fwd_norm(const struct model *m, const struct norm_weights *nw, const float *x, float *y, int n)
 {
-	for (int i = 0; i < n; i++) {
-		const float *xi = x + (size_t)i * d;
-		float *yi = y + (size_t)i * d;
-		double mean = 0, var = 0;
-		for (int j = 0; j < d; j++)
-			mean += xi[j];
-		mean /= d;
-		for (int j = 0; j < d; j++)
-			var += (xi[j] - mean) * (xi[j] - mean);
-		var /= d;
-		double inv = 1.0 / sqrt(var + eps);
-		for (int j = 0; j < d; j++)
-			yi[j] = (float)((xi[j] - mean) * inv) * g[j] + (b ? b[j] : 0.0f);
+	int H = m->info.hidden;
+	if (!nw->w) {
+		if (x != y)
+			memcpy(y, x, (size_t)n * H * sizeof(float));
+	} else if (m->fam.norm == NORM_RMS) {
+		ops_rmsnorm(x, y, n, H, H, nw->w, m->fam.norm_offset, m->ln_eps);
+	} else {
+		ops_layernorm(x, y, n, H, nw->w, nw->b, m->ln_eps);
 	}
 }
 
-static void fwd_activation(enum activation act, float *x, size_t count)
+/* Column offsets of query head HD, and of key/value head G, in the projection row [q | k | v]. */
+static void fwd_head_columns(const struct model *m, int hd, int g, int *q_col, int *k_col, int *v_col)
 {
-	switch (act) {
-	case ACT_GELU_ERF:
-		for (size_t i = 0; i < count; i++)
-			x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * (float)M_SQRT1_2));
-		break;
-	case ACT_GELU_TANH: {
-		const float c = 0.7978845608028654f; /* sqrt(2/pi) */
-		for (size_t i = 0; i < count; i++) {
-			float v = x[i];
-			x[i] = 0.5f * v * (1.0f + tanhf(c * (v + 0.044715f * v * v * v)));
-		}
-		break;
-	}
-	case ACT_RELU:
-		for (size_t i = 0; i < count; i++)
-			x[i] = x[i] > 0 ? x[i] : 0;
-		break;
+	int D = m->info.head_dim;
+	if (m->fam.fused_qkv && m->fam.qkv_layout == QKV_PER_HEAD) { /* GPT-NeoX: [q_h k_h v_h] per head */
+		*q_col = hd * 3 * D;
+		*k_col = g * 3 * D + D;
+		*v_col = g * 3 * D + 2 * D;
+	} else {
+		*q_col = hd * D;
+		*k_col = m->arch.q_dim + g * D;
+		*v_col = m->arch.q_dim + m->arch.kv_dim + g * D;
 	}
 }
 
-/* Softmax of each row of S [n][n] in place; with CAUSAL, keys after the query get exactly 0. */
-static void fwd_softmax(float *s, int n, bool causal)
+static void fwd_gather(float *dst, const float *src, int n, int d, int ld)
 {
-	for (int i = 0; i < n; i++) {
-		float *row = s + (size_t)i * n;
-		int last = causal ? i : n - 1;
-		float mx = row[0];
-		for (int j = 1; j <= last; j++)
-			mx = row[j] > mx ? row[j] : mx;
-		float sum = 0;
-		for (int j = 0; j <= last; j++) {
-			row[j] = expf(row[j] - mx);
-			sum += row[j];
-		}
-		float inv = 1.0f / sum;
-		for (int j = 0; j <= last; j++)
-			row[j] *= inv;
-		for (int j = last + 1; j < n; j++)
-			row[j] = 0.0f;
+	for (int i = 0; i < n; i++)
+		memcpy(dst + (size_t)i * d, src + (size_t)i * ld, d * sizeof(float));
+}
+
+/* Project H into q, k, v, copy them per head into the trace, then apply q/k norm and rotary there. */
+static void fwd_project(const struct model *m, int l, const float *h, struct fwd_buf *b, struct trace *t)
+{
+	const struct layer_weights *w = &m->layers[l];
+	const struct arch *a = &m->arch;
+	int n = t->n, H = t->hidden, D = t->head_dim, QD = a->q_dim, KD = a->kv_dim, ld = QD + 2 * KD;
+	if (m->fam.fused_qkv) {
+		fwd_linear(m, h, n, H, ld, w->qkv_w, w->qkv_b, b->qkv, ld);
+	} else {
+		fwd_linear(m, h, n, H, QD, w->q_w, w->q_b, b->qkv, ld);
+		fwd_linear(m, h, n, H, KD, w->k_w, w->k_b, b->qkv + QD, ld);
+		fwd_linear(m, h, n, H, KD, w->v_w, w->v_b, b->qkv + QD + KD, ld);
+	}
+	bool sliding = a->layer_sliding && a->layer_sliding[l];
+	const struct rope *rope = sliding ? &a->rope_local : &a->rope_global;
+	const float *cos_t = sliding ? b->cos_l : b->cos_g, *sin_t = sliding ? b->sin_l : b->sin_g;
+	for (int hd = 0; hd < t->n_heads; hd++) {
+		int qc, kc, vc;
+		fwd_head_columns(m, hd, hd / (t->n_heads / t->n_kv_heads), &qc, &kc, &vc);
+		float *tq = (float *)trace_q(t, l, hd);
+		fwd_gather(tq, b->qkv + qc, n, D, ld);
+		if (t->q_raw)
+			memcpy((float *)trace_q_raw(t, l, hd), tq, (size_t)n * D * sizeof(float));
+		if (w->q_norm_w)
+			ops_rmsnorm(tq, tq, n, D, D, w->q_norm_w, m->fam.norm_offset, m->ln_eps);
+		if (a->rotary)
+			rope_apply(rope, tq, n, D, cos_t, sin_t);
+	}
+	for (int g = 0; g < t->n_kv_heads; g++) {
+		int qc, kc, vc, first = g * (t->n_heads / t->n_kv_heads); /* a query head reading kv head g */
+		fwd_head_columns(m, first, g, &qc, &kc, &vc);
+		float *tk = (float *)trace_k(t, l, first), *tv = (float *)trace_v(t, l, first);
+		fwd_gather(tk, b->qkv + kc, n, D, ld);
+		fwd_gather(tv, b->qkv + vc, n, D, ld);
+		if (t->k_raw)
+			memcpy((float *)trace_k_raw(t, l, first), tk, (size_t)n * D * sizeof(float));
+		if (w->k_norm_w)
+			ops_rmsnorm(tk, tk, n, D, D, w->k_norm_w, m->fam.norm_offset, m->ln_eps);
+		if (a->rotary)
+			rope_apply(rope, tk, n, D, cos_t, sin_t);
 	}
 }
 
 /* Self-attention of layer L on input H [n][hidden]; result (after output projection) in B->proj. */
 static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, struct trace *t)
 {
-	const struct layer_weights *w = &m->layers[l];
-	int n = t->n, H = t->hidden, D = t->head_dim, nh = t->n_heads, ld = 3 * H;
-	if (m->fam.fused_qkv) {
-		fwd_linear(m, h, n, H, 3 * H, w->qkv_w, w->qkv_b, b->qkv, ld);
-	} else {
-		fwd_linear(m, h, n, H, H, w->q_w, w->q_b, b->qkv, ld);
-		fwd_linear(m, h, n, H, H, w->k_w, w->k_b, b->qkv + H, ld);
-		fwd_linear(m, h, n, H, H, w->v_w, w->v_b, b->qkv + 2 * H, ld);
-	}
-	float scale = 1.0f;
-	if (m->scale_attn_weights)
-		scale /= sqrtf((float)D);
+	const struct arch *a = &m->arch;
+	int n = t->n, D = t->head_dim, QD = a->q_dim;
+	fwd_project(m, l, h, b, t);
+	float scale = a->attn_scale;
 	if (m->scale_by_inverse_layer)
 		scale /= (float)(l + 1);
-	for (int hd = 0; hd < nh; hd++) {
-		const float *q = b->qkv + hd * D, *k = b->qkv + H + hd * D, *v = b->qkv + 2 * H + hd * D;
-		float *tq = (float *)trace_q(t, l, hd), *tk = (float *)trace_k(t, l, hd), *tv = (float *)trace_v(t, l, hd);
-		for (int i = 0; i < n; i++) {
-			memcpy(tq + (size_t)i * D, q + (size_t)i * ld, D * sizeof(float));
-			memcpy(tk + (size_t)i * D, k + (size_t)i * ld, D * sizeof(float));
-			memcpy(tv + (size_t)i * D, v + (size_t)i * ld, D * sizeof(float));
-		}
+	for (int hd = 0; hd < t->n_heads; hd++) {
+		const float *q = trace_q(t, l, hd), *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
 		float *p = (float *)trace_attn(t, l, hd); /* scores, then probabilities, in place */
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, scale, tq, D, tk, D, 0.0f, p, n);
-		fwd_softmax(p, n, m->info.causal);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, p, n, tv, D, 0.0f, b->ctx + hd * D, H);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, scale, q, D, k, D, 0.0f, p, n);
+		if (a->softcap > 0)
+			ops_softcap(p, (size_t)n * n, a->softcap);
+		for (int i = 0; i < n; i++) {
+			int lo, hi;
+			trace_key_range(t, l, i, &lo, &hi);
+			ops_softmax_range(p + (size_t)i * n, n, lo, hi);
+		}
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, p, n, v, D, 0.0f, b->ctx + hd * D, QD);
 	}
-	fwd_linear(m, b->ctx, n, H, H, w->out_w, w->out_b, b->proj, H);
+	fwd_linear(m, b->ctx, n, QD, t->hidden, m->layers[l].out_w, m->layers[l].out_b, b->proj, t->hidden);
 }
 
-static void fwd_mlp(const struct model *m, int l, const float *h, struct fwd_buf *b, int n)
+/* MLP of layer L on H [n][hidden] into OUT [n][hidden]. */
+static void fwd_mlp(const struct model *m, int l, const float *h, struct fwd_buf *b, int n, float *out)
 {
 	const struct layer_weights *w = &m->layers[l];
 	int H = m->info.hidden, inter = m->info.intermediate;
-	fwd_linear(m, h, n, H, inter, w->up_w, w->up_b, b->mid, inter);
-	fwd_activation(m->act, b->mid, (size_t)n * inter);
-	fwd_linear(m, b->mid, n, inter, H, w->down_w, w->down_b, b->proj, H);
-}
-
-static void fwd_add(float *x, const float *y, size_t count)
-{
-	for (size_t i = 0; i < count; i++)
-		x[i] += y[i];
+	if (m->fam.mlp == MLP_PLAIN) {
+		fwd_linear(m, h, n, H, inter, w->up_w, w->up_b, b->mid, inter);
+		ops_activation(m->act, b->mid, (size_t)n * inter);
+	} else {
+		/* gate | up side by side in B->mid (rows 2I wide), then act(gate) * up packed to rows inter wide */
+		if (w->gate_up_w) {
+			fwd_linear(m, h, n, H, 2 * inter, w->gate_up_w, NULL, b->mid, 2 * inter);
+		} else {
+			fwd_linear(m, h, n, H, inter, w->gate_w, w->gate_b, b->mid, 2 * inter);
+			fwd_linear(m, h, n, H, inter, w->up_w, w->up_b, b->mid + inter, 2 * inter);
+		}
+		/* in place: row i's product lands at i*inter, never past the row's own gate values */
+		ops_gated(m->act, b->mid, b->mid + inter, n, inter, 2 * inter, b->mid);
+	}
+	fwd_linear(m, b->mid, n, inter, H, w->down_w, w->down_b, out, H);
 }
 
 /* Record the first hidden state holding NaN/Inf: bad weights should be reported, not crash. */
@@ -160,39 +169,133 @@ static void fwd_check_finite(struct trace *t, int layer, const float *x, size_t 
 static void fwd_embed(const struct model *m, struct trace *t, float *x)
 {
 	int H = t->hidden;
+	float scale = m->arch.embed_scale;
 	for (int i = 0; i < t->n; i++) {
 		float *xi = x + (size_t)i * H;
-		const float *te = m->tok_emb + (size_t)t->ids[i] * H, *pe = m->pos_emb + (size_t)i * H;
+		const float *te = m->tok_emb + (size_t)t->ids[i] * H;
 		for (int j = 0; j < H; j++)
-			xi[j] = te[j] + pe[j];
-		if (m->type_emb) {
-			const float *ty = m->type_emb + (size_t)t->type_ids[i] * H;
-			for (int j = 0; j < H; j++)
-				xi[j] += ty[j];
-		}
+			xi[j] = scale > 0 ? te[j] * scale : te[j];
+		if (m->pos_emb)
+			ops_add(xi, m->pos_emb + (size_t)i * H, H);
+		if (m->type_emb)
+			ops_add(xi, m->type_emb + (size_t)t->type_ids[i] * H, H);
 	}
-	if (m->emb_ln_w)
-		fwd_layernorm(x, x, t->n, H, m->emb_ln_w, m->emb_ln_b, m->ln_eps);
+	fwd_norm(m, &m->emb_ln, x, x, t->n);
+}
+
+/* One block of layer L on the residual stream B->x. */
+static void fwd_block(const struct model *m, int l, struct fwd_buf *b, struct trace *t)
+{
+	const struct layer_weights *w = &m->layers[l];
+	int n = t->n;
+	size_t nh = (size_t)n * t->hidden;
+	if (m->fam.block == BLOCK_POST_LN) {
+		/* BERT: x = LN1(x + Attn(x)); x = LN2(x + MLP(x)) */
+		fwd_attention(m, l, b->x, b, t);
+		ops_add(b->x, b->proj, nh);
+		fwd_norm(m, &w->ln1, b->x, b->x, n);
+		fwd_mlp(m, l, b->x, b, n, b->proj);
+		ops_add(b->x, b->proj, nh);
+		fwd_norm(m, &w->ln2, b->x, b->x, n);
+		return;
+	}
+	/* Pre-LN: x += [post_attn](Attn(LN1 x)); x += [post_mlp](MLP(LN2 x)) */
+	fwd_norm(m, &w->ln1, b->x, b->h, n);
+	fwd_attention(m, l, b->h, b, t);
+	fwd_norm(m, &w->post_attn, b->proj, b->proj, n);
+	if (m->arch.parallel_residual) {
+		/* GPT-NeoX: x = (mlp(ln2 x) + attn(ln1 x)) + x, both from the same x */
+		fwd_norm(m, &w->ln2, b->x, b->h, n);
+		fwd_mlp(m, l, b->h, b, n, b->proj2);
+		ops_add(b->proj2, b->proj, nh);
+		ops_add(b->x, b->proj2, nh);
+		return;
+	}
+	ops_add(b->x, b->proj, nh);
+	fwd_norm(m, &w->ln2, b->x, b->h, n);
+	fwd_mlp(m, l, b->h, b, n, b->proj);
+	fwd_norm(m, &w->post_mlp, b->proj, b->proj, n);
+	ops_add(b->x, b->proj, nh);
+}
+
+static int fwd_alloc(const struct model *m, int n, struct fwd_buf *b)
+{
+	const struct arch *a = &m->arch;
+	size_t H = m->info.hidden, inter = m->info.intermediate, half = a->rotary ? a->rope_global.dim / 2 : 1;
+	memset(b, 0, sizeof *b);
+	b->x = malloc(n * H * sizeof(float));
+	b->h = malloc(n * H * sizeof(float));
+	b->qkv = malloc(n * (size_t)(a->q_dim + 2 * a->kv_dim) * sizeof(float));
+	b->ctx = malloc(n * (size_t)a->q_dim * sizeof(float));
+	b->proj = malloc(n * H * sizeof(float));
+	b->proj2 = malloc(n * H * sizeof(float));
+	b->mid = malloc(n * 2 * inter * sizeof(float));
+	b->cos_g = malloc(n * half * sizeof(float));
+	b->sin_g = malloc(n * half * sizeof(float));
+	b->cos_l = malloc(n * half * sizeof(float));
+	b->sin_l = malloc(n * half * sizeof(float));
+	return b->x && b->h && b->qkv && b->ctx && b->proj && b->proj2 && b->mid && b->cos_g && b->sin_g && b->cos_l &&
+			       b->sin_l
+		       ? 0
+		       : -1;
+}
+
+static void fwd_free(struct fwd_buf *b)
+{
+	free(b->x);
+	free(b->h);
+	free(b->qkv);
+	free(b->ctx);
+	free(b->proj);
+	free(b->proj2);
+	free(b->mid);
+	free(b->cos_g);
+	free(b->sin_g);
+	free(b->cos_l);
+	free(b->sin_l);
+}
+
+int forward_layer(const struct model *m, struct trace *t, int layer, const float *x_in, struct err *e)
+{
+	int n = t->n;
+	size_t nh = (size_t)n * t->hidden;
+	struct fwd_buf b;
+	int rc = 0;
+	if (layer < 0 || layer >= t->n_layers || n == 0)
+		return err_set(e, "no layer %d", layer);
+	if (fwd_alloc(m, n, &b) < 0) {
+		rc = err_set(e, "out of memory for %d tokens", n);
+	} else if (m->arch.rotary && (rope_tables(&m->arch.rope_global, n, b.cos_g, b.sin_g, e) < 0 ||
+				      rope_tables(&m->arch.rope_local, n, b.cos_l, b.sin_l, e) < 0)) {
+		rc = -1;
+	} else {
+		memcpy(b.x, x_in, nh * sizeof(float));
+		fwd_block(m, layer, &b, t);
+		if (layer == t->n_layers - 1)
+			fwd_norm(m, &m->final_ln, b.x, b.x, n);
+		memcpy((float *)trace_hidden(t, layer + 1), b.x, nh * sizeof(float));
+	}
+	fwd_free(&b);
+	return rc;
 }
 
 int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e)
 {
-	int n = t->n, H = t->hidden, inter = m->info.intermediate;
+	int n = t->n, H = t->hidden;
 	if (n == 0)
 		return 0;
 	if (n > m->info.max_positions)
 		return err_set(e, "%d tokens exceed the model's %d positions", n, m->info.max_positions);
 	struct fwd_buf b;
-	size_t nh = (size_t)n * H;
-	b.x = malloc(nh * sizeof(float));
-	b.h = malloc(nh * sizeof(float));
-	b.qkv = malloc(3 * nh * sizeof(float));
-	b.ctx = malloc(nh * sizeof(float));
-	b.proj = malloc(nh * sizeof(float));
-	b.mid = malloc((size_t)n * inter * sizeof(float));
 	int rc = 0;
-	if (!b.x || !b.h || !b.qkv || !b.ctx || !b.proj || !b.mid) {
+	size_t nh = (size_t)n * H;
+	if (fwd_alloc(m, n, &b) < 0) {
 		rc = err_set(e, "out of memory for %d tokens", n);
+		goto done;
+	}
+	if (m->arch.rotary && (rope_tables(&m->arch.rope_global, n, b.cos_g, b.sin_g, e) < 0 ||
+			       rope_tables(&m->arch.rope_local, n, b.cos_l, b.sin_l, e) < 0)) {
+		rc = -1;
 		goto done;
 	}
 	fwd_embed(m, t, b.x);
@@ -203,36 +306,14 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 			rc = err_set(e, "cancelled");
 			goto done;
 		}
-		const struct layer_weights *w = &m->layers[l];
-		if (m->fam.block == BLOCK_PRE_LN) {
-			/* GPT-2: x += Attn(LN1(x)); x += MLP(LN2(x)) */
-			fwd_layernorm(b.x, b.h, n, H, w->ln1_w, w->ln1_b, m->ln_eps);
-			fwd_attention(m, l, b.h, &b, t);
-			fwd_add(b.x, b.proj, nh);
-			fwd_layernorm(b.x, b.h, n, H, w->ln2_w, w->ln2_b, m->ln_eps);
-			fwd_mlp(m, l, b.h, &b, n);
-			fwd_add(b.x, b.proj, nh);
-		} else {
-			/* BERT: x = LN1(x + Attn(x)); x = LN2(x + MLP(x)) */
-			fwd_attention(m, l, b.x, &b, t);
-			fwd_add(b.x, b.proj, nh);
-			fwd_layernorm(b.x, b.x, n, H, w->ln1_w, w->ln1_b, m->ln_eps);
-			fwd_mlp(m, l, b.x, &b, n);
-			fwd_add(b.x, b.proj, nh);
-			fwd_layernorm(b.x, b.x, n, H, w->ln2_w, w->ln2_b, m->ln_eps);
-		}
-		/* HF reports the last hidden state after the final LayerNorm (GPT-2's ln_f). */
-		if (l == t->n_layers - 1 && m->final_ln_w)
-			fwd_layernorm(b.x, b.x, n, H, m->final_ln_w, m->final_ln_b, m->ln_eps);
+		fwd_block(m, l, &b, t);
+		/* HF reports the last hidden state after the final norm (GPT-2's ln_f, Llama's norm). */
+		if (l == t->n_layers - 1)
+			fwd_norm(m, &m->final_ln, b.x, b.x, n);
 		memcpy((float *)trace_hidden(t, l + 1), b.x, nh * sizeof(float));
 		fwd_check_finite(t, l + 1, b.x, nh);
 	}
 done:
-	free(b.x);
-	free(b.h);
-	free(b.qkv);
-	free(b.ctx);
-	free(b.proj);
-	free(b.mid);
+	fwd_free(&b);
 	return rc;
 }

@@ -52,6 +52,12 @@ static json_t *hfconfig_value(const struct hfconfig *c, const struct family *f, 
 	return NULL;
 }
 
+const void *hfconfig_json(const struct hfconfig *c, const struct family *f, enum family_setting s)
+{
+	const char *key;
+	return hfconfig_value(c, f, s, &key);
+}
+
 bool hfconfig_has(const struct hfconfig *c, const struct family *f, enum family_setting s)
 {
 	const char *key;

@@ -28,6 +28,8 @@ int hfconfig_string(const struct hfconfig *c, const struct family *f, enum famil
 		    size_t outsz, struct err *e);
 int hfconfig_bool(const struct hfconfig *c, const struct family *f, enum family_setting s, bool *out,
 		  struct err *e);
+/* The raw value (a json_t *) of setting S, or NULL when absent or null (no default applies). */
+const void *hfconfig_json(const struct hfconfig *c, const struct family *f, enum family_setting s);
 /* True when setting S has a non-null value in config.json. */
 bool hfconfig_has(const struct hfconfig *c, const struct family *f, enum family_setting s);
 

@@ -1,31 +1,61 @@
-/* model-internal.h -- the loaded model as the forward pass sees it (private to model.c, forward.c). */
+/* model-internal.h -- the loaded model as the forward pass sees it (private to model.c,
+ * model-config.c and forward.c). */
 #ifndef ATTNSCOPE_MODEL_INTERNAL_H
 #define ATTNSCOPE_MODEL_INTERNAL_H
 
 #include "family.h"
+#include "hfconfig.h"
 #include "model.h"
+#include "ops.h"
+#include "rope.h"
 #include "safetensors.h"
 #include "tokenizer.h"
 
-enum activation { ACT_GELU_ERF, ACT_GELU_TANH, ACT_RELU };
+/* A normalisation layer: LayerNorm (with or without bias) or RMSNorm scaled by (offset + w). */
+struct norm_weights {
+	const float *w; /* [dim] or NULL when the model has no such norm */
+	const float *b; /* [dim] or NULL */
+};
 
 /* One block's weights. "in→out" linears are applied as y = x·W + b whatever the storage layout;
- * the family's linear_layout says whether W is stored [out, in] or [in, out]. NULL bias = none. */
+ * the family's linear_layout says whether W is stored [out, in] or [in, out]. NULL bias = none.
+ * Widths: H = hidden, QD = heads × head_dim, KD = kv_heads × head_dim, I = intermediate. */
 struct layer_weights {
-	const float *ln1_w, *ln1_b;   /* [hidden] */
-	const float *q_w, *k_w, *v_w; /* hidden→hidden each (separate projections) */
-	const float *q_b, *k_b, *v_b; /* [hidden] */
-	const float *qkv_w;           /* hidden→3*hidden (fused: q | k | v columns) */
-	const float *qkv_b;           /* [3*hidden] */
-	const float *out_w, *out_b;   /* hidden→hidden, [hidden] */
-	const float *ln2_w, *ln2_b;   /* [hidden] */
-	const float *up_w, *up_b;     /* hidden→intermediate, [intermediate] */
-	const float *down_w, *down_b; /* intermediate→hidden, [hidden] */
+	struct norm_weights ln1;      /* before attention (pre-LN) or after it (post-LN BERT) */
+	const float *q_w, *k_w, *v_w; /* H→QD, H→KD, H→KD (separate projections) */
+	const float *q_b, *k_b, *v_b; /* [QD], [KD], [KD] */
+	const float *qkv_w, *qkv_b;   /* H→QD+2KD fused (family qkv_layout), [QD+2KD] */
+	const float *q_norm_w;        /* [head_dim] per-head RMSNorm of q before rotary (Qwen3, Gemma 3) */
+	const float *k_norm_w;        /* [head_dim] */
+	const float *out_w, *out_b;   /* QD→H, [H] */
+	struct norm_weights post_attn; /* Gemma 2/3: normalises the attention output before the residual */
+	struct norm_weights ln2;      /* before the MLP (pre-LN) or after it (post-LN) */
+	const float *up_w, *up_b;     /* H→I, [I] */
+	const float *gate_w, *gate_b; /* H→I gated MLP: down(act(gate x) * up x) */
+	const float *gate_up_w;       /* H→2I fused [gate | up] (Phi-3) */
+	const float *down_w, *down_b; /* I→H, [H] */
+	struct norm_weights post_mlp; /* Gemma 2/3: normalises the MLP output before the residual */
+};
+
+/* The block as config.json and the family describe it. */
+struct arch {
+	int n_kv_heads;            /* key/value heads (GQA/MQA when fewer than the heads) */
+	int q_dim, kv_dim;         /* heads × head_dim, kv_heads × head_dim */
+	bool parallel_residual;    /* GPT-NeoX: x + attn(ln1 x) + mlp(ln2 x) */
+	float embed_scale;         /* embeddings multiplied by it (Gemma: sqrt(hidden) in float32); 0 = none */
+	float attn_scale;          /* scores multiplied by it (1/sqrt(head_dim), query_pre_attn_scalar^-0.5) */
+	float softcap;             /* scores -> softcap * tanh(scores / softcap) before the mask; 0 = none */
+	bool rotary;               /* rotary position embeddings instead of a learned table */
+	struct rope rope_global;   /* the rotary embedding of full-attention layers */
+	struct rope rope_local;    /* ... of sliding-window layers (Gemma 3, ModernBERT: their own base) */
+	int window;                /* sliding window W (0 = none) */
+	bool *layer_sliding;       /* [n_layers] true where the layer uses the window */
 };
 
 struct model {
 	struct model_info info;
 	struct family fam;
+	struct arch arch;
 	struct st_set st;            /* the mapped files; float pointers below may point into them */
 	struct tokenizer *tok;
 	double ln_eps;
@@ -33,21 +63,30 @@ struct model {
 	bool scale_attn_weights;     /* divide scores by sqrt(head_dim) */
 	bool scale_by_inverse_layer; /* GPT-2 option: also divide by (layer + 1) */
 	int type_vocab;              /* rows of the token-type table (0 = none) */
+	bool cond_on[SET_COUNT];     /* boolean settings that switch conditional tensor roles on */
 
 	const float *tok_emb;        /* [vocab_size][hidden] */
-	const float *pos_emb;        /* [max_positions][hidden] */
+	const float *pos_emb;        /* [max_positions][hidden] or NULL (rotary) */
 	const float *type_emb;       /* [type_vocab][hidden] or NULL */
-	const float *emb_ln_w, *emb_ln_b;     /* [hidden] or NULL */
-	const float *final_ln_w, *final_ln_b; /* [hidden] or NULL */
-	struct layer_weights *layers;         /* [n_layers] */
+	struct norm_weights emb_ln;  /* [hidden] or NULL */
+	struct norm_weights final_ln; /* [hidden] or NULL */
+	struct layer_weights *layers; /* [n_layers] */
 
 	float **owned;               /* buffers converted from F16/BF16 or copied from unaligned F32 */
 	int n_owned, cap_owned;
 	size_t bytes_converted;      /* how much of the model had to be copied (reported by the benchmark) */
 };
 
+/* Read config.json's shape and block settings into M->info and M->arch (model-config.c). */
+int model_config_read(struct model *m, const struct hfconfig *c, struct err *e);
+void model_config_free(struct model *m);
+
 /* The forward pass over token ids (forward.c). Fills T's attention, q, k, v and hidden states. */
 int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e);
+
+/* Run only layer LAYER of T's tokens on the given input X_IN [n][hidden] (a reference's hidden state:
+ * "teacher forcing", to check each layer's math apart from the rounding earlier layers pass on). */
+int forward_layer(const struct model *m, struct trace *t, int layer, const float *x_in, struct err *e);
 
 /* Bytes of weights converted or copied at load time (0 for aligned F32 files). */
 size_t model_bytes_converted(const struct model *m);

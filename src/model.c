@@ -14,13 +14,6 @@
 #include "hub.h"
 #include "model-internal.h"
 
-/* Limits that keep a hostile config.json from asking for absurd allocations. */
-#define MODEL_MAX_LAYERS 1024
-#define MODEL_MAX_HEADS 1024
-#define MODEL_MAX_HIDDEN 65536
-#define MODEL_MAX_POSITIONS 131072
-#define MODEL_MAX_VOCAB 4000000
-
 const char *model_data_dir(void)
 {
 	const char *d = getenv("ATTNSCOPE_DATADIR");
@@ -128,13 +121,22 @@ static void model_shape_str(const int64_t *shape, int ndim, char *out, size_t ou
 		snprintf(out + used, outsz - used, "]");
 }
 
+/* A role with a condition (attention_bias for q_bias, ...) exists only when its setting is true. */
+static bool model_role_enabled(const struct model *m, enum family_role role)
+{
+	for (int i = 0; i < m->fam.n_conditions; i++)
+		if (m->fam.cond_role[i] == role)
+			return m->cond_on[m->fam.cond_setting[i]];
+	return true;
+}
+
 /* Bind ROLE (of LAYER) to *OUT, checking the shape against D0 (and D1 when NDIM is 2). When the
  * family does not list the role, *OUT stays NULL; when it lists it, the tensor must exist. */
 static int model_bind(struct model *m, enum family_role role, int layer, int ndim, int64_t d0, int64_t d1,
 		      const float **out, struct err *e)
 {
 	*out = NULL;
-	if (!m->fam.n_names[role])
+	if (!m->fam.n_names[role] || !model_role_enabled(m, role))
 		return 0;
 	char tried[512];
 	const struct st_tensor *t = model_find(m, role, layer, tried, sizeof tried);
@@ -178,66 +180,63 @@ static int model_bind_linear(struct model *m, enum family_role wrole, enum famil
 	return model_bind(m, brole, layer, 1, out, 0, b, e);
 }
 
-static int model_read_config(struct model *m, const struct hfconfig *c, struct err *e)
+/* A norm's gain and (unless BROLE is WEIGHT_COUNT: the family has none) its bias. */
+static int model_bind_norm(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t dim,
+			   struct norm_weights *n, struct err *e)
 {
-	struct model_info *in = &m->info;
-	const struct family *f = &m->fam;
-	long layers, heads, hidden, inter = 0, maxpos, vocab, types = 0;
-	if (hfconfig_int(c, f, SET_LAYERS, 1, MODEL_MAX_LAYERS, &layers, e) < 0 ||
-	    hfconfig_int(c, f, SET_HEADS, 1, MODEL_MAX_HEADS, &heads, e) < 0 ||
-	    hfconfig_int(c, f, SET_HIDDEN, 1, MODEL_MAX_HIDDEN, &hidden, e) < 0 ||
-	    hfconfig_int(c, f, SET_MAX_POSITIONS, 1, MODEL_MAX_POSITIONS, &maxpos, e) < 0 ||
-	    hfconfig_int(c, f, SET_VOCAB_SIZE, 1, MODEL_MAX_VOCAB, &vocab, e) < 0)
+	if (model_bind(m, wrole, layer, 1, dim, 0, &n->w, e) < 0)
 		return -1;
-	if (hfconfig_has(c, f, SET_INTERMEDIATE) || !f->intermediate_per_hidden) {
-		if (hfconfig_int(c, f, SET_INTERMEDIATE, 1, 64L * MODEL_MAX_HIDDEN, &inter, e) < 0)
+	return brole == WEIGHT_COUNT ? 0 : model_bind(m, brole, layer, 1, dim, 0, &n->b, e);
+}
+
+static int model_bind_attention(struct model *m, int l, struct layer_weights *w, struct err *e)
+{
+	const struct model_info *in = &m->info;
+	int64_t H = in->hidden, QD = m->arch.q_dim, KD = m->arch.kv_dim;
+	int rc;
+	if (m->fam.fused_qkv) {
+		rc = model_bind_linear(m, WEIGHT_QKV_W, WEIGHT_QKV_B, l, H, QD + 2 * KD, &w->qkv_w, &w->qkv_b, e);
+	} else {
+		rc = model_bind_linear(m, WEIGHT_Q_W, WEIGHT_Q_B, l, H, QD, &w->q_w, &w->q_b, e);
+		if (rc == 0)
+			rc = model_bind_linear(m, WEIGHT_K_W, WEIGHT_K_B, l, H, KD, &w->k_w, &w->k_b, e);
+		if (rc == 0)
+			rc = model_bind_linear(m, WEIGHT_V_W, WEIGHT_V_B, l, H, KD, &w->v_w, &w->v_b, e);
+	}
+	if (rc < 0 || model_bind(m, WEIGHT_Q_NORM_W, l, 1, in->head_dim, 0, &w->q_norm_w, e) < 0 ||
+	    model_bind(m, WEIGHT_K_NORM_W, l, 1, in->head_dim, 0, &w->k_norm_w, e) < 0)
+		return -1;
+	return model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, QD, H, &w->out_w, &w->out_b, e);
+}
+
+static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struct err *e)
+{
+	int64_t H = m->info.hidden, I = m->info.intermediate;
+	if (m->fam.mlp == MLP_GATED && m->fam.n_names[WEIGHT_MLP_GATE_UP_W]) {
+		int64_t d0, d1;
+		model_linear_shape(m, H, 2 * I, &d0, &d1);
+		if (model_bind(m, WEIGHT_MLP_GATE_UP_W, l, 2, d0, d1, &w->gate_up_w, e) < 0)
 			return -1;
 	} else {
-		inter = f->intermediate_per_hidden * hidden;
+		if (model_bind_linear(m, WEIGHT_MLP_UP_W, WEIGHT_MLP_UP_B, l, H, I, &w->up_w, &w->up_b, e) < 0)
+			return -1;
+		if (m->fam.mlp == MLP_GATED &&
+		    model_bind_linear(m, WEIGHT_MLP_GATE_W, WEIGHT_MLP_GATE_B, l, H, I, &w->gate_w, &w->gate_b, e) < 0)
+			return -1;
 	}
-	if (f->n_names[WEIGHT_TYPE_EMB] && hfconfig_int(c, f, SET_TYPE_VOCAB_SIZE, 0, 1024, &types, e) < 0)
-		return -1;
-	if (hidden % heads)
-		return err_set(e, "%s: hidden size %ld is not divisible by %ld heads", c->path, hidden, heads);
-	char act[48];
-	if (hfconfig_float(c, f, SET_LAYER_NORM_EPS, &m->ln_eps, e) < 0 ||
-	    hfconfig_string(c, f, SET_ACTIVATION, act, sizeof act, e) < 0 ||
-	    hfconfig_bool(c, f, SET_SCALE_BY_INVERSE_LAYER, &m->scale_by_inverse_layer, e) < 0)
-		return -1;
-	m->scale_attn_weights = true;
-	if (f->n_keys[SET_SCALE_ATTN_WEIGHTS] && hfconfig_bool(c, f, SET_SCALE_ATTN_WEIGHTS, &m->scale_attn_weights, e) < 0)
-		return -1;
-	if (!(m->ln_eps > 0 && m->ln_eps < 1))
-		return err_set(e, "%s: layer norm epsilon %g out of range", c->path, m->ln_eps);
-	if (strcmp(act, "gelu") == 0)
-		m->act = ACT_GELU_ERF;
-	else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0 || strcmp(act, "gelu_fast") == 0)
-		m->act = ACT_GELU_TANH;
-	else if (strcmp(act, "relu") == 0)
-		m->act = ACT_RELU;
-	else
-		return err_set(e, "%s: unsupported activation '%s' (gelu, gelu_new, gelu_pytorch_tanh, relu)", c->path, act);
-	in->n_layers = (int)layers;
-	in->n_heads = (int)heads;
-	in->hidden = (int)hidden;
-	in->head_dim = (int)(hidden / heads);
-	in->intermediate = (int)inter;
-	in->max_positions = (int)maxpos;
-	in->vocab_size = (int)vocab;
-	m->type_vocab = (int)types;
-	return 0;
+	return model_bind_linear(m, WEIGHT_MLP_DOWN_W, WEIGHT_MLP_DOWN_B, l, I, H, &w->down_w, &w->down_b, e);
 }
 
 static int model_bind_all(struct model *m, struct err *e)
 {
 	const struct model_info *in = &m->info;
-	int64_t H = in->hidden, I = in->intermediate;
+	int64_t H = in->hidden;
 	if (model_bind(m, WEIGHT_TOKEN_EMB, -1, 2, in->vocab_size, H, &m->tok_emb, e) < 0 ||
-	    model_bind(m, WEIGHT_POS_EMB, -1, 2, in->max_positions, H, &m->pos_emb, e) < 0 ||
-	    model_bind(m, WEIGHT_EMB_LN_W, -1, 1, H, 0, &m->emb_ln_w, e) < 0 ||
-	    model_bind(m, WEIGHT_EMB_LN_B, -1, 1, H, 0, &m->emb_ln_b, e) < 0 ||
-	    model_bind(m, WEIGHT_FINAL_LN_W, -1, 1, H, 0, &m->final_ln_w, e) < 0 ||
-	    model_bind(m, WEIGHT_FINAL_LN_B, -1, 1, H, 0, &m->final_ln_b, e) < 0)
+	    model_bind_norm(m, WEIGHT_EMB_LN_W, WEIGHT_EMB_LN_B, -1, H, &m->emb_ln, e) < 0 ||
+	    model_bind_norm(m, WEIGHT_FINAL_LN_W, WEIGHT_FINAL_LN_B, -1, H, &m->final_ln, e) < 0)
+		return -1;
+	if (m->fam.position == POS_LEARNED &&
+	    model_bind(m, WEIGHT_POS_EMB, -1, 2, in->max_positions, H, &m->pos_emb, e) < 0)
 		return -1;
 	if (m->type_vocab > 0 && model_bind(m, WEIGHT_TYPE_EMB, -1, 2, m->type_vocab, H, &m->type_emb, e) < 0)
 		return -1;
@@ -246,24 +245,22 @@ static int model_bind_all(struct model *m, struct err *e)
 		return err_set(e, "out of memory");
 	for (int l = 0; l < in->n_layers; l++) {
 		struct layer_weights *w = &m->layers[l];
-		if (model_bind(m, WEIGHT_LN1_W, l, 1, H, 0, &w->ln1_w, e) < 0 ||
-		    model_bind(m, WEIGHT_LN1_B, l, 1, H, 0, &w->ln1_b, e) < 0)
+		if (model_bind_norm(m, WEIGHT_LN1_W, WEIGHT_LN1_B, l, H, &w->ln1, e) < 0 ||
+		    model_bind_attention(m, l, w, e) < 0 ||
+		    model_bind_norm(m, WEIGHT_POST_ATTN_LN_W, WEIGHT_COUNT, l, H, &w->post_attn, e) < 0 ||
+		    model_bind_norm(m, WEIGHT_LN2_W, WEIGHT_LN2_B, l, H, &w->ln2, e) < 0 || model_bind_mlp(m, l, w, e) < 0 ||
+		    model_bind_norm(m, WEIGHT_POST_MLP_LN_W, WEIGHT_COUNT, l, H, &w->post_mlp, e) < 0)
 			return -1;
-		int rc;
-		if (m->fam.fused_qkv) {
-			rc = model_bind_linear(m, WEIGHT_QKV_W, WEIGHT_QKV_B, l, H, 3 * H, &w->qkv_w, &w->qkv_b, e);
-		} else {
-			rc = model_bind_linear(m, WEIGHT_Q_W, WEIGHT_Q_B, l, H, H, &w->q_w, &w->q_b, e);
-			if (rc == 0)
-				rc = model_bind_linear(m, WEIGHT_K_W, WEIGHT_K_B, l, H, H, &w->k_w, &w->k_b, e);
-			if (rc == 0)
-				rc = model_bind_linear(m, WEIGHT_V_W, WEIGHT_V_B, l, H, H, &w->v_w, &w->v_b, e);
-		}
-		if (rc < 0 || model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, H, H, &w->out_w, &w->out_b, e) < 0 ||
-		    model_bind(m, WEIGHT_LN2_W, l, 1, H, 0, &w->ln2_w, e) < 0 ||
-		    model_bind(m, WEIGHT_LN2_B, l, 1, H, 0, &w->ln2_b, e) < 0 ||
-		    model_bind_linear(m, WEIGHT_MLP_UP_W, WEIGHT_MLP_UP_B, l, H, I, &w->up_w, &w->up_b, e) < 0 ||
-		    model_bind_linear(m, WEIGHT_MLP_DOWN_W, WEIGHT_MLP_DOWN_B, l, I, H, &w->down_w, &w->down_b, e) < 0)
+	}
+	return 0;
+}
+
+/* The boolean settings that switch tensor roles on (attention_bias, mlp_bias, ...). */
+static int model_read_conditions(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	for (int i = 0; i < m->fam.n_conditions; i++) {
+		enum family_setting s = m->fam.cond_setting[i];
+		if (hfconfig_bool(c, &m->fam, s, &m->cond_on[s], e) < 0)
 			return -1;
 	}
 	return 0;
@@ -287,7 +284,7 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 	}
 	snprintf(m->info.family, sizeof m->info.family, "%s", m->fam.name);
 	m->info.causal = m->fam.causal;
-	if (model_read_config(m, &cfg, e) < 0)
+	if (model_config_read(m, &cfg, e) < 0 || model_read_conditions(m, &cfg, e) < 0)
 		goto fail;
 	if (st_open_dir(m->info.dir, &m->st, e) < 0)
 		goto fail;
@@ -314,20 +311,21 @@ void model_close(struct model *m)
 		free(m->owned[i]);
 	free(m->owned);
 	free(m->layers);
+	model_config_free(m);
 	st_close(&m->st);
 	family_free(&m->fam);
 	free(m);
 }
 
-/* A trace for N tokens of this model, with its description filled in. */
 /* A trace grows as layers x heads x n^2. A config.json may claim 131072 positions with a tiny
  * hidden size (a 1.5 MB file): 40000 tokens of text then took 12.6 GB. Refuse, before
  * allocating, a trace larger than a quarter of the machine's memory (the views may copy parts). */
 static int model_check_trace_size(const struct model *m, int n, struct err *e)
 {
 	const struct model_info *in = &m->info;
-	double lh = (double)in->n_layers * in->n_heads;
-	double bytes = 4.0 * (lh * n * n + 3.0 * lh * n * in->head_dim + (in->n_layers + 1.0) * n * in->hidden);
+	double L = in->n_layers, lh = L * in->n_heads, lkv = L * in->n_kv_heads, raw = in->rotary ? 2 : 1;
+	double bytes = 4.0 * (lh * n * n + raw * (lh + lkv) * n * in->head_dim + lkv * n * in->head_dim +
+			      (L + 1.0) * n * in->hidden);
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	double limit = pages > 0 && page > 0 ? (double)pages * page / 4 : 2e9;
 	if (bytes > limit)
@@ -336,12 +334,14 @@ static int model_check_trace_size(const struct model *m, int n, struct err *e)
 	return 0;
 }
 
+/* A trace for N tokens of this model, with its description and each layer's key window filled in. */
 static struct trace *model_new_trace(const struct model *m, int n, struct err *e)
 {
 	const struct model_info *in = &m->info;
 	if (model_check_trace_size(m, n, e) < 0)
 		return NULL;
-	struct trace *t = trace_new(in->n_layers, in->n_heads, in->head_dim, in->hidden, n);
+	struct trace_shape shape = {in->n_layers, in->n_heads, in->n_kv_heads, in->head_dim, in->hidden, n, in->rotary};
+	struct trace *t = trace_new_shaped(&shape);
 	if (!t) {
 		err_set(e, "out of memory for a trace of %d tokens", n);
 		return NULL;
@@ -350,6 +350,16 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 	snprintf(t->family, sizeof t->family, "%s", in->family);
 	t->causal = in->causal;
 	t->max_positions = in->max_positions;
+	const struct arch *a = &m->arch;
+	for (int l = 0; l < in->n_layers; l++) {
+		if (!a->layer_sliding || !a->layer_sliding[l])
+			continue;
+		if (m->fam.window == WINDOW_CENTERED) {
+			t->win_before[l] = t->win_after[l] = a->window / 2;
+		} else {
+			t->win_before[l] = a->window - 1; /* W keys including the query itself */
+		}
+	}
 	return t;
 }
 

@@ -268,10 +268,15 @@ START_TEST(test_shared_reference)
 			printf("check_tokenizer: %s: NOT SUPPORTED YET: %s\n", de->d_name, e.msg);
 		} else {
 			struct tokenizer *tok = NULL;
-			ck_assert_msg(tokenizer_load(mdir, fam.tokenizer, &tok, &e) == 0, "%s", e.msg);
-			bad += run_case(tok, de->d_name, c);
-			n++;
-			tokenizer_free(tok);
+			int rc = tokenizer_load(mdir, fam.tokenizer, &tok, &e);
+			if (rc < 0 && strstr(e.msg, "tokenizer.json pipeline is not")) {
+				printf("check_tokenizer: %s: NOT SUPPORTED YET: %s\n", de->d_name, e.msg);
+			} else {
+				ck_assert_msg(rc == 0, "%s", e.msg);
+				bad += run_case(tok, de->d_name, c);
+				n++;
+				tokenizer_free(tok);
+			}
 		}
 		family_free(&fam);
 		hfconfig_free(&cfg);

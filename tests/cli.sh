@@ -102,9 +102,9 @@ printf '{"model_type": "bert", "hidden_size": 8,,}' >"$TMP/badcfg/config.json"
 "$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "malformed config status" $? 1
 expect_grep "malformed config" "$TMP/out" "badcfg/config.json:1:"
 expect_eq "malformed config one line" "$(wc -l <"$TMP/out")" 1
-printf '{"model_type": "llama"}' >"$TMP/badcfg/config.json"
+printf '{"model_type": "mixtral"}' >"$TMP/badcfg/config.json"
 "$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "unknown family status" $? 1
-expect_grep "unknown family" "$TMP/out" "unknown model family 'llama'"
+expect_grep "unknown family" "$TMP/out" "unknown model family 'mixtral'"
 
 # NaN weights: a warning naming the first bad layer, not a crash
 mkdir -p "$TMP/nan" && cp -L "$BERT"/* "$TMP/nan/"

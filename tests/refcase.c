@@ -105,13 +105,65 @@ void refcase_compare(const struct refcase *c, const struct trace *t, struct refd
 	}
 	if (!d->ids_equal && !d->first_mismatch[0])
 		snprintf(d->first_mismatch, sizeof d->first_mismatch, "expected %d tokens, got %d", c->n, t->n);
-	size_t lh = (size_t)t->n_layers * t->n_heads, n = t->n;
+	size_t lh = (size_t)t->n_layers * t->n_heads, lkv = (size_t)t->n_layers * t->n_kv_heads, n = t->n;
+	size_t qn = lh * n * t->head_dim, kn = lkv * n * t->head_dim;
 	json_t *v;
 	d->attn = (v = json_object_get(root, "attentions")) ? refcase_maxdiff(v, t->attn, lh * n * n) : -1;
-	d->q = (v = json_object_get(root, "q")) ? refcase_maxdiff(v, t->q, lh * n * t->head_dim) : -1;
-	d->k = (v = json_object_get(root, "k")) ? refcase_maxdiff(v, t->k, lh * n * t->head_dim) : -1;
-	d->v = (v = json_object_get(root, "v")) ? refcase_maxdiff(v, t->v, lh * n * t->head_dim) : -1;
+	/* q_rot/k_rot (rotary families) are what the scores use: the trace's q/k; then q/k are the raw
+	 * projections, the trace's q_raw/k_raw. Without q_rot, q/k are both. */
+	json_t *qr = json_object_get(root, "q_rot"), *kr = json_object_get(root, "k_rot");
+	d->q_raw = d->k_raw = -1;
+	if (qr && kr) {
+		d->q = refcase_maxdiff(qr, t->q, qn);
+		d->k = refcase_maxdiff(kr, t->k, kn);
+		if ((v = json_object_get(root, "q")))
+			d->q_raw = t->q_raw ? refcase_maxdiff(v, t->q_raw, qn) : refcase_maxdiff(v, t->q, qn);
+		if ((v = json_object_get(root, "k")))
+			d->k_raw = t->k_raw ? refcase_maxdiff(v, t->k_raw, kn) : refcase_maxdiff(v, t->k, kn);
+	} else {
+		d->q = (v = json_object_get(root, "q")) ? refcase_maxdiff(v, t->q, qn) : -1;
+		d->k = (v = json_object_get(root, "k")) ? refcase_maxdiff(v, t->k, kn) : -1;
+	}
+	d->v = (v = json_object_get(root, "v")) ? refcase_maxdiff(v, t->v, kn) : -1;
 	d->hidden = (v = json_object_get(root, "hidden_states"))
 			    ? refcase_maxdiff(v, t->hidden_states, (size_t)(t->n_layers + 1) * n * t->hidden)
 			    : -1;
+}
+
+/* Flatten nested array A into OUT (COUNT floats); -1 on a shape mismatch. */
+static int refcase_flatten(json_t *a, float *out, size_t count, size_t *seen)
+{
+	if (!json_is_array(a)) {
+		if (*seen >= count || !json_is_number(a))
+			return -1;
+		out[(*seen)++] = (float)json_number_value(a);
+		return 0;
+	}
+	for (size_t i = 0; i < json_array_size(a); i++)
+		if (refcase_flatten(json_array_get(a, i), out, count, seen) < 0)
+			return -1;
+	return 0;
+}
+
+int refcase_hidden(const struct refcase *c, int layer, float *out, size_t count)
+{
+	json_t *hs = json_object_get(c->root, "hidden_states");
+	size_t seen = 0;
+	if (!json_is_array(hs) || refcase_flatten(json_array_get(hs, layer), out, count, &seen) < 0)
+		return -1;
+	return seen == count ? 0 : -1;
+}
+
+void refcase_compare_layer(const struct refcase *c, const struct trace *t, int layer, struct refdiff *d)
+{
+	json_t *root = c->root;
+	size_t n = t->n, D = t->head_dim, qn = (size_t)t->n_heads * n * D, kn = (size_t)t->n_kv_heads * n * D;
+	json_t *qr = json_object_get(root, "q_rot"), *kr = json_object_get(root, "k_rot");
+	json_t *qs = qr ? qr : json_object_get(root, "q"), *ks = kr ? kr : json_object_get(root, "k");
+	json_t *at = json_object_get(root, "attentions");
+	memset(d, 0, sizeof *d);
+	d->q_raw = d->k_raw = d->v = d->hidden = -1;
+	d->attn = at ? refcase_maxdiff(json_array_get(at, layer), trace_attn(t, layer, 0), (size_t)t->n_heads * n * n) : -1;
+	d->q = qs ? refcase_maxdiff(json_array_get(qs, layer), trace_q(t, layer, 0), qn) : -1;
+	d->k = ks ? refcase_maxdiff(json_array_get(ks, layer), t->k + (size_t)layer * kn, kn) : -1;
 }

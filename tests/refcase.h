@@ -22,10 +22,15 @@ struct refdiff {
 	bool tokens_equal, ids_equal;
 	char first_mismatch[256];
 	double attn, q, k, v, hidden;
+	double q_raw, k_raw; /* before rotary / q-k norm, when the case has q_rot and k_rot; else -1 */
 };
 
 int refcase_load(const char *path, struct refcase *c, char *msg, size_t msgsz);
 void refcase_free(struct refcase *c);
 void refcase_compare(const struct refcase *c, const struct trace *t, struct refdiff *d);
+/* The case's hidden_states[LAYER] (COUNT = n × hidden floats) into OUT; -1 when absent or misshaped. */
+int refcase_hidden(const struct refcase *c, int layer, float *out, size_t count);
+/* Differences of layer LAYER alone (attention, q and k as the scores use them); the rest -1. */
+void refcase_compare_layer(const struct refcase *c, const struct trace *t, int layer, struct refdiff *d);
 
 #endif

@@ -1,0 +1,224 @@
+/* model-config.c -- read a model's shape and block settings from config.json through its family
+ * description: sizes, grouped-query heads, norms, activation, score scaling and soft-capping,
+ * rotary embeddings and sliding windows. Values the engine cannot run exactly are refused here,
+ * with a one-line error naming them, before any weight is touched. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model-internal.h"
+
+/* Limits that keep a hostile config.json from asking for absurd allocations. */
+#define MODEL_MAX_LAYERS 1024
+#define MODEL_MAX_HEADS 1024
+#define MODEL_MAX_HIDDEN 65536
+#define MODEL_MAX_POSITIONS 131072
+#define MODEL_MAX_VOCAB 4000000
+
+/* Integer setting S when config.json or the family gives one, else FALLBACK. */
+static int config_int_or(const struct hfconfig *c, const struct family *f, enum family_setting s, long lo, long hi,
+			 long fallback, long *out, struct err *e)
+{
+	if (!hfconfig_has(c, f, s) && !f->defaults[s]) {
+		*out = fallback;
+		return 0;
+	}
+	return hfconfig_int(c, f, s, lo, hi, out, e);
+}
+
+/* Float setting S when given, else FALLBACK. */
+static int config_float_or(const struct hfconfig *c, const struct family *f, enum family_setting s, double fallback,
+			   double *out, struct err *e)
+{
+	if (!hfconfig_has(c, f, s) && !f->defaults[s]) {
+		*out = fallback;
+		return 0;
+	}
+	return hfconfig_float(c, f, s, out, e);
+}
+
+/* The family's refusals: config.json values (a MoE block, a sliding-window switch the engine does
+ * not follow) that would make the numbers wrong. "*" refuses any non-null value. */
+static int config_refusals(const struct hfconfig *c, const struct family *f, struct err *e)
+{
+	for (int i = 0; i < f->n_refusals; i++) {
+		json_t *v = json_object_get(c->root, f->refuse_key[i]);
+		if (!v || json_is_null(v))
+			continue;
+		char text[64] = "";
+		if (json_is_true(v) || json_is_false(v))
+			snprintf(text, sizeof text, "%s", json_is_true(v) ? "true" : "false");
+		else if (json_is_string(v))
+			snprintf(text, sizeof text, "%s", json_string_value(v));
+		else if (json_is_integer(v))
+			snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
+		if (strcmp(f->refuse_value[i], "*") == 0 || strcmp(text, f->refuse_value[i]) == 0)
+			return err_set(e, "%s: \"%s\": %s is not supported: %s", c->path, f->refuse_key[i],
+				       text[0] ? text : "this value", f->refuse_why[i]);
+	}
+	return 0;
+}
+
+static int config_activation(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	char act[48];
+	if (hfconfig_string(c, &m->fam, SET_ACTIVATION, act, sizeof act, e) < 0)
+		return -1;
+	if (strcmp(act, "gelu") == 0)
+		m->act = ACT_GELU_ERF;
+	else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0 || strcmp(act, "gelu_fast") == 0)
+		m->act = ACT_GELU_TANH;
+	else if (strcmp(act, "relu") == 0)
+		m->act = ACT_RELU;
+	else if (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0)
+		m->act = ACT_SILU;
+	else
+		return err_set(e, "%s: unsupported activation '%s' (gelu, gelu_new, gelu_pytorch_tanh, relu, silu)",
+			       c->path, act);
+	return 0;
+}
+
+/* Which layers use the sliding window: config.json's layer_types when present, else the family's
+ * pattern (layer l global when (l + offset) % global_every == 0), else every layer. */
+static int config_window_layers(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const struct family *f = &m->fam;
+	struct arch *a = &m->arch;
+	int L = m->info.n_layers;
+	a->layer_sliding = calloc(L, sizeof *a->layer_sliding);
+	if (!a->layer_sliding)
+		return err_set(e, "out of memory");
+	long window = 0;
+	if (config_int_or(c, f, SET_SLIDING_WINDOW, 1, 1L << 30, 0, &window, e) < 0)
+		return -1;
+	a->window = (int)window;
+	const json_t *types = hfconfig_json(c, f, SET_LAYER_TYPES);
+	if (types) {
+		if (!json_is_array(types) || json_array_size(types) != (size_t)L)
+			return err_set(e, "%s: \"layer_types\" must list one type per layer (%d)", c->path, L);
+		for (int l = 0; l < L; l++) {
+			const char *t = json_string_value(json_array_get(types, l));
+			if (t && strcmp(t, "sliding_attention") == 0)
+				a->layer_sliding[l] = true;
+			else if (!t || strcmp(t, "full_attention") != 0)
+				return err_set(e, "%s: layer_types[%d] is not \"full_attention\" or \"sliding_attention\"",
+					       c->path, l);
+		}
+	} else if (a->window > 0) {
+		long every = 0;
+		if (config_int_or(c, f, SET_GLOBAL_EVERY, 1, MODEL_MAX_LAYERS, 0, &every, e) < 0)
+			return -1;
+		for (int l = 0; l < L; l++)
+			a->layer_sliding[l] = every == 0 || (l + f->global_offset) % every != 0;
+	}
+	bool any = false;
+	for (int l = 0; l < L; l++)
+		any |= a->layer_sliding[l];
+	if (any && a->window <= 0)
+		return err_set(e, "%s: sliding layers need a positive \"sliding_window\"", c->path);
+	if (!any)
+		a->window = 0;
+	return 0;
+}
+
+static int config_rotary(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const struct family *f = &m->fam;
+	struct arch *a = &m->arch;
+	int hd = m->info.head_dim;
+	double fraction, theta, local_theta;
+	if (config_float_or(c, f, SET_ROTARY_FRACTION, 1.0, &fraction, e) < 0 ||
+	    hfconfig_float(c, f, SET_ROPE_THETA, &theta, e) < 0 ||
+	    config_float_or(c, f, SET_ROPE_LOCAL_THETA, theta, &local_theta, e) < 0)
+		return -1;
+	if (!(fraction > 0 && fraction <= 1))
+		return err_set(e, "%s: partial rotary fraction %g must be in (0, 1]", c->path, fraction);
+	int dim = (int)(hd * fraction);
+	const void *scaling = hfconfig_json(c, f, SET_ROPE_SCALING);
+	int max = m->info.max_positions;
+	if (rope_init(&a->rope_global, dim, theta, max, scaling, c->path, e) < 0 ||
+	    rope_init(&a->rope_local, dim, local_theta, max, f->rope_local_unscaled ? NULL : scaling, c->path, e) < 0)
+		return -1;
+	/* Dynamic NTK scaling exists to run past the trained length: allow texts that long. */
+	m->info.max_positions = rope_max_length(&a->rope_global);
+	return 0;
+}
+
+int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	struct model_info *in = &m->info;
+	const struct family *f = &m->fam;
+	struct arch *a = &m->arch;
+	long layers, heads, hidden, inter = 0, maxpos, vocab, types = 0, kv, head_dim;
+	if (config_refusals(c, f, e) < 0)
+		return -1;
+	if (hfconfig_int(c, f, SET_LAYERS, 1, MODEL_MAX_LAYERS, &layers, e) < 0 ||
+	    hfconfig_int(c, f, SET_HEADS, 1, MODEL_MAX_HEADS, &heads, e) < 0 ||
+	    hfconfig_int(c, f, SET_HIDDEN, 1, MODEL_MAX_HIDDEN, &hidden, e) < 0 ||
+	    hfconfig_int(c, f, SET_MAX_POSITIONS, 1, MODEL_MAX_POSITIONS, &maxpos, e) < 0 ||
+	    hfconfig_int(c, f, SET_VOCAB_SIZE, 1, MODEL_MAX_VOCAB, &vocab, e) < 0 ||
+	    config_int_or(c, f, SET_KV_HEADS, 1, MODEL_MAX_HEADS, heads, &kv, e) < 0 ||
+	    config_int_or(c, f, SET_HEAD_DIM, 1, MODEL_MAX_HIDDEN, hidden / heads, &head_dim, e) < 0)
+		return -1;
+	if (hfconfig_has(c, f, SET_INTERMEDIATE) || !f->intermediate_per_hidden) {
+		if (hfconfig_int(c, f, SET_INTERMEDIATE, 1, 64L * MODEL_MAX_HIDDEN, &inter, e) < 0)
+			return -1;
+	} else {
+		inter = f->intermediate_per_hidden * hidden;
+	}
+	if (f->n_names[WEIGHT_TYPE_EMB] && hfconfig_int(c, f, SET_TYPE_VOCAB_SIZE, 0, 1024, &types, e) < 0)
+		return -1;
+	if (!hfconfig_has(c, f, SET_HEAD_DIM) && hidden % heads)
+		return err_set(e, "%s: hidden size %ld is not divisible by %ld heads", c->path, hidden, heads);
+	if (heads % kv)
+		return err_set(e, "%s: %ld attention heads cannot share %ld key/value heads evenly", c->path, heads, kv);
+	if (head_dim * heads > 4L * MODEL_MAX_HIDDEN)
+		return err_set(e, "%s: %ld heads of %ld dimensions is too wide", c->path, heads, head_dim);
+	if (hfconfig_float(c, f, SET_LAYER_NORM_EPS, &m->ln_eps, e) < 0 || config_activation(m, c, e) < 0 ||
+	    hfconfig_bool(c, f, SET_SCALE_BY_INVERSE_LAYER, &m->scale_by_inverse_layer, e) < 0 ||
+	    hfconfig_bool(c, f, SET_PARALLEL_RESIDUAL, &a->parallel_residual, e) < 0)
+		return -1;
+	m->scale_attn_weights = true;
+	if (f->n_keys[SET_SCALE_ATTN_WEIGHTS] && hfconfig_bool(c, f, SET_SCALE_ATTN_WEIGHTS, &m->scale_attn_weights, e) < 0)
+		return -1;
+	if (!(m->ln_eps > 0 && m->ln_eps < 1))
+		return err_set(e, "%s: layer norm epsilon %g out of range", c->path, m->ln_eps);
+	in->n_layers = (int)layers;
+	in->n_heads = (int)heads;
+	in->n_kv_heads = (int)kv;
+	in->hidden = (int)hidden;
+	in->head_dim = (int)head_dim;
+	in->intermediate = (int)inter;
+	in->max_positions = (int)maxpos;
+	in->vocab_size = (int)vocab;
+	m->type_vocab = (int)types;
+	a->n_kv_heads = (int)kv;
+	a->q_dim = (int)(heads * head_dim);
+	a->kv_dim = (int)(kv * head_dim);
+
+	/* Scores: q·k × scale (query_pre_attn_scalar^-0.5 where the config has it), then soft-capping. */
+	double qscalar, softcap;
+	if (config_float_or(c, f, SET_QUERY_SCALAR, head_dim, &qscalar, e) < 0 ||
+	    config_float_or(c, f, SET_SOFTCAP, 0, &softcap, e) < 0)
+		return -1;
+	if (!(qscalar > 0) || softcap < 0)
+		return err_set(e, "%s: query_pre_attn_scalar must be positive and the soft-cap not negative", c->path);
+	a->attn_scale = m->scale_attn_weights ? (float)pow(qscalar, -0.5) : 1.0f;
+	a->softcap = (float)softcap;
+	a->embed_scale = f->embed_scale_sqrt_hidden ? (float)sqrt((double)hidden) : 0.0f;
+	a->rotary = f->position == POS_ROTARY;
+	in->rotary = a->rotary || f->n_names[WEIGHT_Q_NORM_W]; /* q/k transformed after projection */
+	if (a->rotary && config_rotary(m, c, e) < 0)
+		return -1;
+	return config_window_layers(m, c, e);
+}
+
+void model_config_free(struct model *m)
+{
+	rope_free(&m->arch.rope_global);
+	rope_free(&m->arch.rope_local);
+	free(m->arch.layer_sliding);
+	m->arch.layer_sliding = NULL;
+}

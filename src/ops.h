@@ -1,0 +1,37 @@
+/* ops.h -- the element-wise and row-wise operations a transformer block is composed of, in float32
+ * as Hugging Face's eager PyTorch code computes them (private to the engine). */
+#ifndef ATTNSCOPE_OPS_H
+#define ATTNSCOPE_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum activation { ACT_GELU_ERF, ACT_GELU_TANH, ACT_RELU, ACT_SILU };
+
+/* Y[n][out] = X[n][in] · W + B, W stored [out][in] (torch Linear, TRANSPOSED true) or [in][out]
+ * (GPT-2 Conv1D); LDY is Y's row stride. B may be NULL. */
+void ops_linear(const float *x, int n, int in, int out, const float *w, bool transposed, const float *b, float *y,
+		int ldy);
+
+/* Row-wise LayerNorm of X [n][d] into Y (may alias): biased variance like torch; B may be NULL. */
+void ops_layernorm(const float *x, float *y, int n, int d, const float *g, const float *b, double eps);
+
+/* Row-wise RMSNorm: y = x / sqrt(mean(x²) + eps) · (OFFSET + g); rows of D values STRIDE apart. */
+void ops_rmsnorm(const float *x, float *y, int n, int d, int stride, const float *g, float offset, double eps);
+
+void ops_activation(enum activation act, float *x, size_t count);
+
+/* Gated unit: OUT[i] = act(GATE[i]) · UP[i] for the N rows of COUNT values (rows STRIDE apart in
+ * GATE and UP; OUT is dense). */
+void ops_gated(enum activation act, const float *gate, const float *up, int n, int count, int stride, float *out);
+
+/* S → CAP · tanh(S / CAP) for COUNT scores (Gemma 2's attention soft-capping). */
+void ops_softcap(float *s, size_t count, float cap);
+
+/* Softmax of ROW's entries LO..HI in place; the others become exactly 0 (masked keys). */
+void ops_softmax_range(float *row, int n, int lo, int hi);
+
+/* X += Y for COUNT values. */
+void ops_add(float *x, const float *y, size_t count);
+
+#endif
