@@ -408,6 +408,10 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
     output (teacher forcing: checks each layer on its own against a reference's hidden states).
     WRONG: deliberate mistakes, for make_decoder_fixtures.py's sensitivity checks (see MISTAKES)."""
     m = model
+    if wrong.get("no_bias"):
+        m = dict(m, qkv_bias=False, o_bias=False, mlp_bias=False)
+    if wrong.get("swap_gate_up"):
+        m = dict(m, swap_gate_up=True)
     W = {k: v.astype(dtype) for k, v in m["w"].items()}
     ids = np.asarray(ids, dtype=np.int64)
     n = len(ids)
@@ -415,7 +419,7 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         raise ValueError("no tokens")
     if ids.min() < 0 or ids.max() >= m["vocab_size"]:
         raise ValueError("token id out of range")
-    H, KV, d, rd = m["n_heads"], m["kv_heads"], m["head_dim"], m["rotary_dim"]
+    H, KV, d, rd = m["n_heads"], m["kv_heads"], m["head_dim"], wrong.get("rotary_dim", m["rotary_dim"])
     group = H // KV
     eps, act = m["eps"], wrong.get("act", m["act"])
     one_plus = m["norm"] == "rmsnorm_1p" and not wrong.get("norm_plain_w")
@@ -536,11 +540,16 @@ def mlp(m, W, p, x, act):
     if m["mlp"] == "phi3":
         gu = x @ W[p + "mlp.gate_up_proj.weight"].T
         I = m["intermediate"]
-        h = gu[:, I:] * activation(act, gu[:, :I])  # rows [gate | up]
+        gate, up = gu[:, :I], gu[:, I:]  # rows [gate | up]
+        if m.get("swap_gate_up"):
+            gate, up = up, gate
+        h = up * activation(act, gate)
     else:
         b = m["mlp_bias"]
         g = x @ W[p + "mlp.gate_proj.weight"].T + (W[p + "mlp.gate_proj.bias"] if b else 0)
         u = x @ W[p + "mlp.up_proj.weight"].T + (W[p + "mlp.up_proj.bias"] if b else 0)
+        if m.get("swap_gate_up"):
+            g, u = u, g
         h = activation(act, g) * u
     y = h @ W[p + "mlp.down_proj.weight"].T
     return y + W[p + "mlp.down_proj.bias"] if m["mlp"] == "gated" and m["mlp_bias"] else y
