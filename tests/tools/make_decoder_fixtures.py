@@ -365,7 +365,6 @@ def make_tensors(spec, m):
         else:  # o_proj, dense, MLP
             t[name] = 1.6 / np.sqrt(shape[1]) * rng.standard_normal(shape)
     if m["qkv"] == "phi3":  # v rows of the fused projection: the v spread
-        w = t["layers.0.self_attn.qkv_proj.weight"]
         for i in range(m["n_layers"]):
             w = t["layers.%d.self_attn.qkv_proj.weight" % i]
             w[(m["n_heads"] + m["kv_heads"]) * m["head_dim"]:] *= 0.4 * np.sqrt(hid) / spec.get("qk", 2.0)
