@@ -170,6 +170,8 @@ def activation(name, x):
         return 0.5 * x * (1.0 + np.tanh(c * (x + x.dtype.type(0.044715) * x * x * x)))
     if name == "relu":
         return np.maximum(x, 0)
+    if name in ("silu", "swish"):  # x * sigmoid(x)
+        return x / (1.0 + np.exp(-x))
     raise ValueError("activation %r not supported" % name)
 
 
