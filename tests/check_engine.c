@@ -190,7 +190,8 @@ START_TEST(test_own_fixtures)
 	snprintf(cases, sizeof cases, "%s/tests/data/cases", srcdir());
 	snprintf(models, sizeof models, "%s/tests/data/models", srcdir());
 	double wa = 0, wq = 0;
-	int n = run_cases(cases, models, &wa, &wq, NULL);
+	int unsupported = 0;
+	int n = run_cases(cases, models, &wa, &wq, &unsupported);
 	ck_assert_msg(n > 0, "no fixture cases in %s", cases);
 	printf("own fixtures: %d cases, worst attention diff %.3g, worst q/k diff %.3g\n", n, wa, wq);
 }

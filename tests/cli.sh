@@ -105,6 +105,11 @@ expect_eq "malformed config one line" "$(wc -l <"$TMP/out")" 1
 printf '{"model_type": "mixtral"}' >"$TMP/badcfg/config.json"
 "$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "unknown family status" $? 1
 expect_grep "unknown family" "$TMP/out" "unknown model family 'mixtral'"
+# A rope_scaling type the engine does not implement is named, never run with wrong positions.
+"$BIN" -m "$top_srcdir/tests/data/models/phi3-longrope" --dump json hi >"$TMP/out" 2>&1
+expect_eq "longrope status" $? 1
+expect_grep "longrope refused" "$TMP/out" "$(jq -r .error_substring "$top_srcdir/tests/data/models/phi3-longrope/expected_error.json")"
+expect_eq "longrope one line" "$(wc -l <"$TMP/out")" 1
 
 # NaN weights: a warning naming the first bad layer, not a crash
 mkdir -p "$TMP/nan" && cp -L "$BERT"/* "$TMP/nan/"
