@@ -8,6 +8,7 @@
 #include "tok-internal.h"
 #include "utf8.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,7 +54,8 @@ static int bpe_alloc_merges(struct tokenizer *tok, size_t n, struct err *e)
 	uint32_t cap = 1024;
 	while (cap < 2 * n + 2)
 		cap *= 2;
-	if (tok_vocab_reserve(&tok->syms, n + 256) < 0)
+	/* GPT-2 files intern every symbol; tokenizer.json merges vocabulary ids and has no table */
+	if (tok->syms.slots && tok_vocab_reserve(&tok->syms, n + 256) < 0)
 		return err_set(e, "out of memory");
 	tok->merges = malloc(cap * sizeof *tok->merges);
 	if (!tok->merges)
@@ -357,14 +359,10 @@ static void bpe_work_free(struct bpe_work *w)
 	free(w->batch);
 }
 
-/* BPE of one pre-tokenized piece (its raw bytes); pushes the ids of its symbols. */
-static int bpe_word(const struct tokenizer *tok, const unsigned char *p, size_t n, struct bpe_work *w,
-		    struct tok_ids *out)
+/* Merge the N symbols in W->sym by rank until no adjacent pair has a rule. */
+static void bpe_merge_all(const struct tokenizer *tok, struct bpe_work *w, size_t n)
 {
-	if (bpe_reserve(w, n) < 0)
-		return -1;
 	for (size_t i = 0; i < n; i++) {
-		w->sym[i] = tok->byte_sym[p[i]];
 		w->prev[i] = (int32_t)i - 1;
 		w->next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
 	}
@@ -391,6 +389,17 @@ static int bpe_word(const struct tokenizer *tok, const unsigned char *p, size_t 
 			bpe_push(tok, w, i);
 		}
 	}
+}
+
+/* BPE of one pre-tokenized piece (its raw bytes); pushes the ids of its symbols. */
+static int bpe_word(const struct tokenizer *tok, const unsigned char *p, size_t n, struct bpe_work *w,
+		    struct tok_ids *out)
+{
+	if (bpe_reserve(w, n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		w->sym[i] = tok->byte_sym[p[i]];
+	bpe_merge_all(tok, w, n);
 	for (int32_t i = 0; i >= 0; i = w->next[i]) {
 		/* HF's convert_tokens_to_ids: an added token of that text first, then the vocabulary */
 		const char *s = tok->syms.id_str[w->sym[i]];
@@ -432,4 +441,181 @@ int bpe_encode(const struct tokenizer *tok, const char *s, size_t len, struct to
 	bpe_work_free(&w);
 	pcre2_match_data_free(md);
 	return rc;
+}
+
+/* ---------------------------------------------------------------- tokenizer.json's BPE model
+ *
+ * As tokenizers' models/bpe: symbols are vocabulary ids. A word starts as its characters (with
+ * continuing_subword_prefix before all but the first and end_of_word_suffix after the last);
+ * a character the vocabulary lacks becomes its <0xXX> byte tokens with byte_fallback, else
+ * the unknown token (runs of them fused into one with fuse_unk), else nothing. Then pairs are
+ * merged by rank (same loop as above), except that with ignore_merges a word that is itself
+ * in the vocabulary is taken whole. */
+
+/* One merge rule "A B" of tokenizer.json: all three of A, B and their merge must be tokens. */
+static int bpe_json_merge(struct tokenizer *tok, const char *a, size_t al, const char *b, size_t bl, int32_t rank,
+			  size_t prefix_len, struct err *e)
+{
+	int32_t ia = tok_vocab_get(&tok->vocab, a, al), ib = tok_vocab_get(&tok->vocab, b, bl);
+	if (ia < 0 || ib < 0)
+		return err_set(e, "model.merges[%d]: \"%.*s\" is not in the vocabulary", rank, ia < 0 ? (int)(al > 40 ? 40 : al) : (int)(bl > 40 ? 40 : bl),
+			       ia < 0 ? a : b);
+	if (bl < prefix_len)
+		return err_set(e, "model.merges[%d]: the right part is shorter than continuing_subword_prefix", rank);
+	char *ab = malloc(al + bl + 1);
+	if (!ab)
+		return err_set(e, "out of memory");
+	memcpy(ab, a, al);
+	memcpy(ab + al, b + prefix_len, bl - prefix_len);
+	int32_t iab = tok_vocab_get(&tok->vocab, ab, al + bl - prefix_len);
+	free(ab);
+	if (iab < 0)
+		return err_set(e, "model.merges[%d]: the merge of \"%.20s\" and \"%.20s\" is not in the vocabulary", rank, a, b);
+	struct tok_merge_slot *s = bpe_merge_slot(tok, ia, ib);
+	if (s->left < 0)
+		tok->n_merges++;
+	*s = (struct tok_merge_slot){ia, ib, rank, iab}; /* a repeated rule keeps its last rank */
+	return 0;
+}
+
+static int bpe_json_opt_string(json_t *model, const char *key, char **out, struct err *e)
+{
+	json_t *v = json_object_get(model, key);
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v))
+		return err_set(e, "model.%s is not a string", key);
+	if (!json_string_value(v)[0])
+		return 0; /* "" is the same as none */
+	return (*out = strdup(json_string_value(v))) ? 0 : err_set(e, "out of memory");
+}
+
+int bpe_json_load(struct tokenizer *tok, json_t *model, struct err *e)
+{
+	struct tok_json *j = tok->json;
+	json_t *dropout = json_object_get(model, "dropout");
+	if (dropout && !json_is_null(dropout) && !(json_is_number(dropout) && json_number_value(dropout) == 0.0))
+		return err_set(e, "model.dropout is not supported (BPE dropout is random; it must be null)");
+	j->byte_fallback = json_is_true(json_object_get(model, "byte_fallback"));
+	j->fuse_unk = json_is_true(json_object_get(model, "fuse_unk"));
+	j->ignore_merges = json_is_true(json_object_get(model, "ignore_merges"));
+	if (bpe_json_opt_string(model, "continuing_subword_prefix", &j->subword_prefix, e) < 0 ||
+	    bpe_json_opt_string(model, "end_of_word_suffix", &j->word_suffix, e) < 0)
+		return -1;
+	if (tok_vocab_from_json(&tok->vocab, json_object_get(model, "vocab"), e) < 0)
+		return err_prefix(e, "model.vocab");
+	json_t *merges = json_object_get(model, "merges");
+	if (!merges || json_is_null(merges))
+		merges = NULL;
+	else if (!json_is_array(merges))
+		return err_set(e, "model.merges is not a list");
+	size_t nm = merges ? json_array_size(merges) : 0;
+	/* ignore_merges files keep merges whose results were dropped (Llama 3: 280k for 128k tokens) */
+	if (nm > 4 * (size_t)tok->vocab.n_ids + 4096)
+		return err_set(e, "model.merges has %zu rules for a vocabulary of %d tokens", nm, tok->vocab.n_ids);
+	if (bpe_alloc_merges(tok, nm, e) < 0)
+		return -1;
+	size_t prefix_len = j->subword_prefix ? strlen(j->subword_prefix) : 0;
+	for (size_t i = 0; i < nm; i++) {
+		json_t *m = json_array_get(merges, i);
+		const char *a = NULL, *b = NULL;
+		size_t al = 0, bl = 0;
+		if (json_is_string(m)) {
+			/* "left right": exactly one space */
+			const char *s = json_string_value(m), *sp = strchr(s, ' ');
+			if (sp && !strchr(sp + 1, ' ')) {
+				a = s, al = (size_t)(sp - s);
+				b = sp + 1, bl = strlen(b);
+			}
+		} else if (json_is_array(m) && json_array_size(m) == 2 && json_is_string(json_array_get(m, 0)) &&
+			   json_is_string(json_array_get(m, 1))) {
+			a = json_string_value(json_array_get(m, 0)), al = json_string_length(json_array_get(m, 0));
+			b = json_string_value(json_array_get(m, 1)), bl = json_string_length(json_array_get(m, 1));
+		}
+		if (!a)
+			return err_set(e, "model.merges[%zu] is not \"left right\" or [\"left\", \"right\"]", i);
+		if (bpe_json_merge(tok, a, al, b, bl, (int32_t)i, prefix_len, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The <0xXX> tokens of the bytes S[0..LEN); false when one is missing. */
+static bool bpe_json_bytes(const struct tokenizer *tok, const char *s, size_t len, int32_t *ids)
+{
+	for (size_t i = 0; i < len; i++) {
+		char name[8];
+		snprintf(name, sizeof name, "<0x%02X>", (unsigned char)s[i]);
+		if ((ids[i] = tok_vocab_get(&tok->vocab, name, 6)) < 0)
+			return false;
+	}
+	return true;
+}
+
+int bpe_json_word(const struct tokenizer *tok, const char *w, size_t len, struct tok_ids *out, struct err *e)
+{
+	const struct tok_json *j = tok->json;
+	if (len == 0)
+		return 0;
+	if (j->ignore_merges) {
+		int32_t id = tok_vocab_get(&tok->vocab, w, len);
+		if (id >= 0)
+			return tok_ids_push(out, id, false) < 0 ? err_set(e, "out of memory") : 0;
+	}
+	struct bpe_work wk = {0};
+	size_t pl = j->subword_prefix ? strlen(j->subword_prefix) : 0, sl = j->word_suffix ? strlen(j->word_suffix) : 0;
+	char *scratch = malloc(pl + sl + 8);
+	int32_t *bytes = malloc((pl + sl + 8) * sizeof *bytes);
+	/* each character gives at most its bytes plus prefix and suffix as symbols */
+	if (!scratch || !bytes || len > SIZE_MAX / (pl + sl + 1) || bpe_reserve(&wk, len * (pl + sl + 1)) < 0) {
+		free(scratch);
+		free(bytes);
+		bpe_work_free(&wk);
+		return err_set(e, "out of memory");
+	}
+	size_t n = 0;
+	bool unk_pending = false; /* an unknown-token symbol not yet added (fuse_unk grows it) */
+	for (size_t i = 0; i < len;) {
+		uint32_t cp;
+		size_t cl = (size_t)utf8_decode(w + i, &cp), sn = 0;
+		if (i > 0 && pl) {
+			memcpy(scratch, j->subword_prefix, pl);
+			sn = pl;
+		}
+		memcpy(scratch + sn, w + i, cl);
+		sn += cl;
+		if (i + cl == len && sl) {
+			memcpy(scratch + sn, j->word_suffix, sl);
+			sn += sl;
+		}
+		i += cl;
+		int32_t id = tok_vocab_get(&tok->vocab, scratch, sn);
+		if (id >= 0) {
+			if (unk_pending)
+				wk.sym[n++] = tok->unk_id;
+			unk_pending = false;
+			wk.sym[n++] = id;
+		} else if (j->byte_fallback && bpe_json_bytes(tok, scratch, sn, bytes)) {
+			/* as tokenizers: byte tokens go in without flushing a pending unknown token */
+			for (size_t k = 0; k < sn; k++)
+				wk.sym[n++] = bytes[k];
+		} else if (j->has_unk) {
+			if (unk_pending && !j->fuse_unk)
+				wk.sym[n++] = tok->unk_id;
+			unk_pending = true;
+		}
+		/* without an unknown token the character is dropped, as tokenizers does */
+	}
+	if (unk_pending)
+		wk.sym[n++] = tok->unk_id;
+	int rc = 0;
+	if (n) {
+		bpe_merge_all(tok, &wk, n);
+		for (int32_t i = 0; i >= 0 && rc == 0; i = wk.next[i])
+			rc = tok_ids_push(out, wk.sym[i], false);
+	}
+	free(scratch);
+	free(bytes);
+	bpe_work_free(&wk);
+	return rc < 0 ? err_set(e, "out of memory") : 0;
 }

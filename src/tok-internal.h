@@ -1,6 +1,6 @@
 /* tok-internal.h -- what the tokenizer's files share: the tokenizer struct, the vocabulary
- * table, the growing id list and the file helpers. Private to tokenizer.c, tok-config.c,
- * tok-vocab.c, tok-wordpiece.c and tok-bpe.c; everyone else uses tokenizer.h. */
+ * table, the growing id list, the file helpers and the stages of the tokenizer.json pipeline.
+ * Private to tokenizer.c and the tok-*.c files; everyone else uses tokenizer.h. */
 #ifndef ATTNSCOPE_TOK_INTERNAL_H
 #define ATTNSCOPE_TOK_INTERNAL_H
 
@@ -71,6 +71,7 @@ struct tok_special {
 };
 
 struct tok_merge_slot; /* tok-bpe.c */
+struct tok_json;       /* tok-json.c */
 
 struct tokenizer {
 	enum tokenizer_kind kind;
@@ -101,6 +102,10 @@ struct tokenizer {
 	struct tok_merge_slot *merges; /* [merge_mask+1] (left symbol, right symbol) -> rank, result */
 	uint32_t merge_mask;
 	int32_t n_merges;
+
+	/* tokenizer.json (TOKENIZER_JSON): the pipeline; NULL for the other kinds and for a
+	 * TOKENIZER_JSON folder that only has vocab.json + merges.txt */
+	struct tok_json *json;
 };
 
 /* A growing list of ids, the output of the model-specific tokenizers. */
@@ -151,13 +156,145 @@ int wordpiece_load_vocab_txt(struct tokenizer *tok, const char *path, struct err
 int wordpiece_load_json(struct tokenizer *tok, json_t *root, const char *path, char **unk_name, struct err *e);
 /* BasicTokenizer + WordPiece of one stretch of text without special tokens (valid UTF-8). */
 int wordpiece_encode(const struct tokenizer *tok, const char *s, size_t len, struct tok_ids *out, struct err *e);
+/* Greedy longest-match WordPiece of one word (tokenizers' WordPiece model); -1 when out of memory. */
+int wordpiece_word(const struct tokenizer *tok, const char *w, size_t len, struct tok_ids *out);
+bool wordpiece_is_punctuation(uint32_t cp);
+bool wordpiece_is_cjk(uint32_t cp);
 void wordpiece_free(struct tokenizer *tok);
 
 /* ---- tok-bpe.c ---- */
+/* tokenizer.json's BPE model (byte-level or SentencePiece-style): vocabulary, merges keyed on
+ * vocabulary ids, and the options in tok->json. */
+int bpe_json_load(struct tokenizer *tok, json_t *model, struct err *e);
+/* The BPE model on one pre-tokenized word, as tokenizers' BPE::tokenize. */
+int bpe_json_word(const struct tokenizer *tok, const char *w, size_t len, struct tok_ids *out, struct err *e);
 int bpe_load_files(struct tokenizer *tok, const char *vocab_path, const char *merges_path, struct err *e);
 int bpe_load_json(struct tokenizer *tok, json_t *root, const char *path, struct err *e);
 /* Regex pre-tokenization + byte-level BPE of one stretch of text without special tokens. */
 int bpe_encode(const struct tokenizer *tok, const char *s, size_t len, struct tok_ids *out, struct err *e);
 void bpe_free(struct tokenizer *tok);
+
+
+/* ---- the tokenizer.json pipeline ---- */
+
+/* A growing byte string. */
+struct tok_buf {
+	char *s; /* NUL-terminated when not NULL */
+	size_t n, cap;
+};
+int tok_buf_add(struct tok_buf *b, const char *s, size_t n);
+void tok_buf_free(struct tok_buf *b);
+
+/* Pieces of text as a pre-tokenizer leaves them, stored one after another in TEXT. */
+struct tok_word {
+	size_t off, len; /* in text.s */
+	bool first;      /* starts at offset 0 of the original text (Metaspace's prepend_scheme "first") */
+};
+struct tok_words {
+	struct tok_buf text;
+	struct tok_word *w; /* [n] */
+	int n, cap;
+};
+int tok_words_add(struct tok_words *l, const char *s, size_t len, bool first);
+void tok_words_free(struct tok_words *l);
+
+/* Rust's char::is_whitespace (Unicode White_Space), which tokenizers uses for strip/lstrip/rstrip. */
+bool tok_is_white_space(uint32_t cp);
+
+/* ---- tok-regex.c: patterns of tokenizer.json (Oniguruma syntax) run by PCRE2 ---- */
+struct tok_regex;
+/* Compile PATTERN (a regex, or with LITERAL a plain string); errors say what is wrong with it. */
+struct tok_regex *tok_regex_new(const char *pattern, size_t len, bool literal, struct err *e);
+void tok_regex_free(struct tok_regex *re);
+/* One match: [start, end) in bytes, and whether it is a match or the text between two. */
+struct tok_span {
+	size_t start, end;
+	bool match;
+};
+/* Cover S[0..LEN) with matches and the stretches between them, as tokenizers' Pattern::find_matches;
+ * *OUT is malloc'd ([*N]). */
+int tok_regex_spans(const struct tok_regex *re, const char *s, size_t len, struct tok_span **out, int *n,
+		    struct err *e);
+
+/* ---- tok-normalize.c ---- */
+struct tok_norm;
+/* The normalizer J (NULL or JSON null: none); errors name the unsupported type or option. */
+int tok_norm_load(json_t *j, struct tok_norm **out, struct err *e);
+/* Normalize S[0..LEN) into OUT (emptied first). */
+int tok_norm_run(const struct tok_norm *n, const char *s, size_t len, struct tok_buf *out, struct err *e);
+void tok_norm_free(struct tok_norm *n);
+
+/* ---- tok-pretok.c ---- */
+struct tok_pretok;
+int tok_pretok_load(json_t *j, struct tok_pretok **out, struct err *e);
+/* Split (and rewrite) every word of IN; the result replaces IN. */
+int tok_pretok_run(const struct tok_pretok *p, struct tok_words *in, struct err *e);
+void tok_pretok_free(struct tok_pretok *p);
+/* tokenizers' ByteLevel alphabet: the code point standing for byte B. */
+uint32_t tok_byte_char(unsigned char b);
+
+/* ---- tok-unigram.c ---- */
+struct tok_unigram;
+int unigram_load(struct tokenizer *tok, json_t *model, struct tok_unigram **out, struct err *e);
+int unigram_word(const struct tokenizer *tok, const struct tok_unigram *u, const char *w, size_t len,
+		 struct tok_ids *out, struct err *e);
+void unigram_free(struct tok_unigram *u);
+
+/* ---- tok-post.c: post-processors as one template ---- */
+struct tok_post;
+/* The post_processor J of a tokenizer.json (NULL or null: none); special token ids resolved
+ * in TOK. */
+int tok_post_load(const struct tokenizer *tok, json_t *j, struct tok_post **out, struct err *e);
+/* transformers' LlamaTokenizerFast.update_post_processor: [bos] $A [eos] / [bos] $A [eos] [bos] $B [eos]. */
+int tok_post_bos_eos(int32_t bos, int32_t eos, struct tok_post **out, struct err *e);
+bool tok_post_has_pair(const struct tok_post *p);
+/* Special tokens the template adds around one text or a pair. */
+int tok_post_added(const struct tok_post *p, bool pair);
+/* Assemble A (and B when PAIR) into OUT with TYPES ([out->n] after the call, allocated by the caller
+ * for a->n + b->n + tok_post_added). Without a template: A then B, types 0 then 1. */
+int tok_post_apply(const struct tok_post *p, const struct tok_ids *a, const struct tok_ids *b, bool pair,
+		   struct tok_ids *out, int32_t *types);
+void tok_post_free(struct tok_post *p);
+
+/* ---- tok-json.c ---- */
+
+/* An added token of tokenizer.json (or tokenizer_config.json), HF's AddedToken. */
+struct tok_added {
+	char *text; /* content; for a normalized token, the normalized content it is matched as */
+	size_t len;
+	int32_t id;
+	bool special, lstrip, rstrip, single_word, normalized;
+};
+
+/* Finds added tokens in a text, leftmost then longest (tokenizers' Aho-Corasick LeftmostLongest). */
+struct tok_added_matcher {
+	struct tok_vocab index; /* text -> index into tok_json.added */
+	uint32_t *lens;         /* [n_lens] distinct token lengths, longest first */
+	int n_lens;
+	uint8_t first[32];      /* bit set of the bytes a token starts with */
+};
+
+enum tok_model_type { TOK_MODEL_BPE, TOK_MODEL_WORDPIECE, TOK_MODEL_UNIGRAM };
+
+struct tok_json {
+	enum tok_model_type model;
+	struct tok_norm *norm;
+	struct tok_pretok *pretok;
+	struct tok_post *post;
+	struct tok_unigram *unigram;
+	/* BPE options */
+	bool byte_fallback, fuse_unk, ignore_merges;
+	char *subword_prefix, *word_suffix; /* NULL when absent */
+	bool has_unk;                       /* model.unk_token names a vocabulary entry (tok->unk_id) */
+	struct tok_added *added;            /* [n_added] */
+	int n_added;
+	struct tok_added_matcher raw, normalized; /* normalized: false / true tokens */
+};
+
+int tok_json_load(struct tokenizer *tok, const char *dir, struct err *e);
+/* Everything before the post-processor for one text: added tokens, normalizer, pre-tokenizer, model. */
+int tok_json_encode_one(const struct tokenizer *tok, const char *text, size_t len, struct tok_ids *out,
+			struct err *e);
+void tok_json_free(struct tokenizer *tok);
 
 #endif

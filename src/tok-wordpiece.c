@@ -128,7 +128,7 @@ static bool wordpiece_is_control(uint32_t cp)
 	}
 }
 
-static bool wordpiece_is_punctuation(uint32_t cp)
+bool wordpiece_is_punctuation(uint32_t cp)
 {
 	if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126))
 		return true;
@@ -147,7 +147,7 @@ static bool wordpiece_is_punctuation(uint32_t cp)
 }
 
 /* The CJK Unified Ideographs blocks BERT singles out (not Hangul, kana or CJK punctuation). */
-static bool wordpiece_is_cjk(uint32_t cp)
+bool wordpiece_is_cjk(uint32_t cp)
 {
 	return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
 	       (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) ||
@@ -157,7 +157,7 @@ static bool wordpiece_is_cjk(uint32_t cp)
 /* ---------------------------------------------------------------- WordPiece */
 
 /* Greedy longest-match-first over one word (no whitespace inside). */
-static int wordpiece_word(const struct tokenizer *tok, const char *w, size_t len, struct tok_ids *out)
+int wordpiece_word(const struct tokenizer *tok, const char *w, size_t len, struct tok_ids *out)
 {
 	size_t offs_cap = (size_t)tok->max_chars + 2;
 	size_t *offs = malloc(offs_cap * sizeof *offs); /* [n_chars+1] byte offset of each character */

@@ -199,15 +199,24 @@ out:
 int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer **out, struct err *e)
 {
 	*out = NULL;
-	if (kind == TOKENIZER_JSON)
-		return err_set(e, "%s: the tokenizer.json pipeline is not implemented yet", dir);
-	if (kind != TOKENIZER_WORDPIECE && kind != TOKENIZER_BPE)
+	if (kind != TOKENIZER_WORDPIECE && kind != TOKENIZER_BPE && kind != TOKENIZER_JSON)
 		return err_set(e, "unknown tokenizer kind %d", (int)kind);
 	struct stat sb;
 	if (stat(dir, &sb) < 0)
 		return err_set(e, "%s: %s", dir, strerror(errno));
 	if (!S_ISDIR(sb.st_mode))
 		return err_set(e, "%s: not a folder", dir);
+	bool use_json = false;
+	if (kind == TOKENIZER_JSON) {
+		/* without a tokenizer.json, the GPT-2 style files (as GPT-NeoX/Pythia folders ship them) */
+		char *tj = tok_path_join(dir, "tokenizer.json");
+		if (!tj)
+			return err_set(e, "out of memory");
+		use_json = tok_file_exists(tj);
+		free(tj);
+		if (!use_json)
+			kind = TOKENIZER_BPE;
+	}
 	struct tokenizer *tok = calloc(1, sizeof *tok);
 	if (!tok || tok_vocab_init(&tok->vocab) < 0 || tok_vocab_init(&tok->added) < 0) {
 		if (tok) {
@@ -219,6 +228,14 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 	}
 	tok->kind = kind;
 	tok->cls_id = tok->sep_id = tok->bos_id = -1;
+	if (use_json) {
+		if (tok_json_load(tok, dir, e) < 0) {
+			tokenizer_free(tok);
+			return -1;
+		}
+		*out = tok;
+		return 0;
+	}
 	/* BertTokenizer's defaults; tokenizer.json and tokenizer_config.json may change them. */
 	tok->lower = true;
 	tok->strip_accents = -1;
@@ -249,6 +266,7 @@ void tokenizer_free(struct tokenizer *tok)
 {
 	if (!tok)
 		return;
+	tok_json_free(tok);
 	wordpiece_free(tok);
 	bpe_free(tok);
 	for (int i = 0; i < tok->n_specials; i++)
@@ -471,12 +489,64 @@ static int list_alloc(const struct tokenizer *tok, struct token_list *out, const
 	return 0;
 }
 
+/* The tokenizer.json path: encode each text, truncate, then the post-processor's template. */
+static int encode_json(const struct tokenizer *tok, const char *text, const char *text_b, int max_len,
+		       struct token_list *out, struct err *e)
+{
+	struct tok_ids a = {0}, b = {0}, all = {0};
+	bool pair = text_b != NULL;
+	int32_t *types = NULL;
+	int rc = -1;
+	for (int k = 0; k <= (pair ? 1 : 0); k++) {
+		const char *t = k ? text_b : text;
+		size_t len = strlen(t), bad = utf8_check(t, len);
+		if (bad < len) {
+			err_set(e, "invalid UTF-8 at byte %zu%s", bad, k ? " of the second text" : "");
+			goto out;
+		}
+		if (tok_json_encode_one(tok, t, len, k ? &b : &a, e) < 0)
+			goto out;
+	}
+	if (a.n > (1 << 28) || b.n > (1 << 28)) {
+		err_set(e, "text too long");
+		goto out;
+	}
+	int n_special = tok_post_added(tok->json->post, pair);
+	int total = a.n + b.n + n_special;
+	bool truncated;
+	if (truncate_longest_first(&a, &b, pair, max_len, n_special, &truncated, e) < 0)
+		goto out;
+	if (!(types = malloc(((size_t)a.n + (size_t)b.n + (size_t)n_special + 1) * sizeof *types)) ||
+	    tok_post_apply(tok->json->post, &a, &b, pair, &all, types) < 0 || list_alloc(tok, out, all.ids, all.n) < 0) {
+		token_list_free(out);
+		err_set(e, "out of memory");
+		goto out;
+	}
+	out->n = all.n;
+	for (int i = 0; i < all.n; i++) {
+		out->ids[i] = all.ids[i];
+		out->special[i] = all.special[i];
+		out->type_ids[i] = types[i];
+	}
+	out->truncated = truncated;
+	out->n_before_truncation = total;
+	rc = 0;
+out:
+	free(types);
+	tok_ids_free(&a);
+	tok_ids_free(&b);
+	tok_ids_free(&all);
+	return rc;
+}
+
 int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *text_b, int max_len,
 		     struct token_list *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
 	if (!tok || !text)
 		return err_set(e, "no tokenizer or no text");
+	if (tok->json)
+		return encode_json(tok, text, text_b, max_len, out, e);
 	struct tok_ids a = {0}, b = {0}, all = {0};
 	bool pair = text_b != NULL;
 	int rc = -1;
@@ -548,6 +618,8 @@ int tokenizer_vocab_size(const struct tokenizer *tok)
 
 bool tokenizer_supports_pairs(const struct tokenizer *tok)
 {
+	if (tok->json)
+		return tok_post_has_pair(tok->json->post);
 	return tok->kind == TOKENIZER_WORDPIECE;
 }
 

@@ -264,19 +264,23 @@ START_TEST(test_shared_reference)
 		struct family fam = {0};
 		struct err e = {""};
 		ck_assert_msg(hfconfig_load(mdir, &cfg, &e) == 0, "%s", e.msg);
-		if (family_load(cfg.model_type, &fam, &e) < 0) {
+		/* Families without a description yet: a folder with a tokenizer.json is read as one
+		 * (TOKENIZER_JSON), which is what their descriptions will say. */
+		char *tjson = str_printf("%s/tokenizer.json", mdir);
+		bool has_json = access(tjson, F_OK) == 0;
+		free(tjson);
+		enum tokenizer_kind kind = TOKENIZER_JSON;
+		bool known = family_load(cfg.model_type, &fam, &e) == 0;
+		if (known)
+			kind = fam.tokenizer;
+		if (!known && !has_json) {
 			printf("check_tokenizer: %s: NOT SUPPORTED YET: %s\n", de->d_name, e.msg);
 		} else {
 			struct tokenizer *tok = NULL;
-			int rc = tokenizer_load(mdir, fam.tokenizer, &tok, &e);
-			if (rc < 0 && strstr(e.msg, "tokenizer.json pipeline is not")) {
-				printf("check_tokenizer: %s: NOT SUPPORTED YET: %s\n", de->d_name, e.msg);
-			} else {
-				ck_assert_msg(rc == 0, "%s", e.msg);
-				bad += run_case(tok, de->d_name, c);
-				n++;
-				tokenizer_free(tok);
-			}
+			ck_assert_msg(tokenizer_load(mdir, kind, &tok, &e) == 0, "%s", e.msg);
+			bad += run_case(tok, de->d_name, c);
+			n++;
+			tokenizer_free(tok);
 		}
 		family_free(&fam);
 		hfconfig_free(&cfg);
