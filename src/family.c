@@ -158,6 +158,25 @@ static int fam_settings(struct fam_doc *d, yaml_node_t *map, struct family *f, b
 	return 0;
 }
 
+/* optional: [role, ...]: tensors that some layers lack (that norm is then the identity). */
+static int fam_optional(struct fam_doc *d, yaml_node_t *seq, struct family *f)
+{
+	if (seq->type != YAML_SEQUENCE_NODE)
+		return fam_fail(d, seq, "'optional' must be a list of tensor roles%s", "");
+	for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+		yaml_node_t *item = yaml_document_get_node(&d->doc, *it);
+		const char *key = fam_scalar(item);
+		int role = -1;
+		for (int r = 0; key && r < WEIGHT_COUNT; r++)
+			if (strcmp(key, family_role_keys[r]) == 0)
+				role = r;
+		if (role < 0)
+			return fam_fail(d, item, "unknown tensor role '%s'", key ? key : "?");
+		f->optional[role] = true;
+	}
+	return 0;
+}
+
 /* conditions: {role: setting}: the role's tensor exists only when the boolean setting is true. */
 static int fam_conditions(struct fam_doc *d, yaml_node_t *map, struct family *f)
 {
@@ -231,6 +250,7 @@ static int fam_top(struct fam_doc *d, struct family *f)
 	static const char *const windows[] = {"causal", "centered"};
 	static const char *const embed_scales[] = {"none", "sqrt_hidden"};
 	f->norm_offset = 0;
+	f->final_norm_in_trace = true;
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(&d->doc, p->key), *v = yaml_document_get_node(&d->doc, p->value);
 		const char *key = fam_scalar(k);
@@ -286,6 +306,10 @@ static int fam_top(struct fam_doc *d, struct family *f)
 				f->global_offset = atoi(x);
 		} else if (strcmp(key, "rope_local_unscaled") == 0) {
 			rc = fam_bool(d, v, &f->rope_local_unscaled);
+		} else if (strcmp(key, "final_norm_in_trace") == 0) {
+			rc = fam_bool(d, v, &f->final_norm_in_trace);
+		} else if (strcmp(key, "optional") == 0) {
+			rc = fam_optional(d, v, f);
 		} else if (strcmp(key, "conditions") == 0) {
 			rc = fam_conditions(d, v, f);
 		} else if (strcmp(key, "refuse") == 0) {

@@ -43,7 +43,9 @@
 	X(Q_NORM_W, "q_norm_weight")                                                                       \
 	X(K_NORM_W, "k_norm_weight")                                                                       \
 	X(POST_ATTN_LN_W, "post_attn_ln_weight")                                                           \
-	X(POST_MLP_LN_W, "post_mlp_ln_weight")
+	X(POST_MLP_LN_W, "post_mlp_ln_weight")                                                             \
+	X(EMB_PROJ_W, "embedding_proj_weight")                                                             \
+	X(EMB_PROJ_B, "embedding_proj_bias")
 
 enum family_role {
 #define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,
@@ -78,7 +80,8 @@ enum family_role {
 	X(QUERY_SCALAR, "query_pre_attn_scalar")                                                           \
 	X(PARALLEL_RESIDUAL, "parallel_residual")                                                          \
 	X(ATTENTION_BIAS, "attention_bias")                                                                \
-	X(MLP_BIAS, "mlp_bias")
+	X(MLP_BIAS, "mlp_bias")                                                                            \
+	X(EMBEDDING_SIZE, "embedding_size")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -127,6 +130,10 @@ struct family {
 	enum family_window window;
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
 	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */
+	bool final_norm_in_trace;        /* the last hidden state HF reports has the final norm applied (default);
+	                                  * false: hidden_states stop before it (ModernBERT) */
+	bool optional[WEIGHT_COUNT];     /* roles whose tensor may be missing in some layer (identity there:
+	                                  * ModernBERT's layer 0 has no attention norm) */
 	/* Tensor roles that exist only when a boolean setting is true (attention_bias: q_bias, ...). */
 	int n_conditions;
 	enum family_role cond_role[FAMILY_MAX_RULES * 2];

@@ -28,18 +28,22 @@ static void fwd_linear(const struct model *m, const float *x, int n, int in, int
 	ops_linear(x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy);
 }
 
-/* Apply norm N to X [n][H] into Y (may alias X); a missing norm copies. */
-static void fwd_norm(const struct model *m, const struct norm_weights *nw, const float *x, float *y, int n)
+/* Apply norm N to X [n][d] into Y (may alias X); a missing norm copies. */
+static void fwd_norm_dim(const struct model *m, const struct norm_weights *nw, const float *x, float *y, int n, int d)
 {
-	int H = m->info.hidden;
 	if (!nw->w) {
 		if (x != y)
-			memcpy(y, x, (size_t)n * H * sizeof(float));
+			memcpy(y, x, (size_t)n * d * sizeof(float));
 	} else if (m->fam.norm == NORM_RMS) {
-		ops_rmsnorm(x, y, n, H, H, nw->w, m->fam.norm_offset, m->ln_eps);
+		ops_rmsnorm(x, y, n, d, d, nw->w, m->fam.norm_offset, m->ln_eps);
 	} else {
-		ops_layernorm(x, y, n, H, nw->w, nw->b, m->ln_eps);
+		ops_layernorm(x, y, n, d, nw->w, nw->b, m->ln_eps);
 	}
+}
+
+static void fwd_norm(const struct model *m, const struct norm_weights *nw, const float *x, float *y, int n)
+{
+	fwd_norm_dim(m, nw, x, y, n, m->info.hidden);
 }
 
 /* Column offsets of query head HD, and of key/value head G, in the projection row [q | k | v]. */
@@ -166,21 +170,25 @@ static void fwd_check_finite(struct trace *t, int layer, const float *x, size_t 
 	}
 }
 
-static void fwd_embed(const struct model *m, struct trace *t, float *x)
+/* Embeddings of T's tokens into X [n][hidden]; SCRATCH [n][E] holds them first when the tables are
+ * narrower than the hidden size (ELECTRA: word + position + type, LayerNorm, then the projection). */
+static void fwd_embed(const struct model *m, struct trace *t, float *x, float *scratch)
 {
-	int H = t->hidden;
-	float scale = m->arch.embed_scale;
+	int E = m->embed_dim;
+	float scale = m->arch.embed_scale, *e = m->emb_proj_w ? scratch : x;
 	for (int i = 0; i < t->n; i++) {
-		float *xi = x + (size_t)i * H;
-		const float *te = m->tok_emb + (size_t)t->ids[i] * H;
-		for (int j = 0; j < H; j++)
-			xi[j] = scale > 0 ? te[j] * scale : te[j];
+		float *ei = e + (size_t)i * E;
+		const float *te = m->tok_emb + (size_t)t->ids[i] * E;
+		for (int j = 0; j < E; j++)
+			ei[j] = scale > 0 ? te[j] * scale : te[j];
 		if (m->pos_emb)
-			ops_add(xi, m->pos_emb + (size_t)i * H, H);
+			ops_add(ei, m->pos_emb + (size_t)i * E, E);
 		if (m->type_emb)
-			ops_add(xi, m->type_emb + (size_t)t->type_ids[i] * H, H);
+			ops_add(ei, m->type_emb + (size_t)t->type_ids[i] * E, E);
 	}
-	fwd_norm(m, &m->emb_ln, x, x, t->n);
+	fwd_norm_dim(m, &m->emb_ln, e, e, t->n, E);
+	if (m->emb_proj_w)
+		fwd_linear(m, scratch, t->n, E, t->hidden, m->emb_proj_w, m->emb_proj_b, x, t->hidden);
 }
 
 /* One block of layer L on the residual stream B->x. */
@@ -229,7 +237,8 @@ static int fwd_alloc(const struct model *m, int n, struct fwd_buf *b)
 	b->ctx = malloc(n * (size_t)a->q_dim * sizeof(float));
 	b->proj = malloc(n * H * sizeof(float));
 	b->proj2 = malloc(n * H * sizeof(float));
-	b->mid = malloc(n * 2 * inter * sizeof(float));
+	size_t mid = 2 * inter > (size_t)m->embed_dim ? 2 * inter : (size_t)m->embed_dim; /* also the embeddings' scratch */
+	b->mid = malloc(n * mid * sizeof(float));
 	b->cos_g = malloc(n * half * sizeof(float));
 	b->sin_g = malloc(n * half * sizeof(float));
 	b->cos_l = malloc(n * half * sizeof(float));
@@ -271,7 +280,7 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 	} else {
 		memcpy(b.x, x_in, nh * sizeof(float));
 		fwd_block(m, layer, &b, t);
-		if (layer == t->n_layers - 1)
+		if (layer == t->n_layers - 1 && m->fam.final_norm_in_trace)
 			fwd_norm(m, &m->final_ln, b.x, b.x, n);
 		memcpy((float *)trace_hidden(t, layer + 1), b.x, nh * sizeof(float));
 	}
@@ -298,7 +307,7 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 		rc = -1;
 		goto done;
 	}
-	fwd_embed(m, t, b.x);
+	fwd_embed(m, t, b.x, b.mid);
 	memcpy((float *)trace_hidden(t, 0), b.x, nh * sizeof(float));
 	fwd_check_finite(t, 0, b.x, nh);
 	for (int l = 0; l < t->n_layers; l++) {
@@ -308,7 +317,7 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 		}
 		fwd_block(m, l, &b, t);
 		/* HF reports the last hidden state after the final norm (GPT-2's ln_f, Llama's norm). */
-		if (l == t->n_layers - 1)
+		if (l == t->n_layers - 1 && m->fam.final_norm_in_trace)
 			fwd_norm(m, &m->final_ln, b.x, b.x, n);
 		memcpy((float *)trace_hidden(t, l + 1), b.x, nh * sizeof(float));
 		fwd_check_finite(t, l + 1, b.x, nh);

@@ -194,6 +194,10 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	in->max_positions = (int)maxpos;
 	in->vocab_size = (int)vocab;
 	m->type_vocab = (int)types;
+	long embed;
+	if (config_int_or(c, f, SET_EMBEDDING_SIZE, 1, MODEL_MAX_HIDDEN, hidden, &embed, e) < 0)
+		return -1;
+	m->embed_dim = (int)embed;
 	a->n_kv_heads = (int)kv;
 	a->q_dim = (int)(heads * head_dim);
 	a->kv_dim = (int)(kv * head_dim);

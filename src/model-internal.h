@@ -65,10 +65,12 @@ struct model {
 	int type_vocab;              /* rows of the token-type table (0 = none) */
 	bool cond_on[SET_COUNT];     /* boolean settings that switch conditional tensor roles on */
 
-	const float *tok_emb;        /* [vocab_size][hidden] */
-	const float *pos_emb;        /* [max_positions][hidden] or NULL (rotary) */
-	const float *type_emb;       /* [type_vocab][hidden] or NULL */
-	struct norm_weights emb_ln;  /* [hidden] or NULL */
+	int embed_dim;               /* E: width of the embedding tables (ELECTRA: embedding_size; else hidden) */
+	const float *tok_emb;        /* [vocab_size][E] */
+	const float *pos_emb;        /* [max_positions][E] or NULL (rotary) */
+	const float *type_emb;       /* [type_vocab][E] or NULL */
+	struct norm_weights emb_ln;  /* [E] or NULL */
+	const float *emb_proj_w, *emb_proj_b; /* E→hidden when E differs (ELECTRA's embeddings_project) */
 	struct norm_weights final_ln; /* [hidden] or NULL */
 	struct layer_weights *layers; /* [n_layers] */
 

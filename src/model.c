@@ -140,6 +140,8 @@ static int model_bind(struct model *m, enum family_role role, int layer, int ndi
 		return 0;
 	char tried[512];
 	const struct st_tensor *t = model_find(m, role, layer, tried, sizeof tried);
+	if (!t && m->fam.optional[role])
+		return 0; /* absent where the family allows it: that norm is the identity */
 	if (!t) {
 		const char *where = m->st.n_files ? m->st.files[0].path : m->info.dir;
 		if (layer < 0)
@@ -230,16 +232,23 @@ static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struc
 static int model_bind_all(struct model *m, struct err *e)
 {
 	const struct model_info *in = &m->info;
-	int64_t H = in->hidden;
-	if (model_bind(m, WEIGHT_TOKEN_EMB, -1, 2, in->vocab_size, H, &m->tok_emb, e) < 0 ||
-	    model_bind_norm(m, WEIGHT_EMB_LN_W, WEIGHT_EMB_LN_B, -1, H, &m->emb_ln, e) < 0 ||
+	int64_t H = in->hidden, E = m->embed_dim;
+	if (model_bind(m, WEIGHT_TOKEN_EMB, -1, 2, in->vocab_size, E, &m->tok_emb, e) < 0 ||
+	    model_bind_norm(m, WEIGHT_EMB_LN_W, WEIGHT_EMB_LN_B, -1, E, &m->emb_ln, e) < 0 ||
 	    model_bind_norm(m, WEIGHT_FINAL_LN_W, WEIGHT_FINAL_LN_B, -1, H, &m->final_ln, e) < 0)
 		return -1;
 	if (m->fam.position == POS_LEARNED &&
-	    model_bind(m, WEIGHT_POS_EMB, -1, 2, in->max_positions, H, &m->pos_emb, e) < 0)
+	    model_bind(m, WEIGHT_POS_EMB, -1, 2, in->max_positions, E, &m->pos_emb, e) < 0)
 		return -1;
-	if (m->type_vocab > 0 && model_bind(m, WEIGHT_TYPE_EMB, -1, 2, m->type_vocab, H, &m->type_emb, e) < 0)
+	if (m->type_vocab > 0 && model_bind(m, WEIGHT_TYPE_EMB, -1, 2, m->type_vocab, E, &m->type_emb, e) < 0)
 		return -1;
+	/* ELECTRA has embeddings_project only when the embedding size differs from the hidden size. */
+	if (E != H && model_bind_linear(m, WEIGHT_EMB_PROJ_W, WEIGHT_EMB_PROJ_B, -1, E, H, &m->emb_proj_w,
+					&m->emb_proj_b, e) < 0)
+		return -1;
+	if (E != H && !m->emb_proj_w)
+		return err_set(e, "%s: embedding size %lld differs from the hidden size %lld, and the family has no "
+			       "embedding projection", m->info.dir, (long long)E, (long long)H);
 	m->layers = calloc(in->n_layers, sizeof *m->layers);
 	if (!m->layers)
 		return err_set(e, "out of memory");
@@ -382,6 +391,8 @@ static int model_finish_run(const struct model *m, struct trace *t, const volati
 	if (t->n > m->info.max_positions)
 		rc = err_set(e, "%d tokens exceed the model's %d positions", t->n, m->info.max_positions);
 	for (int i = 0; rc == 0 && i < t->n; i++) {
+		if (!m->type_emb)
+			t->type_ids[i] = 0; /* no token-type table (DistilBERT, decoders): the model sees none */
 		if (!t->tokens[i])
 			rc = err_set(e, "out of memory");
 		else
