@@ -502,14 +502,14 @@ int bpe_json_load(struct tokenizer *tok, json_t *model, struct err *e)
 	if (bpe_json_opt_string(model, "continuing_subword_prefix", &j->subword_prefix, e) < 0 ||
 	    bpe_json_opt_string(model, "end_of_word_suffix", &j->word_suffix, e) < 0)
 		return -1;
-	if (tok_vocab_from_json(&tok->vocab, json_object_get(model, "vocab"), e) < 0)
+	if (!j->vocab_read && tok_vocab_from_json(&tok->vocab, json_object_get(model, "vocab"), e) < 0)
 		return err_prefix(e, "model.vocab");
 	json_t *merges = json_object_get(model, "merges");
-	if (!merges || json_is_null(merges))
+	if (!merges || json_is_null(merges) || j->merges)
 		merges = NULL;
 	else if (!json_is_array(merges))
 		return err_set(e, "model.merges is not a list");
-	size_t nm = merges ? json_array_size(merges) : 0;
+	size_t nm = j->merges ? j->merges->n : merges ? json_array_size(merges) : 0;
 	/* ignore_merges files keep merges whose results were dropped (Llama 3: 280k for 128k tokens) */
 	if (nm > 4 * (size_t)tok->vocab.n_ids + 4096)
 		return err_set(e, "model.merges has %zu rules for a vocabulary of %d tokens", nm, tok->vocab.n_ids);
@@ -517,10 +517,14 @@ int bpe_json_load(struct tokenizer *tok, json_t *model, struct err *e)
 		return -1;
 	size_t prefix_len = j->subword_prefix ? strlen(j->subword_prefix) : 0;
 	for (size_t i = 0; i < nm; i++) {
-		json_t *m = json_array_get(merges, i);
+		json_t *m = merges ? json_array_get(merges, i) : NULL;
 		const char *a = NULL, *b = NULL;
 		size_t al = 0, bl = 0;
-		if (json_is_string(m)) {
+		if (j->merges) {
+			const uint32_t *o = &j->merges->off[4 * i];
+			a = j->merges->text + o[0], al = o[1];
+			b = j->merges->text + o[2], bl = o[3];
+		} else if (json_is_string(m)) {
 			/* "left right": exactly one space */
 			const char *s = json_string_value(m), *sp = strchr(s, ' ');
 			if (sp && !strchr(sp + 1, ' ')) {
@@ -537,6 +541,8 @@ int bpe_json_load(struct tokenizer *tok, json_t *model, struct err *e)
 		if (bpe_json_merge(tok, a, al, b, bl, (int32_t)i, prefix_len, e) < 0)
 			return -1;
 	}
+	tok_jsonfast_free(j->merges); /* no longer needed */
+	j->merges = NULL;
 	return 0;
 }
 

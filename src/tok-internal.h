@@ -55,6 +55,12 @@ int32_t tok_vocab_intern(struct tok_vocab *v, const char *s, size_t len);
 int tok_vocab_from_json(struct tok_vocab *v, json_t *obj, struct err *e);
 /* The same from a vocab.json file, quickly; errors name PATH. */
 int tok_vocab_load_json_file(struct tok_vocab *v, const char *path, struct err *e);
+/* The fast path of that on the JSON text BUF[0..LEN) (valid UTF-8): 0, -1 when the text is not
+ * a plain {"token": id, ...} (jansson must judge it), -2 when out of memory. */
+int tok_vocab_load_flat(struct tok_vocab *v, const char *buf, size_t len);
+/* Decode the JSON string at *P (just after its opening quote) into OUT (room for as many bytes
+ * as the source); *P moves past the closing quote. Its length, or -1 for anything unusual. */
+long tok_vocab_json_string(const char **p, const char *end, char *out);
 
 /* ---- the tokenizer ---- */
 
@@ -256,6 +262,22 @@ int tok_post_apply(const struct tok_post *p, const struct tok_ids *a, const stru
 		   struct tok_ids *out, int32_t *types);
 void tok_post_free(struct tok_post *p);
 
+/* ---- tok-jsonfast.c: tokenizer.json's big members read without jansson ---- */
+
+/* Merge rules: rule i is text[off[4i] .. +off[4i+1]) and text[off[4i+2] .. +off[4i+3]). */
+struct tok_fast_merges {
+	char *text;
+	uint32_t *off;
+	size_t n;
+};
+struct tok_json;
+/* When BUF (a whole tokenizer.json, valid UTF-8) has a plain model.vocab object and model.merges
+ * list, read them into TOK and overwrite them in BUF with an empty {} / [] so that jansson parses
+ * only the rest (jansson takes ~1 s for Gemma 3's 262k tokens and 515k merges). Anything unusual
+ * leaves BUF alone for jansson. Returns -1 only when out of memory. */
+int tok_jsonfast_take(struct tokenizer *tok, char *buf, size_t len, struct err *e);
+void tok_jsonfast_free(struct tok_fast_merges *m);
+
 /* ---- tok-json.c ---- */
 
 /* An added token of tokenizer.json (or tokenizer_config.json), HF's AddedToken. */
@@ -286,6 +308,8 @@ struct tok_json {
 	bool byte_fallback, fuse_unk, ignore_merges;
 	char *subword_prefix, *word_suffix; /* NULL when absent */
 	bool has_unk;                       /* model.unk_token names a vocabulary entry (tok->unk_id) */
+	bool vocab_read;                    /* model.vocab was read by tok-jsonfast.c */
+	struct tok_fast_merges *merges;     /* model.merges as read by tok-jsonfast.c, or NULL */
 	struct tok_added *added;            /* [n_added] */
 	int n_added;
 	struct tok_added_matcher raw, normalized; /* normalized: false / true tokens */

@@ -15,6 +15,7 @@
  * bos_token (when add_bos_token, default true) $A eos_token (when add_eos_token, default
  * false), the pair adding the same around $B with type id 1. PreTrainedTokenizerFast, Qwen2's
  * and the others keep tokenizer.json's post-processor and ignore the two flags. */
+#include "jsoncap.h"
 #include "tok-internal.h"
 #include "utf8.h"
 
@@ -40,10 +41,12 @@ static int json_added_add(struct tokenizer *tok, const char *s, size_t len, int3
 		return 0;
 	if (j->n_added >= 1 << 20)
 		return err_set(e, "too many added tokens");
-	struct tok_added *na = realloc(j->added, (size_t)(j->n_added + 1) * sizeof *na);
-	if (!na)
-		return err_set(e, "out of memory");
-	j->added = na;
+	if ((j->n_added & (j->n_added - 1)) == 0) { /* grow at powers of two */
+		struct tok_added *na = realloc(j->added, (size_t)(j->n_added ? 2 * j->n_added : 1) * sizeof *na);
+		if (!na)
+			return err_set(e, "out of memory");
+		j->added = na;
+	}
 	char *t = malloc(len + 1);
 	if (!t)
 		return err_set(e, "out of memory");
@@ -297,7 +300,7 @@ static int json_load_model(struct tokenizer *tok, json_t *model, struct err *e)
 			return -1;
 	} else if (!strcmp(t, "WordPiece")) {
 		j->model = TOK_MODEL_WORDPIECE;
-		if (tok_vocab_from_json(&tok->vocab, json_object_get(model, "vocab"), e) < 0)
+		if (!j->vocab_read && tok_vocab_from_json(&tok->vocab, json_object_get(model, "vocab"), e) < 0)
 			return err_prefix(e, "model.vocab");
 		json_t *prefix = json_object_get(model, "continuing_subword_prefix");
 		json_t *maxc = json_object_get(model, "max_input_chars_per_word");
@@ -410,6 +413,26 @@ static int json_read_config(struct tokenizer *tok, json_t *cfg, struct err *e)
 	return tok_post_bos_eos(ids[0], ids[1], &tok->json->post, e);
 }
 
+/* tokenizer.json: the vocabulary and merges through tok-jsonfast.c when they are plain, the rest
+ * (or all of it) through jansson. */
+static json_t *json_read_tokenizer(struct tokenizer *tok, const char *path, struct err *e)
+{
+	char *buf;
+	size_t len;
+	if (tok_read_file(path, &buf, &len, e) < 0)
+		return NULL;
+	json_t *root = NULL;
+	json_error_t je;
+	if (jsoncap_nodes(buf, len) > JSONCAP_MAX_NODES)
+		err_set(e, "%s: more than %zu JSON values", path, JSONCAP_MAX_NODES);
+	else if (utf8_check(buf, len) == len && tok_jsonfast_take(tok, buf, len, e) < 0)
+		err_prefix(e, "%s", path);
+	else if (!(root = json_loadb(buf, len, 0, &je)))
+		err_set(e, "%s: line %d column %d: %s", path, je.line, je.column, je.text);
+	free(buf);
+	return root;
+}
+
 int tok_json_load(struct tokenizer *tok, const char *dir, struct err *e)
 {
 	char *path = tok_path_join(dir, "tokenizer.json"), *cpath = tok_path_join(dir, "tokenizer_config.json");
@@ -421,7 +444,7 @@ int tok_json_load(struct tokenizer *tok, const char *dir, struct err *e)
 	}
 	struct tok_json *j = tok->json;
 	tok->unk_id = -1;
-	if (!(root = tok_load_json(path, 0, e)))
+	if (!(root = json_read_tokenizer(tok, path, e)))
 		goto out;
 	if (!json_is_object(root)) {
 		err_set(e, "%s: not a JSON object", path);
@@ -505,6 +528,7 @@ void tok_json_free(struct tokenizer *tok)
 	unigram_free(j->unigram);
 	free(j->subword_prefix);
 	free(j->word_suffix);
+	tok_jsonfast_free(j->merges);
 	for (int i = 0; i < j->n_added; i++)
 		free(j->added[i].text);
 	free(j->added);

@@ -81,9 +81,9 @@ static int post_template(const struct tokenizer *tok, struct tok_post *p, json_t
 			json_t *sp = json_object_get(it, "SpecialToken"), *sq = json_object_get(it, "Sequence");
 			json_t *body = sp ? sp : sq, *id = json_object_get(body, "id"), *ty = json_object_get(body, "type_id");
 			json_int_t type_id = json_is_integer(ty) ? json_integer_value(ty) : 0;
-			if (!json_is_object(body) || !json_is_string(id) || type_id < 0 || type_id > 1000)
-				return err_set(e, "post_processor TemplateProcessing: %s[%zu] is not a SpecialToken or a Sequence",
-					       keys[t], i);
+			if (!json_is_object(body) || !json_is_string(id) || type_id < 0 || type_id > 1)
+				return err_set(e, "post_processor TemplateProcessing: %s[%zu] is not a SpecialToken or a Sequence "
+					       "with type_id 0 or 1", keys[t], i);
 			const char *name = json_string_value(id);
 			if (sq) {
 				int seq = !strcmp(name, "A") ? 0 : !strcmp(name, "B") ? 1 : -1;

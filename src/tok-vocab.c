@@ -358,26 +358,42 @@ static int vocab_flat_pass(struct tok_vocab *v, const char *buf, size_t len, boo
 	return r.p == r.end ? 0 : -1;
 }
 
+long tok_vocab_json_string(const char **p, const char *end, char *out)
+{
+	struct vocab_flat_reader r = {*p, end};
+	long n = vocab_flat_string(&r, out);
+	*p = r.p;
+	return n;
+}
+
+int tok_vocab_load_flat(struct tok_vocab *v, const char *buf, size_t len)
+{
+	char *scratch = malloc(len + 1);
+	if (!scratch)
+		return -2;
+	size_t count;
+	long long max_id;
+	int rc = vocab_flat_pass(v, buf, len, false, scratch, &count, &max_id);
+	if (rc == 0 && (count == 0 || (size_t)max_id >= 2 * count + 1024))
+		rc = -1;
+	/* the shape is right and the ids are sane: insert for real */
+	if (rc == 0 && (vocab_reserve_ids(v, (int32_t)max_id) < 0 || tok_vocab_reserve(v, count) < 0 ||
+			vocab_flat_pass(v, buf, len, true, scratch, &count, &max_id) < 0))
+		rc = -2;
+	free(scratch);
+	return rc;
+}
+
 int tok_vocab_load_json_file(struct tok_vocab *v, const char *path, struct err *e)
 {
 	char *buf;
 	size_t len;
 	if (tok_read_file(path, &buf, &len, e) < 0)
 		return -1;
-	char *scratch = malloc(len + 1);
-	if (!scratch) {
-		free(buf);
-		return err_set(e, "%s: out of memory", path);
-	}
-	size_t count;
-	long long max_id;
-	int rc = utf8_check(buf, len) == len ? vocab_flat_pass(v, buf, len, false, scratch, &count, &max_id) : -1;
-	if (rc == 0 && count > 0 && (size_t)max_id < 2 * count + 1024) {
-		/* the shape is right and the ids are sane: insert for real */
-		if (vocab_reserve_ids(v, (int32_t)max_id) < 0 || tok_vocab_reserve(v, count) < 0 ||
-		    vocab_flat_pass(v, buf, len, true, scratch, &count, &max_id) < 0)
-			rc = err_set(e, "%s: out of memory", path);
-	} else {
+	int rc = utf8_check(buf, len) == len ? tok_vocab_load_flat(v, buf, len) : -1;
+	if (rc == -2) {
+		rc = err_set(e, "%s: out of memory", path);
+	} else if (rc < 0) {
 		/* unusual or wrong: jansson decides, and explains */
 		json_error_t je;
 		json_t *root = NULL;
@@ -392,7 +408,6 @@ int tok_vocab_load_json_file(struct tok_vocab *v, const char *path, struct err *
 			json_decref(root);
 		}
 	}
-	free(scratch);
 	free(buf);
 	return rc;
 }

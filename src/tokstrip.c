@@ -84,6 +84,69 @@ static void append_bytes(char *buf, size_t n, size_t *len, const unsigned char *
 	}
 }
 
+/* SentencePiece-style pieces (Llama 2, Mistral, Gemma): '▁' stands for a space and <0xXX> for a
+ * byte the vocabulary has no character for. Decided by the pieces themselves. */
+static bool is_spm(const struct trace *t)
+{
+	for (int i = 0; i < t->n; i++)
+		if (!t->special[i] && t->tokens[i] && strstr(t->tokens[i], "\xe2\x96\x81"))
+			return true;
+	return false;
+}
+
+/* The byte of a byte-fallback piece "<0xXX>", or -1. */
+static int fallback_byte(const struct trace *t, int i)
+{
+	const char *p = i >= 0 && i < t->n && !t->special[i] ? t->tokens[i] : NULL;
+	unsigned v;
+	char end;
+	if (!p || strlen(p) != 6 || strncmp(p, "<0x", 3) != 0 || sscanf(p + 3, "%2x%c", &v, &end) != 2 || end != '>')
+		return -1;
+	return (int)v;
+}
+
+/* A byte-fallback piece: the character its run of <0xXX> pieces encodes is shown on the run's
+ * first piece (the lead byte); the following pieces show nothing and join to it. */
+static void spm_byte_text(const struct trace *t, int i, char *buf, size_t n, size_t *len, bool *cont)
+{
+	int b = fallback_byte(t, i);
+	if ((b & 0xC0) == 0x80) {
+		/* a continuation byte: part of the character shown on its lead piece */
+		*cont = true;
+		return;
+	}
+	unsigned char bytes[4] = {(unsigned char)b};
+	int need = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1, nb = 1;
+	while (nb < need && (b = fallback_byte(t, i + nb)) >= 0 && (b & 0xC0) == 0x80)
+		bytes[nb++] = (unsigned char)b;
+	append_bytes(buf, n, len, bytes, (size_t)nb);
+	*cont = i > 0 && !t->special[i - 1] && fallback_byte(t, i - 1) >= 0;
+}
+
+/* A SentencePiece piece: a leading '▁' starts a word, other '▁' are shown as '␣'. */
+static void spm_text(const struct trace *t, int i, char *buf, size_t n, bool *cont)
+{
+	size_t len = 0;
+	if (fallback_byte(t, i) >= 0) {
+		spm_byte_text(t, i, buf, n, &len, cont);
+		return;
+	}
+	const char *p = t->tokens[i] ? t->tokens[i] : "";
+	bool lead = strncmp(p, "\xe2\x96\x81", 3) == 0;
+	*cont = i > 0 && !t->special[i - 1] && !lead;
+	if (lead && p[3])
+		p += 3;
+	for (; *p;) {
+		const char *sp = strstr(p, "\xe2\x96\x81");
+		size_t k = sp ? (size_t)(sp - p) : strlen(p);
+		append_bytes(buf, n, &len, (const unsigned char *)p, k);
+		if (!sp)
+			break;
+		append(buf, n, &len, "\xe2\x90\xa3"); /* ␣ */
+		p = sp + 3;
+	}
+}
+
 void tokstrip_text(const struct trace *t, int i, char *buf, size_t n, bool *cont)
 {
 	const char *piece = t->tokens[i] ? t->tokens[i] : "";
@@ -92,6 +155,10 @@ void tokstrip_text(const struct trace *t, int i, char *buf, size_t n, bool *cont
 	*cont = false;
 	if (t->special[i]) {
 		append(buf, n, &len, piece);
+		return;
+	}
+	if (is_spm(t)) {
+		spm_text(t, i, buf, n, cont);
 		return;
 	}
 	if (!is_bpe(t)) {
@@ -133,10 +200,18 @@ void tokstrip_text(const struct trace *t, int i, char *buf, size_t n, bool *cont
 		prev_ends_word = pl >= 2 && (!strcmp(prev + pl - 2, "\xc4\x8a") || !strcmp(prev + pl - 2, "\xc4\xa0"));
 	}
 	*cont = i > 0 && !t->special[i - 1] && start == 0 && nb && bytes[0] != '\n' && !prev_ends_word;
-	if (nb == start) /* a lone space */
+	/* spaces other than the word separator (runs of 'Ġ') are shown as '␣' */
+	if (nb == start)
 		append(buf, n, &len, "\xe2\x90\xa3"); /* ␣ */
-	else
-		append_bytes(buf, n, &len, bytes + start, nb - start);
+	for (size_t k = start; k < nb;) {
+		size_t e = k;
+		while (e < nb && bytes[e] != ' ')
+			e++;
+		append_bytes(buf, n, &len, bytes + k, e - k);
+		if (e < nb)
+			append(buf, n, &len, "\xe2\x90\xa3");
+		k = e + 1;
+	}
 	free(bytes);
 }
 

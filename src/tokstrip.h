@@ -2,7 +2,10 @@
  *
  * Vocabulary strings are turned back into readable text: GPT-2's byte-level alphabet is decoded
  * ('Ġ' is a space, other bytes become the UTF-8 they encode), WordPiece's "##" and BPE's missing
- * leading space mark a piece that continues the previous word. The strip shows each token above
+ * leading space mark a piece that continues the previous word. SentencePiece-style pieces
+ * (Llama 2, Mistral, Gemma) are read the same way with '▁' as the space, and their byte-fallback
+ * pieces (<0xE6><0x9D><0xB1>) show the character they encode on the first of them. Spaces other
+ * than the one starting a word are shown as '␣'. The strip shows each token above
  * its id; pieces of one word are joined by '·' ('+' in ASCII), words are separated by a space; special tokens
  * and the selected token are styled by the theme. */
 #ifndef ATTNSCOPE_TOKSTRIP_H

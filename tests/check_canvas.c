@@ -199,6 +199,38 @@ START_TEST(token_text_wordpiece_and_bpe)
 	tokstrip_text(t, 5, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "\xe2\x90\xa3");
 	trace_free(t);
+
+	/* SentencePiece-style pieces (tokenizer.json of Llama 2 / Gemma): '▁' = space, byte fallback */
+	t = trace_new(1, 1, 4, 4, 7);
+	strcpy(t->family, "llama");
+	const char *spm[7] = {"<s>", "\xe2\x96\x81" "Hi", "!", "\xe2\x96\x81", "<0xE6>", "<0x9D>", "<0xB1>"};
+	for (int i = 0; i < 7; i++)
+		t->tokens[i] = strdup(spm[i]);
+	t->special[0] = true;
+	tokstrip_text(t, 1, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "Hi");
+	ck_assert(!cont);
+	tokstrip_text(t, 2, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "!");
+	ck_assert(cont);
+	tokstrip_text(t, 3, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "\xe2\x90\xa3");
+	tokstrip_text(t, 4, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "\xe6\x9d\xb1"); /* the three bytes' character, on the first piece */
+	tokstrip_text(t, 5, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "");
+	ck_assert(cont);
+	tokstrip_text(t, 6, buf, sizeof buf, &cont);
+	ck_assert(cont);
+	trace_free(t);
+
+	/* a run of spaces in one byte-level piece: the first separates the word, the others show */
+	t = trace_new(1, 1, 4, 4, 1);
+	strcpy(t->family, "gpt2");
+	t->tokens[0] = strdup("\xc4\xa0\xc4\xa0\xc4\xa0" "x");
+	tokstrip_text(t, 0, buf, sizeof buf, &cont);
+	ck_assert_str_eq(buf, "\xe2\x90\xa3\xe2\x90\xa3x");
+	trace_free(t);
 }
 END_TEST
 
