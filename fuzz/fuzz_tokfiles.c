@@ -1,12 +1,13 @@
 /* fuzz_tokfiles.c -- libFuzzer target: the tokenizer files of a model folder, loaded by
  * tokenizer_load and then used once.
  *
- * Input: one selector byte, then up to five files separated by 0xFF. The selector (mod 4) says
+ * Input: one selector byte, then up to five files separated by 0xFF. The selector (mod 5) says
  * which files they are:
  *   0  BERT    vocab.txt       tokenizer_config.json  special_tokens_map.json  added_tokens.json
  *   1  GPT-2   vocab.json      merges.txt  tokenizer_config.json  special_tokens_map.json  added_tokens.json
  *   2  BERT    tokenizer.json  tokenizer_config.json  special_tokens_map.json  added_tokens.json
  *   3  GPT-2   tokenizer.json  tokenizer_config.json  special_tokens_map.json  added_tokens.json
+ *   4  JSON    tokenizer.json  tokenizer_config.json  (the tokenizer.json pipeline, TOKENIZER_JSON)
  * Missing parts are absent files. When loading succeeds, a text made of the vocabulary's own
  * first entries (so special and added tokens get matched) and a fixed mixed-script text are
  * encoded, alone, as a pair and truncated, and the results are checked against the vocabulary. */
@@ -21,11 +22,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const layouts[4][5] = {
+static const char *const layouts[5][5] = {
 	{"vocab.txt", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", NULL},
 	{"vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"},
 	{"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", NULL},
 	{"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", NULL},
+	{"tokenizer.json", "tokenizer_config.json", NULL, NULL, NULL},
 };
 static const char *const every_file[] = {"vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					 "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json"};
@@ -63,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	int layout = data[0] % 4;
+	int layout = data[0] % 5;
 	struct fuzz_part parts[FUZZ_MAX_PARTS];
 	int n = fuzz_split(data + 1, size - 1, parts);
 	for (size_t i = 0; i < sizeof every_file / sizeof every_file[0]; i++)
@@ -74,7 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct tokenizer *tok = NULL;
 	struct err e = {{0}};
-	enum tokenizer_kind kind = layout % 2 ? TOKENIZER_BPE : TOKENIZER_WORDPIECE;
+	enum tokenizer_kind kind = layout == 4 ? TOKENIZER_JSON : layout % 2 ? TOKENIZER_BPE : TOKENIZER_WORDPIECE;
 	if (tokenizer_load(fuzz_dir(), kind, &tok, &e) < 0) {
 		if (tok)
 			fuzz_fail("tokenizer_load failed but returned a tokenizer");

@@ -470,7 +470,8 @@ static int bpe_json_merge(struct tokenizer *tok, const char *a, size_t al, const
 	int32_t iab = tok_vocab_get(&tok->vocab, ab, al + bl - prefix_len);
 	free(ab);
 	if (iab < 0)
-		return err_set(e, "model.merges[%d]: the merge of \"%.20s\" and \"%.20s\" is not in the vocabulary", rank, a, b);
+		return err_set(e, "model.merges[%d]: the merge of \"%.*s\" and \"%.*s\" is not in the vocabulary", rank,
+			       (int)(al > 20 ? 20 : al), a, (int)(bl > 20 ? 20 : bl), b);
 	struct tok_merge_slot *s = bpe_merge_slot(tok, ia, ib);
 	if (s->left < 0)
 		tok->n_merges++;
