@@ -43,7 +43,7 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 	int qi = anaview_token(ctx);
 	struct stats_dots d;
 	struct err e = {{0}};
-	if (stats_qk_dots(t, ctx->layer, qi, t->causal, &d, &e)) {
+	if (stats_qk_dots(t, ctx->layer, qi, STATS_DOTS_VISIBLE, &d, &e)) {
 		canvas_text(cv, area.x, area.y, area.w, e.msg, canvas_role(cv, ROLE_ERROR));
 		canvas_clip(cv, old);
 		return;

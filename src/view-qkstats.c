@@ -90,7 +90,7 @@ static void qkstats_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 		canvas_clip(cv, old);
 		return;
 	}
-	stats_qk_desc(t, ctx->layer, !s->keep_first, d);
+	stats_qk_desc(t, ctx->layer, !s->keep_first, false, d);
 	const char *dot = anaview_dot(cv);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
 		      "query/key statistics %s layer %d %s mean %s std over tokens %s dimensions %s first token %s", dot,

@@ -38,7 +38,7 @@ static void softmax_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	const struct trace *t = ctx->trace;
 	struct stats_groups g;
 	struct err e = {{0}};
-	if (stats_attn_groups(t, ctx->layer, &g, &e)) {
+	if (stats_attn_groups(t, ctx->layer, false, &g, &e)) {
 		canvas_text(cv, area.x, area.y, area.w, e.msg, canvas_role(cv, ROLE_ERROR));
 		canvas_clip(cv, old);
 		return;

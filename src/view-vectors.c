@@ -77,7 +77,7 @@ static bool vectors_ensure(struct vectors_state *s, const struct view_ctx *ctx)
 	s->c_head_only = s->head_only, s->c_unit = s->unit, s->c_hide = ctx->hide_special;
 	s->error[0] = 0;
 	struct err e = {{0}};
-	if (attnvec_rows(t, ctx->layer, s->head_only ? ctx->head : -1, ctx->hide_special, s->unit, &s->v, &e) ||
+	if (attnvec_rows(t, ctx->layer, s->head_only ? ctx->head : -1, ctx->hide_special ? ATTNVEC_DROP_RENORM : ATTNVEC_KEEP, s->unit, &s->v, &e) ||
 	    attnvec_pca(&s->v, &e))
 		snprintf(s->error, sizeof s->error, "%s", e.msg);
 	return !s->error[0];
@@ -136,7 +136,7 @@ static bool vectors_projections(struct vectors_state *s, const struct view_ctx *
 	for (int l = 0; l < t->n_layers; l++) {
 		struct attnvec v;
 		struct err e = {{0}};
-		if (attnvec_rows(t, l, k.head, k.hide, k.unit, &v, &e))
+		if (attnvec_rows(t, l, k.head, k.hide ? ATTNVEC_DROP_RENORM : ATTNVEC_KEEP, k.unit, &v, &e))
 			continue;
 		s->proj_ok[l] = attnvec_project(&v, a, b, &s->proj[l]) == 0;
 		attnvec_free(&v);
