@@ -2,8 +2,10 @@
  *
  * Top: each token's attention row for the selected layer (mean over its heads, or — with m — the
  * selected head's), reduced by PCA to two dimensions and drawn as labelled vectors from the
- * origin (the mean row). z scales rows to unit length; hiding special tokens drops their rows and
- * columns. Below: for every layer, a small plot of token A (the selected token) projected onto
+ * origin (the mean row). As notebook 000 (to_xy_coords): special tokens' rows and columns are
+ * dropped and the rest left as they are, and the coordinates are divided by their Frobenius norm;
+ * v switches to attnscope's variant, where specials stay unless hidden (s), and hiding them
+ * renormalises the rows. z scales rows to unit length. Below: for every layer, a small plot of token A (the selected token) projected onto
  * token B (marked with b): B along the x axis, A in the plane of the two, and the projection
  * (A·B/|B|²)B, with the coefficient and the cosine — so one sees at which layer A's attention
  * starts to lean towards B's. */
@@ -27,13 +29,15 @@
 struct vectors_state {
 	bool head_only;    /* the selected head's rows instead of the layer mean */
 	bool unit;         /* rows scaled to unit length */
+	bool attnscope;    /* attnscope's variant: specials follow hide-special (renormalised), no norm */
 	int b;             /* token B (trace index), -1 until chosen */
 	/* Cache of the PCA plot. */
 	bool valid;
 	unsigned gen;
 	const struct trace *t;
 	int layer, head;
-	bool c_head_only, c_unit, c_hide;
+	bool c_head_only, c_unit;
+	enum attnvec_special c_special;
 	struct attnvec v;
 	char error[128];
 	/* Cache of the small multiples: one projection per layer. */
@@ -41,7 +45,8 @@ struct vectors_state {
 		unsigned gen;
 		const struct trace *t;
 		int a, b, head;         /* head -1: the layer mean */
-		bool unit, hide;
+		bool unit;
+		enum attnvec_special special;
 	} pkey;
 	struct attnvec_proj *proj;  /* [n_layers] */
 	bool *proj_ok;              /* [n_layers] false when A or B is dropped */
@@ -65,21 +70,36 @@ static void vectors_destroy(void *state)
 	free(s);
 }
 
+/* What happens to special tokens: dropped as they are (the notebook), else as hide-special says. */
+static enum attnvec_special vectors_special(const struct vectors_state *s, const struct view_ctx *ctx)
+{
+	if (!s->attnscope)
+		return ATTNVEC_DROP;
+	return ctx->hide_special ? ATTNVEC_DROP_RENORM : ATTNVEC_KEEP;
+}
+
+static bool vectors_dropped(const struct vectors_state *s, const struct view_ctx *ctx, int i)
+{
+	return vectors_special(s, ctx) != ATTNVEC_KEEP && ctx->trace->special[i];
+}
+
 static bool vectors_ensure(struct vectors_state *s, const struct view_ctx *ctx)
 {
 	const struct trace *t = ctx->trace;
+	enum attnvec_special sp = vectors_special(s, ctx);
 	if (s->valid && s->gen == ctx->trace_gen && s->t == t && s->layer == ctx->layer &&
 	    (!s->head_only || s->head == ctx->head) && s->c_head_only == s->head_only && s->c_unit == s->unit &&
-	    s->c_hide == ctx->hide_special)
+	    s->c_special == sp)
 		return !s->error[0];
 	attnvec_free(&s->v);
 	s->valid = true, s->gen = ctx->trace_gen, s->t = t, s->layer = ctx->layer, s->head = ctx->head;
-	s->c_head_only = s->head_only, s->c_unit = s->unit, s->c_hide = ctx->hide_special;
+	s->c_head_only = s->head_only, s->c_unit = s->unit, s->c_special = sp;
 	s->error[0] = 0;
 	struct err e = {{0}};
-	if (attnvec_rows(t, ctx->layer, s->head_only ? ctx->head : -1, ctx->hide_special ? ATTNVEC_DROP_RENORM : ATTNVEC_KEEP, s->unit, &s->v, &e) ||
-	    attnvec_pca(&s->v, &e))
+	if (attnvec_rows(t, ctx->layer, s->head_only ? ctx->head : -1, sp, s->unit, &s->v, &e) || attnvec_pca(&s->v, &e))
 		snprintf(s->error, sizeof s->error, "%s", e.msg);
+	else if (!s->attnscope)
+		attnvec_scale_xy(&s->v);
 	return !s->error[0];
 }
 
@@ -87,22 +107,22 @@ static bool vectors_ensure(struct vectors_state *s, const struct view_ctx *ctx)
 static int vectors_b(const struct vectors_state *s, const struct view_ctx *ctx, int a)
 {
 	const struct trace *t = ctx->trace;
-	if (s->b >= 0 && s->b < t->n && !(ctx->hide_special && t->special[s->b]))
+	if (s->b >= 0 && s->b < t->n && !vectors_dropped(s, ctx, s->b))
 		return s->b;
 	for (int i = 0; i < t->n; i++)
-		if (i != a && !(ctx->hide_special && t->special[i]))
+		if (i != a && !vectors_dropped(s, ctx, i))
 			return i;
 	return a;
 }
 
 /* Token A: the selected one, else the last kept token. */
-static int vectors_a(const struct view_ctx *ctx)
+static int vectors_a(const struct vectors_state *s, const struct view_ctx *ctx)
 {
 	const struct trace *t = ctx->trace;
-	if (ctx->token >= 0 && ctx->token < t->n && !(ctx->hide_special && t->special[ctx->token]))
+	if (ctx->token >= 0 && ctx->token < t->n && !vectors_dropped(s, ctx, ctx->token))
 		return ctx->token;
 	for (int i = t->n - 1; i >= 0; i--)
-		if (!(ctx->hide_special && t->special[i]))
+		if (!vectors_dropped(s, ctx, i))
 			return i;
 	return 0;
 }
@@ -121,7 +141,7 @@ static bool vectors_projections(struct vectors_state *s, const struct view_ctx *
 	struct vv_proj_key k;
 	memset(&k, 0, sizeof k); /* padding too, for memcmp */
 	k.gen = ctx->trace_gen, k.t = t, k.a = a, k.b = b, k.head = s->head_only ? ctx->head : -1;
-	k.unit = s->unit, k.hide = ctx->hide_special;
+	k.unit = s->unit, k.special = vectors_special(s, ctx);
 	if (s->proj && !memcmp(&k, &s->pkey, sizeof k))
 		return true;
 	free(s->proj);
@@ -136,7 +156,7 @@ static bool vectors_projections(struct vectors_state *s, const struct view_ctx *
 	for (int l = 0; l < t->n_layers; l++) {
 		struct attnvec v;
 		struct err e = {{0}};
-		if (attnvec_rows(t, l, k.head, k.hide ? ATTNVEC_DROP_RENORM : ATTNVEC_KEEP, k.unit, &v, &e))
+		if (attnvec_rows(t, l, k.head, k.special, k.unit, &v, &e))
 			continue;
 		s->proj_ok[l] = attnvec_project(&v, a, b, &s->proj[l]) == 0;
 		attnvec_free(&v);
@@ -194,7 +214,7 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	const struct trace *t = ctx->trace;
 	const struct attnvec *v = &s->v;
 	const char *dot = anaview_dot(cv);
-	int a = vectors_a(ctx), b = vectors_b(s, ctx, a);
+	int a = vectors_a(s, ctx), b = vectors_b(s, ctx, a);
 	char la[256], lb[256], what[64];
 	tokstrip_label(t, a, cv->pal->utf8, la, sizeof la);
 	tokstrip_label(t, b, cv->pal->utf8, lb, sizeof lb);
@@ -204,20 +224,29 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 		snprintf(what, sizeof what, "mean of %d heads", t->n_heads);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
 		      "attention rows as vectors %s layer %d, %s %s %s rows%s %s PCA (%.0f%% + %.0f%%)", dot, ctx->layer, what,
-		      dot, s->unit ? "unit-length" : "raw", ctx->hide_special ? ", specials dropped" : "", dot,
-		      100 * v->explained[0], 100 * v->explained[1]);
+		      dot, s->unit ? "unit-length" : "raw", vectors_special(s, ctx) != ATTNVEC_KEEP ? ", specials dropped" : "",
+		      dot, 100 * v->explained[0], 100 * v->explained[1]);
+	if (s->attnscope)
+		canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_LABEL),
+			      "attnscope: %s %s xy as PCA gives them %s %d rows",
+			      ctx->hide_special ? "specials dropped, rows renormalised (s)" : "every token (s hides specials)",
+			      dot, dot, v->m);
+	else
+		canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_LABEL),
+			      "notebook 000: specials dropped, rows not renormalised %s xy / Frobenius norm %.4g %s %d rows", dot,
+			      v->xy_norm, dot, v->m);
 	int small_rows = vectors_small_rows(t->n_layers, area.w);
 	int small_h = small_rows * (VV_SMALL_H + 1) + 1;
-	int ph = ctx->print ? VV_PLOT_ROWS : area.h - 2 - small_h - 1;
+	int ph = ctx->print ? VV_PLOT_ROWS : area.h - 3 - small_h - 1;
 	if (ph < 4)
-		ph = area.h - 3 > 4 ? area.h - 3 : 4, small_rows = 0; /* too small: the PCA plot only */
+		ph = area.h - 4 > 4 ? area.h - 4 : 4, small_rows = 0; /* too small: the PCA plot only */
 	double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
 	for (int i = 0; i < v->m; i++) {
 		xmin = fmin(xmin, v->xy[2 * i]), xmax = fmax(xmax, v->xy[2 * i]);
 		ymin = fmin(ymin, v->xy[2 * i + 1]), ymax = fmax(ymax, v->xy[2 * i + 1]);
 	}
 	struct bplot p;
-	if (bplot_init(&p, cv, (struct rect){area.x, area.y + 1, area.w, ph}, xmin, xmax, ymin, ymax, true)) {
+	if (bplot_init(&p, cv, (struct rect){area.x, area.y + 2, area.w, ph}, xmin, xmax, ymin, ymax, true)) {
 		canvas_clip(cv, old);
 		return;
 	}
@@ -253,7 +282,7 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 			bplot_label(&p, cv, v->xy[2 * i], v->xy[2 * i + 1], lab, st);
 		}
 	bplot_flush(&p, cv);
-	int y = area.y + 1 + ph;
+	int y = area.y + 2 + ph;
 	canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_DIM),
 		      "vectors from the mean row %s %d of %d labels shown %s axes through the origin", dot, p.labels_drawn,
 		      v->m, dot);
@@ -277,7 +306,7 @@ static int vectors_height(void *state, struct view_ctx *ctx, const struct canvas
 	(void)state, (void)cv;
 	if (!ctx->trace)
 		return 1;
-	return 1 + VV_PLOT_ROWS + 2 + vectors_small_rows(ctx->trace->n_layers, width) * (VV_SMALL_H + 1);
+	return 2 + VV_PLOT_ROWS + 2 + vectors_small_rows(ctx->trace->n_layers, width) * (VV_SMALL_H + 1);
 }
 
 static bool vectors_act(void *state, struct view_ctx *ctx, enum action a, int count)
@@ -287,6 +316,12 @@ static bool vectors_act(void *state, struct view_ctx *ctx, enum action a, int co
 	switch (a) {
 	case ACT_MEAN_HEADS:
 		s->head_only = !s->head_only;
+		return true;
+	case ACT_VARIANT:
+		s->attnscope = !s->attnscope;
+		snprintf(ctx->message, sizeof ctx->message, "%s",
+			 s->attnscope ? "attnscope: specials as s says, renormalised when hidden"
+				      : "notebook: specials dropped as they are, coordinates / Frobenius norm");
 		return true;
 	case ACT_NORMALISE:
 		s->unit = !s->unit;
@@ -317,16 +352,16 @@ static void vectors_status(void *state, struct view_ctx *ctx, char *buf, size_t 
 	buf[0] = 0;
 	if (!ctx->trace || ctx->trace->n == 0)
 		return;
-	int a = vectors_a(ctx);
-	snprintf(buf, n, "A %d B %d", a, vectors_b(s, ctx, a));
+	int a = vectors_a(s, ctx);
+	snprintf(buf, n, "A %d B %d, %s", a, vectors_b(s, ctx, a), s->attnscope ? "attnscope" : "notebook");
 }
 
 static const enum action vectors_actions[] = {
-	ACT_UP, ACT_DOWN, ACT_MARK, ACT_MEAN_HEADS, ACT_NORMALISE, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV,
+	ACT_UP, ACT_DOWN, ACT_MARK, ACT_MEAN_HEADS, ACT_NORMALISE, ACT_VARIANT, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV,
 	ACT_LAYER_NEXT, ACTION_NONE,
 };
-static const enum action vectors_status_keys[] = {ACT_MARK, ACT_NORMALISE, ACT_MEAN_HEADS, ACT_HELP, ACT_BACK,
-						  ACTION_NONE};
+static const enum action vectors_status_keys[] = {ACT_MARK, ACT_VARIANT, ACT_NORMALISE, ACT_MEAN_HEADS, ACT_HELP,
+						  ACT_BACK, ACTION_NONE};
 
 const struct view view_vectors = {
 	.name = "vectors",

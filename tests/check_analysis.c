@@ -128,30 +128,73 @@ static void check_hist(json_t *values, json_t *hist, const char *what)
 	free(c);
 }
 
-/* Mean and std of V[n] against REF [mean, std], relative to max(1, |ref|). */
-static void check_mean_std(const double *v, size_t n, json_t *ref, double *w)
+/* Mean and std of V[n] against RM and RS, relative to max(1, |ref|). */
+static void cmp_mean_std(const double *v, size_t n, double rm, double rs, double *w)
 {
-	double m, s, rm = jnum(json_array_get(ref, 0)), rs = jnum(json_array_get(ref, 1));
+	double m, s;
 	stats_mean_std(v, n, &m, &s);
 	upd(w, diff(m, rm) / (fabs(rm) > 1 ? fabs(rm) : 1));
 	upd(w, diff(s, rs) / (fabs(rs) > 1 ? fabs(rs) : 1));
 }
 
-static void check_case(const char *path, struct worst *w)
+/* The same against REF [mean, std]. */
+static void check_mean_std(const double *v, size_t n, json_t *ref, double *w)
+{
+	cmp_mean_std(v, n, jnum(json_array_get(ref, 0)), jnum(json_array_get(ref, 1)), w);
+}
+
+/* Load the fixture at PATH and run its model (model_dir) on its text; free with case_close. */
+static json_t *case_open(const char *path, struct model **m, struct trace **t)
 {
 	json_error_t je;
 	json_t *root = json_load_file(path, 0, &je);
 	ck_assert_msg(root, "%s:%d: %s", path, je.line, je.text);
-	const char *name = json_string_value(json_object_get(root, "case"));
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof dir, "%s/%s", srcdir(), json_string_value(json_object_get(root, "model_dir")));
-	struct model *m = NULL;
 	struct err e = {{0}};
-	ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);
+	ck_assert_msg(model_open(dir, m, &e) == 0, "%s: %s", dir, e.msg);
+	ck_assert_msg(model_run(*m, json_string_value(json_object_get(root, "text")),
+				json_string_value(json_object_get(root, "text_b")), NULL, t, &e) == 0,
+		      "%s: %s", path, e.msg);
+	return root;
+}
+
+static void case_close(json_t *root, struct model *m, struct trace *t)
+{
+	trace_free(t);
+	model_close(m);
+	json_decref(root);
+}
+
+/* Run CHECK on every fixture in tests/data/SUB; returns how many. */
+static int case_each(const char *sub, void (*check)(const char *path, void *arg), void *arg)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/tests/data/%s", srcdir(), sub);
+	DIR *dp = opendir(dir);
+	ck_assert_msg(dp, "no %s", dir);
+	int cases = 0;
+	struct dirent *de;
+	while ((de = readdir(dp))) {
+		if (!strstr(de->d_name, ".json"))
+			continue;
+		char path[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		check(path, arg);
+		cases++;
+	}
+	closedir(dp);
+	return cases;
+}
+
+static void check_case(const char *path, void *arg)
+{
+	struct worst *w = arg;
+	struct model *m = NULL;
 	struct trace *t = NULL;
-	ck_assert_msg(model_run(m, json_string_value(json_object_get(root, "text")),
-				json_string_value(json_object_get(root, "text_b")), NULL, &t, &e) == 0,
-		      "%s: %s", name, e.msg);
+	json_t *root = case_open(path, &m, &t);
+	const char *name = json_string_value(json_object_get(root, "case"));
+	struct err e = {{0}};
 	int n = t->n, L = t->n_layers, H = t->n_heads, d = t->head_dim;
 	ck_assert_int_eq(n, (int)json_integer_value(json_object_get(root, "n")));
 	ck_assert_int_eq(L, (int)json_integer_value(json_object_get(root, "n_layers")));
@@ -367,27 +410,13 @@ static void check_case(const char *path, struct worst *w)
 	upd(&w->vectors, cw.vectors);
 	w->sign_flips += cw.sign_flips;
 	w->cases++;
-	trace_free(t);
-	model_close(m);
-	json_decref(root);
+	case_close(root, m, t);
 }
 
 START_TEST(test_against_numpy)
 {
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/tests/data/analysis", srcdir());
-	DIR *dp = opendir(dir);
-	ck_assert_msg(dp, "no %s", dir);
 	struct worst w = {0};
-	struct dirent *de;
-	while ((de = readdir(dp))) {
-		if (!strstr(de->d_name, ".json"))
-			continue;
-		char path[PATH_MAX];
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		check_case(path, &w);
-	}
-	closedir(dp);
+	case_each("analysis", check_case, &w);
 	printf("%d cases; worst: qk-desc %.2e, PCA %.2e (rel), explained %.2e, dots %.2e, groups %.2e, qknorm %.2e, "
 	       "scores %.2e, rollout %.2e, projections %.2e; PCA axes with the other sign: %d\n",
 	       w.cases, w.qk_desc, w.qk_pca > w.attn_pca ? w.qk_pca : w.attn_pca, w.explained, w.dots, w.groups, w.qknorm,
@@ -424,10 +453,7 @@ static void nb_summary(const double *v, size_t n, json_t *ref, double *w, const 
 {
 	ck_assert_msg(n == (size_t)json_integer_value(json_object_get(ref, "n")), "%s: n %zu, notebook %d", what, n,
 		      (int)json_integer_value(json_object_get(ref, "n")));
-	double m, sd, rm = jnum(json_object_get(ref, "mean")), rs = jnum(json_object_get(ref, "std"));
-	stats_mean_std(v, n, &m, &sd);
-	upd(w, diff(m, rm) / (fabs(rm) > 1 ? fabs(rm) : 1));
-	upd(w, diff(sd, rs) / (fabs(rs) > 1 ? fabs(rs) : 1));
+	cmp_mean_std(v, n, jnum(json_object_get(ref, "mean")), jnum(json_object_get(ref, "std")), w);
 }
 
 /* The KDE of V[n] on GRID[m] against REF ({bandwidth, y[m]}, or null for no density). */
@@ -452,21 +478,14 @@ static void nb_kde(const double *v, size_t n, const double *grid, size_t m, json
 	free(y);
 }
 
-static void check_notebook_case(const char *path, struct nb_worst *w)
+static void check_notebook_case(const char *path, void *arg)
 {
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je);
-	ck_assert_msg(root, "%s:%d: %s", path, je.line, je.text);
-	const char *name = json_string_value(json_object_get(root, "case"));
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/%s", srcdir(), json_string_value(json_object_get(root, "model_dir")));
+	struct nb_worst *w = arg;
 	struct model *m = NULL;
-	struct err e = {{0}};
-	ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);
 	struct trace *t = NULL;
-	ck_assert_msg(model_run(m, json_string_value(json_object_get(root, "text")),
-				json_string_value(json_object_get(root, "text_b")), NULL, &t, &e) == 0,
-		      "%s: %s", name, e.msg);
+	json_t *root = case_open(path, &m, &t);
+	const char *name = json_string_value(json_object_get(root, "case"));
+	struct err e = {{0}};
 	ck_assert_int_eq(t->n, (int)json_integer_value(json_object_get(root, "n")));
 	struct nb_worst cw = {0};
 	json_t *nb4 = json_object_get(root, "nb004");
@@ -547,29 +566,13 @@ static void check_notebook_case(const char *path, struct nb_worst *w)
 	upd(&w->qk, cw.qk), upd(&w->dots, cw.dots), upd(&w->groups, cw.groups), upd(&w->kde, cw.kde);
 	upd(&w->kde_demo, cw.kde_demo), upd(&w->bandwidth, cw.bandwidth), upd(&w->xy, cw.xy), upd(&w->norm, cw.norm);
 	w->flips += cw.flips, w->curves += cw.curves, w->no_density += cw.no_density;
-	trace_free(t);
-	model_close(m);
-	json_decref(root);
+	case_close(root, m, t);
 }
 
 START_TEST(test_against_notebooks)
 {
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/tests/data/notebooks", srcdir());
-	DIR *dp = opendir(dir);
-	ck_assert_msg(dp, "no %s", dir);
 	struct nb_worst w = {0};
-	int cases = 0;
-	struct dirent *de;
-	while ((de = readdir(dp))) {
-		if (!strstr(de->d_name, ".json"))
-			continue;
-		char path[PATH_MAX];
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		check_notebook_case(path, &w);
-		cases++;
-	}
-	closedir(dp);
+	int cases = case_each("notebooks", check_notebook_case, &w);
 	printf("%d cases against the notebooks' formulas; worst: qk-stats %.2e, dots %.2e, groups %.2e, KDE %.2e "
 	       "(demo %.2e), bandwidth %.2e, xy %.2e, norm %.2e; %d curves, %d without density, %d axes flipped\n",
 	       cases, w.qk, w.dots, w.groups, w.kde, w.kde_demo, w.bandwidth, w.xy, w.norm, w.curves, w.no_density, w.flips);

@@ -39,15 +39,11 @@ import sys
 import numpy as np
 from scipy import stats
 
+from ref_analysis import ROOT, load_case, write_fixtures
+
 CASES = ["bert-mini--pair", "bert-mini--long", "bert-mini-sharded--pair", "gpt2-mini--book", "gpt2-mini--long",
          "gpt2-mini-bf16--unicode"]
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DOTS_GRID = 200  # points of the products' KDE grid (the views evaluate on their own plotted grid)
-
-
-def num(x):
-    x = float(x)
-    return None if np.isnan(x) else x
 
 
 def kde(sample, grid):
@@ -136,16 +132,17 @@ def notebook000(attn, tokens, special):
         xy = pca_fit_transform(scores)
         norm_by = np.linalg.norm(xy)
         xy = xy / norm_by
-        out.append({"tokens": keep, "xy": xy.tolist(), "norm": float(norm_by)})
+        # Not a notebook cell: the vectors view's projection (attnvec.h) of the last kept token's
+        # row onto the first's, over the rows the notebook takes (what --print vectors shows).
+        a, b = scores[-1], scores[0]
+        proj = {"a": keep[-1], "b": keep[0], "coef": float(a @ b / (b @ b)),
+                "cos": float(a @ b / np.sqrt((a @ a) * (b @ b)))}
+        out.append({"tokens": keep, "xy": xy.tolist(), "norm": float(norm_by), "projection": proj})
     return out
 
 
 def analyse(name):
-    with open(os.path.join(ROOT, "tests", "data", "cases", name + ".json")) as f:
-        case = json.load(f)
-    attn = np.array(case["attentions"], dtype=np.float64)  # [L][H][n][n]
-    q = np.array(case["q"], dtype=np.float64)              # [L][H][n][d]
-    k = np.array(case["k"], dtype=np.float64)
+    case, attn, q, k = load_case(name)
     causal = case["family"] == "gpt2"
     special = [t in ("[CLS]", "[SEP]") for t in case["tokens"]] if case["family"] == "bert" else [False] * len(case["tokens"])
     with open(os.path.join(ROOT, case["model_dir"], "config.json")) as f:
@@ -168,16 +165,7 @@ def analyse(name):
 
 
 def main(argv):
-    names = argv[1:] or CASES
-    outdir = os.path.join(ROOT, "tests", "data", "notebooks")
-    os.makedirs(outdir, exist_ok=True)
-    for name in names:
-        res = analyse(name)
-        path = os.path.join(outdir, name + ".json")
-        with open(path, "w") as f:
-            json.dump(res, f, separators=(",", ":"), default=num)
-            f.write("\n")
-        print(f"{name}: {res['n']} tokens, wrote {os.path.relpath(path, ROOT)}")
+    write_fixtures("notebooks", argv[1:] or CASES, analyse, lambda res: f"{res['n']} tokens")
 
 
 if __name__ == "__main__":
