@@ -1,6 +1,7 @@
 /* stats.c -- descriptive statistics over queries, keys and attention weights (see stats.h). */
 #include "stats.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,57 @@ size_t stats_histogram(const double *x, size_t n, double lo, double hi, int bins
 	return counted;
 }
 
+/* Y[g] += Σ_i exp(-z²/2), z = (GRID[g] − X[i]) / H, term by term. */
+static void kde_sum(const double *x, size_t n, const double *grid, size_t m, double h, double *y)
+{
+	for (size_t g = 0; g < m; g++)
+		for (size_t i = 0; i < n; i++) {
+			double z = (grid[g] - x[i]) / h;
+			if (z > -40 && z < 40) /* exp(-800) is 0 in double: the sum is exact without it */
+				y[g] += exp(-0.5 * z * z);
+		}
+}
+
+/* Is GRID[m] evenly spaced and increasing (to rounding)? */
+static bool kde_even(const double *grid, size_t m)
+{
+	if (m < 3)
+		return false;
+	double step = (grid[m - 1] - grid[0]) / (double)(m - 1);
+	if (!(step > 0))
+		return false;
+	for (size_t g = 0; g < m; g++)
+		if (fabs(grid[g] - (grid[0] + (double)g * step)) > 1e-9 * step)
+			return false;
+	return true;
+}
+
+/* The same sums on an evenly spaced grid with two exp() per value instead of one per grid point:
+ * from the grid point nearest X[i], each step of δ = step/H multiplies the term by a ratio that
+ * itself changes by the factor exp(−δ²) (exp(−(z+δ)²/2) = exp(−z²/2)·exp(−zδ − δ²/2)). The terms
+ * fall away from the nearest point, so a walk stops where one leaves the normal range (below
+ * DBL_MIN, where arithmetic turns slow and n such terms are far below any peak); the products
+ * carry a relative rounding of about (steps)·1e-16. For long texts: 135,000 products on a
+ * 160-point grid take 420 ms term by term. */
+static void kde_sum_even(const double *x, size_t n, const double *grid, size_t m, double h, double *y)
+{
+	double step = (grid[m - 1] - grid[0]) / (double)(m - 1), d = step / h, q = exp(-d * d);
+	for (size_t i = 0; i < n; i++) {
+		double c = floor((x[i] - grid[0]) / step + 0.5);
+		size_t k0 = c < 0 ? 0 : c > (double)(m - 1) ? m - 1 : (size_t)c;
+		double z0 = (grid[k0] - x[i]) / h, e0 = z0 > -40 && z0 < 40 ? exp(-0.5 * z0 * z0) : 0;
+		if (e0 < DBL_MIN)
+			continue;
+		y[k0] += e0;
+		double e = e0, r = exp(-(z0 * d + 0.5 * d * d));
+		for (size_t k = k0 + 1; k < m && e >= DBL_MIN; k++, r *= q)
+			y[k] += (e *= r);
+		e = e0, r = exp(z0 * d - 0.5 * d * d);
+		for (size_t k = k0; k-- > 0 && e >= DBL_MIN; r *= q)
+			y[k] += (e *= r);
+	}
+}
+
 const char *stats_kde(const double *x, size_t n, const double *grid, size_t m, double *y, double *bandwidth)
 {
 	for (size_t g = 0; g < m; g++)
@@ -207,16 +259,14 @@ const char *stats_kde(const double *x, size_t n, const double *grid, size_t m, d
 	double h = sqrt(var) * pow((double)n, -1.0 / 5), peak = 0; /* Scott: n^(-1/(d+4)), d = 1 */
 	if (bandwidth)
 		*bandwidth = h;
+	if (kde_even(grid, m))
+		kde_sum_even(x, n, grid, m, h, y);
+	else
+		kde_sum(x, n, grid, m, h, y);
 	/* The normalising constant 1/(n·h·√(2π)) cancels in the scaling to peak 1, but is kept so that
-	 * the values before scaling are the density (and the sums stay of a sane size). */
+	 * the values before scaling are the density. */
 	for (size_t g = 0; g < m; g++) {
-		double s = 0;
-		for (size_t i = 0; i < n; i++) {
-			double z = (grid[g] - x[i]) / h;
-			if (z > -40 && z < 40) /* exp(-800) is 0 in double: the sum is exact without it */
-				s += exp(-0.5 * z * z);
-		}
-		y[g] = s / (n * h * 2.5066282746310002); /* √(2π) */
+		y[g] /= n * h * 2.5066282746310002; /* √(2π) */
 		peak = fmax(peak, y[g]);
 	}
 	if (peak > 0)

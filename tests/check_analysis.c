@@ -595,9 +595,68 @@ START_TEST(test_kde_edges)
 	ck_assert(stats_kde(two, 2, grid, 3, y, &bw) == NULL);
 	ck_assert(fabs(bw - sqrt(0.5) * pow(2, -0.2)) < 1e-15);
 	ck_assert(fabs(y[0] - y[2]) < 1e-15 && (y[1] == 1 || y[0] == 1));
+	/* An evenly spaced grid takes the recurrence, an uneven one the term-by-term sums: they agree
+	 * (the point moved aside apart). Samples beyond the grid on both sides, and a narrow bump. */
+	double xs[200], ga[101], gb[101], ya[101], yb[101];
+	for (int i = 0; i < 200; i++)
+		xs[i] = i < 190 ? sin(i * 1.7) * 4 + (i % 3) : 1.25 + 1e-3 * i;
+	stats_linspace(-3, 3, 101, ga);
+	memcpy(gb, ga, sizeof ga);
+	gb[50] += 1e-7;
+	ck_assert(stats_kde(xs, 200, ga, 101, ya, NULL) == NULL && stats_kde(xs, 200, gb, 101, yb, NULL) == NULL);
+	for (int i = 0; i < 101; i++)
+		ck_assert_msg(i == 50 || fabs(ya[i] - yb[i]) < 1e-13, "grid point %d: %.17g vs %.17g", i, ya[i], yb[i]);
 	double lin[4];
 	stats_linspace(-1, 2, 4, lin);
 	ck_assert(lin[0] == -1 && lin[1] == 0 && lin[2] == 1 && lin[3] == 2);
+}
+END_TEST
+
+/* Grouped-query attention and a sliding window: "same head" is the key head a query head reads,
+ * "different" the other key heads; the notebook's keys are the window's minus the first token
+ * and the query. q_h(i) = (h + 1, 0), k_g(j) = (10 g + j, 0): every product says its pair. */
+START_TEST(test_dots_gqa_window)
+{
+	struct trace_shape sh = {.n_layers = 1, .n_heads = 4, .n_kv_heads = 2, .head_dim = 2, .hidden = 8, .n = 6};
+	struct trace *t = trace_new_shaped(&sh);
+	ck_assert(t);
+	t->causal = true;
+	for (int h = 0; h < 4; h++)
+		for (int i = 0; i < 6; i++)
+			t->q[(size_t)(h * 6 + i) * 2] = (float)(h + 1);
+	for (int g = 0; g < 2; g++)
+		for (int j = 0; j < 6; j++)
+			t->k[(size_t)(g * 6 + j) * 2] = (float)(10 * g + j);
+	struct stats_dots d;
+	struct err e = {{0}};
+	/* Causal, no window: query 5 sees 0..5; the notebook takes 1..4. */
+	ck_assert(stats_qk_dots(t, 0, 5, STATS_DOTS_NOTEBOOK, &d, &e) == 0);
+	ck_assert(d.n_keys == 4 && d.key_lo == 1 && d.key_hi == 4 && d.n_same == 16 && d.n_diff == 16);
+	/* Head 2 reads key head 1: its same-head products are 3 · (10 + j), its others 3 · j. */
+	ck_assert(d.same[8] == 3 * 11 && d.same[11] == 3 * 14 && d.diff[8] == 3 * 1 && d.diff[11] == 3 * 4);
+	stats_dots_free(&d);
+	ck_assert(stats_qk_dots(t, 0, 5, STATS_DOTS_VISIBLE, &d, &e) == 0);
+	ck_assert(d.n_keys == 6 && d.key_lo == 0 && d.key_hi == 5 && d.n_same == 24);
+	stats_dots_free(&d);
+	/* A window of 2 before: query 5 sees 3..5; the notebook's keys are 3..4 (the first is not in it). */
+	t->win_before[0] = 2;
+	ck_assert(stats_qk_dots(t, 0, 5, STATS_DOTS_NOTEBOOK, &d, &e) == 0);
+	ck_assert(d.n_keys == 2 && d.key_lo == 3 && d.key_hi == 4);
+	stats_dots_free(&d);
+	/* Query 1 with the notebook's keys: none left (0 is the sink, 1 itself). */
+	ck_assert(stats_qk_dots(t, 0, 1, STATS_DOTS_NOTEBOOK, &d, &e) == 0);
+	ck_assert(d.n_keys == 0 && d.key_lo == -1 && d.n_same == 0 && d.n_diff == 0);
+	stats_dots_free(&d);
+	/* Multi-query attention: one key head, so no different heads. */
+	struct trace_shape sh1 = sh;
+	sh1.n_kv_heads = 1;
+	struct trace *t1 = trace_new_shaped(&sh1);
+	t1->causal = true;
+	ck_assert(stats_qk_dots(t1, 0, 5, STATS_DOTS_VISIBLE, &d, &e) == 0);
+	ck_assert(d.n_same == 24 && d.n_diff == 0);
+	stats_dots_free(&d);
+	trace_free(t1);
+	trace_free(t);
 }
 END_TEST
 
@@ -683,6 +742,7 @@ static Suite *analysis_suite(void)
 	tcase_add_test(edge, test_headscore_sort);
 	tcase_add_test(edge, test_bad_query);
 	tcase_add_test(edge, test_kde_edges);
+	tcase_add_test(edge, test_dots_gqa_window);
 	suite_add_tcase(s, edge);
 	return s;
 }
