@@ -122,3 +122,23 @@ int attnvec_project(const struct attnvec *v, int tok_a, int tok_b, struct attnve
 	out->p[0] = along;
 	return 0;
 }
+
+int attnvec_project_xy(const struct attnvec *v, int tok_a, int tok_b, struct attnvec_proj *out)
+{
+	memset(out, 0, sizeof *out);
+	int ia = attnvec_find(v, tok_a), ib = attnvec_find(v, tok_b);
+	if (ia < 0 || ib < 0 || !v->xy)
+		return -1;
+	double la = hypot(v->xy[2 * ia], v->xy[2 * ia + 1]), lb = hypot(v->xy[2 * ib], v->xy[2 * ib + 1]);
+	if (!(la > 0) || !(lb > 0))
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		out->a[k] = v->xy[2 * ia + k] / la;
+		out->b[k] = v->xy[2 * ib + k] / lb;
+	}
+	out->coef = out->cos = out->a[0] * out->b[0] + out->a[1] * out->b[1];
+	out->norm_a = out->norm_b = 1;
+	for (int k = 0; k < 2; k++)
+		out->p[k] = out->coef * out->b[k];
+	return 0;
+}

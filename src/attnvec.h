@@ -55,5 +55,10 @@ struct attnvec_proj {
 };
 /* -1 when A or B is not among the rows. */
 int attnvec_project(const struct attnvec *v, int tok_a, int tok_b, struct attnvec_proj *out);
+/* Notebook 000's projection, in the plane of the PCA coordinates (after attnvec_pca): A's and B's
+ * points scaled to unit length, a and b, and the projection (a·b/|b|²)b; coef = cos = a·b, both
+ * norms 1, and a, b, p stay on the PCA axes (b is not turned onto x). -1 when A or B is not among
+ * the rows or sits at the origin. */
+int attnvec_project_xy(const struct attnvec *v, int tok_a, int tok_b, struct attnvec_proj *out);
 
 #endif

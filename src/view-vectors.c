@@ -5,10 +5,13 @@
  * origin (the mean row). As notebook 000 (to_xy_coords): special tokens' rows and columns are
  * dropped and the rest left as they are, and the coordinates are divided by their Frobenius norm;
  * v switches to attnscope's variant, where specials stay unless hidden (s), and hiding them
- * renormalises the rows. z scales rows to unit length. Below: for every layer, a small plot of token A (the selected token) projected onto
- * token B (marked with b): B along the x axis, A in the plane of the two, and the projection
- * (A·B/|B|²)B, with the coefficient and the cosine — so one sees at which layer A's attention
- * starts to lean towards B's. */
+ * renormalises the rows. z scales rows to unit length.
+ *
+ * Below: for every layer, a small plot of token A (the selected token) projected onto token B
+ * (marked with b), so one sees at which layer A's attention starts to lean towards B's. As the
+ * notebook: A's and B's points in the layer's PCA plane scaled to unit length, the projection
+ * (a·b)b, on the PCA axes. attnscope's variant projects the rows themselves: B along the x axis,
+ * A in the plane of the two, the projection (A·B/|B|²)B, with the coefficient and the cosine. */
 #include "config.h"
 
 #include <math.h>
@@ -50,6 +53,11 @@ struct vectors_state {
 	} pkey;
 	struct attnvec_proj *proj;  /* [n_layers] */
 	bool *proj_ok;              /* [n_layers] false when A or B is dropped */
+	/* The notebook projects in each layer's PCA plane: every layer's coordinates (not its rows),
+	 * kept while only A or B changes. */
+	struct vv_proj_key plkey;   /* a = b = -1 */
+	struct attnvec *planes;     /* [n_layers] */
+	int n_planes;
 };
 
 static void *vectors_create(struct view_ctx *ctx)
@@ -67,6 +75,9 @@ static void vectors_destroy(void *state)
 	attnvec_free(&s->v);
 	free(s->proj);
 	free(s->proj_ok);
+	for (int l = 0; l < s->n_planes; l++)
+		attnvec_free(&s->planes[l]);
+	free(s->planes);
 	free(s);
 }
 
@@ -134,6 +145,34 @@ static int vectors_small_rows(int n_layers, int width)
 	return (n_layers + per - 1) / per;
 }
 
+/* Every layer's PCA coordinates for the notebook's projections (K with a = b = -1), unless the
+ * cache holds them; a layer that fails has no rows (its projection is n/a). False on OOM. */
+static bool vectors_planes(struct vectors_state *s, const struct trace *t, const struct vv_proj_key *k)
+{
+	if (s->planes && !memcmp(k, &s->plkey, sizeof *k))
+		return true;
+	for (int l = 0; l < s->n_planes; l++)
+		attnvec_free(&s->planes[l]);
+	free(s->planes);
+	s->n_planes = 0;
+	s->planes = calloc((size_t)t->n_layers, sizeof *s->planes);
+	if (!s->planes)
+		return false;
+	s->n_planes = t->n_layers;
+	for (int l = 0; l < t->n_layers; l++) {
+		struct err e = {{0}};
+		if (attnvec_rows(t, l, k->head, k->special, k->unit, &s->planes[l], &e) == 0 &&
+		    attnvec_pca(&s->planes[l], &e) == 0) {
+			free(s->planes[l].rows); /* the projection needs the coordinates only */
+			s->planes[l].rows = NULL;
+		} else {
+			attnvec_free(&s->planes[l]);
+		}
+	}
+	s->plkey = *k;
+	return true;
+}
+
 /* Project A onto B in every layer, unless the cache already holds it; false on OOM. */
 static bool vectors_projections(struct vectors_state *s, const struct view_ctx *ctx, int a, int b)
 {
@@ -153,7 +192,15 @@ static bool vectors_projections(struct vectors_state *s, const struct view_ctx *
 		s->proj = NULL, s->proj_ok = NULL;
 		return false;
 	}
+	struct vv_proj_key pk = k;
+	pk.a = pk.b = -1;
+	if (!s->attnscope && !vectors_planes(s, t, &pk))
+		return false;
 	for (int l = 0; l < t->n_layers; l++) {
+		if (!s->attnscope) {
+			s->proj_ok[l] = attnvec_project_xy(&s->planes[l], a, b, &s->proj[l]) == 0;
+			continue;
+		}
 		struct attnvec v;
 		struct err e = {{0}};
 		if (attnvec_rows(t, l, k.head, k.special, k.unit, &v, &e))
@@ -175,15 +222,21 @@ static void vectors_small(struct vectors_state *s, struct view_ctx *ctx, struct 
 		return;
 	}
 	canvas_printf(cv, x, y, VV_SMALL_W - 2, title, "L%d coef %.2f cos %.2f", layer, pr.coef, pr.cos);
-	/* Equal scales with the origin near the lower left: the x range follows from the y range. */
 	struct bplot p;
 	struct rect r = {x, y + 1, VV_SMALL_W - 2, VV_SMALL_H};
-	double ext = fmax(fmax(pr.norm_a, pr.norm_b), 1e-12), y0 = -0.1 * ext, y1 = 1.05 * ext;
-	double x1 = y0 + (y1 - y0) * bplot_aspect(cv, r);
-	if (x1 < ext)
-		x1 = ext; /* a very flat plot: let the scales differ rather than cut B off */
-	if (bplot_init(&p, cv, r, y0, x1, y0, y1, false))
-		return;
+	if (!s->attnscope) {
+		/* The notebook's frame: unit vectors on the PCA axes, limits ±1, equal scales. */
+		if (bplot_init(&p, cv, r, -1, 1, -1, 1, true))
+			return;
+	} else {
+		/* Equal scales with the origin near the lower left: the x range follows from the y range. */
+		double ext = fmax(fmax(pr.norm_a, pr.norm_b), 1e-12), y0 = -0.1 * ext, y1 = 1.05 * ext;
+		double x1 = y0 + (y1 - y0) * bplot_aspect(cv, r);
+		if (x1 < ext)
+			x1 = ext; /* a very flat plot: let the scales differ rather than cut B off */
+		if (bplot_init(&p, cv, r, y0, x1, y0, y1, false))
+			return;
+	}
 	p.style[1] = canvas_role(cv, ROLE_QUERY);
 	p.style[2] = canvas_role(cv, ROLE_KEY);
 	p.style[3] = canvas_role(cv, ROLE_SELECTED);
@@ -289,9 +342,14 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	bplot_free(&p);
 	if (small_rows > 0) {
 		y++;
-		canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_LABEL),
-			      "A = %s (%d) onto B = %s (%d), every layer: B along x, projection (A%sB/|B|%s)B",
-			      la, a, lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".", cv->pal->utf8 ? "\xc2\xb2" : "^2");
+		if (s->attnscope)
+			canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_LABEL),
+				      "A = %s (%d) onto B = %s (%d), every layer: B along x, projection (A%sB/|B|%s)B", la, a,
+				      lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".", cv->pal->utf8 ? "\xc2\xb2" : "^2");
+		else
+			canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_LABEL),
+				      "A = %s (%d) onto B = %s (%d), every layer: A and B scaled to 1 in its PCA plane, "
+				      "projection (A%sB)B", la, a, lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".");
 		int per = area.w / VV_SMALL_W;
 		per = per < 1 ? 1 : per;
 		if (vectors_projections(s, ctx, a, b))

@@ -435,7 +435,7 @@ END_TEST
 #define TOL_KDE_EXACT 1e-12
 
 struct nb_worst {
-	double qk, dots, groups, kde, kde_demo, bandwidth, xy, norm;
+	double qk, dots, groups, kde, kde_demo, bandwidth, xy, norm, proj;
 	int flips, curves, no_density;
 };
 
@@ -539,6 +539,17 @@ static void check_notebook_case(const char *path, void *arg)
 		upd(&cw.xy, cmp_pca(av.xy, json_object_get(rv, "xy"), av.m, &cw.flips));
 		double rn = jnum(json_object_get(rv, "norm"));
 		upd(&cw.norm, diff(av.xy_norm, rn) / rn);
+		/* vector_projection(it, book) of the unit 2-D points (the scale of xy does not matter). */
+		json_t *rp = json_object_get(rv, "projection");
+		struct attnvec_proj pr;
+		ck_assert(attnvec_project_xy(&av, (int)json_integer_value(json_object_get(rp, "a")),
+					     (int)json_integer_value(json_object_get(rp, "b")), &pr) == 0);
+		upd(&cw.proj, diff(pr.coef, jnum(json_object_get(rp, "coef"))));
+		for (int k = 0; k < 2; k++) {
+			upd(&cw.proj, diff(pr.a[k], jnum(json_array_get(json_object_get(rp, "unit_a"), k))));
+			upd(&cw.proj, diff(pr.b[k], jnum(json_array_get(json_object_get(rp, "unit_b"), k))));
+			upd(&cw.proj, diff(pr.p[k], jnum(json_array_get(json_object_get(rp, "projection"), k))));
+		}
 		attnvec_free(&av);
 	}
 	free(desc);
@@ -553,8 +564,9 @@ static void check_notebook_case(const char *path, void *arg)
 	free(grid);
 
 	printf("%-26s notebook: qk-stats %.1e  dots %.1e  groups %.1e  kde %.1e  kde-demo %.1e  bandwidth %.1e  "
-	       "xy %.1e  norm %.1e  (%d curves, %d without density)\n",
-	       name, cw.qk, cw.dots, cw.groups, cw.kde, cw.kde_demo, cw.bandwidth, cw.xy, cw.norm, cw.curves, cw.no_density);
+	       "xy %.1e  norm %.1e  projection %.1e  (%d curves, %d without density)\n",
+	       name, cw.qk, cw.dots, cw.groups, cw.kde, cw.kde_demo, cw.bandwidth, cw.xy, cw.norm, cw.proj, cw.curves,
+	       cw.no_density);
 	ck_assert_msg(cw.qk <= TOL_STAT, "%s: Q/K statistics differ by %g", name, cw.qk);
 	ck_assert_msg(cw.dots <= TOL_STAT, "%s: products differ by %g", name, cw.dots);
 	ck_assert_msg(cw.groups <= TOL_ATTN, "%s: weight groups differ by %g", name, cw.groups);
@@ -563,8 +575,10 @@ static void check_notebook_case(const char *path, void *arg)
 	ck_assert_msg(cw.bandwidth <= TOL_STAT, "%s: bandwidth differs by %g", name, cw.bandwidth);
 	ck_assert_msg(cw.xy <= TOL_PCA_REL, "%s: vector-space coordinates differ by %g", name, cw.xy);
 	ck_assert_msg(cw.norm <= TOL_STAT, "%s: Frobenius norm differs by %g (relative)", name, cw.norm);
+	ck_assert_msg(cw.proj <= TOL_PCA_REL, "%s: projection in the PCA plane differs by %g", name, cw.proj);
 	upd(&w->qk, cw.qk), upd(&w->dots, cw.dots), upd(&w->groups, cw.groups), upd(&w->kde, cw.kde);
 	upd(&w->kde_demo, cw.kde_demo), upd(&w->bandwidth, cw.bandwidth), upd(&w->xy, cw.xy), upd(&w->norm, cw.norm);
+	upd(&w->proj, cw.proj);
 	w->flips += cw.flips, w->curves += cw.curves, w->no_density += cw.no_density;
 	case_close(root, m, t);
 }
@@ -574,8 +588,10 @@ START_TEST(test_against_notebooks)
 	struct nb_worst w = {0};
 	int cases = case_each("notebooks", check_notebook_case, &w);
 	printf("%d cases against the notebooks' formulas; worst: qk-stats %.2e, dots %.2e, groups %.2e, KDE %.2e "
-	       "(demo %.2e), bandwidth %.2e, xy %.2e, norm %.2e; %d curves, %d without density, %d axes flipped\n",
-	       cases, w.qk, w.dots, w.groups, w.kde, w.kde_demo, w.bandwidth, w.xy, w.norm, w.curves, w.no_density, w.flips);
+	       "(demo %.2e), bandwidth %.2e, xy %.2e, norm %.2e, projection %.2e; %d curves, %d without density, "
+	       "%d axes flipped\n",
+	       cases, w.qk, w.dots, w.groups, w.kde, w.kde_demo, w.bandwidth, w.xy, w.norm, w.proj, w.curves, w.no_density,
+	       w.flips);
 	ck_assert_int_ge(cases, 4);
 	ck_assert_int_eq(w.flips, 0);
 	ck_assert_int_gt(w.no_density, 0); /* a causal first token's self-weight is always 1 */

@@ -354,7 +354,8 @@ static void check_qkstats(const struct fixture *f, int layer)
 }
 
 /* Vectors view at layer 0: the Frobenius norm of the notebook's coordinates, and per layer
- * "Ll coef X cos Y" for A = the last kept token, B = the first (the defaults). */
+ * "Ll coef X cos Y" of the notebook's projection in the PCA plane for A = the last kept token,
+ * B = the first (the defaults). */
 static void check_vectors(const struct fixture *f)
 {
 	char *s = render(f, "vectors", 120, 0, 0, -1, true);
@@ -372,7 +373,7 @@ static void check_vectors(const struct fixture *f)
 		double coef, cosv;
 		ck_assert(sscanf(p + strlen(tag), "%lf cos %lf", &coef, &cosv) == 2);
 		near(coef, jnum(json_object_get(pj, "coef")), 5e-3 + 1e-6, "projection coefficient", f);
-		near(cosv, jnum(json_object_get(pj, "cos")), 5e-3 + 1e-6, "projection cosine", f);
+		near(cosv, jnum(json_object_get(pj, "coef")), 5e-3 + 1e-6, "projection cosine", f); /* unit a, b */
 	}
 	char ab[64];
 	json_t *pj0 = json_object_get(json_array_get(nb0, 0), "projection");

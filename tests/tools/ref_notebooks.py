@@ -27,6 +27,8 @@ said next to the cell; everything else is the notebook's code with torch replace
       .fit_transform, xy /= np.linalg.norm(xy). PCA as scikit-learn's full SVD solver computes it
       (U·S of the centred rows), the sign of each axis chosen so that its largest component is
       positive (scikit-learn's svd_flip on the components; attnscope's convention, src/pca.h).
+  000 "Vector Projection": vector_projection(it, book) of unit 2-D points, it = the last kept
+      token, book = the first (the notebook's "it" and "book" are tokens 9 and 3 of its sentence).
 
 Usage (from the source tree root; Debian's python3 with python3-numpy and python3-scipy):
     /usr/bin/python3 tests/tools/ref_notebooks.py [CASE ...]    default: the cases below
@@ -132,11 +134,17 @@ def notebook000(attn, tokens, special):
         xy = pca_fit_transform(scores)
         norm_by = np.linalg.norm(xy)
         xy = xy / norm_by
-        # Not a notebook cell: the vectors view's projection (attnvec.h) of the last kept token's
-        # row onto the first's, over the rows the notebook takes (what --print vectors shows).
-        a, b = scores[-1], scores[0]
-        proj = {"a": keep[-1], "b": keep[0], "coef": float(a @ b / (b @ b)),
-                "cos": float(a @ b / np.sqrt((a @ a) * (b @ b)))}
+        # "Vector Projection": xy = to_xy_coords(layer, norm=False), book /= norm, it /= norm,
+        # vector_projection(it, book); with it = the last kept token (A, the view's default) and
+        # book = the first (B).
+        xy_raw = pca_fit_transform(scores)
+        book, it = xy_raw[0].copy(), xy_raw[-1].copy()
+        book /= np.linalg.norm(book)
+        it /= np.linalg.norm(it)
+        ab_dot = it @ book
+        projection = (ab_dot / np.linalg.norm(book) ** 2) * book
+        proj = {"a": keep[-1], "b": keep[0], "coef": float(ab_dot / np.linalg.norm(book) ** 2),
+                "unit_a": it.tolist(), "unit_b": book.tolist(), "projection": projection.tolist()}
         out.append({"tokens": keep, "xy": xy.tolist(), "norm": float(norm_by), "projection": proj})
     return out
 

@@ -88,8 +88,10 @@ tui_keys A
 tui_wait "attention rows as vectors · layer 2, mean of 2 heads"
 tui_wait "A = on (3)"
 tui_wait "notebook 000: specials dropped, rows not renormalised · xy / Frobenius norm"
+tui_wait "every layer: A and B scaled to 1 in its PCA plane, projection (A·B)B"
 tui_keys v
 tui_wait "attnscope: every token (s hides specials) · xy as PCA gives them · 14 rows"
+tui_wait "every layer: B along x, projection (A·B/|B|²)B"
 tui_keys v
 tui_wait "notebook 000: specials dropped"
 tui_keys k k b
