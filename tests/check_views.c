@@ -291,6 +291,15 @@ static void check_density(const struct fixture *f, const char *s, int k, json_t 
 		      want);
 }
 
+/* Does S hold a braille cell (U+2800..U+28FF: the density curves' dots)? */
+static bool has_braille(const char *s)
+{
+	for (const char *p = strstr(s, "\xe2"); p; p = strstr(p + 1, "\xe2"))
+		if ((unsigned char)p[1] >= 0xa0 && (unsigned char)p[1] <= 0xa3)
+			return true;
+	return false;
+}
+
 static void check_distributions(const struct fixture *f, int layer)
 {
 	char *s = render(f, "softmax", 120, layer, 0, -1, true);
@@ -307,6 +316,7 @@ static void check_distributions(const struct fixture *f, int layer)
 		check_summary(f, line, k, json_object_get(g, "summary"), 5e-5 + 1e-6, "attention group");
 		check_density(f, notes, k, json_object_get(g, "kde"), "attention group");
 	}
+	ck_assert_msg(has_braille(notes), "%s: no density curve drawn", f->name);
 	free(s);
 
 	s = render(f, "dots", 120, layer, 0, -1, true);
@@ -326,6 +336,11 @@ static void check_distributions(const struct fixture *f, int layer)
 	ck_assert(notes2);
 	check_density(f, notes2, 0, json_object_get(d, "same_kde"), "same-head products");
 	check_density(f, notes2, 1, json_object_get(d, "diff_kde"), "different-head products");
+	ck_assert_msg(has_braille(strstr(s, "curve: ")), "%s: no density curve drawn", f->name);
+	free(s);
+	/* Without UTF-8 the curve is a '*' per column, over '#' bars. */
+	s = render(f, "dots", 120, layer, 0, -1, false);
+	ck_assert_msg(strstr(s, "***"), "%s: no ASCII density curve in\n%s", f->name, s);
 	free(s);
 }
 
