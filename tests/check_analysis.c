@@ -143,31 +143,9 @@ static void check_mean_std(const double *v, size_t n, json_t *ref, double *w)
 	cmp_mean_std(v, n, jnum(json_array_get(ref, 0)), jnum(json_array_get(ref, 1)), w);
 }
 
-/* Load the fixture at PATH and run its model (model_dir) on its text; free with case_close. */
-static json_t *case_open(const char *path, struct model **m, struct trace **t)
-{
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je);
-	ck_assert_msg(root, "%s:%d: %s", path, je.line, je.text);
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/%s", srcdir(), json_string_value(json_object_get(root, "model_dir")));
-	struct err e = {{0}};
-	ck_assert_msg(model_open(dir, m, &e) == 0, "%s: %s", dir, e.msg);
-	ck_assert_msg(model_run(*m, json_string_value(json_object_get(root, "text")),
-				json_string_value(json_object_get(root, "text_b")), NULL, t, &e) == 0,
-		      "%s: %s", path, e.msg);
-	return root;
-}
-
-static void case_close(json_t *root, struct model *m, struct trace *t)
-{
-	trace_free(t);
-	model_close(m);
-	json_decref(root);
-}
-
-/* Run CHECK on every fixture in tests/data/SUB; returns how many. */
-static int case_each(const char *sub, void (*check)(const char *path, void *arg), void *arg)
+/* Run CHECK on every fixture in tests/data/SUB: each names a model (model_dir) and a text, which
+ * run first; CHECK gets the fixture and the trace. Returns how many fixtures. */
+static int case_each(const char *sub, void (*check)(json_t *root, const struct trace *t, void *arg), void *arg)
 {
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof dir, "%s/tests/data/%s", srcdir(), sub);
@@ -178,21 +156,32 @@ static int case_each(const char *sub, void (*check)(const char *path, void *arg)
 	while ((de = readdir(dp))) {
 		if (!strstr(de->d_name, ".json"))
 			continue;
-		char path[PATH_MAX];
+		char path[PATH_MAX], mdir[PATH_MAX];
 		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		check(path, arg);
+		json_error_t je;
+		json_t *root = json_load_file(path, 0, &je);
+		ck_assert_msg(root, "%s:%d: %s", path, je.line, je.text);
+		snprintf(mdir, sizeof mdir, "%s/%s", srcdir(), json_string_value(json_object_get(root, "model_dir")));
+		struct model *m = NULL;
+		struct trace *t = NULL;
+		struct err e = {{0}};
+		ck_assert_msg(model_open(mdir, &m, &e) == 0, "%s: %s", mdir, e.msg);
+		ck_assert_msg(model_run(m, json_string_value(json_object_get(root, "text")),
+					json_string_value(json_object_get(root, "text_b")), NULL, &t, &e) == 0,
+			      "%s: %s", path, e.msg);
+		check(root, t, arg);
+		trace_free(t);
+		model_close(m);
+		json_decref(root);
 		cases++;
 	}
 	closedir(dp);
 	return cases;
 }
 
-static void check_case(const char *path, void *arg)
+static void check_case(json_t *root, const struct trace *t, void *arg)
 {
 	struct worst *w = arg;
-	struct model *m = NULL;
-	struct trace *t = NULL;
-	json_t *root = case_open(path, &m, &t);
 	const char *name = json_string_value(json_object_get(root, "case"));
 	struct err e = {{0}};
 	int n = t->n, L = t->n_layers, H = t->n_heads, d = t->head_dim;
@@ -410,7 +399,6 @@ static void check_case(const char *path, void *arg)
 	upd(&w->vectors, cw.vectors);
 	w->sign_flips += cw.sign_flips;
 	w->cases++;
-	case_close(root, m, t);
 }
 
 START_TEST(test_against_numpy)
@@ -478,12 +466,9 @@ static void nb_kde(const double *v, size_t n, const double *grid, size_t m, json
 	free(y);
 }
 
-static void check_notebook_case(const char *path, void *arg)
+static void check_notebook_case(json_t *root, const struct trace *t, void *arg)
 {
 	struct nb_worst *w = arg;
-	struct model *m = NULL;
-	struct trace *t = NULL;
-	json_t *root = case_open(path, &m, &t);
 	const char *name = json_string_value(json_object_get(root, "case"));
 	struct err e = {{0}};
 	ck_assert_int_eq(t->n, (int)json_integer_value(json_object_get(root, "n")));
@@ -567,20 +552,22 @@ static void check_notebook_case(const char *path, void *arg)
 	       "xy %.1e  norm %.1e  projection %.1e  (%d curves, %d without density)\n",
 	       name, cw.qk, cw.dots, cw.groups, cw.kde, cw.kde_demo, cw.bandwidth, cw.xy, cw.norm, cw.proj, cw.curves,
 	       cw.no_density);
-	ck_assert_msg(cw.qk <= TOL_STAT, "%s: Q/K statistics differ by %g", name, cw.qk);
-	ck_assert_msg(cw.dots <= TOL_STAT, "%s: products differ by %g", name, cw.dots);
-	ck_assert_msg(cw.groups <= TOL_ATTN, "%s: weight groups differ by %g", name, cw.groups);
-	ck_assert_msg(cw.kde <= TOL_KDE, "%s: KDE differs by %g", name, cw.kde);
-	ck_assert_msg(cw.kde_demo <= TOL_KDE_EXACT, "%s: KDE of the demo data differs by %g", name, cw.kde_demo);
-	ck_assert_msg(cw.bandwidth <= TOL_STAT, "%s: bandwidth differs by %g", name, cw.bandwidth);
-	ck_assert_msg(cw.xy <= TOL_PCA_REL, "%s: vector-space coordinates differ by %g", name, cw.xy);
-	ck_assert_msg(cw.norm <= TOL_STAT, "%s: Frobenius norm differs by %g (relative)", name, cw.norm);
-	ck_assert_msg(cw.proj <= TOL_PCA_REL, "%s: projection in the PCA plane differs by %g", name, cw.proj);
+	const struct {
+		double got, tol;
+		const char *what;
+	} lim[] = {
+		{cw.qk, TOL_STAT, "Q/K statistics"}, {cw.dots, TOL_STAT, "products (relative)"},
+		{cw.groups, TOL_ATTN, "weight groups"}, {cw.kde, TOL_KDE, "KDE"},
+		{cw.kde_demo, TOL_KDE_EXACT, "KDE of the demo data"}, {cw.bandwidth, TOL_STAT, "bandwidth"},
+		{cw.xy, TOL_PCA_REL, "vector-space coordinates"}, {cw.norm, TOL_STAT, "Frobenius norm (relative)"},
+		{cw.proj, TOL_PCA_REL, "projection in the PCA plane"},
+	};
+	for (size_t i = 0; i < sizeof lim / sizeof *lim; i++)
+		ck_assert_msg(lim[i].got <= lim[i].tol, "%s: %s differs by %g", name, lim[i].what, lim[i].got);
 	upd(&w->qk, cw.qk), upd(&w->dots, cw.dots), upd(&w->groups, cw.groups), upd(&w->kde, cw.kde);
 	upd(&w->kde_demo, cw.kde_demo), upd(&w->bandwidth, cw.bandwidth), upd(&w->xy, cw.xy), upd(&w->norm, cw.norm);
 	upd(&w->proj, cw.proj);
 	w->flips += cw.flips, w->curves += cw.curves, w->no_density += cw.no_density;
-	case_close(root, m, t);
 }
 
 START_TEST(test_against_notebooks)
