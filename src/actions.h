@@ -61,6 +61,7 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_NORMALISE, "normalise", SCOPE_VIEW, "z", "cycle the normalisation of the vectors") \
 	X(ACT_TOGGLE, "toggle", SCOPE_VIEW, "t", "switch the selected head off or on, or leave out the first token") \
 	X(ACT_MARK, "mark", SCOPE_VIEW, "b", "mark the selected token as B, the token A is projected onto") \
+	X(ACT_VARIANT, "variant", SCOPE_VIEW, "v", "switch between the notebook's definition and attnscope's variant") \
 	X(ACT_ED_LEFT, "edit-left", SCOPE_EDIT, "Left C-b", "cursor one character left")             \
 	X(ACT_ED_RIGHT, "edit-right", SCOPE_EDIT, "Right C-f", "cursor one character right")         \
 	X(ACT_ED_HOME, "edit-home", SCOPE_EDIT, "Home C-a", "cursor to the start")                   \

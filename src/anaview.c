@@ -3,6 +3,11 @@
 
 #include "anaview.h"
 
+#include <stdlib.h>
+
+#include "chart.h"
+#include "stats.h"
+
 static int clampi(int v, int lo, int hi)
 {
 	return v < lo ? lo : v > hi ? hi : v;
@@ -52,6 +57,30 @@ int anaview_token(const struct view_ctx *ctx)
 	if (!t || t->n == 0)
 		return -1;
 	return ctx->token >= 0 && ctx->token < t->n ? ctx->token : t->n - 1;
+}
+
+const char *anaview_hist_kde(struct canvas *cv, struct rect r, const double *x, size_t n, double lo, double hi,
+			     int bins, struct style bars, struct style curve, int *maxcount, double *bandwidth)
+{
+	int *count = calloc((size_t)(bins > 0 ? bins : 1), sizeof *count), maxc = 0;
+	int m = chart_curve_points(cv, r, bins);
+	double *grid = malloc((size_t)(m > 0 ? m : 1) * sizeof *grid), *y = malloc((size_t)(m > 0 ? m : 1) * sizeof *y);
+	const char *why = "out of memory";
+	*bandwidth = 0;
+	if (count && grid && y) {
+		stats_histogram(x, n, lo, hi, bins, count);
+		for (int b = 0; b < bins; b++)
+			maxc = count[b] > maxc ? count[b] : maxc;
+		chart_histogram(cv, r, count, bins, maxc, lo, hi, bars);
+		chart_curve_grid(m, lo, hi, grid);
+		why = stats_kde(x, n, grid, (size_t)m, y, bandwidth);
+		if (!why)
+			chart_curve(cv, r, bins, y, m, curve);
+	}
+	if (maxcount)
+		*maxcount = maxc;
+	free(count), free(grid), free(y);
+	return why;
 }
 
 const char *anaview_dot(const struct canvas *cv)

@@ -1,5 +1,6 @@
 /* anaview.h -- pieces the analysis views share: the "no trace yet" message, moving the selected
- * head, layer and token, and the selected token with a fallback. */
+ * head, layer and token, the selected token with a fallback, and a histogram with its kernel
+ * density curve. */
 #ifndef ATTNSCOPE_ANAVIEW_H
 #define ATTNSCOPE_ANAVIEW_H
 
@@ -16,6 +17,12 @@ bool anaview_nav(struct view_ctx *ctx, enum action a, int count);
 void anaview_move_token(struct view_ctx *ctx, int delta);
 /* The selected token, or the last one when none is selected. */
 int anaview_token(const struct view_ctx *ctx);
+/* A histogram of X[n] over [LO, HI] in BINS bins in R (chart_histogram, the highest bar full
+ * height; MAXCOUNT receives its count, may be NULL) in BARS, with X's Gaussian kernel density
+ * (stats_kde: scipy's gaussian_kde, Scott's bandwidth, peak 1) evaluated on the plotted grid and
+ * drawn over it in CURVE. Returns NULL with *BANDWIDTH set, or why there is no density. */
+const char *anaview_hist_kde(struct canvas *cv, struct rect r, const double *x, size_t n, double lo, double hi,
+			     int bins, struct style bars, struct style curve, int *maxcount, double *bandwidth);
 /* The middle dot (or '-') for titles. */
 const char *anaview_dot(const struct canvas *cv);
 

@@ -15,11 +15,13 @@ void attnvec_free(struct attnvec *v)
 	memset(v, 0, sizeof *v);
 }
 
-int attnvec_rows(const struct trace *t, int layer, int head, bool hide_special, bool unit, struct attnvec *out,
-		 struct err *e)
+int attnvec_rows(const struct trace *t, int layer, int head, enum attnvec_special special, bool unit,
+		 struct attnvec *out, struct err *e)
 {
 	memset(out, 0, sizeof *out);
+	out->xy_norm = 1;
 	int n = t->n, m = 0;
+	bool hide_special = special != ATTNVEC_KEEP;
 	out->tok = malloc((size_t)(n > 0 ? n : 1) * sizeof *out->tok);
 	if (!out->tok)
 		return err_set(e, "out of memory");
@@ -48,7 +50,7 @@ int attnvec_rows(const struct trace *t, int layer, int head, bool hide_special, 
 			row[b] = s / (h1 - h0);
 			sum += row[b];
 		}
-		if (hide_special && sum > 0)
+		if (special == ATTNVEC_DROP_RENORM && sum > 0)
 			for (int b = 0; b < m; b++)
 				row[b] /= sum;
 		for (int b = 0; b < m; b++)
@@ -63,6 +65,7 @@ int attnvec_rows(const struct trace *t, int layer, int head, bool hide_special, 
 int attnvec_pca(struct attnvec *v, struct err *e)
 {
 	free(v->xy);
+	v->xy_norm = 1;
 	v->xy = malloc((size_t)v->m * 2 * sizeof *v->xy);
 	if (!v->xy)
 		return err_set(e, "out of memory");
@@ -72,6 +75,18 @@ int attnvec_pca(struct attnvec *v, struct err *e)
 		return -1;
 	}
 	return 0;
+}
+
+void attnvec_scale_xy(struct attnvec *v)
+{
+	double ss = 0;
+	for (int i = 0; v->xy && i < 2 * v->m; i++)
+		ss += v->xy[i] * v->xy[i];
+	if (!(ss > 0))
+		return;
+	v->xy_norm = sqrt(ss);
+	for (int i = 0; i < 2 * v->m; i++)
+		v->xy[i] /= v->xy_norm;
 }
 
 int attnvec_find(const struct attnvec *v, int tok)
@@ -105,5 +120,25 @@ int attnvec_project(const struct attnvec *v, int tok_a, int tok_b, struct attnve
 	out->a[0] = along;
 	out->a[1] = perp2 > 0 ? sqrt(perp2) : 0;
 	out->p[0] = along;
+	return 0;
+}
+
+int attnvec_project_xy(const struct attnvec *v, int tok_a, int tok_b, struct attnvec_proj *out)
+{
+	memset(out, 0, sizeof *out);
+	int ia = attnvec_find(v, tok_a), ib = attnvec_find(v, tok_b);
+	if (ia < 0 || ib < 0 || !v->xy)
+		return -1;
+	double la = hypot(v->xy[2 * ia], v->xy[2 * ia + 1]), lb = hypot(v->xy[2 * ib], v->xy[2 * ib + 1]);
+	if (!(la > 0) || !(lb > 0))
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		out->a[k] = v->xy[2 * ia + k] / la;
+		out->b[k] = v->xy[2 * ib + k] / lb;
+	}
+	out->coef = out->cos = out->a[0] * out->b[0] + out->a[1] * out->b[1];
+	out->norm_a = out->norm_b = 1;
+	for (int k = 0; k < 2; k++)
+		out->p[k] = out->coef * out->b[k];
 	return 0;
 }

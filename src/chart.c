@@ -66,6 +66,72 @@ void chart_histogram(struct canvas *cv, struct rect r, const int *count, int bin
 	canvas_text(cv, r.x + bins * bw - w, base + 1, w, buf, cv->pal->role[ROLE_LABEL]);
 }
 
+int chart_curve_points(const struct canvas *cv, struct rect r, int bins)
+{
+	if (bins < 1 || r.w < bins || r.h < 3)
+		return 0;
+	return r.w / bins * bins * (cv->pal->utf8 ? 2 : 1);
+}
+
+void chart_curve_grid(int m, double lo, double hi, double *x)
+{
+	for (int i = 0; i < m; i++)
+		x[i] = lo + (i + 0.5) / m * (hi - lo);
+}
+
+/* Braille bit of dot column DX (0..1), dot row DY (0..3) of a cell. */
+static uint8_t curve_bit(int dx, int dy)
+{
+	static const uint8_t bit[4][2] = {{0x01, 0x08}, {0x02, 0x10}, {0x04, 0x20}, {0x40, 0x80}};
+	return bit[dy][dx];
+}
+
+/* One dot of the curve at dot (DX, DY) of the area at (X0, Y0): merged with the dots already in
+ * that cell, a full bar's colour kept as the background. */
+static void curve_dot(struct canvas *cv, int x0, int y0, int dx, int dy, struct style st)
+{
+	int x = x0 + dx / 2, y = y0 + dy / 4;
+	struct rect c = cv->clip;
+	if (x < c.x || y < c.y || x >= c.x + c.w || y >= c.y + c.h)
+		return;
+	struct cell *cell = canvas_at(cv, x, y);
+	uint32_t prev = cell->ch;
+	uint8_t bits = prev >= 0x2800 && prev <= 0x28ff ? (uint8_t)(prev - 0x2800) : 0;
+	struct style s = st;
+	if (prev == 0x2588 && cv->pal->depth != DEPTH_MONO)
+		s.bg = cell->fg;
+	else if (bits)
+		s.bg = cell->bg;
+	canvas_put(cv, x, y, 0x2800u + (bits | curve_bit(dx % 2, dy % 4)), s);
+}
+
+void chart_curve(struct canvas *cv, struct rect r, int bins, const double *y, int m, struct style st)
+{
+	if (m < 1 || m != chart_curve_points(cv, r, bins))
+		return;
+	int h = r.h - 2; /* the bar rows, as chart_histogram */
+	bool u8 = cv->pal->utf8;
+	int dh = h * (u8 ? 4 : 1), prev = -1;
+	for (int i = 0; i < m; i++) {
+		double v = y[i] < 0 ? 0 : y[i] > 1 ? 1 : y[i];
+		if (v != v)
+			continue;
+		int d = (int)lround((1 - v) * (dh - 1)); /* dot row from the top */
+		if (!u8) {
+			canvas_put(cv, r.x + i, r.y + d, '*', st);
+			continue;
+		}
+		/* Join a steep step to the previous column so the line stays unbroken. */
+		int from = prev < 0 ? d : prev < d ? prev + 1 : prev > d ? prev - 1 : d;
+		for (int k = from;; k += k < d ? 1 : -1) {
+			curve_dot(cv, r.x, r.y, i, k, st);
+			if (k == d)
+				break;
+		}
+		prev = d;
+	}
+}
+
 uint32_t chart_category(const struct canvas *cv, int i)
 {
 	/* Tableau 10: distinct hues that stay apart on dark and light backgrounds. */

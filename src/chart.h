@@ -20,6 +20,16 @@ void chart_signed_text(struct canvas *cv, int x, int y, int maxw, double v, cons
 void chart_histogram(struct canvas *cv, struct rect r, const int *count, int bins, int maxcount, double lo, double hi,
 		     struct style st);
 
+/* A curve over a histogram drawn by chart_histogram in R with BINS bins: one point per braille
+ * dot column of the bars (per cell without UTF-8). chart_curve_points says how many; X[m] from
+ * chart_curve_grid are their positions on [LO, HI] (each dot column's centre), where the caller
+ * evaluates Y[m] in 0..1 (the bars' scale, 1 = full height) for chart_curve. The curve's dots
+ * replace the bar glyph in the cells they cross (keeping a full bar's colour behind them), so
+ * both stay readable; without UTF-8 each point is a '*' in its cell. */
+int chart_curve_points(const struct canvas *cv, struct rect r, int bins);
+void chart_curve_grid(int m, double lo, double hi, double *x);
+void chart_curve(struct canvas *cv, struct rect r, int bins, const double *y, int m, struct style st);
+
 /* A foreground colour for category I (heads in the head view), repeating after 10; the terminal's
  * default colour in monochrome. */
 uint32_t chart_category(const struct canvas *cv, int i);

@@ -1,11 +1,13 @@
 /* view-dots.c -- same-head vs different-head q·k products in one layer (stats_qk_dots).
  *
- * The selected token's query (the last token's when none is selected) is multiplied with the keys
- * it can see — the tokens up to itself in a causal model, all tokens otherwise — of the same head
- * (what attention uses) and of every other head of the layer (what it would be if heads were
- * mixed up). Two histograms on one x range, each with count, mean and standard deviation: in
- * trained models the same-head products usually spread much wider. Up/down move the query token,
- * layer keys the layer. */
+ * The selected token's query (the last token's when none is selected) is multiplied with keys of
+ * the same head (what attention uses) and of every other head of the layer (what it would be if
+ * heads were mixed up). By default the keys are notebook 004's: those the query sees except the
+ * first token, whose huge products (the attention sink) would swamp the rest, and the query
+ * itself — keys 1 … n−2 of the last token; v switches to every key the query sees. Two
+ * histograms on one x range, each with count, mean, standard deviation and its Gaussian kernel
+ * density curve: in trained models the same-head products usually spread much wider. Up/down
+ * move the query token, layer keys the layer. */
 #include "config.h"
 
 #include <math.h>
@@ -19,11 +21,16 @@
 #include "view.h"
 
 #define DOTS_HIST_ROWS 10
+#define DOTS_HEAD_ROWS 3    /* label, summary, density line */
+
+struct dots_state {
+	bool every_key;     /* attnscope's variant: every key the query sees */
+};
 
 static void *dots_create(struct view_ctx *ctx)
 {
 	(void)ctx;
-	return calloc(1, 1);
+	return calloc(1, sizeof(struct dots_state));
 }
 
 static void dots_destroy(void *state)
@@ -33,7 +40,7 @@ static void dots_destroy(void *state)
 
 static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
-	(void)state;
+	struct dots_state *s = state;
 	struct rect old = canvas_clip(cv, area);
 	if (!anaview_ready(ctx, cv, area)) {
 		canvas_clip(cv, old);
@@ -43,23 +50,34 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 	int qi = anaview_token(ctx);
 	struct stats_dots d;
 	struct err e = {{0}};
-	if (stats_qk_dots(t, ctx->layer, qi, t->causal, &d, &e)) {
+	if (stats_qk_dots(t, ctx->layer, qi, s->every_key ? STATS_DOTS_VISIBLE : STATS_DOTS_NOTEBOOK, &d, &e)) {
 		canvas_text(cv, area.x, area.y, area.w, e.msg, canvas_role(cv, ROLE_ERROR));
 		canvas_clip(cv, old);
 		return;
 	}
 	char lab[256];
 	tokstrip_label(t, qi, cv->pal->utf8, lab, sizeof lab);
-	const char *dot = anaview_dot(cv);
+	const char *dot = anaview_dot(cv), *ell = cv->pal->utf8 ? "\xe2\x80\xa6" : "-";
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
-		      "q%sk products %s layer %d %s query %s (token %d) against %s %s same head vs other heads", dot, dot,
-		      ctx->layer, dot, lab, qi, t->causal ? "the keys it sees" : "every key", dot);
+		      "q%sk products %s layer %d %s query %s (token %d) %s same head vs other heads", dot, dot, ctx->layer, dot,
+		      lab, qi, dot);
+	char keys[64];
+	if (d.n_keys > 0)
+		snprintf(keys, sizeof keys, "keys %d%s%d (%d keys)", d.key_lo, ell, d.key_hi, d.n_keys);
+	else
+		snprintf(keys, sizeof keys, "no keys");
+	canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_LABEL), "%s: %s %s",
+		      s->every_key ? "attnscope" : "notebook 004", keys,
+		      s->every_key ? "= every key the query sees"
+				   : "= those it sees but the first token (the attention sink) and itself");
 	/* One x range for both, so the spreads compare. */
 	double lo = INFINITY, hi = -INFINITY;
 	for (size_t i = 0; i < d.n_same; i++)
 		lo = fmin(lo, d.same[i]), hi = fmax(hi, d.same[i]);
 	for (size_t i = 0; i < d.n_diff; i++)
 		lo = fmin(lo, d.diff[i]), hi = fmax(hi, d.diff[i]);
+	if (!(lo <= hi))
+		lo = 0, hi = 1;
 	if (!(hi > lo))
 		lo = lo - 1, hi = lo + 2;
 	int side = area.w >= 2 * 24 + 4;
@@ -70,25 +88,29 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 	int bw = cw / bins > 2 ? 2 : cw / bins;
 	if (bw < 1)
 		bw = 1;
-	int *count = calloc((size_t)bins, sizeof *count);
-	for (int k = 0; k < 2 && count; k++) {
+	for (int k = 0; k < 2; k++) {
 		const double *v = k ? d.diff : d.same;
 		size_t n = k ? d.n_diff : d.n_same;
-		int x = area.x + (side ? k * (cw + 4) : 0), y = area.y + 1 + (side ? 0 : k * (DOTS_HIST_ROWS + 3));
-		double mean, sd;
+		int x = area.x + (side ? k * (cw + 4) : 0);
+		int y = area.y + 2 + (side ? 0 : k * (DOTS_HEAD_ROWS + DOTS_HIST_ROWS + 1));
+		double mean, sd, h;
 		stats_mean_std(v, n, &mean, &sd);
 		canvas_text(cv, x, y, cw, k ? "different heads (q of h, k of g != h)" : "same head (what attention uses)",
 			    canvas_role(cv, ROLE_LABEL));
 		if (n == 0) {
-			canvas_text(cv, x, y + 1, cw, "(none: the layer has one head)", canvas_role(cv, ROLE_DIM));
+			canvas_text(cv, x, y + 1, cw, d.n_keys == 0 ? "(none: no keys left)" : "(none: the layer has one key head)",
+				    canvas_role(cv, ROLE_DIM));
 			continue;
 		}
 		canvas_printf(cv, x, y + 1, cw, canvas_role(cv, ROLE_PANEL), "n %zu  mean %.3f  std %.3f", n, mean, sd);
-		stats_histogram(v, n, lo, hi, bins, count);
-		chart_histogram(cv, (struct rect){x, y + 2, bins * bw, DOTS_HIST_ROWS}, count, bins, 0, lo, hi,
-				canvas_role(cv, k ? ROLE_KEY : ROLE_QUERY));
+		const char *why = anaview_hist_kde(cv, (struct rect){x, y + DOTS_HEAD_ROWS, bins * bw, DOTS_HIST_ROWS}, v, n,
+						   lo, hi, bins, canvas_role(cv, k ? ROLE_KEY : ROLE_QUERY),
+						   canvas_role(cv, ROLE_TEXT), NULL, &h);
+		if (why)
+			canvas_printf(cv, x, y + 2, cw, canvas_role(cv, ROLE_DIM), "no density: %s", why);
+		else
+			canvas_printf(cv, x, y + 2, cw, canvas_role(cv, ROLE_DIM), "curve: Gaussian KDE, Scott h %.3g", h);
 	}
-	free(count);
 	stats_dots_free(&d);
 	canvas_clip(cv, old);
 }
@@ -96,14 +118,20 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 static int dots_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
 {
 	(void)state, (void)ctx, (void)cv;
-	return width >= 2 * 24 + 4 ? 3 + DOTS_HIST_ROWS : 2 * (DOTS_HIST_ROWS + 3) + 1;
+	int one = DOTS_HEAD_ROWS + DOTS_HIST_ROWS;
+	return 2 + (width >= 2 * 24 + 4 ? one : 2 * one + 1);
 }
 
 static bool dots_act(void *state, struct view_ctx *ctx, enum action a, int count)
 {
-	(void)state;
+	struct dots_state *s = state;
 	int rep = count > 0 ? count : 1;
 	switch (a) {
+	case ACT_VARIANT:
+		s->every_key = !s->every_key;
+		snprintf(ctx->message, sizeof ctx->message, "%s", s->every_key ? "every key the query sees (attnscope)"
+									: "the notebook's keys: not the first, not itself");
+		return true;
 	case ACT_UP:
 		anaview_move_token(ctx, -rep);
 		return true;
@@ -120,12 +148,12 @@ static bool dots_act(void *state, struct view_ctx *ctx, enum action a, int count
 
 static void dots_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
 {
-	(void)state;
-	snprintf(buf, n, "layer %d query %d", ctx->layer, anaview_token(ctx));
+	struct dots_state *s = state;
+	snprintf(buf, n, "layer %d query %d, %s keys", ctx->layer, anaview_token(ctx), s->every_key ? "every" : "notebook");
 }
 
-static const enum action dots_actions[] = {ACT_UP, ACT_DOWN, ACT_LAYER_PREV, ACT_LAYER_NEXT, ACTION_NONE};
-static const enum action dots_status_keys[] = {ACT_DOWN, ACT_LAYER_NEXT, ACT_HELP, ACT_BACK, ACTION_NONE};
+static const enum action dots_actions[] = {ACT_UP, ACT_DOWN, ACT_LAYER_PREV, ACT_LAYER_NEXT, ACT_VARIANT, ACTION_NONE};
+static const enum action dots_status_keys[] = {ACT_VARIANT, ACT_DOWN, ACT_LAYER_NEXT, ACT_HELP, ACT_BACK, ACTION_NONE};
 
 const struct view view_dots = {
 	.name = "dots",

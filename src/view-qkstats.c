@@ -3,9 +3,11 @@
  * For every head, the mean ± standard deviation of its query activations and of its key
  * activations (over tokens × dimensions) as error bars on one shared axis through 0; below, two
  * scatters across the heads: query mean against key mean, and query std against key std, each
- * point labelled with its head. t leaves the first token out (or back in): it is often an outlier
- * ([CLS], or the token a GPT-2 head parks its attention on). Layer keys change the layer; the
- * selected head is highlighted. */
+ * point labelled with its head. As notebook 004 (q[1:].mean(), q[1:].std() in torch): the first
+ * token is left out — t puts it back in; it is often an outlier ([CLS], or the token a GPT-2 head
+ * parks its attention on) — and the std has Bessel's correction (n − 1) — v switches to the
+ * population std (n), attnscope's variant. Layer keys change the layer; the selected head is
+ * highlighted. */
 #include "config.h"
 
 #include <math.h>
@@ -24,6 +26,7 @@
 
 struct qkstats_state {
 	bool keep_first;    /* include the first token */
+	bool population;    /* attnscope's variant: divide by n, not n − 1 */
 };
 
 static void *qkstats_create(struct view_ctx *ctx)
@@ -90,12 +93,18 @@ static void qkstats_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 		canvas_clip(cv, old);
 		return;
 	}
-	stats_qk_desc(t, ctx->layer, !s->keep_first, d);
+	stats_qk_desc(t, ctx->layer, !s->keep_first, !s->population, d);
 	const char *dot = anaview_dot(cv);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
 		      "query/key statistics %s layer %d %s mean %s std over tokens %s dimensions %s first token %s", dot,
 		      ctx->layer, dot, cv->pal->utf8 ? "\xc2\xb1" : "+-", cv->pal->utf8 ? "\xc3\x97" : "x", dot,
 		      s->keep_first || t->n < 2 ? "included" : "left out");
+	int first = s->keep_first || t->n < 2 ? 0 : 1;
+	canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_LABEL),
+		      "%s: std over %s %s n %zu per mean: tokens %d%s%d %s %d dims",
+		      s->population ? "attnscope" : "notebook 004", s->population ? "n, the population's" : "n-1, Bessel (torch's std())",
+		      dot, d[0].count, first, cv->pal->utf8 ? "\xe2\x80\xa6" : "-", t->n - 1, cv->pal->utf8 ? "\xc3\x97" : "x",
+		      t->head_dim);
 	/* Error bars on one axis through 0. */
 	double lo = 0, hi = 0;
 	for (int h = 0; h < H; h++) {
@@ -107,7 +116,7 @@ static void qkstats_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	int bw = area.w - QS_LABEL_W - QS_NUM_W - 1;
 	if (bw < 10)
 		bw = 10;
-	int zero = qs_col(0, lo, hi, bw), y = area.y + 1;
+	int zero = qs_col(0, lo, hi, bw), y = area.y + 2;
 	canvas_printf(cv, area.x + QS_LABEL_W, y, bw, canvas_role(cv, ROLE_DIM), "%.3g", lo);
 	char buf[64];
 	snprintf(buf, sizeof buf, "%.3g", hi);
@@ -149,7 +158,7 @@ static int qkstats_height(void *state, struct view_ctx *ctx, const struct canvas
 {
 	(void)state, (void)cv;
 	int H = ctx->trace ? ctx->trace->n_heads : 0;
-	return 2 + 2 * H + 1 + (width >= 60 ? 1 : 2) * (QS_SCATTER_ROWS + 1);
+	return 3 + 2 * H + 1 + (width >= 60 ? 1 : 2) * (QS_SCATTER_ROWS + 1);
 }
 
 static bool qkstats_act(void *state, struct view_ctx *ctx, enum action a, int count)
@@ -160,18 +169,25 @@ static bool qkstats_act(void *state, struct view_ctx *ctx, enum action a, int co
 		snprintf(ctx->message, sizeof ctx->message, "first token %s", s->keep_first ? "included" : "left out");
 		return true;
 	}
+	if (a == ACT_VARIANT) {
+		s->population = !s->population;
+		snprintf(ctx->message, sizeof ctx->message, "std %s", s->population ? "of the population (n, attnscope)"
+									  : "with Bessel's correction (n - 1, the notebook)");
+		return true;
+	}
 	return anaview_nav(ctx, a, count);
 }
 
 static void qkstats_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
 {
 	struct qkstats_state *s = state;
-	snprintf(buf, n, "layer %d, first token %s", ctx->layer, s->keep_first ? "in" : "out");
+	snprintf(buf, n, "layer %d, first token %s, std /%s", ctx->layer, s->keep_first ? "in" : "out",
+		 s->population ? "n" : "(n-1)");
 }
 
-static const enum action qkstats_actions[] = {ACT_TOGGLE, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV, ACT_LAYER_NEXT,
+static const enum action qkstats_actions[] = {ACT_TOGGLE, ACT_VARIANT, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV, ACT_LAYER_NEXT,
 					      ACTION_NONE};
-static const enum action qkstats_status_keys[] = {ACT_TOGGLE, ACT_LAYER_NEXT, ACT_HELP, ACT_BACK, ACTION_NONE};
+static const enum action qkstats_status_keys[] = {ACT_TOGGLE, ACT_VARIANT, ACT_LAYER_NEXT, ACT_HELP, ACT_BACK, ACTION_NONE};
 
 const struct view view_qkstats = {
 	.name = "qkstats",

@@ -2,11 +2,16 @@
  *
  * Top: each token's attention row for the selected layer (mean over its heads, or — with m — the
  * selected head's), reduced by PCA to two dimensions and drawn as labelled vectors from the
- * origin (the mean row). z scales rows to unit length; hiding special tokens drops their rows and
- * columns. Below: for every layer, a small plot of token A (the selected token) projected onto
- * token B (marked with b): B along the x axis, A in the plane of the two, and the projection
- * (A·B/|B|²)B, with the coefficient and the cosine — so one sees at which layer A's attention
- * starts to lean towards B's. */
+ * origin (the mean row). As notebook 000 (to_xy_coords): special tokens' rows and columns are
+ * dropped and the rest left as they are, and the coordinates are divided by their Frobenius norm;
+ * v switches to attnscope's variant, where specials stay unless hidden (s), and hiding them
+ * renormalises the rows. z scales rows to unit length.
+ *
+ * Below: for every layer, a small plot of token A (the selected token) projected onto token B
+ * (marked with b), so one sees at which layer A's attention starts to lean towards B's. As the
+ * notebook: A's and B's points in the layer's PCA plane scaled to unit length, the projection
+ * (a·b)b, on the PCA axes. attnscope's variant projects the rows themselves: B along the x axis,
+ * A in the plane of the two, the projection (A·B/|B|²)B, with the coefficient and the cosine. */
 #include "config.h"
 
 #include <math.h>
@@ -27,13 +32,15 @@
 struct vectors_state {
 	bool head_only;    /* the selected head's rows instead of the layer mean */
 	bool unit;         /* rows scaled to unit length */
+	bool attnscope;    /* attnscope's variant: specials follow hide-special (renormalised), no norm */
 	int b;             /* token B (trace index), -1 until chosen */
 	/* Cache of the PCA plot. */
 	bool valid;
 	unsigned gen;
 	const struct trace *t;
 	int layer, head;
-	bool c_head_only, c_unit, c_hide;
+	bool c_head_only, c_unit;
+	enum attnvec_special c_special;
 	struct attnvec v;
 	char error[128];
 	/* Cache of the small multiples: one projection per layer. */
@@ -41,10 +48,16 @@ struct vectors_state {
 		unsigned gen;
 		const struct trace *t;
 		int a, b, head;         /* head -1: the layer mean */
-		bool unit, hide;
+		bool unit;
+		enum attnvec_special special;
 	} pkey;
 	struct attnvec_proj *proj;  /* [n_layers] */
 	bool *proj_ok;              /* [n_layers] false when A or B is dropped */
+	/* The notebook projects in each layer's PCA plane: every layer's coordinates (not its rows),
+	 * kept while only A or B changes. */
+	struct vv_proj_key plkey;   /* a = b = -1 */
+	struct attnvec *planes;     /* [n_layers] */
+	int n_planes;
 };
 
 static void *vectors_create(struct view_ctx *ctx)
@@ -62,24 +75,42 @@ static void vectors_destroy(void *state)
 	attnvec_free(&s->v);
 	free(s->proj);
 	free(s->proj_ok);
+	for (int l = 0; l < s->n_planes; l++)
+		attnvec_free(&s->planes[l]);
+	free(s->planes);
 	free(s);
+}
+
+/* What happens to special tokens: dropped as they are (the notebook), else as hide-special says. */
+static enum attnvec_special vectors_special(const struct vectors_state *s, const struct view_ctx *ctx)
+{
+	if (!s->attnscope)
+		return ATTNVEC_DROP;
+	return ctx->hide_special ? ATTNVEC_DROP_RENORM : ATTNVEC_KEEP;
+}
+
+static bool vectors_dropped(const struct vectors_state *s, const struct view_ctx *ctx, int i)
+{
+	return vectors_special(s, ctx) != ATTNVEC_KEEP && ctx->trace->special[i];
 }
 
 static bool vectors_ensure(struct vectors_state *s, const struct view_ctx *ctx)
 {
 	const struct trace *t = ctx->trace;
+	enum attnvec_special sp = vectors_special(s, ctx);
 	if (s->valid && s->gen == ctx->trace_gen && s->t == t && s->layer == ctx->layer &&
 	    (!s->head_only || s->head == ctx->head) && s->c_head_only == s->head_only && s->c_unit == s->unit &&
-	    s->c_hide == ctx->hide_special)
+	    s->c_special == sp)
 		return !s->error[0];
 	attnvec_free(&s->v);
 	s->valid = true, s->gen = ctx->trace_gen, s->t = t, s->layer = ctx->layer, s->head = ctx->head;
-	s->c_head_only = s->head_only, s->c_unit = s->unit, s->c_hide = ctx->hide_special;
+	s->c_head_only = s->head_only, s->c_unit = s->unit, s->c_special = sp;
 	s->error[0] = 0;
 	struct err e = {{0}};
-	if (attnvec_rows(t, ctx->layer, s->head_only ? ctx->head : -1, ctx->hide_special, s->unit, &s->v, &e) ||
-	    attnvec_pca(&s->v, &e))
+	if (attnvec_rows(t, ctx->layer, s->head_only ? ctx->head : -1, sp, s->unit, &s->v, &e) || attnvec_pca(&s->v, &e))
 		snprintf(s->error, sizeof s->error, "%s", e.msg);
+	else if (!s->attnscope)
+		attnvec_scale_xy(&s->v);
 	return !s->error[0];
 }
 
@@ -87,22 +118,22 @@ static bool vectors_ensure(struct vectors_state *s, const struct view_ctx *ctx)
 static int vectors_b(const struct vectors_state *s, const struct view_ctx *ctx, int a)
 {
 	const struct trace *t = ctx->trace;
-	if (s->b >= 0 && s->b < t->n && !(ctx->hide_special && t->special[s->b]))
+	if (s->b >= 0 && s->b < t->n && !vectors_dropped(s, ctx, s->b))
 		return s->b;
 	for (int i = 0; i < t->n; i++)
-		if (i != a && !(ctx->hide_special && t->special[i]))
+		if (i != a && !vectors_dropped(s, ctx, i))
 			return i;
 	return a;
 }
 
 /* Token A: the selected one, else the last kept token. */
-static int vectors_a(const struct view_ctx *ctx)
+static int vectors_a(const struct vectors_state *s, const struct view_ctx *ctx)
 {
 	const struct trace *t = ctx->trace;
-	if (ctx->token >= 0 && ctx->token < t->n && !(ctx->hide_special && t->special[ctx->token]))
+	if (ctx->token >= 0 && ctx->token < t->n && !vectors_dropped(s, ctx, ctx->token))
 		return ctx->token;
 	for (int i = t->n - 1; i >= 0; i--)
-		if (!(ctx->hide_special && t->special[i]))
+		if (!vectors_dropped(s, ctx, i))
 			return i;
 	return 0;
 }
@@ -114,6 +145,34 @@ static int vectors_small_rows(int n_layers, int width)
 	return (n_layers + per - 1) / per;
 }
 
+/* Every layer's PCA coordinates for the notebook's projections (K with a = b = -1), unless the
+ * cache holds them; a layer that fails has no rows (its projection is n/a). False on OOM. */
+static bool vectors_planes(struct vectors_state *s, const struct trace *t, const struct vv_proj_key *k)
+{
+	if (s->planes && !memcmp(k, &s->plkey, sizeof *k))
+		return true;
+	for (int l = 0; l < s->n_planes; l++)
+		attnvec_free(&s->planes[l]);
+	free(s->planes);
+	s->n_planes = 0;
+	s->planes = calloc((size_t)t->n_layers, sizeof *s->planes);
+	if (!s->planes)
+		return false;
+	s->n_planes = t->n_layers;
+	for (int l = 0; l < t->n_layers; l++) {
+		struct err e = {{0}};
+		if (attnvec_rows(t, l, k->head, k->special, k->unit, &s->planes[l], &e) == 0 &&
+		    attnvec_pca(&s->planes[l], &e) == 0) {
+			free(s->planes[l].rows); /* the projection needs the coordinates only */
+			s->planes[l].rows = NULL;
+		} else {
+			attnvec_free(&s->planes[l]);
+		}
+	}
+	s->plkey = *k;
+	return true;
+}
+
 /* Project A onto B in every layer, unless the cache already holds it; false on OOM. */
 static bool vectors_projections(struct vectors_state *s, const struct view_ctx *ctx, int a, int b)
 {
@@ -121,7 +180,7 @@ static bool vectors_projections(struct vectors_state *s, const struct view_ctx *
 	struct vv_proj_key k;
 	memset(&k, 0, sizeof k); /* padding too, for memcmp */
 	k.gen = ctx->trace_gen, k.t = t, k.a = a, k.b = b, k.head = s->head_only ? ctx->head : -1;
-	k.unit = s->unit, k.hide = ctx->hide_special;
+	k.unit = s->unit, k.special = vectors_special(s, ctx);
 	if (s->proj && !memcmp(&k, &s->pkey, sizeof k))
 		return true;
 	free(s->proj);
@@ -133,10 +192,18 @@ static bool vectors_projections(struct vectors_state *s, const struct view_ctx *
 		s->proj = NULL, s->proj_ok = NULL;
 		return false;
 	}
+	struct vv_proj_key pk = k;
+	pk.a = pk.b = -1;
+	if (!s->attnscope && !vectors_planes(s, t, &pk))
+		return false;
 	for (int l = 0; l < t->n_layers; l++) {
+		if (!s->attnscope) {
+			s->proj_ok[l] = attnvec_project_xy(&s->planes[l], a, b, &s->proj[l]) == 0;
+			continue;
+		}
 		struct attnvec v;
 		struct err e = {{0}};
-		if (attnvec_rows(t, l, k.head, k.hide, k.unit, &v, &e))
+		if (attnvec_rows(t, l, k.head, k.special, k.unit, &v, &e))
 			continue;
 		s->proj_ok[l] = attnvec_project(&v, a, b, &s->proj[l]) == 0;
 		attnvec_free(&v);
@@ -155,15 +222,21 @@ static void vectors_small(struct vectors_state *s, struct view_ctx *ctx, struct 
 		return;
 	}
 	canvas_printf(cv, x, y, VV_SMALL_W - 2, title, "L%d coef %.2f cos %.2f", layer, pr.coef, pr.cos);
-	/* Equal scales with the origin near the lower left: the x range follows from the y range. */
 	struct bplot p;
 	struct rect r = {x, y + 1, VV_SMALL_W - 2, VV_SMALL_H};
-	double ext = fmax(fmax(pr.norm_a, pr.norm_b), 1e-12), y0 = -0.1 * ext, y1 = 1.05 * ext;
-	double x1 = y0 + (y1 - y0) * bplot_aspect(cv, r);
-	if (x1 < ext)
-		x1 = ext; /* a very flat plot: let the scales differ rather than cut B off */
-	if (bplot_init(&p, cv, r, y0, x1, y0, y1, false))
-		return;
+	if (!s->attnscope) {
+		/* The notebook's frame: unit vectors on the PCA axes, limits ±1, equal scales. */
+		if (bplot_init(&p, cv, r, -1, 1, -1, 1, true))
+			return;
+	} else {
+		/* Equal scales with the origin near the lower left: the x range follows from the y range. */
+		double ext = fmax(fmax(pr.norm_a, pr.norm_b), 1e-12), y0 = -0.1 * ext, y1 = 1.05 * ext;
+		double x1 = y0 + (y1 - y0) * bplot_aspect(cv, r);
+		if (x1 < ext)
+			x1 = ext; /* a very flat plot: let the scales differ rather than cut B off */
+		if (bplot_init(&p, cv, r, y0, x1, y0, y1, false))
+			return;
+	}
 	p.style[1] = canvas_role(cv, ROLE_QUERY);
 	p.style[2] = canvas_role(cv, ROLE_KEY);
 	p.style[3] = canvas_role(cv, ROLE_SELECTED);
@@ -194,7 +267,7 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	const struct trace *t = ctx->trace;
 	const struct attnvec *v = &s->v;
 	const char *dot = anaview_dot(cv);
-	int a = vectors_a(ctx), b = vectors_b(s, ctx, a);
+	int a = vectors_a(s, ctx), b = vectors_b(s, ctx, a);
 	char la[256], lb[256], what[64];
 	tokstrip_label(t, a, cv->pal->utf8, la, sizeof la);
 	tokstrip_label(t, b, cv->pal->utf8, lb, sizeof lb);
@@ -204,20 +277,29 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 		snprintf(what, sizeof what, "mean of %d heads", t->n_heads);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
 		      "attention rows as vectors %s layer %d, %s %s %s rows%s %s PCA (%.0f%% + %.0f%%)", dot, ctx->layer, what,
-		      dot, s->unit ? "unit-length" : "raw", ctx->hide_special ? ", specials dropped" : "", dot,
-		      100 * v->explained[0], 100 * v->explained[1]);
+		      dot, s->unit ? "unit-length" : "raw", vectors_special(s, ctx) != ATTNVEC_KEEP ? ", specials dropped" : "",
+		      dot, 100 * v->explained[0], 100 * v->explained[1]);
+	if (s->attnscope)
+		canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_LABEL),
+			      "attnscope: %s %s xy as PCA gives them %s %d rows",
+			      ctx->hide_special ? "specials dropped, rows renormalised (s)" : "every token (s hides specials)",
+			      dot, dot, v->m);
+	else
+		canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_LABEL),
+			      "notebook 000: specials dropped, rows not renormalised %s xy / Frobenius norm %.4g %s %d rows", dot,
+			      v->xy_norm, dot, v->m);
 	int small_rows = vectors_small_rows(t->n_layers, area.w);
 	int small_h = small_rows * (VV_SMALL_H + 1) + 1;
-	int ph = ctx->print ? VV_PLOT_ROWS : area.h - 2 - small_h - 1;
+	int ph = ctx->print ? VV_PLOT_ROWS : area.h - 3 - small_h - 1;
 	if (ph < 4)
-		ph = area.h - 3 > 4 ? area.h - 3 : 4, small_rows = 0; /* too small: the PCA plot only */
+		ph = area.h - 4 > 4 ? area.h - 4 : 4, small_rows = 0; /* too small: the PCA plot only */
 	double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
 	for (int i = 0; i < v->m; i++) {
 		xmin = fmin(xmin, v->xy[2 * i]), xmax = fmax(xmax, v->xy[2 * i]);
 		ymin = fmin(ymin, v->xy[2 * i + 1]), ymax = fmax(ymax, v->xy[2 * i + 1]);
 	}
 	struct bplot p;
-	if (bplot_init(&p, cv, (struct rect){area.x, area.y + 1, area.w, ph}, xmin, xmax, ymin, ymax, true)) {
+	if (bplot_init(&p, cv, (struct rect){area.x, area.y + 2, area.w, ph}, xmin, xmax, ymin, ymax, true)) {
 		canvas_clip(cv, old);
 		return;
 	}
@@ -253,16 +335,21 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 			bplot_label(&p, cv, v->xy[2 * i], v->xy[2 * i + 1], lab, st);
 		}
 	bplot_flush(&p, cv);
-	int y = area.y + 1 + ph;
+	int y = area.y + 2 + ph;
 	canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_DIM),
 		      "vectors from the mean row %s %d of %d labels shown %s axes through the origin", dot, p.labels_drawn,
 		      v->m, dot);
 	bplot_free(&p);
 	if (small_rows > 0) {
 		y++;
-		canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_LABEL),
-			      "A = %s (%d) onto B = %s (%d), every layer: B along x, projection (A%sB/|B|%s)B",
-			      la, a, lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".", cv->pal->utf8 ? "\xc2\xb2" : "^2");
+		if (s->attnscope)
+			canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_LABEL),
+				      "A = %s (%d) onto B = %s (%d), every layer: B along x, projection (A%sB/|B|%s)B", la, a,
+				      lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".", cv->pal->utf8 ? "\xc2\xb2" : "^2");
+		else
+			canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_LABEL),
+				      "A = %s (%d) onto B = %s (%d), every layer: A and B scaled to 1 in its PCA plane, "
+				      "projection (A%sB)B", la, a, lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".");
 		int per = area.w / VV_SMALL_W;
 		per = per < 1 ? 1 : per;
 		if (vectors_projections(s, ctx, a, b))
@@ -277,7 +364,7 @@ static int vectors_height(void *state, struct view_ctx *ctx, const struct canvas
 	(void)state, (void)cv;
 	if (!ctx->trace)
 		return 1;
-	return 1 + VV_PLOT_ROWS + 2 + vectors_small_rows(ctx->trace->n_layers, width) * (VV_SMALL_H + 1);
+	return 2 + VV_PLOT_ROWS + 2 + vectors_small_rows(ctx->trace->n_layers, width) * (VV_SMALL_H + 1);
 }
 
 static bool vectors_act(void *state, struct view_ctx *ctx, enum action a, int count)
@@ -287,6 +374,12 @@ static bool vectors_act(void *state, struct view_ctx *ctx, enum action a, int co
 	switch (a) {
 	case ACT_MEAN_HEADS:
 		s->head_only = !s->head_only;
+		return true;
+	case ACT_VARIANT:
+		s->attnscope = !s->attnscope;
+		snprintf(ctx->message, sizeof ctx->message, "%s",
+			 s->attnscope ? "attnscope: specials as s says, renormalised when hidden"
+				      : "notebook: specials dropped as they are, coordinates / Frobenius norm");
 		return true;
 	case ACT_NORMALISE:
 		s->unit = !s->unit;
@@ -317,16 +410,16 @@ static void vectors_status(void *state, struct view_ctx *ctx, char *buf, size_t 
 	buf[0] = 0;
 	if (!ctx->trace || ctx->trace->n == 0)
 		return;
-	int a = vectors_a(ctx);
-	snprintf(buf, n, "A %d B %d", a, vectors_b(s, ctx, a));
+	int a = vectors_a(s, ctx);
+	snprintf(buf, n, "A %d B %d, %s", a, vectors_b(s, ctx, a), s->attnscope ? "attnscope" : "notebook");
 }
 
 static const enum action vectors_actions[] = {
-	ACT_UP, ACT_DOWN, ACT_MARK, ACT_MEAN_HEADS, ACT_NORMALISE, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV,
+	ACT_UP, ACT_DOWN, ACT_MARK, ACT_MEAN_HEADS, ACT_NORMALISE, ACT_VARIANT, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV,
 	ACT_LAYER_NEXT, ACTION_NONE,
 };
-static const enum action vectors_status_keys[] = {ACT_MARK, ACT_NORMALISE, ACT_MEAN_HEADS, ACT_HELP, ACT_BACK,
-						  ACTION_NONE};
+static const enum action vectors_status_keys[] = {ACT_MARK, ACT_VARIANT, ACT_NORMALISE, ACT_MEAN_HEADS, ACT_HELP,
+						  ACT_BACK, ACTION_NONE};
 
 const struct view view_vectors = {
 	.name = "vectors",

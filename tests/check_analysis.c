@@ -1,9 +1,12 @@
 /* check_analysis.c -- the analyses (PCA, statistics, head scores, rollout) against an independent
- * numpy computation.
+ * numpy computation, and the notebooks' definitions against the notebooks' own formulas.
  *
  * tests/tools/ref_analysis.py computed tests/data/analysis/<case>.json from the reference forward
  * pass's attentions, queries and keys. Here the C model runs on the same text and the C analyses
  * run on its trace; every quantity is compared and the largest difference of each kind printed.
+ * tests/tools/ref_notebooks.py wrote tests/data/notebooks/<case>.json with notebooks 000 and 004's
+ * cells (Bessel std, keys 1 … n−2, the self-weights of tokens 1 … n−1, scipy's gaussian_kde,
+ * to_xy_coords); the C functions' notebook modes are compared with those the same way.
  * Small edge cases (one row, a value on a histogram edge, sorting with NaN) are checked directly. */
 #include <check.h>
 #include <dirent.h>
@@ -125,30 +128,62 @@ static void check_hist(json_t *values, json_t *hist, const char *what)
 	free(c);
 }
 
-/* Mean and std of V[n] against REF [mean, std], relative to max(1, |ref|). */
-static void check_mean_std(const double *v, size_t n, json_t *ref, double *w)
+/* Mean and std of V[n] against RM and RS, relative to max(1, |ref|). */
+static void cmp_mean_std(const double *v, size_t n, double rm, double rs, double *w)
 {
-	double m, s, rm = jnum(json_array_get(ref, 0)), rs = jnum(json_array_get(ref, 1));
+	double m, s;
 	stats_mean_std(v, n, &m, &s);
 	upd(w, diff(m, rm) / (fabs(rm) > 1 ? fabs(rm) : 1));
 	upd(w, diff(s, rs) / (fabs(rs) > 1 ? fabs(rs) : 1));
 }
 
-static void check_case(const char *path, struct worst *w)
+/* The same against REF [mean, std]. */
+static void check_mean_std(const double *v, size_t n, json_t *ref, double *w)
 {
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je);
-	ck_assert_msg(root, "%s:%d: %s", path, je.line, je.text);
-	const char *name = json_string_value(json_object_get(root, "case"));
+	cmp_mean_std(v, n, jnum(json_array_get(ref, 0)), jnum(json_array_get(ref, 1)), w);
+}
+
+/* Run CHECK on every fixture in tests/data/SUB: each names a model (model_dir) and a text, which
+ * run first; CHECK gets the fixture and the trace. Returns how many fixtures. */
+static int case_each(const char *sub, void (*check)(json_t *root, const struct trace *t, void *arg), void *arg)
+{
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/%s", srcdir(), json_string_value(json_object_get(root, "model_dir")));
-	struct model *m = NULL;
+	snprintf(dir, sizeof dir, "%s/tests/data/%s", srcdir(), sub);
+	DIR *dp = opendir(dir);
+	ck_assert_msg(dp, "no %s", dir);
+	int cases = 0;
+	struct dirent *de;
+	while ((de = readdir(dp))) {
+		if (!strstr(de->d_name, ".json"))
+			continue;
+		char path[PATH_MAX], mdir[PATH_MAX];
+		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+		json_error_t je;
+		json_t *root = json_load_file(path, 0, &je);
+		ck_assert_msg(root, "%s:%d: %s", path, je.line, je.text);
+		snprintf(mdir, sizeof mdir, "%s/%s", srcdir(), json_string_value(json_object_get(root, "model_dir")));
+		struct model *m = NULL;
+		struct trace *t = NULL;
+		struct err e = {{0}};
+		ck_assert_msg(model_open(mdir, &m, &e) == 0, "%s: %s", mdir, e.msg);
+		ck_assert_msg(model_run(m, json_string_value(json_object_get(root, "text")),
+					json_string_value(json_object_get(root, "text_b")), NULL, &t, &e) == 0,
+			      "%s: %s", path, e.msg);
+		check(root, t, arg);
+		trace_free(t);
+		model_close(m);
+		json_decref(root);
+		cases++;
+	}
+	closedir(dp);
+	return cases;
+}
+
+static void check_case(json_t *root, const struct trace *t, void *arg)
+{
+	struct worst *w = arg;
+	const char *name = json_string_value(json_object_get(root, "case"));
 	struct err e = {{0}};
-	ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);
-	struct trace *t = NULL;
-	ck_assert_msg(model_run(m, json_string_value(json_object_get(root, "text")),
-				json_string_value(json_object_get(root, "text_b")), NULL, &t, &e) == 0,
-		      "%s: %s", name, e.msg);
 	int n = t->n, L = t->n_layers, H = t->n_heads, d = t->head_dim;
 	ck_assert_int_eq(n, (int)json_integer_value(json_object_get(root, "n")));
 	ck_assert_int_eq(L, (int)json_integer_value(json_object_get(root, "n_layers")));
@@ -168,7 +203,7 @@ static void check_case(const char *path, struct worst *w)
 	struct stats_qk_desc *desc = calloc((size_t)H, sizeof *desc);
 	for (int l = 0; l < L; l++)
 		for (int skip = 0; skip < 2; skip++) {
-			stats_qk_desc(t, l, skip, desc);
+			stats_qk_desc(t, l, skip, false, desc);
 			for (int h = 0; h < H; h++) {
 				json_t *r = json_array_get(json_array_get(json_object_get(root, "qk_desc"), l), h);
 				json_t *rq = json_object_get(r, skip ? "q_skip" : "q"), *rk = json_object_get(r, skip ? "k_skip" : "k");
@@ -247,7 +282,8 @@ static void check_case(const char *path, struct worst *w)
 		json_t *r = json_array_get(json_object_get(root, "dots"), l);
 		struct stats_dots dd;
 		ck_assert(stats_qk_dots(t, l, (int)json_integer_value(json_object_get(r, "query")),
-					json_is_true(json_object_get(r, "visible_only")), &dd, &e) == 0);
+					STATS_DOTS_VISIBLE, &dd, &e) == 0);
+		ck_assert(json_is_true(json_object_get(r, "visible_only")) == t->causal); /* every key it sees */
 		check_mean_std(dd.same, dd.n_same, json_object_get(r, "same_mean_std"), &cw.dots);
 		check_mean_std(dd.diff, dd.n_diff, json_object_get(r, "diff_mean_std"), &cw.dots);
 		upd(&cw.dots, cmp_sorted(dd.same, dd.n_same, json_object_get(r, "same")));
@@ -257,7 +293,7 @@ static void check_case(const char *path, struct worst *w)
 		stats_dots_free(&dd);
 
 		struct stats_groups g;
-		ck_assert(stats_attn_groups(t, l, &g, &e) == 0);
+		ck_assert(stats_attn_groups(t, l, false, &g, &e) == 0);
 		for (int k = 0; k < STATS_GROUP_COUNT; k++) {
 			json_t *rg = json_array_get(json_array_get(json_object_get(root, "groups"), l), k);
 			json_t *vals = json_object_get(rg, "values");
@@ -309,7 +345,8 @@ static void check_case(const char *path, struct worst *w)
 		struct attnvec av;
 		ck_assert(attnvec_rows(t, (int)json_integer_value(json_object_get(r, "layer")),
 				       (int)json_integer_value(json_object_get(r, "head")),
-				       json_is_true(json_object_get(r, "hide_special")), json_is_true(json_object_get(r, "unit")),
+				       json_is_true(json_object_get(r, "hide_special")) ? ATTNVEC_DROP_RENORM : ATTNVEC_KEEP,
+				       json_is_true(json_object_get(r, "unit")),
 				       &av, &e) == 0);
 		ck_assert(attnvec_pca(&av, &e) == 0);
 		json_t *toks = json_object_get(r, "tokens");
@@ -362,27 +399,12 @@ static void check_case(const char *path, struct worst *w)
 	upd(&w->vectors, cw.vectors);
 	w->sign_flips += cw.sign_flips;
 	w->cases++;
-	trace_free(t);
-	model_close(m);
-	json_decref(root);
 }
 
 START_TEST(test_against_numpy)
 {
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/tests/data/analysis", srcdir());
-	DIR *dp = opendir(dir);
-	ck_assert_msg(dp, "no %s", dir);
 	struct worst w = {0};
-	struct dirent *de;
-	while ((de = readdir(dp))) {
-		if (!strstr(de->d_name, ".json"))
-			continue;
-		char path[PATH_MAX];
-		snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-		check_case(path, &w);
-	}
-	closedir(dp);
+	case_each("analysis", check_case, &w);
 	printf("%d cases; worst: qk-desc %.2e, PCA %.2e (rel), explained %.2e, dots %.2e, groups %.2e, qknorm %.2e, "
 	       "scores %.2e, rollout %.2e, projections %.2e; PCA axes with the other sign: %d\n",
 	       w.cases, w.qk_desc, w.qk_pca > w.attn_pca ? w.qk_pca : w.attn_pca, w.explained, w.dots, w.groups, w.qknorm,
@@ -390,6 +412,254 @@ START_TEST(test_against_numpy)
 	ck_assert_int_ge(w.cases, 4);
 	/* The sign convention is deterministic in both implementations: no flips expected. */
 	ck_assert_int_eq(w.sign_flips, 0);
+}
+END_TEST
+
+/* ---- the notebooks' definitions (tests/data/notebooks, tests/tools/ref_notebooks.py) ---- */
+
+/* Tolerances: statistics as above; KDE curves (peak 1) move with the sample by about
+ * |slope| · (sample error / bandwidth), a few 1e-5 here; the demo's data is exact. */
+#define TOL_KDE 1e-4
+#define TOL_KDE_EXACT 1e-12
+
+struct nb_worst {
+	double qk, dots, groups, kde, kde_demo, bandwidth, xy, norm, proj;
+	int flips, curves, no_density;
+};
+
+/* A grid [lo, hi, m] of the fixture into a new array. */
+static double *nb_grid(json_t *g, size_t *m)
+{
+	*m = (size_t)json_integer_value(json_array_get(g, 2));
+	double *x = malloc(*m * sizeof *x);
+	stats_linspace(jnum(json_array_get(g, 0)), jnum(json_array_get(g, 1)), *m, x);
+	return x;
+}
+
+/* V[n] against a summary {n, mean, std} (relative to max(1, |ref|)). */
+static void nb_summary(const double *v, size_t n, json_t *ref, double *w, const char *what)
+{
+	ck_assert_msg(n == (size_t)json_integer_value(json_object_get(ref, "n")), "%s: n %zu, notebook %d", what, n,
+		      (int)json_integer_value(json_object_get(ref, "n")));
+	cmp_mean_std(v, n, jnum(json_object_get(ref, "mean")), jnum(json_object_get(ref, "std")), w);
+}
+
+/* The KDE of V[n] on GRID[m] against REF ({bandwidth, y[m]}, or null for no density). */
+static void nb_kde(const double *v, size_t n, const double *grid, size_t m, json_t *ref, struct nb_worst *w,
+		   double *worst, const char *what)
+{
+	double *y = malloc(m * sizeof *y), bw;
+	const char *why = stats_kde(v, n, grid, m, y, &bw);
+	if (json_is_null(ref)) {
+		ck_assert_msg(why != NULL, "%s: a density where scipy has none", what);
+		w->no_density++;
+	} else {
+		ck_assert_msg(why == NULL, "%s: no density (%s) where scipy has one", what, why);
+		double rb = jnum(json_object_get(ref, "bandwidth"));
+		upd(&w->bandwidth, diff(bw, rb) / (rb > 1 ? rb : 1));
+		json_t *ry = json_object_get(ref, "y");
+		ck_assert_uint_eq(json_array_size(ry), m);
+		for (size_t i = 0; i < m; i++)
+			upd(worst, diff(y[i], jnum(json_array_get(ry, i))));
+		w->curves++;
+	}
+	free(y);
+}
+
+static void check_notebook_case(json_t *root, const struct trace *t, void *arg)
+{
+	struct nb_worst *w = arg;
+	const char *name = json_string_value(json_object_get(root, "case"));
+	struct err e = {{0}};
+	ck_assert_int_eq(t->n, (int)json_integer_value(json_object_get(root, "n")));
+	struct nb_worst cw = {0};
+	json_t *nb4 = json_object_get(root, "nb004");
+	struct stats_qk_desc *desc = calloc((size_t)t->n_heads, sizeof *desc);
+	for (int l = 0; l < t->n_layers; l++) {
+		/* q[1:].mean(), q[1:].std() (Bessel). */
+		stats_qk_desc(t, l, true, true, desc);
+		for (int h = 0; h < t->n_heads; h++) {
+			json_t *r = json_array_get(json_array_get(json_object_get(nb4, "qk_stats"), l), h);
+			ck_assert_uint_eq(desc[h].count, (size_t)json_integer_value(json_object_get(r, "count")));
+			upd(&cw.qk, diff(desc[h].q_mean, jnum(json_object_get(r, "q_mean"))));
+			upd(&cw.qk, diff(desc[h].q_std, jnum(json_object_get(r, "q_std"))));
+			upd(&cw.qk, diff(desc[h].k_mean, jnum(json_object_get(r, "k_mean"))));
+			upd(&cw.qk, diff(desc[h].k_std, jnum(json_object_get(r, "k_std"))));
+		}
+		/* Q[-1] @ K[1:-1].T, same head vs different heads, and their densities. */
+		json_t *r = json_array_get(json_object_get(nb4, "dots"), l);
+		struct stats_dots dd;
+		ck_assert(stats_qk_dots(t, l, t->n - 1, STATS_DOTS_NOTEBOOK, &dd, &e) == 0);
+		ck_assert_int_eq(dd.key_lo, (int)json_integer_value(json_array_get(json_object_get(r, "keys"), 0)));
+		ck_assert_int_eq(dd.key_hi, (int)json_integer_value(json_array_get(json_object_get(r, "keys"), 1)));
+		nb_summary(dd.same, dd.n_same, json_object_get(r, "same"), &cw.dots, "same-head products");
+		nb_summary(dd.diff, dd.n_diff, json_object_get(r, "diff"), &cw.dots, "different-head products");
+		size_t gm;
+		double *grid = nb_grid(json_object_get(r, "grid"), &gm);
+		nb_kde(dd.same, dd.n_same, grid, gm, json_object_get(r, "same_kde"), &cw, &cw.kde, "same-head KDE");
+		nb_kde(dd.diff, dd.n_diff, grid, gm, json_object_get(r, "diff_kde"), &cw, &cw.kde, "different-head KDE");
+		free(grid);
+		stats_dots_free(&dd);
+		/* attn[-1, :-1], diag(attn[1:, 1:]), attn[0, 0] and their densities on linspace(0, 1, 300). */
+		struct stats_groups g;
+		ck_assert(stats_attn_groups(t, l, true, &g, &e) == 0);
+		double smx[300];
+		stats_linspace(0, 1, 300, smx);
+		for (int k = 0; k < STATS_GROUP_COUNT; k++) {
+			json_t *rg = json_array_get(json_array_get(json_object_get(nb4, "softmax"), l), k);
+			nb_summary(g.v[k], g.n[k], json_object_get(rg, "summary"), &cw.groups, stats_group_name(k));
+			nb_kde(g.v[k], g.n[k], smx, 300, json_object_get(rg, "kde"), &cw, &cw.kde, stats_group_name(k));
+		}
+		stats_groups_free(&g);
+		/* to_xy_coords: specials dropped as they are, mean of the heads, PCA, / Frobenius norm. */
+		json_t *rv = json_array_get(json_object_get(root, "nb000"), l);
+		struct attnvec av;
+		ck_assert(attnvec_rows(t, l, -1, ATTNVEC_DROP, false, &av, &e) == 0);
+		ck_assert(attnvec_pca(&av, &e) == 0);
+		attnvec_scale_xy(&av);
+		json_t *toks = json_object_get(rv, "tokens");
+		ck_assert_int_eq(av.m, (int)json_array_size(toks));
+		for (int a = 0; a < av.m; a++)
+			ck_assert_int_eq(av.tok[a], (int)json_integer_value(json_array_get(toks, a)));
+		upd(&cw.xy, cmp_pca(av.xy, json_object_get(rv, "xy"), av.m, &cw.flips));
+		double rn = jnum(json_object_get(rv, "norm"));
+		upd(&cw.norm, diff(av.xy_norm, rn) / rn);
+		/* vector_projection(it, book) of the unit 2-D points (the scale of xy does not matter). */
+		json_t *rp = json_object_get(rv, "projection");
+		struct attnvec_proj pr;
+		ck_assert(attnvec_project_xy(&av, (int)json_integer_value(json_object_get(rp, "a")),
+					     (int)json_integer_value(json_object_get(rp, "b")), &pr) == 0);
+		upd(&cw.proj, diff(pr.coef, jnum(json_object_get(rp, "coef"))));
+		for (int k = 0; k < 2; k++) {
+			upd(&cw.proj, diff(pr.a[k], jnum(json_array_get(json_object_get(rp, "unit_a"), k))));
+			upd(&cw.proj, diff(pr.b[k], jnum(json_array_get(json_object_get(rp, "unit_b"), k))));
+			upd(&cw.proj, diff(pr.p[k], jnum(json_array_get(json_object_get(rp, "projection"), k))));
+		}
+		attnvec_free(&av);
+	}
+	free(desc);
+	/* The notebook's KDE demo data, with Scott's bandwidth: exact input, so (nearly) exact output. */
+	json_t *demo = json_object_get(root, "kde_demo");
+	double x[5];
+	for (int i = 0; i < 5; i++)
+		x[i] = jnum(json_array_get(json_object_get(demo, "x"), i));
+	size_t gm;
+	double *grid = nb_grid(json_object_get(demo, "grid"), &gm);
+	nb_kde(x, 5, grid, gm, demo, &cw, &cw.kde_demo, "KDE demo");
+	free(grid);
+
+	printf("%-26s notebook: qk-stats %.1e  dots %.1e  groups %.1e  kde %.1e  kde-demo %.1e  bandwidth %.1e  "
+	       "xy %.1e  norm %.1e  projection %.1e  (%d curves, %d without density)\n",
+	       name, cw.qk, cw.dots, cw.groups, cw.kde, cw.kde_demo, cw.bandwidth, cw.xy, cw.norm, cw.proj, cw.curves,
+	       cw.no_density);
+	const struct {
+		double got, tol;
+		const char *what;
+	} lim[] = {
+		{cw.qk, TOL_STAT, "Q/K statistics"}, {cw.dots, TOL_STAT, "products (relative)"},
+		{cw.groups, TOL_ATTN, "weight groups"}, {cw.kde, TOL_KDE, "KDE"},
+		{cw.kde_demo, TOL_KDE_EXACT, "KDE of the demo data"}, {cw.bandwidth, TOL_STAT, "bandwidth"},
+		{cw.xy, TOL_PCA_REL, "vector-space coordinates"}, {cw.norm, TOL_STAT, "Frobenius norm (relative)"},
+		{cw.proj, TOL_PCA_REL, "projection in the PCA plane"},
+	};
+	for (size_t i = 0; i < sizeof lim / sizeof *lim; i++)
+		ck_assert_msg(lim[i].got <= lim[i].tol, "%s: %s differs by %g", name, lim[i].what, lim[i].got);
+	upd(&w->qk, cw.qk), upd(&w->dots, cw.dots), upd(&w->groups, cw.groups), upd(&w->kde, cw.kde);
+	upd(&w->kde_demo, cw.kde_demo), upd(&w->bandwidth, cw.bandwidth), upd(&w->xy, cw.xy), upd(&w->norm, cw.norm);
+	upd(&w->proj, cw.proj);
+	w->flips += cw.flips, w->curves += cw.curves, w->no_density += cw.no_density;
+}
+
+START_TEST(test_against_notebooks)
+{
+	struct nb_worst w = {0};
+	int cases = case_each("notebooks", check_notebook_case, &w);
+	printf("%d cases against the notebooks' formulas; worst: qk-stats %.2e, dots %.2e, groups %.2e, KDE %.2e "
+	       "(demo %.2e), bandwidth %.2e, xy %.2e, norm %.2e, projection %.2e; %d curves, %d without density, "
+	       "%d axes flipped\n",
+	       cases, w.qk, w.dots, w.groups, w.kde, w.kde_demo, w.bandwidth, w.xy, w.norm, w.proj, w.curves, w.no_density,
+	       w.flips);
+	ck_assert_int_ge(cases, 4);
+	ck_assert_int_eq(w.flips, 0);
+	ck_assert_int_gt(w.no_density, 0); /* a causal first token's self-weight is always 1 */
+}
+END_TEST
+
+START_TEST(test_kde_edges)
+{
+	double grid[3] = {0, 0.5, 1}, y[3] = {9, 9, 9}, bw = 9;
+	double one[1] = {0.5}, flat[3] = {0.2, 0.2, 0.2}, bad[2] = {0, NAN};
+	ck_assert_str_eq(stats_kde(one, 1, grid, 3, y, &bw), "fewer than 2 values");
+	ck_assert(y[0] == 0 && y[1] == 0 && y[2] == 0 && bw == 0);
+	ck_assert_str_eq(stats_kde(flat, 3, grid, 3, y, &bw), "all values equal"); /* variance rounds to 1e-34 */
+	ck_assert_str_eq(stats_kde(bad, 2, grid, 3, y, NULL), "values not finite");
+	/* Two points: s = 1/√2, h = s·2^(-1/5); symmetric, peak 1 in the middle. */
+	double two[2] = {0, 1};
+	ck_assert(stats_kde(two, 2, grid, 3, y, &bw) == NULL);
+	ck_assert(fabs(bw - sqrt(0.5) * pow(2, -0.2)) < 1e-15);
+	ck_assert(fabs(y[0] - y[2]) < 1e-15 && (y[1] == 1 || y[0] == 1));
+	/* An evenly spaced grid takes the recurrence, an uneven one the term-by-term sums: they agree
+	 * (the point moved aside apart). Samples beyond the grid on both sides, and a narrow bump. */
+	double xs[200], ga[101], gb[101], ya[101], yb[101];
+	for (int i = 0; i < 200; i++)
+		xs[i] = i < 190 ? sin(i * 1.7) * 4 + (i % 3) : 1.25 + 1e-3 * i;
+	stats_linspace(-3, 3, 101, ga);
+	memcpy(gb, ga, sizeof ga);
+	gb[50] += 1e-7;
+	ck_assert(stats_kde(xs, 200, ga, 101, ya, NULL) == NULL && stats_kde(xs, 200, gb, 101, yb, NULL) == NULL);
+	for (int i = 0; i < 101; i++)
+		ck_assert_msg(i == 50 || fabs(ya[i] - yb[i]) < 1e-13, "grid point %d: %.17g vs %.17g", i, ya[i], yb[i]);
+	double lin[4];
+	stats_linspace(-1, 2, 4, lin);
+	ck_assert(lin[0] == -1 && lin[1] == 0 && lin[2] == 1 && lin[3] == 2);
+}
+END_TEST
+
+/* Grouped-query attention and a sliding window: "same head" is the key head a query head reads,
+ * "different" the other key heads; the notebook's keys are the window's minus the first token
+ * and the query. q_h(i) = (h + 1, 0), k_g(j) = (10 g + j, 0): every product says its pair. */
+START_TEST(test_dots_gqa_window)
+{
+	struct trace_shape sh = {.n_layers = 1, .n_heads = 4, .n_kv_heads = 2, .head_dim = 2, .hidden = 8, .n = 6};
+	struct trace *t = trace_new_shaped(&sh);
+	ck_assert(t);
+	t->causal = true;
+	for (int h = 0; h < 4; h++)
+		for (int i = 0; i < 6; i++)
+			t->q[(size_t)(h * 6 + i) * 2] = (float)(h + 1);
+	for (int g = 0; g < 2; g++)
+		for (int j = 0; j < 6; j++)
+			t->k[(size_t)(g * 6 + j) * 2] = (float)(10 * g + j);
+	struct stats_dots d;
+	struct err e = {{0}};
+	/* Causal, no window: query 5 sees 0..5; the notebook takes 1..4. */
+	ck_assert(stats_qk_dots(t, 0, 5, STATS_DOTS_NOTEBOOK, &d, &e) == 0);
+	ck_assert(d.n_keys == 4 && d.key_lo == 1 && d.key_hi == 4 && d.n_same == 16 && d.n_diff == 16);
+	/* Head 2 reads key head 1: its same-head products are 3 · (10 + j), its others 3 · j. */
+	ck_assert(d.same[8] == 3 * 11 && d.same[11] == 3 * 14 && d.diff[8] == 3 * 1 && d.diff[11] == 3 * 4);
+	stats_dots_free(&d);
+	ck_assert(stats_qk_dots(t, 0, 5, STATS_DOTS_VISIBLE, &d, &e) == 0);
+	ck_assert(d.n_keys == 6 && d.key_lo == 0 && d.key_hi == 5 && d.n_same == 24);
+	stats_dots_free(&d);
+	/* A window of 2 before: query 5 sees 3..5; the notebook's keys are 3..4 (the first is not in it). */
+	t->win_before[0] = 2;
+	ck_assert(stats_qk_dots(t, 0, 5, STATS_DOTS_NOTEBOOK, &d, &e) == 0);
+	ck_assert(d.n_keys == 2 && d.key_lo == 3 && d.key_hi == 4);
+	stats_dots_free(&d);
+	/* Query 1 with the notebook's keys: none left (0 is the sink, 1 itself). */
+	ck_assert(stats_qk_dots(t, 0, 1, STATS_DOTS_NOTEBOOK, &d, &e) == 0);
+	ck_assert(d.n_keys == 0 && d.key_lo == -1 && d.n_same == 0 && d.n_diff == 0);
+	stats_dots_free(&d);
+	/* Multi-query attention: one key head, so no different heads. */
+	struct trace_shape sh1 = sh;
+	sh1.n_kv_heads = 1;
+	struct trace *t1 = trace_new_shaped(&sh1);
+	t1->causal = true;
+	ck_assert(stats_qk_dots(t1, 0, 5, STATS_DOTS_VISIBLE, &d, &e) == 0);
+	ck_assert(d.n_same == 24 && d.n_diff == 0);
+	stats_dots_free(&d);
+	trace_free(t1);
+	trace_free(t);
 }
 END_TEST
 
@@ -454,7 +724,7 @@ START_TEST(test_bad_query)
 	struct trace *t = trace_new(1, 2, 2, 4, 3);
 	struct stats_dots d;
 	struct err e = {{0}};
-	ck_assert_int_eq(stats_qk_dots(t, 0, 3, true, &d, &e), -1);
+	ck_assert_int_eq(stats_qk_dots(t, 0, 3, STATS_DOTS_VISIBLE, &d, &e), -1);
 	ck_assert(strstr(e.msg, "no token 3"));
 	ck_assert(d.same == NULL);
 	trace_free(t);
@@ -467,12 +737,15 @@ static Suite *analysis_suite(void)
 	TCase *tc = tcase_create("numpy");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_against_numpy);
+	tcase_add_test(tc, test_against_notebooks);
 	suite_add_tcase(s, tc);
 	TCase *edge = tcase_create("edges");
 	tcase_add_test(edge, test_pca_small);
 	tcase_add_test(edge, test_histogram_edges);
 	tcase_add_test(edge, test_headscore_sort);
 	tcase_add_test(edge, test_bad_query);
+	tcase_add_test(edge, test_kde_edges);
+	tcase_add_test(edge, test_dots_gqa_window);
 	suite_add_tcase(s, edge);
 	return s;
 }

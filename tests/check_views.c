@@ -5,8 +5,11 @@
  * headlessly with ui_print, exactly as `--print VIEW` draws it. The numbers are read back from
  * the text and compared with numpy's to the precision they are printed with: head finder scores,
  * the query/key normalisation figures, rollout sources, per-head Q/K descriptives, dot-product
- * and weight-distribution summaries, and the per-layer projections of the vectors view. Also: every
- * view draws within the width asked for, at two widths, in UTF-8 and ASCII. */
+ * and weight-distribution summaries, and the per-layer projections of the vectors view. The views
+ * that follow the notebooks by default (dots, softmax, qkstats, vectors) are compared with
+ * tests/data/notebooks (tests/tools/ref_notebooks.py: the notebooks' cells), kernel density
+ * bandwidths included. Also: every view draws within the width asked for, at two widths, in
+ * UTF-8 and ASCII. */
 #include <check.h>
 #include <jansson.h>
 #include <limits.h>
@@ -34,6 +37,7 @@ static double jnum(json_t *v)
 
 struct fixture {
 	json_t *root;
+	json_t *nb;     /* tests/data/notebooks/<name>.json */
 	struct model *m;
 	struct trace *t;
 	const char *name;
@@ -47,6 +51,9 @@ static void fixture_load(struct fixture *f, const char *name)
 	f->root = json_load_file(path, 0, &je);
 	ck_assert_msg(f->root, "%s:%d: %s", path, je.line, je.text);
 	f->name = name;
+	snprintf(path, sizeof path, "%s/tests/data/notebooks/%s.json", srcdir(), name);
+	f->nb = json_load_file(path, 0, &je);
+	ck_assert_msg(f->nb, "%s:%d: %s", path, je.line, je.text);
 	snprintf(dir, sizeof dir, "%s/%s", srcdir(), json_string_value(json_object_get(f->root, "model_dir")));
 	struct err e = {{0}};
 	ck_assert_msg(model_open(dir, &f->m, &e) == 0, "%s", e.msg);
@@ -60,6 +67,7 @@ static void fixture_free(struct fixture *f)
 	trace_free(f->t);
 	model_close(f->m);
 	json_decref(f->root);
+	json_decref(f->nb);
 }
 
 static const char *render_sort; /* o.sort for the next render (the head finder's --sort) */
@@ -243,9 +251,8 @@ static void check_rollout(const struct fixture *f, int layer, int token)
 	free(s);
 }
 
-/* "n N  mean M  std S" at the K-th occurrence in S against numpy's count and [mean, std]. */
-static void check_summary(const struct fixture *f, const char *s, int k, size_t count, json_t *mean_std, double tol,
-			  const char *what)
+/* "n N  mean M  std S" at the K-th occurrence in S against the notebook's {n, mean, std}. */
+static void check_summary(const struct fixture *f, const char *s, int k, json_t *ref, double tol, const char *what)
 {
 	const char *p = s;
 	for (int i = 0; i <= k; i++) {
@@ -257,44 +264,92 @@ static void check_summary(const struct fixture *f, const char *s, int k, size_t 
 	size_t n;
 	double m, sd;
 	ck_assert(sscanf(p, " n %zu mean %lf std %lf", &n, &m, &sd) == 3);
-	ck_assert_uint_eq(n, count);
-	near(m, jnum(json_array_get(mean_std, 0)), tol, what, f);
-	near(sd, jnum(json_array_get(mean_std, 1)), tol, what, f);
+	ck_assert_uint_eq(n, (size_t)json_integer_value(json_object_get(ref, "n")));
+	near(m, jnum(json_object_get(ref, "mean")), tol, what, f);
+	near(sd, jnum(json_object_get(ref, "std")), tol, what, f);
+}
+
+/* The K-th density note after TAG in S: "TAG<h>" against the KDE's bandwidth (3 significant
+ * digits), or "no density" where scipy has none. */
+static void check_density(const struct fixture *f, const char *s, int k, json_t *kde, const char *what)
+{
+	const char *p = s;
+	for (int i = 0; i <= k; i++) {
+		const char *h = strstr(p, " h "), *none = strstr(p, "no density");
+		p = !h ? none : !none ? h : h < none ? h : none;
+		ck_assert_msg(p, "%s: %s density note %d missing", f->name, what, k);
+		if (i < k)
+			p++;
+	}
+	if (json_is_null(kde)) {
+		ck_assert_msg(!strncmp(p, "no density", 10), "%s: %s has a density where scipy has none", f->name, what);
+		return;
+	}
+	ck_assert_msg(!strncmp(p, " h ", 3), "%s: %s: no density where scipy has one", f->name, what);
+	double h = atof(p + 3), want = jnum(json_object_get(kde, "bandwidth"));
+	ck_assert_msg(fabs(h - want) <= 5e-3 * want + 1e-9, "%s: %s bandwidth printed %g, scipy %g", f->name, what, h,
+		      want);
+}
+
+/* Does S hold a braille cell (U+2800..U+28FF: the density curves' dots)? */
+static bool has_braille(const char *s)
+{
+	for (const char *p = strstr(s, "\xe2"); p; p = strstr(p + 1, "\xe2"))
+		if ((unsigned char)p[1] >= 0xa0 && (unsigned char)p[1] <= 0xa3)
+			return true;
+	return false;
 }
 
 static void check_distributions(const struct fixture *f, int layer)
 {
 	char *s = render(f, "softmax", 120, layer, 0, -1, true);
-	json_t *groups = json_array_get(json_object_get(f->root, "groups"), layer);
+	json_t *groups = json_array_get(json_object_get(json_object_get(f->nb, "nb004"), "softmax"), layer);
+	ck_assert(strstr(s, "notebook 004: a["));
 	const char *line = find_line(s, "mean ", 0);
 	ck_assert(line);
+	const char *notes = find_line(s, "highest bar", 0);
+	if (!notes)
+		notes = find_line(s, "no density", 0);
+	ck_assert(notes);
 	for (int k = 0; k < 3; k++) {
 		json_t *g = json_array_get(groups, k);
-		if (json_array_size(json_object_get(g, "values")) == 0)
-			continue;
-		check_summary(f, line, k, json_array_size(json_object_get(g, "values")), json_object_get(g, "mean_std"),
-			      5e-5 + 1e-6, "attention group");
+		check_summary(f, line, k, json_object_get(g, "summary"), 5e-5 + 1e-6, "attention group");
+		check_density(f, notes, k, json_object_get(g, "kde"), "attention group");
 	}
+	ck_assert_msg(has_braille(notes), "%s: no density curve drawn", f->name);
 	free(s);
 
 	s = render(f, "dots", 120, layer, 0, -1, true);
-	json_t *d = json_array_get(json_object_get(f->root, "dots"), layer);
+	json_t *d = json_array_get(json_object_get(json_object_get(f->nb, "nb004"), "dots"), layer);
+	char keys[64];
+	snprintf(keys, sizeof keys, "notebook 004: keys 1\xe2\x80\xa6%d (%d keys)", f->t->n - 2, f->t->n - 2);
+	ck_assert_msg(strstr(s, keys), "%s: no '%s' in\n%s", f->name, keys, s);
 	line = find_line(s, "mean ", 0);
 	ck_assert(line);
 	/* Printed to 3 decimals; relative to the size of the products. */
-	double m0 = fabs(jnum(json_array_get(json_object_get(d, "same_mean_std"), 1)));
-	check_summary(f, line, 0, json_array_size(json_object_get(d, "same")), json_object_get(d, "same_mean_std"),
-		      5e-4 + 1e-6 * (1 + m0), "same-head products");
-	check_summary(f, line, 1, json_array_size(json_object_get(d, "diff")), json_object_get(d, "diff_mean_std"),
-		      5e-4 + 1e-6 * (1 + m0), "different-head products");
+	double m0 = fabs(jnum(json_object_get(json_object_get(d, "same"), "std")));
+	check_summary(f, line, 0, json_object_get(d, "same"), 5e-4 + 1e-6 * (1 + m0), "same-head products");
+	check_summary(f, line, 1, json_object_get(d, "diff"), 5e-4 + 1e-6 * (1 + m0), "different-head products");
+	const char *notes2 = find_line(s, "curve: ", 0);
+	if (!notes2)
+		notes2 = find_line(s, "no density", 0);
+	ck_assert(notes2);
+	check_density(f, notes2, 0, json_object_get(d, "same_kde"), "same-head products");
+	check_density(f, notes2, 1, json_object_get(d, "diff_kde"), "different-head products");
+	ck_assert_msg(has_braille(strstr(s, "curve: ")), "%s: no density curve drawn", f->name);
+	free(s);
+	/* Without UTF-8 the curve is a '*' per column, over '#' bars. */
+	s = render(f, "dots", 120, layer, 0, -1, false);
+	ck_assert_msg(strstr(s, "***"), "%s: no ASCII density curve in\n%s", f->name, s);
 	free(s);
 }
 
-/* Q/K statistics: "Hh q ... +m ± s" rows, first token left out (the view's default). */
+/* Q/K statistics: "Hh q ... +m ± s" rows, as the notebook: first token left out, Bessel's std. */
 static void check_qkstats(const struct fixture *f, int layer)
 {
 	char *s = render(f, "qkstats", 120, layer, 0, -1, true);
-	json_t *ref = json_array_get(json_object_get(f->root, "qk_desc"), layer);
+	ck_assert(strstr(s, "notebook 004: std over n-1"));
+	json_t *ref = json_array_get(json_object_get(json_object_get(f->nb, "nb004"), "qk_stats"), layer);
 	for (int h = 0; h < f->t->n_heads; h++)
 		for (int k = 0; k < 2; k++) {
 			char tag[16];
@@ -306,38 +361,39 @@ static void check_qkstats(const struct fixture *f, int layer)
 			const char *num = pm;
 			while (num > line && num[-1] != ' ')
 				num--;
-			json_t *ms = json_object_get(json_array_get(ref, h), k ? "k_skip" : "q_skip");
-			near(atof(num), jnum(json_array_get(ms, 0)), 5e-4 + 1e-6, "Q/K mean", f);
-			near(atof(pm + strlen(" ± ")), jnum(json_array_get(ms, 1)), 5e-4 + 1e-6, "Q/K std", f);
+			json_t *r = json_array_get(ref, h);
+			near(atof(num), jnum(json_object_get(r, k ? "k_mean" : "q_mean")), 5e-4 + 1e-6, "Q/K mean", f);
+			near(atof(pm + strlen(" ± ")), jnum(json_object_get(r, k ? "k_std" : "q_std")), 5e-4 + 1e-6, "Q/K std", f);
 		}
 	free(s);
 }
 
-/* Vectors view: per-layer "Ll coef X cos Y" for A = last token, B = token 0 (the defaults). */
+/* Vectors view at layer 0: the Frobenius norm of the notebook's coordinates, and per layer
+ * "Ll coef X cos Y" of the notebook's projection in the PCA plane for A = the last kept token,
+ * B = the first (the defaults). */
 static void check_vectors(const struct fixture *f)
 {
 	char *s = render(f, "vectors", 120, 0, 0, -1, true);
-	json_t *vecs = json_object_get(f->root, "vectors");
-	int checked = 0;
-	for (size_t i = 0; i < json_array_size(vecs); i++) {
-		json_t *v = json_array_get(vecs, i);
-		if (json_integer_value(json_object_get(v, "head")) >= 0 || json_is_true(json_object_get(v, "hide_special")) ||
-		    json_is_true(json_object_get(v, "unit")))
-			continue;
-		json_t *pj = json_array_get(json_object_get(v, "projections"), 0);
-		ck_assert_int_eq((int)json_integer_value(json_object_get(pj, "a")), f->t->n - 1);
-		ck_assert_int_eq((int)json_integer_value(json_object_get(pj, "b")), 0);
+	json_t *nb0 = json_object_get(f->nb, "nb000");
+	const char *p = strstr(s, "Frobenius norm ");
+	ck_assert_msg(p, "%s: no Frobenius norm in\n%s", f->name, s);
+	double norm = atof(p + strlen("Frobenius norm ")), want = jnum(json_object_get(json_array_get(nb0, 0), "norm"));
+	ck_assert_msg(fabs(norm - want) <= 5e-4 * want, "%s: Frobenius norm printed %g, notebook %g", f->name, norm, want);
+	for (int l = 0; l < f->t->n_layers; l++) {
+		json_t *pj = json_object_get(json_array_get(nb0, l), "projection");
 		char tag[32];
-		snprintf(tag, sizeof tag, "L%d coef ", (int)json_integer_value(json_object_get(v, "layer")));
-		const char *p = strstr(s, tag);
+		snprintf(tag, sizeof tag, "L%d coef ", l);
+		p = strstr(s, tag);
 		ck_assert_msg(p, "%s: no '%s' in\n%s", f->name, tag, s);
 		double coef, cosv;
 		ck_assert(sscanf(p + strlen(tag), "%lf cos %lf", &coef, &cosv) == 2);
 		near(coef, jnum(json_object_get(pj, "coef")), 5e-3 + 1e-6, "projection coefficient", f);
-		near(cosv, jnum(json_object_get(pj, "cos")), 5e-3 + 1e-6, "projection cosine", f);
-		checked++;
+		near(cosv, jnum(json_object_get(pj, "coef")), 5e-3 + 1e-6, "projection cosine", f); /* unit a, b */
 	}
-	ck_assert_int_eq(checked, f->t->n_layers);
+	char ab[64];
+	json_t *pj0 = json_object_get(json_array_get(nb0, 0), "projection");
+	snprintf(ab, sizeof ab, "(%d) onto B = ", (int)json_integer_value(json_object_get(pj0, "a")));
+	ck_assert_msg(strstr(s, ab), "%s: A is not token %d", f->name, (int)json_integer_value(json_object_get(pj0, "a")));
 	free(s);
 }
 

@@ -251,12 +251,15 @@ def rollout(attn):
     return out
 
 
-def analyse(name):
+def load_case(name):
+    """The case tests/data/cases/NAME.json with its attentions [L][H][n][n], q and k [L][H][n][d]."""
     with open(os.path.join(ROOT, "tests", "data", "cases", name + ".json")) as f:
         case = json.load(f)
-    attn = np.array(case["attentions"], dtype=np.float64)  # [L][H][n][n]
-    q = np.array(case["q"], dtype=np.float64)              # [L][H][n][d]
-    k = np.array(case["k"], dtype=np.float64)
+    return case, *(np.array(case[key], dtype=np.float64) for key in ("attentions", "q", "k"))
+
+
+def analyse(name):
+    case, attn, q, k = load_case(name)
     L, H, n, d = q.shape
     causal = case["family"] == "gpt2"
     special = special_flags(case)
@@ -308,9 +311,9 @@ def analyse(name):
     return out
 
 
-def main(argv):
-    names = argv[1:] or CASES
-    outdir = os.path.join(ROOT, "tests", "data", "analysis")
+def write_fixtures(subdir, names, analyse, describe):
+    """Write analyse(name) to tests/data/SUBDIR/<name>.json for each name; print describe(result)."""
+    outdir = os.path.join(ROOT, "tests", "data", subdir)
     os.makedirs(outdir, exist_ok=True)
     for name in names:
         res = analyse(name)
@@ -318,8 +321,12 @@ def main(argv):
         with open(path, "w") as f:
             json.dump(res, f, separators=(",", ":"), default=num)
             f.write("\n")
-        labels = sorted({h["label"] for row in res["heads"] for h in row})
-        print(f"{name}: {res['n']} tokens, labels {labels}, wrote {os.path.relpath(path, ROOT)}")
+        print(f"{name}: {describe(res)}, wrote {os.path.relpath(path, ROOT)}")
+
+
+def main(argv):
+    write_fixtures("analysis", argv[1:] or CASES, analyse,
+                   lambda res: f"{res['n']} tokens, labels {sorted({h['label'] for row in res['heads'] for h in row})}")
 
 
 if __name__ == "__main__":

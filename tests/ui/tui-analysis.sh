@@ -3,7 +3,8 @@
 # grid (and from another analysis view), sees it drawn, and each follows the shared selection:
 # layer and head keys change what the view shows, the selected token is the one it analyses, and
 # the head finder's Enter opens the chosen head's heatmap. The view-specific toggles (sort,
-# normalisation, head switch, first token, mark B) change the screen. Also: the help screen
+# normalisation, head switch, first token, mark B) change the screen, and v switches each of the
+# four notebook-following views between the notebook's samples and attnscope's. Also: the help screen
 # lists a view's own keys, and q returns to where the view was opened from.
 set -u
 : "${top_srcdir:?}" "${ATTNSCOPE_BIN:?}"
@@ -86,6 +87,13 @@ tui_wait "query on (token 3)"
 tui_keys A
 tui_wait "attention rows as vectors · layer 2, mean of 2 heads"
 tui_wait "A = on (3)"
+tui_wait "notebook 000: specials dropped, rows not renormalised · xy / Frobenius norm"
+tui_wait "every layer: A and B scaled to 1 in its PCA plane, projection (A·B)B"
+tui_keys v
+tui_wait "attnscope: every token (s hides specials) · xy as PCA gives them · 14 rows"
+tui_wait "every layer: B along x, projection (A·B/|B|²)B"
+tui_keys v
+tui_wait "notebook 000: specials dropped"
 tui_keys k k b
 tui_wait "B = token 1"
 tui_keys j j
@@ -101,13 +109,26 @@ tui_wait "unit-length rows"
 tui_keys D
 tui_wait "query/key statistics · layer 2"
 tui_wait "first token left out"
+tui_wait "notebook 004: std over n-1, Bessel (torch's std()) · n 52 per mean: tokens 1…13 × 4 dims"
 tui_keys t
 tui_wait "first token included"
+tui_wait "n 56 per mean: tokens 0…13"
+tui_keys v
+tui_wait "attnscope: std over n, the population's"
 tui_keys X
 tui_wait "products · layer 2 · query on (token 3)"
 tui_wait "same head (what attention uses)"
+tui_wait "notebook 004: keys 1…2 (2 keys) = those it sees but the first token"
+tui_wait "curve: Gaussian KDE, Scott h"
+tui_keys v
+tui_wait "attnscope: keys 0…3 (4 keys) = every key the query sees"
+tui_wait "n 8  mean"
 tui_keys W
 tui_wait "attention weight distributions · layer 2 · pooled over 2 heads"
+tui_wait "notebook 004: a[13][0…12] · a[i][i] for i = 1…13 (the last token included)"
+tui_wait "no density: all values equal"
+tui_keys v
+tui_wait "a[i][i] for i = 1…12 (the last token left out)"
 tui_keys '{'
 tui_wait "attention weight distributions · layer 1"
 
