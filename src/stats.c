@@ -68,10 +68,16 @@ int stats_qk_dots(const struct trace *t, int layer, int query, bool visible_only
 	memset(out, 0, sizeof *out);
 	if (query < 0 || query >= t->n)
 		return err_set(e, "no token %d (the text has %d)", query, t->n);
-	int H = t->n_heads, d = t->head_dim, nk = visible_only ? query + 1 : t->n;
+	/* Keys by key/value head: under grouped-query attention the query heads of a group read one key
+	 * head, so "different" means another key head (KV - 1 of them), never a group mate's copy. */
+	int H = t->n_heads, d = t->head_dim, KV = t->n_kv_heads > 0 && t->n_kv_heads < H ? t->n_kv_heads : H;
+	int lo = 0, hi = t->n - 1;
+	if (visible_only)
+		trace_key_range(t, layer, query, &lo, &hi);
+	int nk = hi - lo + 1;
 	out->n_keys = nk;
 	out->n_same = (size_t)H * nk;
-	out->n_diff = (size_t)H * (H - 1) * nk;
+	out->n_diff = (size_t)H * (KV - 1) * nk;
 	out->same = malloc((out->n_same ? out->n_same : 1) * sizeof *out->same);
 	out->diff = malloc((out->n_diff ? out->n_diff : 1) * sizeof *out->diff);
 	if (!out->same || !out->diff) {
@@ -81,11 +87,11 @@ int stats_qk_dots(const struct trace *t, int layer, int query, bool visible_only
 	size_t ns = 0, nd = 0;
 	for (int h = 0; h < H; h++) {
 		const float *q = trace_q(t, layer, h) + (size_t)query * d;
-		for (int g = 0; g < H; g++) {
-			const float *k = trace_k(t, layer, g);
-			for (int j = 0; j < nk; j++) {
+		for (int g = 0; g < KV; g++) {
+			const float *k = trace_k(t, layer, g * (H / KV));
+			for (int j = lo; j <= hi; j++) {
 				double s = dot(q, k + (size_t)j * d, d);
-				if (g == h)
+				if (g == trace_kv_head(t, h))
 					out->same[ns++] = s;
 				else
 					out->diff[nd++] = s;
@@ -259,8 +265,11 @@ int stats_qknorm(const struct trace *t, int layer, int head, enum qknorm_mode mo
 	int n = t->n, d = t->head_dim;
 	const float *q = trace_q(t, layer, head), *k = trace_k(t, layer, head), *a = trace_attn(t, layer, head);
 	size_t np = 0;
-	for (int i = 0; i < n; i++)
-		np += t->causal ? (size_t)i + 1 : (size_t)n;
+	for (int i = 0; i < n; i++) {
+		int lo, hi;
+		trace_key_range(t, layer, i, &lo, &hi);
+		np += (size_t)(hi - lo + 1);
+	}
 	double *zero = calloc((size_t)d, sizeof *zero), *shift = calloc((size_t)d, sizeof *shift);
 	struct qk_pairs p = {.n = np};
 	size_t cap = np ? np : 1;
@@ -282,8 +291,9 @@ int stats_qknorm(const struct trace *t, int layer, int head, enum qknorm_mode mo
 		const double *sh = pass ? shift : zero;
 		size_t m = 0;
 		for (int i = 0; i < n; i++) {
-			int jn = t->causal ? i + 1 : n;
-			for (int j = 0; j < jn; j++, m++) {
+			int lo, hi;
+			trace_key_range(t, layer, i, &lo, &hi);
+			for (int j = lo; j <= hi; j++, m++) {
 				double qq = 0, kk = 0, qk = 0;
 				for (int x = 0; x < d; x++) {
 					double qv = q[(size_t)i * d + x], kv = k[(size_t)j * d + x] + sh[x];

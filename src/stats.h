@@ -31,13 +31,15 @@ void stats_qk_desc(const struct trace *t, int layer, bool skip_first, struct sta
 
 /* Raw (unscaled) q·k products of one query token against keys, within and across heads. */
 struct stats_dots {
-	double *same;  /* [n_same] q_h(query) · k_h(j) for every head h and key j */
+	double *same;  /* [n_same] q_h(query) · k_h(j) for every head h and key j (k_h: the key/value head h reads) */
 	size_t n_same;
-	double *diff;  /* [n_diff] q_h(query) · k_g(j) for every ordered pair of heads h != g and key j */
+	double *diff;  /* [n_diff] q_h(query) · k_g(j) for every head h, key/value head g other than the one h
+	                * reads, and key j: H·(H−1) pairs, or H·(KV−1) under grouped-query attention */
 	size_t n_diff;
 	int n_keys;    /* keys j used per pair of heads */
 };
-/* Keys are j = 0..QUERY when VISIBLE_ONLY (what a causal query sees), else all tokens. -1 on OOM
+/* Keys are those the query may see (trace_key_range: causal masking, sliding windows) when
+ * VISIBLE_ONLY, else all tokens. -1 on OOM
  * or a bad query index. Free with stats_dots_free. */
 int stats_qk_dots(const struct trace *t, int layer, int query, bool visible_only, struct stats_dots *out,
 		  struct err *e);
@@ -68,7 +70,8 @@ size_t stats_histogram(const double *x, size_t n, double lo, double hi, int bins
  *                     query, the same for all its keys, so softmax (the attention) is unchanged;
  *   scaled:           q'' = c·q, k'' = k'/c       — leaves every q·k' unchanged.
  * The "dot product" and "distance" of a pair are q·k and |q − k| before, q''·k'' and |q'' − k''|
- * after, over the pairs a query can see (j <= i in a causal model, else all). */
+ * after, over the pairs a query can see (trace_key_range: j <= i in a causal model, within a sliding
+ * window, else all). */
 enum qknorm_mode {
 	QKNORM_NORMS,  /* c equalises the mean norms: c·mean|q| = mean|k'|/c */
 	QKNORM_CORR,   /* c minimises corr(dot product, distance): distance ranks keys best */
