@@ -7,7 +7,8 @@
  * numbers in cells; the colour scale and hiding special tokens are shared with the other views.
  * Keys a query cannot see (causal masking, a sliding window) are blank and take no rank; the title
  * names the key/value head a query head reads (GQA) and the layer's window; with specials hidden the
- * panel says how much of the row's weight was left to renormalise (little, under a BOS sink). */
+ * panel says how much of the row's weight was left to renormalise (little, under a BOS sink) and
+ * ranks only the keys the query may see. */
 #include "config.h"
 
 #include <stdio.h>
@@ -269,9 +270,11 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 	struct ranked_key *rk = malloc((size_t)m->cols * sizeof *rk);
 	if (!rk)
 		return;
+	int nk = 0; /* the keys the query may see */
 	for (int j = 0; j < m->cols; j++)
-		rk[j] = (struct ranked_key){m->v[(size_t)r * m->cols + j], m->col_tok[j]};
-	qsort(rk, (size_t)m->cols, sizeof *rk, cmp_ranked_key);
+		if (!heatmat_masked(m, r, j))
+			rk[nk++] = (struct ranked_key){m->v[(size_t)r * m->cols + j], m->col_tok[j]};
+	qsort(rk, (size_t)nk, sizeof *rk, cmp_ranked_key);
 	const char *arrow = cv->pal->utf8 ? "\xe2\x86\x92" : "->";
 	if (compact) {
 		snprintf(buf, sizeof buf, "%s %s %s = %s  column sum %.4f%s%s", q, arrow, k, weight, colsum, kept[0] ? "  " : "",
@@ -279,7 +282,7 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 		canvas_text(cv, x, y, w, buf, st);
 		if (lines > 1) {
 			int used = canvas_text(cv, x, y + 1, w, "top:", lab);
-			for (int j = 0; j < m->cols && used < w; j++) {
+			for (int j = 0; j < nk && used < w; j++) {
 				char kl[256];
 				tokstrip_label(t, rk[j].tok, cv->pal->utf8, kl, sizeof kl);
 				snprintf(buf, sizeof buf, " %s %.2f", kl, rk[j].p);
@@ -306,7 +309,7 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 		PANEL_LINE(st, "%s", kept);
 	line++;
 	PANEL_LINE(lab, "top keys of %s", q);
-	for (int j = 0; j < m->cols && line < lines; j++) {
+	for (int j = 0; j < nk && line < lines; j++) {
 		char kl[256];
 		tokstrip_label(t, rk[j].tok, cv->pal->utf8, kl, sizeof kl);
 		PANEL_LINE(st, "%2d. %.6f  %s", j + 1, rk[j].p, kl);
