@@ -78,6 +78,18 @@ static int32_t synth_id(const char *s)
 	return (int32_t)(1000 + h % 29000);
 }
 
+/* The score of query I for key J in head H of layer L: head h follows pattern h % 4 (previous token,
+ * first token with score FIRST, self, broad). */
+static double synth_score(int h, int l, int i, int j, double first)
+{
+	switch (h % 4) {
+	case 0: return -3.0 * fabs((double)(j - (i - 1)));
+	case 1: return j == 0 ? first : 0.1 * j;
+	case 2: return -2.0 * abs(i - j);
+	default: return sin(0.7 * i + 1.3 * j + l);
+	}
+}
+
 struct trace *synth_trace(const char *text, const char *text_b, int n_layers, int n_heads, enum synth_style style)
 {
 	struct tok *tk = calloc(SYNTH_MAX, sizeof *tk);
@@ -130,14 +142,7 @@ struct trace *synth_trace(const char *text, const char *text_b, int n_layers, in
 				int last = t->causal ? i : n - 1;
 				double mx = -1e30, sum = 0;
 				for (int j = 0; j <= last; j++) {
-					double x;
-					switch (h % 4) {
-					case 0: x = -3.0 * fabs((double)(j - (i - 1))); break;
-					case 1: x = j == 0 ? 3.0 : 0.1 * j; break;
-					case 2: x = -2.0 * abs(i - j); break;
-					default: x = sin(0.7 * i + 1.3 * j + l); break;
-					}
-					row[j] = x * sharp;
+					row[j] = synth_score(h, l, i, j, 3.0) * sharp;
 					if (row[j] > mx)
 						mx = row[j];
 				}
@@ -205,13 +210,7 @@ struct trace *synth_decoder_trace(const char *text, int n_layers, int n_heads, c
 				trace_key_range(t, l, i, &lo, &hi);
 				double mx = -1e30, sum = 0;
 				for (int j = lo; j <= hi; j++) {
-					double x;
-					switch (h % 4) {
-					case 0: x = -3.0 * fabs((double)(j - (i - 1))); break;
-					case 1: x = j == 0 ? 4.0 : 0.1 * j; break;
-					case 2: x = -2.0 * abs(i - j); break;
-					default: x = sin(0.7 * i + 1.3 * j + l); break;
-					}
+					double x = synth_score(h, l, i, j, 4.0);
 					row[j] = x;
 					mx = x > mx ? x : mx;
 				}
