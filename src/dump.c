@@ -116,6 +116,46 @@ static void dump_indices(FILE *out, int count, int only)
 	fputc(']', out);
 }
 
+/* One bound of a window: a number, or null for none. */
+static void dump_bound(FILE *out, const int *w, int layer)
+{
+	if (w && w[layer] >= 0)
+		fprintf(out, "%d", w[layer]);
+	else
+		fputs("null", out);
+}
+
+/* Per layer, the keys a query i may see: i - before .. i + after (null = no limit; after is 0
+ * in a causal model). */
+static void dump_windows(FILE *out, const struct trace *t)
+{
+	fputc('[', out);
+	for (int l = 0; l < t->n_layers; l++) {
+		fputs(l ? ", {\"before\": " : "{\"before\": ", out);
+		dump_bound(out, t->win_before, l);
+		fputs(", \"after\": ", out);
+		if (t->causal)
+			fputc('0', out);
+		else
+			dump_bound(out, t->win_after, l);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+/* The key/value head of each selected query head. */
+static void dump_kv_indices(FILE *out, const struct trace *t, int only)
+{
+	fputc('[', out);
+	for (int h = 0, first = 1; h < t->n_heads; h++) {
+		if (only >= 0 && h != only)
+			continue;
+		fprintf(out, first ? "%d" : ",%d", trace_kv_head(t, h));
+		first = 0;
+	}
+	fputc(']', out);
+}
+
 static void dump_json(const struct trace *t, const struct model_info *in, const struct dump_select *sel, FILE *out)
 {
 	fputs("{\"model\": {\"name\": ", out);
@@ -123,10 +163,12 @@ static void dump_json(const struct trace *t, const struct model_info *in, const 
 	fputs(", \"family\": ", out);
 	dump_json_string(out, in->family);
 	fprintf(out,
-		", \"causal\": %s, \"layers\": %d, \"heads\": %d, \"head_dim\": %d, \"hidden\": %d, "
-		"\"max_positions\": %d, \"vocab_size\": %d},\n",
-		in->causal ? "true" : "false", in->n_layers, in->n_heads, in->head_dim, in->hidden, in->max_positions,
-		in->vocab_size);
+		", \"causal\": %s, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_dim\": %d, \"hidden\": %d, "
+		"\"max_positions\": %d, \"vocab_size\": %d, \"rotary\": %s, \"windows\": ",
+		in->causal ? "true" : "false", in->n_layers, in->n_heads, t->n_kv_heads > 0 ? t->n_kv_heads : in->n_heads,
+		in->head_dim, in->hidden, in->max_positions, in->vocab_size, t->rotary ? "true" : "false");
+	dump_windows(out, t);
+	fputs("},\n", out);
 	fputs("\"tokens\": [", out);
 	for (int i = 0; i < t->n; i++) {
 		if (i)
@@ -146,6 +188,8 @@ static void dump_json(const struct trace *t, const struct model_info *in, const 
 	dump_indices(out, t->n_layers, sel->layer);
 	fputs(",\n\"head_indices\": ", out);
 	dump_indices(out, t->n_heads, sel->head);
+	fputs(",\n\"kv_head_indices\": ", out);
+	dump_kv_indices(out, t, sel->head);
 	fputs(",\n\"attentions\": ", out);
 	dump_per_head(out, t, sel, trace_attn, t->n);
 	fputs(",\n\"queries\": ", out);
@@ -154,6 +198,12 @@ static void dump_json(const struct trace *t, const struct model_info *in, const 
 	dump_per_head(out, t, sel, trace_k, t->head_dim);
 	fputs(",\n\"values\": ", out);
 	dump_per_head(out, t, sel, trace_v, t->head_dim);
+	if (t->rotary) {
+		fputs(",\n\"queries_before_rotary\": ", out);
+		dump_per_head(out, t, sel, trace_q_raw, t->head_dim);
+		fputs(",\n\"keys_before_rotary\": ", out);
+		dump_per_head(out, t, sel, trace_k_raw, t->head_dim);
+	}
 	fputs("}\n", out);
 }
 

@@ -95,7 +95,10 @@ static void headscore_head(const struct trace *t, int layer, int head, const boo
 		if (i + 1 < n)
 			sum[HS_NEXT] += r[i + 1], rows[HS_NEXT]++;
 		sum[HS_SELF] += r[i], rows[HS_SELF]++;
-		sum[HS_FIRST] += r[0], rows[HS_FIRST]++;
+		int lo, hi;
+		trace_key_range(t, layer, i, &lo, &hi);
+		if (lo == 0) /* a sliding window can hide the first token */
+			sum[HS_FIRST] += r[0], rows[HS_FIRST]++;
 		double sep = 0, on_punct = 0, ent = 0, dist = 0, dup = 0, ind = 0;
 		int any_dup = 0, any_ind = 0;
 		for (int j = 0; j < n; j++) {
@@ -121,7 +124,7 @@ static void headscore_head(const struct trace *t, int layer, int head, const boo
 			sum[HS_DUP] += dup, rows[HS_DUP]++;
 		if (any_ind)
 			sum[HS_INDUCTION] += ind, rows[HS_INDUCTION]++;
-		int visible = t->causal ? i + 1 : n;
+		int visible = hi - lo + 1;
 		if (visible > 1)
 			norm_sum += ent / log(visible), norm_rows++;
 	}
@@ -142,7 +145,7 @@ static void headscore_head(const struct trace *t, int layer, int head, const boo
 			best = v;
 			label = hs_labels[l].label;
 			if (hs_labels[l].k == HS_FIRST && n > 0 && t->special[0])
-				label = "[CLS]";
+				label = t->causal ? "BOS" : "[CLS]"; /* a decoder's attention sink */
 		}
 	}
 	if (!*label && out->entropy_norm >= 0.75)

@@ -2,7 +2,9 @@
  *
  * For one head's attention A (rows = queries, n tokens) the scores are means over query rows:
  *   prev      A[i][i-1], over i >= 1           next   A[i][i+1], over i <= n-2
- *   self      A[i][i]                          first  A[i][0]  ([CLS] in BERT)
+ *   self      A[i][i]                          first  A[i][0]  ([CLS] in BERT, the BOS attention
+ *                                                     sink in decoders), over the i whose keys
+ *                                                     include token 0 (not past a sliding window)
  *   sep       weight on special tokens after position 0 ([SEP] in BERT)
  *   punct     weight on punctuation tokens (every character of the token, after a WordPiece "##"
  *             or a GPT-2 'Ġ' space marker, in a Unicode P* category)
@@ -13,7 +15,8 @@
  *             over the i that have one (the pattern of an induction head: "A B … A → B")
  * dup and induction are NaN when no token repeats (and are meant for causal models).
  * A head gets a label in the spirit of Clark et al. (2019), "What does BERT look at?": the name of
- * its largest weight score (prev … induction, not entropy or distance) when that is at least 0.5;
+ * its largest weight score (prev … induction, not entropy or distance) when that is at least 0.5
+ * ("first" reads "[CLS]" or, in a causal model, "BOS" when the first token is special);
  * otherwise "broad" when entropy_norm is at least 0.75; otherwise none. */
 #ifndef ATTNSCOPE_HEADSCORE_H
 #define ATTNSCOPE_HEADSCORE_H
@@ -26,7 +29,7 @@
 	X(HS_PREV, "prev", "attention to the previous token")               \
 	X(HS_NEXT, "next", "attention to the next token")                   \
 	X(HS_SELF, "self", "attention to the token itself")                 \
-	X(HS_FIRST, "first", "attention to the first token ([CLS])")        \
+	X(HS_FIRST, "first", "attention to the first token ([CLS], BOS)")   \
 	X(HS_SEP, "sep", "attention to later special tokens ([SEP])")       \
 	X(HS_PUNCT, "punct", "attention to punctuation")                    \
 	X(HS_ENTROPY, "entropy", "mean row entropy in nats (high = broad)") \
@@ -46,7 +49,8 @@ enum headscore_kind {
 struct headscore {
 	int layer, head;
 	double s[HS_COUNT];              /* the scores above; NaN when undefined */
-	double entropy_norm;             /* mean over rows with >1 visible key of entropy / ln(visible keys), 0..1 */
+	double entropy_norm;             /* mean over rows with >1 visible key (trace_key_range) of
+	                                  * entropy / ln(visible keys), 0..1 */
 	char label[HEADSCORE_LABEL_MAX]; /* "previous", "[CLS]", "broad", …, or "" */
 };
 

@@ -14,7 +14,39 @@ void heatmat_free(struct heatmat *m)
 	free(m->row_tok);
 	free(m->col_tok);
 	free(m->v);
+	free(m->lo);
+	free(m->hi);
+	free(m->kept);
 	memset(m, 0, sizeof *m);
+}
+
+/* Allocate OUT's arrays for K rows and columns; -1 on OOM. */
+static int heatmat_alloc(int k, struct heatmat *out)
+{
+	size_t cap = k ? (size_t)k : 1;
+	out->row_tok = malloc(cap * sizeof *out->row_tok);
+	out->col_tok = malloc(cap * sizeof *out->col_tok);
+	out->lo = malloc(cap * sizeof *out->lo);
+	out->hi = malloc(cap * sizeof *out->hi);
+	out->kept = malloc(cap * sizeof *out->kept);
+	out->v = malloc((k ? (size_t)k * k : 1) * sizeof *out->v);
+	if (!out->row_tok || !out->col_tok || !out->lo || !out->hi || !out->kept || !out->v)
+		return -1;
+	return 0;
+}
+
+/* The keys query I may see in LAYER, or in any layer for the mean over all layers. */
+static void heatmat_range(const struct trace *t, int layer, enum heat_agg agg, int i, int *lo, int *hi)
+{
+	trace_key_range(t, layer, i, lo, hi);
+	if (agg != HEAT_ALL_MEAN)
+		return;
+	for (int l = 0; l < t->n_layers; l++) {
+		int a, b;
+		trace_key_range(t, l, i, &a, &b);
+		*lo = a < *lo ? a : *lo;
+		*hi = b > *hi ? b : *hi;
+	}
 }
 
 int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg, bool hide_special,
@@ -26,15 +58,15 @@ int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg,
 	if (agg == HEAT_HEAD && !hide_special) {
 		/* The common case, and the one the grid draws 144 times: a plain copy. */
 		out->rows = out->cols = n;
-		out->row_tok = malloc((n ? (size_t)n : 1) * sizeof *out->row_tok);
-		out->col_tok = malloc((n ? (size_t)n : 1) * sizeof *out->col_tok);
-		out->v = malloc((nn ? nn : 1) * sizeof *out->v);
-		if (!out->row_tok || !out->col_tok || !out->v) {
+		if (heatmat_alloc(n, out)) {
 			heatmat_free(out);
 			return -1;
 		}
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			out->row_tok[i] = out->col_tok[i] = i;
+			heatmat_range(t, layer, agg, i, &out->lo[i], &out->hi[i]);
+			out->kept[i] = 1;
+		}
 		memcpy(out->v, trace_attn(t, layer, head), nn * sizeof *out->v);
 		return 0;
 	}
@@ -64,10 +96,7 @@ int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg,
 		if (!(hide_special && t->special[i]))
 			keep[k++] = i;
 	out->rows = out->cols = k;
-	out->row_tok = malloc((k ? (size_t)k : 1) * sizeof *out->row_tok);
-	out->col_tok = malloc((k ? (size_t)k : 1) * sizeof *out->col_tok);
-	out->v = malloc((k ? (size_t)k * k : 1) * sizeof *out->v);
-	if (!out->row_tok || !out->col_tok || !out->v) {
+	if (heatmat_alloc(k, out)) {
 		free(acc);
 		free(keep);
 		heatmat_free(out);
@@ -80,6 +109,8 @@ int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg,
 		double sum = 0;
 		for (int c = 0; c < k; c++)
 			sum += src[keep[c]];
+		heatmat_range(t, layer, agg, keep[r], &out->lo[r], &out->hi[r]);
+		out->kept[r] = hide_special ? (float)(sum / count) : 1.0f;
 		/* Without hiding, a row is the mean of rows that each sum to 1; with hiding, it is
 		 * renormalised over the keys that remain. */
 		for (int c = 0; c < k; c++) {
@@ -91,6 +122,20 @@ int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg,
 	free(acc);
 	free(keep);
 	return 0;
+}
+
+bool heatmat_masked(const struct heatmat *m, int r, int c)
+{
+	int j = m->col_tok[c];
+	return j < m->lo[r] || j > m->hi[r];
+}
+
+void heatmat_mask(const struct heatmat *m, float *x)
+{
+	for (int r = 0; r < m->rows; r++)
+		for (int c = 0; c < m->cols; c++)
+			if (heatmat_masked(m, r, c))
+				x[(size_t)r * m->cols + c] = NAN;
 }
 
 int heatmat_find_row(const struct heatmat *m, int tok)

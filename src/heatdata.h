@@ -32,6 +32,11 @@ struct heatmat {
 	int *row_tok;     /* [rows] token index (into the trace) of each row */
 	int *col_tok;     /* [cols] token index of each column */
 	float *v;         /* [rows][cols] attention probabilities */
+	int *lo, *hi;     /* [rows] the keys (token indices, inclusive) the row's query may see under causal
+	                   * masking and sliding windows (for the mean over all layers: in any layer);
+	                   * the other cells are masked (their weight is exactly 0, by construction) */
+	float *kept;      /* [rows] the share of the row's weight on the shown keys before renormalising:
+	                   * 1 unless specials are hidden (a BOS attention sink can leave very little) */
 };
 
 /* Build OUT (free with heatmat_free) for LAYER/HEAD of T. With HIDE_SPECIAL, rows and columns of
@@ -40,6 +45,11 @@ struct heatmat {
 int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg, bool hide_special,
 		  struct heatmat *out);
 void heatmat_free(struct heatmat *m);
+/* Is cell (R, C) of M masked (a key its query cannot see)? */
+bool heatmat_masked(const struct heatmat *m, int r, int c);
+/* Set the masked cells of X[m->rows][m->cols] (values laid out like m->v) to NaN, so colour scales
+ * skip them, pooling ignores them and heatmaps draw them as blank. */
+void heatmat_mask(const struct heatmat *m, float *x);
 /* The position of token TOK among the rows (or columns) of M, -1 when hidden. */
 int heatmat_find_row(const struct heatmat *m, int tok);
 int heatmat_find_col(const struct heatmat *m, int tok);

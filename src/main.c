@@ -55,6 +55,7 @@ static void usage(FILE *out)
 		"      --mean=WHAT        heatmap of one head (none), the mean of the layer's heads\n"
 		"                         (layer) or of every head (all)\n"
 		"      --hide-special     hide special tokens, renormalising the rows\n"
+		"      --before-rotary    Q/K views: queries and keys before rotary (default: after)\n"
 		"      --numbers          write the weights in the heatmap cells\n"
 		"      --sort=SCORE       order of the head finder (--print heads): one of\n"
 		"                         " SORT_SCORES "\n"
@@ -187,7 +188,8 @@ static int resolve_default_model(struct options *o)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
-	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT };
+	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
+	       OPT_BEFORE_ROTARY };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -198,6 +200,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"token", required_argument, NULL, OPT_TOKEN}, {"scale", required_argument, NULL, OPT_SCALE},
 		{"mean", required_argument, NULL, OPT_MEAN},   {"hide-special", no_argument, NULL, OPT_HIDE_SPECIAL},
 		{"numbers", no_argument, NULL, OPT_NUMBERS},   {"sort", required_argument, NULL, OPT_SORT},
+		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -289,6 +292,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_HIDE_SPECIAL:
 			o->ui.hide_special = true;
+			break;
+		case OPT_BEFORE_ROTARY:
+			o->ui.before_rotary = true;
 			break;
 		case OPT_NUMBERS:
 			o->ui.numbers = true;

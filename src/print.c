@@ -14,6 +14,7 @@
 
 #include "actions.h"
 #include "canvas.h"
+#include "shapedesc.h"
 #include "tokstrip.h"
 #include "view.h"
 
@@ -87,9 +88,15 @@ static void print_header(struct canvas *cv, const struct trace *t, const struct 
 {
 	const char *dot = cv->pal->utf8 ? " \xc2\xb7 " : " - ";
 	char label[256];
-	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%d tokens%s%s%s%slayer %d head %d",
-		      t->model_name[0] ? print_model_label(t->model_name, label, sizeof label) : "(model)", dot, t->family[0] ? t->family : "?", dot, t->n,
-		      t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head);
+	char heads[64] = "", kv[16] = "";
+	if (shapedesc_gqa(t)) { /* grouped-query attention: the shape and the selected head's kv head */
+		shapedesc_heads(t, heads, sizeof heads);
+		snprintf(heads + strlen(heads), sizeof heads - strlen(heads), "%s", dot);
+		snprintf(kv, sizeof kv, " (kv %d)", trace_kv_head(t, ctx->head));
+	}
+	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%d tokens%s%s%s%slayer %d head %d%s",
+		      t->model_name[0] ? print_model_label(t->model_name, label, sizeof label) : "(model)", dot, t->family[0] ? t->family : "?", dot, heads, t->n,
+		      t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head, kv);
 }
 
 int ui_print(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
@@ -124,6 +131,7 @@ int ui_print(const struct trace *t, const char *view_name, const struct ui_optio
 	ctx.token = o->token;
 	ctx.scale = o->scale;
 	ctx.hide_special = o->hide_special;
+	ctx.qk_before_rotary = o->before_rotary;
 	ctx.print = true;
 	ctx.sort = o->sort;
 	if (o->layer >= t->n_layers || o->head >= t->n_heads || o->token >= t->n) {

@@ -375,8 +375,11 @@ int stats_qknorm(const struct trace *t, int layer, int head, enum qknorm_mode mo
 	int n = t->n, d = t->head_dim;
 	const float *q = trace_q(t, layer, head), *k = trace_k(t, layer, head), *a = trace_attn(t, layer, head);
 	size_t np = 0;
-	for (int i = 0; i < n; i++)
-		np += t->causal ? (size_t)i + 1 : (size_t)n;
+	for (int i = 0; i < n; i++) {
+		int lo, hi;
+		trace_key_range(t, layer, i, &lo, &hi);
+		np += (size_t)(hi - lo + 1);
+	}
 	double *zero = calloc((size_t)d, sizeof *zero), *shift = calloc((size_t)d, sizeof *shift);
 	struct qk_pairs p = {.n = np};
 	size_t cap = np ? np : 1;
@@ -398,8 +401,9 @@ int stats_qknorm(const struct trace *t, int layer, int head, enum qknorm_mode mo
 		const double *sh = pass ? shift : zero;
 		size_t m = 0;
 		for (int i = 0; i < n; i++) {
-			int jn = t->causal ? i + 1 : n;
-			for (int j = 0; j < jn; j++, m++) {
+			int lo, hi;
+			trace_key_range(t, layer, i, &lo, &hi);
+			for (int j = lo; j <= hi; j++, m++) {
 				double qq = 0, kk = 0, qk = 0;
 				for (int x = 0; x < d; x++) {
 					double qv = q[(size_t)i * d + x], kv = k[(size_t)j * d + x] + sh[x];

@@ -39,9 +39,10 @@ void stats_qk_desc(const struct trace *t, int layer, bool skip_first, bool besse
  * grouped-query attention "same head" is the key head the query head reads, "different" every
  * other key head. */
 struct stats_dots {
-	double *same;  /* [n_same] q_h(query) · k_h(j) for every head h and key j */
+	double *same;  /* [n_same] q_h(query) · k_h(j) for every head h and key j (k_h: the key/value head h reads) */
 	size_t n_same;
-	double *diff;  /* [n_diff] q_h(query) · k_g(j) for every head h, key head g != h's and key j */
+	double *diff;  /* [n_diff] q_h(query) · k_g(j) for every head h, key/value head g other than the one h
+	                * reads, and key j: H·(H−1) pairs, or H·(KV−1) under grouped-query attention */
 	size_t n_diff;
 	int n_keys;    /* keys j used per pair of heads */
 	int key_lo, key_hi; /* the first and last key used (-1 when none) */
@@ -94,7 +95,8 @@ void stats_linspace(double lo, double hi, size_t m, double *out);
  *                     query, the same for all its keys, so softmax (the attention) is unchanged;
  *   scaled:           q'' = c·q, k'' = k'/c       — leaves every q·k' unchanged.
  * The "dot product" and "distance" of a pair are q·k and |q − k| before, q''·k'' and |q'' − k''|
- * after, over the pairs a query can see (j <= i in a causal model, else all). */
+ * after, over the pairs a query can see (trace_key_range: j <= i in a causal model, within a sliding
+ * window, else all). */
 enum qknorm_mode {
 	QKNORM_NORMS,  /* c equalises the mean norms: c·mean|q| = mean|k'|/c */
 	QKNORM_CORR,   /* c minimises corr(dot product, distance): distance ranks keys best */

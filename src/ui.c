@@ -22,6 +22,7 @@
 #include "lineedit.h"
 #include "print.h"
 #include "runner.h"
+#include "shapedesc.h"
 #include "tokstrip.h"
 #include "userconf.h"
 #include "view.h"
@@ -180,8 +181,15 @@ static void ui_draw_status(struct ui *u, int y)
 		snprintf(ntok, sizeof ntok, "%d tok%s", t->n, t->truncated ? " (cut)" : "");
 	char label[256];
 	const char *base = print_model_label(u->src->name, label, sizeof label);
-	snprintf(left, sizeof left, " %s%s%s%sL%d H%d%s%s%s%s", base, bar, ntok, bar, u->ctx.layer, u->ctx.head,
-		 bar, v->name, vstat[0] ? bar : "", vstat);
+	/* Under grouped-query attention: the shape, and the key/value head the selected head reads. */
+	char heads[64] = "", kv[16] = "";
+	if (t && shapedesc_gqa(t)) {
+		shapedesc_heads(t, heads, sizeof heads);
+		snprintf(heads + strlen(heads), sizeof heads - strlen(heads), "%s", bar);
+		snprintf(kv, sizeof kv, " kv%d", trace_kv_head(t, u->ctx.head));
+	}
+	snprintf(left, sizeof left, " %s%s%s%s%sL%d H%d%s%s%s%s%s", base, bar, heads, ntok, bar, u->ctx.layer, u->ctx.head,
+		 kv, bar, v->name, vstat[0] ? bar : "", vstat);
 	int x = canvas_text(cv, 0, y, cv->w, left, st);
 	/* Then, in priority order: a message, the run state, the pending count. */
 	const char *msg = NULL;
@@ -443,6 +451,16 @@ static void ui_global(struct ui *u, enum action a)
 		ctx->scale = (enum heat_scale)((ctx->scale + 1) % HEAT_SCALE_COUNT);
 		snprintf(ctx->message, sizeof ctx->message, "colour scale: %s", heatdata_scale_name(ctx->scale));
 		break;
+	case ACT_ROTARY:
+		if (!ctx->trace || !ctx->trace->rotary) {
+			snprintf(ctx->message, sizeof ctx->message, "this model has no rotary embedding");
+			break;
+		}
+		ctx->qk_before_rotary = !ctx->qk_before_rotary;
+		snprintf(ctx->message, sizeof ctx->message, "queries and keys %s%s",
+			 shapedesc_rotary(ctx->trace, ctx->qk_before_rotary),
+			 ctx->qk_before_rotary ? " (not what the scores use)" : " (what the scores use)");
+		break;
 	case ACT_SPECIAL:
 		ctx->hide_special = !ctx->hide_special;
 		snprintf(ctx->message, sizeof ctx->message, "special tokens %s",
@@ -601,6 +619,7 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 	u->ctx.token = o->token;
 	u->ctx.scale = o->scale;
 	u->ctx.hide_special = o->hide_special;
+	u->ctx.qk_before_rotary = o->before_rotary;
 	if (!view_push(&u->ctx, &view_grid))
 		return err_set(e, "out of memory");
 	u->focus = u->text.len ? FOCUS_VIEW : FOCUS_TEXT;

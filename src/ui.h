@@ -37,6 +37,7 @@ struct ui_options {
 	int token;                /* initial selected token, -1 = none */
 	enum heat_scale scale;    /* initial colour scale */
 	bool hide_special;        /* initially hide special tokens (renormalising rows) */
+	bool before_rotary;       /* Q/K views initially show queries and keys before rotary */
 	enum heat_agg agg;        /* ui_print heatmap: one head, mean of the layer, mean of all */
 	bool numbers;             /* ui_print heatmap: weights written in the cells */
 	const char *sort;         /* ui_print heads: the score to sort by (a headscore name), NULL = none */

@@ -4,10 +4,14 @@
  * the same head (what attention uses) and of every other head of the layer (what it would be if
  * heads were mixed up). By default the keys are notebook 004's: those the query sees except the
  * first token, whose huge products (the attention sink) would swamp the rest, and the query
- * itself — keys 1 … n−2 of the last token; v switches to every key the query sees. Two
- * histograms on one x range, each with count, mean, standard deviation and its Gaussian kernel
- * density curve: in trained models the same-head products usually spread much wider. Up/down
- * move the query token, layer keys the layer. */
+ * itself — keys 1 … n−2 of the last token; v switches to every key the query sees. The keys it
+ * sees follow causal masking and the layer's sliding window. Two histograms on one x range, each
+ * with count, mean, standard deviation and its Gaussian kernel density curve: in trained models
+ * the same-head products usually spread much wider. Up/down move the query token, layer keys the
+ * layer. Under grouped-query attention "other heads" are the other key/value heads, and a line
+ * names the query heads that share each key head (their products with it are same-head
+ * products). With rotary the products use queries and keys after rotary (what the scores use)
+ * or, toggled, before. */
 #include "config.h"
 
 #include <math.h>
@@ -16,6 +20,7 @@
 
 #include "anaview.h"
 #include "chart.h"
+#include "shapedesc.h"
 #include "stats.h"
 #include "tokstrip.h"
 #include "view.h"
@@ -46,7 +51,8 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 		canvas_clip(cv, old);
 		return;
 	}
-	const struct trace *t = ctx->trace;
+	struct trace tmp;
+	const struct trace *t = shapedesc_qk_trace(ctx->trace, ctx->qk_before_rotary, &tmp);
 	int qi = anaview_token(ctx);
 	struct stats_dots d;
 	struct err e = {{0}};
@@ -58,9 +64,13 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 	char lab[256];
 	tokstrip_label(t, qi, cv->pal->utf8, lab, sizeof lab);
 	const char *dot = anaview_dot(cv), *ell = cv->pal->utf8 ? "\xe2\x80\xa6" : "-";
+	char rot[48] = "";
+	if (t->rotary)
+		snprintf(rot, sizeof rot, " %s %s", dot, shapedesc_rotary(t, ctx->qk_before_rotary));
+	bool gqa = shapedesc_gqa(t);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
-		      "q%sk products %s layer %d %s query %s (token %d) %s same head vs other heads", dot, dot, ctx->layer, dot,
-		      lab, qi, dot);
+		      "q%sk products %s layer %d %s query %s (token %d) %s same head vs other %sheads%s", dot, dot,
+		      ctx->layer, dot, lab, qi, dot, gqa ? "key " : "", rot);
 	char keys[64];
 	if (d.n_keys > 0)
 		snprintf(keys, sizeof keys, "keys %d%s%d (%d keys)", d.key_lo, ell, d.key_hi, d.n_keys);
@@ -70,6 +80,21 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 		      s->every_key ? "attnscope" : "notebook 004", keys,
 		      s->every_key ? "= every key the query sees"
 				   : "= those it sees but the first token (the attention sink) and itself");
+	int top = 2;
+	if (gqa) {
+		/* Which query heads share each key head. */
+		char groups[256];
+		int used = snprintf(groups, sizeof groups, "%d query heads read %d key head%s:", t->n_heads, t->n_kv_heads,
+				t->n_kv_heads == 1 ? "" : "s");
+		for (int g = 0; g < t->n_kv_heads && used < (int)sizeof groups; g++) {
+			int a, b;
+			shapedesc_group(t, g * (t->n_heads / t->n_kv_heads), &a, &b);
+			used += snprintf(groups + used, sizeof groups - (size_t)used, "%s %d%s%d %s kv%d", g ? "," : "", a,
+					 cv->pal->utf8 ? "\xe2\x80\x93" : "-", b, cv->pal->utf8 ? "\xe2\x86\x92" : "->", g);
+		}
+		canvas_text(cv, area.x, area.y + 2, area.w, groups, canvas_role(cv, ROLE_DIM));
+		top = 3;
+	}
 	/* One x range for both, so the spreads compare. */
 	double lo = INFINITY, hi = -INFINITY;
 	for (size_t i = 0; i < d.n_same; i++)
@@ -92,13 +117,17 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 		const double *v = k ? d.diff : d.same;
 		size_t n = k ? d.n_diff : d.n_same;
 		int x = area.x + (side ? k * (cw + 4) : 0);
-		int y = area.y + 2 + (side ? 0 : k * (DOTS_HEAD_ROWS + DOTS_HIST_ROWS + 1));
+		int y = area.y + top + (side ? 0 : k * (DOTS_HEAD_ROWS + DOTS_HIST_ROWS + 1));
 		double mean, sd, h;
 		stats_mean_std(v, n, &mean, &sd);
-		canvas_text(cv, x, y, cw, k ? "different heads (q of h, k of g != h)" : "same head (what attention uses)",
-			    canvas_role(cv, ROLE_LABEL));
+		const char *what = !k ? (gqa ? "same key head (q of h, the k it reads)" : "same head (what attention uses)")
+				      : gqa ? "other key heads (k of kv g != kv(h))" : "different heads (q of h, k of g != h)";
+		canvas_text(cv, x, y, cw, what, canvas_role(cv, ROLE_LABEL));
 		if (n == 0) {
-			canvas_text(cv, x, y + 1, cw, d.n_keys == 0 ? "(none: no keys left)" : "(none: the layer has one key head)",
+			canvas_text(cv, x, y + 1, cw,
+				    d.n_keys == 0 ? "(none: no keys left)"
+				    : gqa	  ? "(none: the layer has one key head)"
+						  : "(none: the layer has one head)",
 				    canvas_role(cv, ROLE_DIM));
 			continue;
 		}
@@ -117,9 +146,9 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 
 static int dots_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
 {
-	(void)state, (void)ctx, (void)cv;
-	int one = DOTS_HEAD_ROWS + DOTS_HIST_ROWS;
-	return 2 + (width >= 2 * 24 + 4 ? one : 2 * one + 1);
+	(void)state, (void)cv;
+	int one = DOTS_HEAD_ROWS + DOTS_HIST_ROWS, top = ctx->trace && shapedesc_gqa(ctx->trace) ? 3 : 2;
+	return top + (width >= 2 * 24 + 4 ? one : 2 * one + 1);
 }
 
 static bool dots_act(void *state, struct view_ctx *ctx, enum action a, int count)

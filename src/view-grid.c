@@ -4,7 +4,9 @@
  * character row) and shrink by max or mean pooling when the matrix is larger than the space a
  * head gets; when the heads do not fit, the grid scrolls to keep the selected head visible. The
  * selected head has a frame around it; a selected token keeps its row and column bright and dims
- * the rest of every thumbnail. */
+ * the rest of every thumbnail. Keys a query cannot see (causal masking, a layer's sliding window)
+ * stay blank. Under grouped-query attention a row above the head numbers brackets the query heads
+ * that read each key/value head ("kv0"); a windowed layer's label carries its window ("L0 w4"). */
 #include "config.h"
 
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shapedesc.h"
 #include "view.h"
 
 struct grid_state {
@@ -48,7 +51,7 @@ struct grid_layout {
 	int tw, th;           /* thumbnail size in characters */
 	int px_w, px_h;       /* thumbnail size in matrix cells */
 	int rows_fit, cols_fit;
-	int top;              /* rows above the first thumbnail: title, head numbers, frame */
+	int top;              /* rows above the first thumbnail: title, kv heads (GQA), head numbers, frame */
 };
 
 static int digits(int v)
@@ -61,6 +64,18 @@ static int digits(int v)
 	return d;
 }
 
+/* "L3", or "L3 w4" for a layer with a sliding window, into BUF; returns its width in columns. */
+static int grid_layer_label(const struct trace *t, int layer, bool utf8, char *buf, size_t n)
+{
+	char win[32];
+	shapedesc_window(t, layer, utf8, win, sizeof win);
+	snprintf(buf, n, "L%d%s%s", layer, win[0] ? " " : "", win);
+	int w = 0;
+	for (const char *p = buf; *p; p++)
+		w += ((unsigned char)*p & 0xc0) != 0x80;
+	return w;
+}
+
 /* HEIGHT < 0: as tall as needed. */
 static struct grid_layout grid_layout(const struct grid_state *g, const struct trace *t, const struct canvas *cv,
 				      int width, int height)
@@ -68,6 +83,12 @@ static struct grid_layout grid_layout(const struct grid_state *g, const struct t
 	struct grid_layout lo;
 	int n = t->n > 0 ? t->n : 1, rpc = canvas_heat_rows(cv);
 	lo.label_w = 1 + digits(t->n_layers - 1) + 1;
+	for (int l = 0; l < t->n_layers; l++) {
+		char lab[48];
+		int w = grid_layer_label(t, l, cv->pal->utf8, lab, sizeof lab);
+		if (w + 1 > lo.label_w)
+			lo.label_w = w + 1;
+	}
 	int avail = width - lo.label_w - 1;
 	int fit = t->n_heads > 0 ? avail / t->n_heads - 1 : avail;
 	int base = fit < n ? fit : n;
@@ -93,7 +114,7 @@ static struct grid_layout grid_layout(const struct grid_state *g, const struct t
 		lo.px_h = n;
 		lo.th = (n + rpc - 1) / rpc;
 	}
-	lo.top = 3;
+	lo.top = shapedesc_gqa(t) ? 4 : 3;
 	lo.cols_fit = avail / (tw + 1);
 	if (lo.cols_fit < 1)
 		lo.cols_fit = 1;
@@ -171,6 +192,7 @@ static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct g
 	struct heatmat m;
 	if (heatmat_build(t, layer, head, HEAT_HEAD, ctx->hide_special, &m))
 		return false;
+	heatmat_mask(&m, m.v);
 	if (m.rows == 0) {
 		heatmat_free(&m);
 		for (int i = 0; i < lo->px_w * lo->px_h; i++)
@@ -219,6 +241,38 @@ static void grid_thumb(struct grid_state *g, struct view_ctx *ctx, struct canvas
 	}
 }
 
+/* The key/value head row at Y: over each group of query heads sharing a key/value head (the visible
+ * heads COL0..COL_END-1), a bracket "kv1" spanning the group's thumbnails. */
+static void grid_kv_row(struct view_ctx *ctx, struct canvas *cv, const struct grid_layout *lo, int col0, int col_end,
+			int ax, int y)
+{
+	const struct trace *t = ctx->trace;
+	int sel_kv = trace_kv_head(t, ctx->head);
+	canvas_text(cv, ax, y, lo->label_w, "kv", canvas_role(cv, ROLE_DIM));
+	for (int h = col0; h < col_end;) {
+		int first, last;
+		shapedesc_group(t, h, &first, &last);
+		int a = h, b = last < col_end - 1 ? last : col_end - 1;
+		int x0 = ax + lo->label_w + 1 + (a - col0) * (lo->tw + 1);
+		int x1 = ax + lo->label_w + 1 + (b - col0) * (lo->tw + 1) + lo->tw - 1;
+		int kv = trace_kv_head(t, h);
+		struct style st = canvas_role(cv, kv == sel_kv ? ROLE_LABEL_SEL : ROLE_DIM);
+		for (int x = x0; x <= x1; x++)
+			canvas_put(cv, x, y, canvas_glyph(cv, GLYPH_HLINE), st);
+		if (x1 > x0) {
+			canvas_put(cv, x0, y, a == first ? (cv->pal->utf8 ? 0x256d : '+') : canvas_glyph(cv, GLYPH_HLINE), st);
+			canvas_put(cv, x1, y, b == last ? (cv->pal->utf8 ? 0x256e : '+') : canvas_glyph(cv, GLYPH_HLINE), st);
+		}
+		char lab[16];
+		snprintf(lab, sizeof lab, x1 - x0 + 1 >= 5 ? "kv%d" : "%d", kv);
+		int lw = (int)strlen(lab), span = x1 - x0 + 1;
+		if (lw > span)
+			lw = span;
+		canvas_text(cv, x0 + (span - lw) / 2, y, lw, lab, st);
+		h = b + 1;
+	}
+}
+
 static void grid_legend(struct view_ctx *ctx, struct canvas *cv, int x, int y, int maxw)
 {
 	char label[32];
@@ -253,9 +307,9 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 		for (int i = 0; i < t->n; i++)
 			shown += !t->special[i];
 	bool shrunk = lo.px_w < shown || lo.px_h < shown;
-	char title[256];
-	snprintf(title, sizeof title, "%d layers %s %d heads %s %d%s tokens %s %s", t->n_layers,
-		 cv->pal->utf8 ? "\xc3\x97" : "x", t->n_heads, cv->pal->utf8 ? "\xc2\xb7" : "-", shown,
+	char title[256], heads[64];
+	snprintf(title, sizeof title, "%d layers %s %s %s %d%s tokens %s %s", t->n_layers,
+		 cv->pal->utf8 ? "\xc3\x97" : "x", shapedesc_heads(t, heads, sizeof heads), cv->pal->utf8 ? "\xc2\xb7" : "-", shown,
 		 ctx->hide_special ? " non-special" : "", cv->pal->utf8 ? "\xc2\xb7" : "-",
 		 shrunk ? (g->pool == HEAT_POOL_MAX ? "thumbnails max-pooled" : "thumbnails mean-pooled")
 			: "thumbnails at full resolution");
@@ -264,25 +318,28 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 
 	grid_cache_key(g, ctx, &lo);
 	int rows_end = g->row0 + lo.rows_fit, cols_end = g->col0 + lo.cols_fit;
-	/* Head numbers. */
+	/* Head numbers, under the key/value heads they read when heads share them. */
+	int hy = area.y + lo.top - 2;
+	if (shapedesc_gqa(t))
+		grid_kv_row(ctx, cv, &lo, g->col0, cols_end, area.x, area.y + 1);
 	for (int h = g->col0; h < cols_end; h++) {
 		int x = area.x + lo.label_w + 1 + (h - g->col0) * (lo.tw + 1);
 		char num[16];
 		snprintf(num, sizeof num, "%d", h);
 		int nw = (int)strlen(num);
 		int nx = x + (lo.tw - nw) / 2;
-		canvas_text(cv, nx, area.y + 1, nw, num, canvas_role(cv, h == ctx->head ? ROLE_LABEL_SEL : ROLE_LABEL));
+		canvas_text(cv, nx, hy, nw, num, canvas_role(cv, h == ctx->head ? ROLE_LABEL_SEL : ROLE_LABEL));
 	}
-	canvas_text(cv, area.x, area.y + 1, lo.label_w, "L\\H", canvas_role(cv, ROLE_DIM));
+	canvas_text(cv, area.x, hy, lo.label_w, "L\\H", canvas_role(cv, ROLE_DIM));
 	if (g->col0 > 0)
-		canvas_put(cv, area.x + lo.label_w, area.y + 1, canvas_glyph(cv, GLYPH_LEFT), canvas_role(cv, ROLE_DIM));
+		canvas_put(cv, area.x + lo.label_w, hy, canvas_glyph(cv, GLYPH_LEFT), canvas_role(cv, ROLE_DIM));
 	if (cols_end < t->n_heads)
-		canvas_put(cv, area.x + lo.label_w + 1 + lo.cols_fit * (lo.tw + 1), area.y + 1,
+		canvas_put(cv, area.x + lo.label_w + 1 + lo.cols_fit * (lo.tw + 1), hy,
 			   canvas_glyph(cv, GLYPH_RIGHT), canvas_role(cv, ROLE_DIM));
 	for (int l = g->row0; l < rows_end; l++) {
 		int y = area.y + lo.top + (l - g->row0) * (lo.th + 1);
-		char lab[16];
-		snprintf(lab, sizeof lab, "L%d", l);
+		char lab[48];
+		grid_layer_label(t, l, cv->pal->utf8, lab, sizeof lab);
 		canvas_text(cv, area.x, y + (lo.th - 1) / 2, lo.label_w - 1, lab,
 			    canvas_role(cv, l == ctx->layer ? ROLE_LABEL_SEL : ROLE_LABEL));
 		for (int h = g->col0; h < cols_end; h++) {

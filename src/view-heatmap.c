@@ -4,13 +4,18 @@
  * weight written in it. A cell cursor moves over the matrix; its row is the selected token. A side
  * panel (or, on narrow terminals, two lines below) gives the exact weight under the cursor, the
  * row's top keys and the column sum. Toggles: mean over the layer's heads, mean over all layers,
- * numbers in cells; the colour scale and hiding special tokens are shared with the other views. */
+ * numbers in cells; the colour scale and hiding special tokens are shared with the other views.
+ * Keys a query cannot see (causal masking, a sliding window) are blank and take no rank; the title
+ * names the key/value head a query head reads (GQA) and the layer's window; with specials hidden the
+ * panel says how much of the row's weight was left to renormalise (little, under a BOS sink) and
+ * ranks only the keys the query may see. */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "shapedesc.h"
 #include "tokstrip.h"
 #include "view.h"
 
@@ -85,7 +90,9 @@ static bool hm_ensure(struct heatmap_state *s, struct view_ctx *ctx)
 		heatmat_free(&s->m);
 		return false;
 	}
-	heatdata_scale(s->m.v, s->m.rows, s->m.cols, ctx->scale, s->pos);
+	memcpy(s->pos, s->m.v, (size_t)s->m.rows * s->m.cols * sizeof *s->pos);
+	heatmat_mask(&s->m, s->pos);
+	heatdata_scale(s->pos, s->m.rows, s->m.cols, ctx->scale, s->pos);
 	s->c_gen = ctx->trace_gen;
 	s->c_layer = ctx->layer;
 	s->c_head = ctx->head;
@@ -167,11 +174,15 @@ static void hm_title(struct heatmap_state *s, struct view_ctx *ctx, char *buf, s
 {
 	const struct trace *t = ctx->trace;
 	const char *dot = utf8 ? "\xc2\xb7" : "-";
-	char what[96];
+	char what[160], kv[96], win[32], wtext[48] = "";
+	shapedesc_window(t, ctx->layer, utf8, win, sizeof win);
+	if (win[0] && s->agg != HEAT_ALL_MEAN)
+		snprintf(wtext, sizeof wtext, ", window %s", win + 1);
+	shapedesc_kv(t, ctx->head, utf8, kv, sizeof kv);
 	if (s->agg == HEAT_HEAD)
-		snprintf(what, sizeof what, "layer %d head %d", ctx->layer, ctx->head);
+		snprintf(what, sizeof what, "layer %d head %d%s%s%s", ctx->layer, ctx->head, kv[0] ? ", " : "", kv, wtext);
 	else if (s->agg == HEAT_LAYER_MEAN)
-		snprintf(what, sizeof what, "layer %d, mean of %d heads", ctx->layer, t->n_heads);
+		snprintf(what, sizeof what, "layer %d, mean of %d heads%s", ctx->layer, t->n_heads, wtext);
 	else
 		snprintf(what, sizeof what, "mean of all %d heads in %d layers", t->n_layers * t->n_heads, t->n_layers);
 	snprintf(buf, n, "%s %s queries %s, keys %s %s %s scale%s", what, dot, utf8 ? "\xe2\x86\x93" : "down",
@@ -243,26 +254,35 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 	const struct trace *t = ctx->trace;
 	const struct heatmat *m = &s->m;
 	struct style st = canvas_role(cv, ROLE_PANEL), lab = canvas_role(cv, ROLE_LABEL);
-	char q[256], k[256], buf[1024];
+	char q[256], k[256], buf[1024], weight[64], kept[64] = "";
 	tokstrip_label(t, m->row_tok[r], cv->pal->utf8, q, sizeof q);
 	tokstrip_label(t, m->col_tok[c], cv->pal->utf8, k, sizeof k);
 	float p = m->v[(size_t)r * m->cols + c];
+	if (heatmat_masked(m, r, c))
+		snprintf(weight, sizeof weight, "masked (key not visible)");
+	else
+		snprintf(weight, sizeof weight, "%.6f", p);
+	if (ctx->hide_special)
+		snprintf(kept, sizeof kept, "row kept %.1f%% before renormalising", 100.0 * m->kept[r]);
 	double colsum = 0;
 	for (int i = 0; i < m->rows; i++)
 		colsum += m->v[(size_t)i * m->cols + c];
 	struct ranked_key *rk = malloc((size_t)m->cols * sizeof *rk);
 	if (!rk)
 		return;
+	int nk = 0; /* the keys the query may see */
 	for (int j = 0; j < m->cols; j++)
-		rk[j] = (struct ranked_key){m->v[(size_t)r * m->cols + j], m->col_tok[j]};
-	qsort(rk, (size_t)m->cols, sizeof *rk, cmp_ranked_key);
+		if (!heatmat_masked(m, r, j))
+			rk[nk++] = (struct ranked_key){m->v[(size_t)r * m->cols + j], m->col_tok[j]};
+	qsort(rk, (size_t)nk, sizeof *rk, cmp_ranked_key);
 	const char *arrow = cv->pal->utf8 ? "\xe2\x86\x92" : "->";
 	if (compact) {
-		snprintf(buf, sizeof buf, "%s %s %s = %.6f  column sum %.4f", q, arrow, k, p, colsum);
+		snprintf(buf, sizeof buf, "%s %s %s = %s  column sum %.4f%s%s", q, arrow, k, weight, colsum, kept[0] ? "  " : "",
+			 kept);
 		canvas_text(cv, x, y, w, buf, st);
 		if (lines > 1) {
 			int used = canvas_text(cv, x, y + 1, w, "top:", lab);
-			for (int j = 0; j < m->cols && used < w; j++) {
+			for (int j = 0; j < nk && used < w; j++) {
 				char kl[256];
 				tokstrip_label(t, rk[j].tok, cv->pal->utf8, kl, sizeof kl);
 				snprintf(buf, sizeof buf, " %s %.2f", kl, rk[j].p);
@@ -283,11 +303,13 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 	} while (0)
 	PANEL_LINE(lab, "query %d  %s", m->row_tok[r], q);
 	PANEL_LINE(lab, "key   %d  %s", m->col_tok[c], k);
-	PANEL_LINE(st, "weight     %.6f", p);
+	PANEL_LINE(st, "weight     %s", weight);
 	PANEL_LINE(st, "column sum %.6f", colsum);
+	if (kept[0])
+		PANEL_LINE(st, "%s", kept);
 	line++;
 	PANEL_LINE(lab, "top keys of %s", q);
-	for (int j = 0; j < m->cols && line < lines; j++) {
+	for (int j = 0; j < nk && line < lines; j++) {
 		char kl[256];
 		tokstrip_label(t, rk[j].tok, cv->pal->utf8, kl, sizeof kl);
 		PANEL_LINE(st, "%2d. %.6f  %s", j + 1, rk[j].p, kl);
@@ -359,14 +381,17 @@ static void heatmap_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 			char num[8];
 			if (s->numbers) {
 				hm_format(p, num, sizeof num);
+				if (v != v) /* masked: no number */
+					num[0] = 0;
 				canvas_fill(cv, (struct rect){x, y, lo.cw, 1}, ' ',
 					    is_cursor ? cursor : (struct style){COLOR_DEFAULT, COLOR_DEFAULT, 0});
 				if (is_cursor)
 					canvas_text(cv, x + lo.cw - 3, y, 3, num, cursor);
 				else {
 					for (int k = 0; k < lo.cw; k++)
-						canvas_heat1(cv, x + k, y, cv->pal->depth == DEPTH_MONO ? 0 : v);
-					canvas_heat_text(cv, x + lo.cw - 3, y, 3, v, num);
+						canvas_heat1(cv, x + k, y, cv->pal->depth == DEPTH_MONO && v == v ? 0 : v);
+					if (v == v)
+						canvas_heat_text(cv, x + lo.cw - 3, y, 3, v, num);
 				}
 			} else if (is_cursor) {
 				canvas_put(cv, x, y, '[', cursor);
@@ -391,7 +416,7 @@ static void heatmap_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 
 	if (lo.panel_w) {
 		int px = area.x + lo.mx + lo.vis_cols * lo.cw + 2;
-		int lines = ctx->print ? 6 + m->cols : area.h - 1;
+		int lines = ctx->print ? 6 + (ctx->hide_special ? 1 : 0) + m->cols : area.h - 1;
 		hm_panel(s, ctx, cv, px, area.y + 1, area.x + area.w - px, lines, r, c, false);
 	} else {
 		hm_panel(s, ctx, cv, area.x, area.y + lo.my + lo.vis_rows, area.w, lo.below, r, c, true);
@@ -406,7 +431,7 @@ static int heatmap_height(void *state, struct view_ctx *ctx, const struct canvas
 		return 1;
 	struct hm_layout lo = hm_layout(s, ctx, cv, width, -1);
 	int h = lo.my + lo.vis_rows + lo.below;
-	int panel = lo.panel_w ? 1 + 6 + s->m.cols : 0;
+	int panel = lo.panel_w ? 1 + 6 + (ctx->hide_special ? 1 : 0) + s->m.cols : 0;
 	return h > panel ? h : panel;
 }
 
@@ -500,7 +525,10 @@ static void heatmap_status(void *state, struct view_ctx *ctx, char *buf, size_t 
 		return;
 	int r, c;
 	hm_cursor(s, ctx, &r, &c);
-	snprintf(buf, n, "q%d k%d = %.6f", s->m.row_tok[r], s->m.col_tok[c], s->m.v[(size_t)r * s->m.cols + c]);
+	if (heatmat_masked(&s->m, r, c))
+		snprintf(buf, n, "q%d k%d masked", s->m.row_tok[r], s->m.col_tok[c]);
+	else
+		snprintf(buf, n, "q%d k%d = %.6f", s->m.row_tok[r], s->m.col_tok[c], s->m.v[(size_t)r * s->m.cols + c]);
 }
 
 static const enum action heatmap_actions[] = {

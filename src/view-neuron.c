@@ -5,8 +5,12 @@
  * per key token: its key vector k, the element-wise product q×k (whose sum is the score), the
  * score q·k/√d and the softmax weight the model computed, as a number and a bar. Cells carry their
  * values when the head dimension leaves room. Up/down move the query token; [ ] and { } pick the
- * head and layer. Keys a causal query cannot see are marked as masked. All keys are shown (hiding
- * special tokens would change the softmax the weights come from). */
+ * head and layer. Keys the query cannot see (causal masking, the layer's sliding window) are marked
+ * as masked. All keys are shown (hiding special tokens would change the softmax the weights come
+ * from). Under grouped-query attention the keys are those of the key/value head the query head
+ * reads (the title names it and the heads sharing it). For rotary models q and k are those the
+ * scores use (after rotary and q/k norm) or, toggled, the projections before rotary, whose products
+ * are not the scores the weights come from; the title says which. */
 #include "config.h"
 
 #include <math.h>
@@ -16,6 +20,7 @@
 
 #include "anaview.h"
 #include "chart.h"
+#include "shapedesc.h"
 #include "tokstrip.h"
 #include "view.h"
 
@@ -73,8 +78,10 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 		canvas_clip(cv, old);
 		return;
 	}
-	const struct trace *t = ctx->trace;
-	int n = t->n, d = t->head_dim, qi = anaview_token(ctx);
+	struct trace tmp;
+	const struct trace *t = shapedesc_qk_trace(ctx->trace, ctx->qk_before_rotary, &tmp);
+	int n = t->n, d = t->head_dim, qi = anaview_token(ctx), klo, khi;
+	trace_key_range(t, ctx->layer, qi, &klo, &khi);
 	const float *q = trace_q(t, ctx->layer, ctx->head) + (size_t)qi * d;
 	const float *k = trace_k(t, ctx->layer, ctx->head), *a = trace_attn(t, ctx->layer, ctx->head);
 	double *qv = malloc((size_t)d * sizeof *qv), *kv = malloc((size_t)d * sizeof *kv), *pv = malloc((size_t)d * sizeof *pv);
@@ -97,9 +104,14 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 	char lab[256];
 	tokstrip_label(t, qi, cv->pal->utf8, lab, sizeof lab);
 	const char *dot = anaview_dot(cv);
+	char kvd[96], rot[64] = "";
+	shapedesc_kv(t, ctx->head, cv->pal->utf8, kvd, sizeof kvd);
+	if (t->rotary)
+		snprintf(rot, sizeof rot, " %s q, k %s%s", dot, shapedesc_rotary(t, ctx->qk_before_rotary),
+			 ctx->qk_before_rotary ? " (not the scores)" : "");
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
-		      "neuron view %s layer %d head %d %s query %s (token %d) %s d = %d", dot, ctx->layer, ctx->head, dot, lab, qi,
-		      dot, d);
+		      "neuron view %s layer %d head %d%s%s %s query %s (token %d) %s d = %d%s", dot, ctx->layer, ctx->head,
+		      kvd[0] ? ", " : "", kvd, dot, lab, qi, dot, d, rot);
 	int qw = 4;
 	for (int j = 0; j < n; j++) {
 		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
@@ -149,7 +161,7 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 		}
 		nv_strip(cv, kx, yy, kv, d, vmax, cw, sw);
 		nv_strip(cv, px, yy, pv, d, pmax, cw, sw);
-		bool masked = t->causal && j > qi;
+		bool masked = j < klo || j > khi;
 		canvas_printf(cv, sx, yy, NV_SCORE_W - 1, canvas_role(cv, masked ? ROLE_DIM : ROLE_TEXT), "%8.3f", dotp * scale);
 		if (masked) {
 			canvas_text(cv, wx, yy, NV_WEIGHT_W, "masked", canvas_role(cv, ROLE_DIM));

@@ -6,7 +6,10 @@
  * to the queries' centroid and both scaled by c so their mean norms match; or c chosen so distance
  * tracks dot product best. The panel shows c, the correlation between dot product and distance,
  * and the mean distance from a query to its highest-attention key, before and after. A selected
- * token's query, key and link are highlighted and labelled first. */
+ * token's query, key and link are highlighted and labelled first. Under grouped-query attention the
+ * keys are those of the key/value head the query head reads (the title names it and its group). For
+ * rotary models the vectors are those the scores use (after rotary and q/k norm) or, toggled by the
+ * rotary key, the projections before; the title says which. */
 #include "config.h"
 
 #include <math.h>
@@ -17,6 +20,7 @@
 #include "anaview.h"
 #include "braille.h"
 #include "pca.h"
+#include "shapedesc.h"
 #include "stats.h"
 #include "tokstrip.h"
 #include "view.h"
@@ -35,6 +39,7 @@ struct qk_state {
 	const struct trace *t;
 	int layer, head;
 	enum qk_mode c_mode;
+	bool c_before;       /* before rotary */
 	int n;
 	double *xy;          /* [2n][2] PCA coordinates: queries 0..n-1, then keys */
 	int *argmax;         /* [n] each query's highest-attention key */
@@ -59,15 +64,17 @@ static void qk_destroy(void *state)
 
 static bool qk_ensure(struct qk_state *s, const struct view_ctx *ctx)
 {
-	const struct trace *t = ctx->trace;
-	if (s->valid && s->gen == ctx->trace_gen && s->t == t && s->layer == ctx->layer && s->head == ctx->head &&
-	    s->c_mode == s->mode)
+	struct trace tmp;
+	const struct trace *t = shapedesc_qk_trace(ctx->trace, ctx->qk_before_rotary, &tmp);
+	if (s->valid && s->gen == ctx->trace_gen && s->t == ctx->trace && s->layer == ctx->layer && s->head == ctx->head &&
+	    s->c_mode == s->mode && s->c_before == ctx->qk_before_rotary)
 		return !s->error[0];
 	free(s->xy);
 	free(s->argmax);
 	s->xy = NULL, s->argmax = NULL;
-	s->valid = true, s->gen = ctx->trace_gen, s->t = t, s->layer = ctx->layer, s->head = ctx->head;
+	s->valid = true, s->gen = ctx->trace_gen, s->t = ctx->trace, s->layer = ctx->layer, s->head = ctx->head;
 	s->c_mode = s->mode;
+	s->c_before = ctx->qk_before_rotary;
 	s->error[0] = 0;
 	int n = t->n, d = t->head_dim;
 	s->n = n;
@@ -130,10 +137,14 @@ static void qk_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct
 	const struct trace *t = ctx->trace;
 	const char *dot = anaview_dot(cv), *arrow = cv->pal->utf8 ? "\xe2\x86\x92" : "->";
 	int n = s->n, sel = ctx->token;
+	char kv[96], rot[48] = "";
+	shapedesc_kv(t, ctx->head, cv->pal->utf8, kv, sizeof kv);
+	if (t->rotary)
+		snprintf(rot, sizeof rot, "%s %s ", shapedesc_rotary(t, ctx->qk_before_rotary), dot);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
-		      "query/key geometry %s layer %d head %d %s joint PCA %.0f%% + %.0f%% %s normalised: %s",
-		      dot, ctx->layer, ctx->head, dot, 100 * s->explained[0], 100 * s->explained[1], dot,
-		      qk_mode_name(s->mode));
+		      "query/key geometry %s layer %d head %d%s%s %s %sjoint PCA %.0f%% + %.0f%% %s normalised: %s",
+		      dot, ctx->layer, ctx->head, kv[0] ? ", " : "", kv, dot, rot, 100 * s->explained[0],
+		      100 * s->explained[1], dot, qk_mode_name(s->mode));
 	/* The measures compare raw with normalised vectors (equal mean norms while the plot is raw). */
 	const struct qknorm *q = &s->qn;
 	struct style panel = canvas_role(cv, ROLE_PANEL);

@@ -7,7 +7,9 @@
  * token is left out — t puts it back in; it is often an outlier ([CLS], or the token a GPT-2 head
  * parks its attention on) — and the std has Bessel's correction (n − 1) — v switches to the
  * population std (n), attnscope's variant. Layer keys change the layer; the selected head is
- * highlighted. */
+ * highlighted. Under grouped-query attention each key/value head's bar comes once, after the query
+ * heads that share it ("kv1 k"), and the scatters pair each query head with it. For rotary models
+ * the vectors are those the scores use or, toggled, the projections before rotary. */
 #include "config.h"
 
 #include <math.h>
@@ -17,6 +19,7 @@
 
 #include "anaview.h"
 #include "braille.h"
+#include "shapedesc.h"
 #include "stats.h"
 #include "view.h"
 
@@ -86,7 +89,8 @@ static void qkstats_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 		canvas_clip(cv, old);
 		return;
 	}
-	const struct trace *t = ctx->trace;
+	struct trace tmp;
+	const struct trace *t = shapedesc_qk_trace(ctx->trace, ctx->qk_before_rotary, &tmp);
 	int H = t->n_heads;
 	struct stats_qk_desc *d = calloc((size_t)H, sizeof *d);
 	if (!d) {
@@ -95,15 +99,18 @@ static void qkstats_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	}
 	stats_qk_desc(t, ctx->layer, !s->keep_first, !s->population, d);
 	const char *dot = anaview_dot(cv);
+	char rot[48] = "";
+	if (t->rotary)
+		snprintf(rot, sizeof rot, " %s %s", dot, shapedesc_rotary(t, ctx->qk_before_rotary));
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
-		      "query/key statistics %s layer %d %s mean %s std over tokens %s dimensions %s first token %s", dot,
+		      "query/key statistics %s layer %d %s mean %s std over tokens %s dimensions %s first token %s%s", dot,
 		      ctx->layer, dot, cv->pal->utf8 ? "\xc2\xb1" : "+-", cv->pal->utf8 ? "\xc3\x97" : "x", dot,
-		      s->keep_first || t->n < 2 ? "included" : "left out");
-	int first = s->keep_first || t->n < 2 ? 0 : 1;
+		      s->keep_first || t->n < 2 ? "included" : "left out", rot);
+	int first_token = s->keep_first || t->n < 2 ? 0 : 1;
 	canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_LABEL),
 		      "%s: std over %s %s n %zu per mean: tokens %d%s%d %s %d dims",
 		      s->population ? "attnscope" : "notebook 004", s->population ? "n, the population's" : "n-1, Bessel (torch's std())",
-		      dot, d[0].count, first, cv->pal->utf8 ? "\xe2\x80\xa6" : "-", t->n - 1, cv->pal->utf8 ? "\xc3\x97" : "x",
+		      dot, d[0].count, first_token, cv->pal->utf8 ? "\xe2\x80\xa6" : "-", t->n - 1, cv->pal->utf8 ? "\xc3\x97" : "x",
 		      t->head_dim);
 	/* Error bars on one axis through 0. */
 	double lo = 0, hi = 0;
@@ -125,11 +132,21 @@ static void qkstats_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	y++;
 	for (int h = 0; h < H; h++)
 		for (int k = 0; k < 2; k++, y++) {
+			int first, last;
+			shapedesc_group(t, h, &first, &last);
+			if (k && h != last) { /* a shared key head's bar comes once, after its group */
+				y--;
+				continue;
+			}
 			double mean = k ? d[h].k_mean : d[h].q_mean, sd = k ? d[h].k_std : d[h].q_std;
 			struct style st = canvas_role(cv, k ? ROLE_KEY : ROLE_QUERY);
-			snprintf(buf, sizeof buf, "H%d %s", h, k ? "k" : "q");
+			if (k && first != last)
+				snprintf(buf, sizeof buf, "kv%d k", trace_kv_head(t, h));
+			else
+				snprintf(buf, sizeof buf, "H%d %s", h, k ? "k" : "q");
+			bool sel = k ? trace_kv_head(t, ctx->head) == trace_kv_head(t, h) : h == ctx->head;
 			canvas_text(cv, area.x, y, QS_LABEL_W - 1, buf,
-				    h == ctx->head ? canvas_role(cv, ROLE_LABEL_SEL) : canvas_role(cv, ROLE_LABEL));
+				    sel ? canvas_role(cv, ROLE_LABEL_SEL) : canvas_role(cv, ROLE_LABEL));
 			int x0 = area.x + QS_LABEL_W;
 			canvas_put(cv, x0 + zero, y, canvas_glyph(cv, GLYPH_VLINE), canvas_role(cv, ROLE_DIM));
 			int a = qs_col(mean - sd, lo, hi, bw), b = qs_col(mean + sd, lo, hi, bw), m = qs_col(mean, lo, hi, bw);
@@ -157,8 +174,9 @@ static void qkstats_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 static int qkstats_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
 {
 	(void)state, (void)cv;
-	int H = ctx->trace ? ctx->trace->n_heads : 0;
-	return 3 + 2 * H + 1 + (width >= 60 ? 1 : 2) * (QS_SCATTER_ROWS + 1);
+	const struct trace *t = ctx->trace;
+	int H = t ? t->n_heads : 0, K = t ? (shapedesc_gqa(t) ? t->n_kv_heads : H) : 0;
+	return 3 + H + K + 1 + (width >= 60 ? 1 : 2) * (QS_SCATTER_ROWS + 1);
 }
 
 static bool qkstats_act(void *state, struct view_ctx *ctx, enum action a, int count)

@@ -28,6 +28,8 @@ struct view_ctx {
 	int token;                    /* the selected token (index into trace), -1 for none */
 	enum heat_scale scale;        /* colour scale of every heatmap */
 	bool hide_special;            /* drop special tokens and renormalise rows */
+	bool qk_before_rotary;        /* Q/K views read queries and keys before rotary (and q/k norm)
+	                               * instead of as the scores use them (rotary models only) */
 	bool print;                   /* headless: draw at natural size, no scrolling */
 	const char *sort;             /* initial sort key of a table view (--sort), NULL = its default */
 

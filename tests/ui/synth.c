@@ -78,6 +78,18 @@ static int32_t synth_id(const char *s)
 	return (int32_t)(1000 + h % 29000);
 }
 
+/* The score of query I for key J in head H of layer L: head h follows pattern h % 4 (previous token,
+ * first token with score FIRST, self, broad). */
+static double synth_score(int h, int l, int i, int j, double first)
+{
+	switch (h % 4) {
+	case 0: return -3.0 * fabs((double)(j - (i - 1)));
+	case 1: return j == 0 ? first : 0.1 * j;
+	case 2: return -2.0 * abs(i - j);
+	default: return sin(0.7 * i + 1.3 * j + l);
+	}
+}
+
 struct trace *synth_trace(const char *text, const char *text_b, int n_layers, int n_heads, enum synth_style style)
 {
 	struct tok *tk = calloc(SYNTH_MAX, sizeof *tk);
@@ -130,14 +142,7 @@ struct trace *synth_trace(const char *text, const char *text_b, int n_layers, in
 				int last = t->causal ? i : n - 1;
 				double mx = -1e30, sum = 0;
 				for (int j = 0; j <= last; j++) {
-					double x;
-					switch (h % 4) {
-					case 0: x = -3.0 * fabs((double)(j - (i - 1))); break;
-					case 1: x = j == 0 ? 3.0 : 0.1 * j; break;
-					case 2: x = -2.0 * abs(i - j); break;
-					default: x = sin(0.7 * i + 1.3 * j + l); break;
-					}
-					row[j] = x * sharp;
+					row[j] = synth_score(h, l, i, j, 3.0) * sharp;
 					if (row[j] > mx)
 						mx = row[j];
 				}
@@ -153,6 +158,89 @@ struct trace *synth_trace(const char *text, const char *text_b, int n_layers, in
 				t->v[o] = (float)sin(0.2 * i - l);
 			}
 		}
+	free(row);
+	return t;
+}
+
+struct trace *synth_decoder_trace(const char *text, int n_layers, int n_heads, const struct synth_decoder *d)
+{
+	struct tok *tk = calloc(SYNTH_MAX, sizeof *tk);
+	if (!tk)
+		return NULL;
+	int n = add(tk, 0, "<s>", true, 0);
+	const char *p = text;
+	while (*p && n < SYNTH_MAX) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			break;
+		const char *e = strchr(p, ' ');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		char w[80];
+		snprintf(w, sizeof w, "\xe2\x96\x81%.*s", (int)(len < 60 ? len : 60), p);
+		n = add(tk, n, w, false, 0);
+		p += len;
+	}
+	int hd = 4, kv = d->n_kv_heads > 0 ? d->n_kv_heads : n_heads;
+	struct trace_shape shape = {n_layers, n_heads, kv, hd, hd * n_heads, n, d->rotary};
+	struct trace *t = trace_new_shaped(&shape);
+	double *row = malloc((size_t)n * sizeof *row);
+	if (!t || !row) {
+		trace_free(t);
+		free(row);
+		free(tk);
+		return NULL;
+	}
+	snprintf(t->model_name, sizeof t->model_name, "synthetic-llama");
+	snprintf(t->family, sizeof t->family, "llama");
+	t->causal = true;
+	t->max_positions = SYNTH_MAX;
+	for (int i = 0; i < n; i++) {
+		t->tokens[i] = strdup(tk[i].s);
+		t->special[i] = tk[i].special;
+		t->ids[i] = i == 0 ? 1 : synth_id(tk[i].s);
+	}
+	free(tk);
+	for (int l = 0; l < n_layers; l++) {
+		t->win_before[l] = d->window > 0 ? d->window - 1 : -1;
+		for (int h = 0; h < n_heads; h++) {
+			float *a = t->attn + ((size_t)l * n_heads + h) * (size_t)n * n;
+			for (int i = 0; i < n; i++) {
+				int lo, hi;
+				trace_key_range(t, l, i, &lo, &hi);
+				double mx = -1e30, sum = 0;
+				for (int j = lo; j <= hi; j++) {
+					double x = synth_score(h, l, i, j, 4.0);
+					row[j] = x;
+					mx = x > mx ? x : mx;
+				}
+				for (int j = lo; j <= hi; j++)
+					sum += row[j] = exp(row[j] - mx);
+				for (int j = 0; j < n; j++)
+					a[(size_t)i * n + j] = j >= lo && j <= hi ? (float)(row[j] / sum) : 0.0f;
+			}
+		}
+		/* Projections, then their rotation by position. */
+		for (int pass = 0; pass < 2; pass++) {
+			int heads = pass ? kv : n_heads;
+			float *raw = pass ? (d->rotary ? t->k_raw : t->k) : (d->rotary ? t->q_raw : t->q);
+			float *rot = pass ? t->k : t->q;
+			for (int h = 0; h < heads; h++)
+				for (int i = 0; i < n; i++)
+					for (int x = 0; x < hd; x += 2) {
+						size_t o = (((size_t)l * heads + h) * n + i) * hd + x;
+						double u = sin(0.3 * i + 0.7 * x + l + (pass ? -h : h) + pass);
+						double v = cos(0.5 * i - 0.2 * x + l + h);
+						raw[o] = (float)u, raw[o + 1] = (float)v;
+						double th = d->rotary ? i * pow(100.0, -(double)x / hd) : 0;
+						rot[o] = (float)(u * cos(th) - v * sin(th));
+						rot[o + 1] = (float)(u * sin(th) + v * cos(th));
+					}
+			if (pass)
+				for (size_t o = 0; o < (size_t)kv * n * hd; o++)
+					t->v[(size_t)l * kv * n * hd + o] = (float)sin(0.2 * o - l);
+		}
+	}
 	free(row);
 	return t;
 }

@@ -15,4 +15,16 @@ enum synth_style {
  * previous token, first token, self, broad. NULL on OOM. */
 struct trace *synth_trace(const char *text, const char *text_b, int n_layers, int n_heads, enum synth_style style);
 
+/* A decoder like Llama/Mistral: "<s>" (special, BOS) then words as "▁word" pieces, causal, with
+ * N_KV_HEADS key/value heads shared by groups of query heads, a sliding WINDOW of keys in every
+ * layer (0 = none), and with ROTARY q_raw/k_raw holding the projections and q/k their rotation by
+ * position (pairs of dimensions turned by pos·θ, so position 0 is unchanged). Head patterns as
+ * synth_trace's, restricted to the keys a query may see, with "first" a BOS attention sink. */
+struct synth_decoder {
+	int n_kv_heads;
+	int window;
+	bool rotary;
+};
+struct trace *synth_decoder_trace(const char *text, int n_layers, int n_heads, const struct synth_decoder *d);
+
 #endif

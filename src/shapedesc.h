@@ -1,0 +1,33 @@
+/* shapedesc.h -- a trace's attention shape in words, for titles, status lines and --print headers:
+ * query heads and the key/value heads they share (grouped-query attention), a layer's sliding
+ * window, and whether queries and keys are shown before or after rotary. */
+#ifndef ATTNSCOPE_SHAPEDESC_H
+#define ATTNSCOPE_SHAPEDESC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "trace.h"
+
+/* Does T share key/value heads between query heads (GQA or MQA)? */
+bool shapedesc_gqa(const struct trace *t);
+/* "12 heads", or "6 q heads / 3 kv heads" under GQA. Returns BUF. */
+const char *shapedesc_heads(const struct trace *t, char *buf, size_t n);
+/* Query heads sharing HEAD's key/value head: FIRST..LAST (HEAD itself without GQA). */
+void shapedesc_group(const struct trace *t, int head, int *first, int *last);
+/* "kv head 1 (shared by heads 2-3)" under GQA, "" otherwise. Returns BUF. */
+const char *shapedesc_kv(const struct trace *t, int head, bool utf8, char *buf, size_t n);
+/* A windowed layer's mark: "w4" (a causal query sees 4 keys: itself and 3 before), "w±64"
+ * (bidirectional local attention), "" for a layer without a window. Returns BUF. */
+const char *shapedesc_window(const struct trace *t, int layer, bool utf8, char *buf, size_t n);
+/* Does any layer of T have a window? */
+bool shapedesc_windowed(const struct trace *t);
+/* Which queries and keys a Q/K view reads: "after rotary" (what the scores use), "before rotary"
+ * (the projections), or "" when the model has no rotary. Returns a static string. */
+const char *shapedesc_rotary(const struct trace *t, bool before);
+/* T as the Q/K views should read it: T itself, or (BEFORE and the model has rotary) a shallow copy
+ * in TMP whose q/k are the projections before rotary and q/k norm. Attention weights are the
+ * model's either way. */
+const struct trace *shapedesc_qk_trace(const struct trace *t, bool before, struct trace *tmp);
+
+#endif

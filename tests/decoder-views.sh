@@ -1,0 +1,92 @@
+#!/bin/sh
+# decoder-views.sh -- the views and the export on the decoder fixtures: grouped-query attention
+# (llama-gqa: 6 query heads read 3 key/value heads; gemma-mqa: 1), rotary embeddings (q/k before
+# and after), sliding windows (mistral-window: 4 keys), soft-capping and partial rotary. Every
+# view prints; the --print header, grid and Q/K views name the shape; --dump json describes it.
+# Needs jq.
+set -u
+BIN=${ATTNSCOPE_BIN:-./attnscope}
+SRC=${top_srcdir:-.}
+M=$SRC/tests/data/models
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-decoder-XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+export LC_ALL=C.UTF-8 XDG_CONFIG_HOME="$TMP/no-config"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
+expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 600 "$2")"; fi; }
+expect_nogrep() { if grep -q -- "$3" "$2"; then bad "$1: '$3' unexpected in: $(head -c 600 "$2")"; else ok; fi; }
+command -v jq >/dev/null || { echo "decoder-views.sh: jq is required"; exit 99; }
+[ -f "$M/llama-gqa/config.json" ] || { echo "decoder fixtures missing"; exit 77; }
+TEXT="the cat sat on the mat and the dog sat"
+
+# Every view prints on every decoder family; the header names grouped-query attention.
+for model in llama-gqa gemma-mqa mistral-window gemma2-softcap gemma3-local neox-parallel; do
+	for v in grid heatmap heads qk rollout headview neuron vectors qkstats dots softmax; do
+		"$BIN" -m "$M/$model" --print "$v" --width 120 --color never "$TEXT" >"$TMP/out" 2>&1
+		expect_eq "$model --print $v status" $? 0
+	done
+done
+"$BIN" -m "$M/llama-gqa" --print grid --width 120 --color never --head 3 "$TEXT" >"$TMP/grid" 2>&1
+expect_grep "header names GQA" "$TMP/grid" "^llama-gqa · llama · 6 q heads / 3 kv heads · .* head 3 (kv 1)$"
+expect_grep "grid title names GQA" "$TMP/grid" "2 layers × 6 q heads / 3 kv heads"
+expect_grep "grid brackets kv heads" "$TMP/grid" "^kv  ╭─*kv0─*╮ ╭─*kv1─*╮ ╭─*kv2─*╮"
+"$BIN" -m "$M/gemma-mqa" --print grid --width 120 --color never "$TEXT" >"$TMP/out" 2>&1
+expect_grep "MQA header" "$TMP/out" "4 q heads / 1 kv head ·"
+"$BIN" -m "$M/gpt2-mini" --print grid --width 120 --color never "$TEXT" >"$TMP/out" 2>&1
+expect_nogrep "no kv row without GQA" "$TMP/out" "kv"
+
+# Sliding windows: layers marked, keys past the window blank and masked.
+"$BIN" -m "$M/mistral-window" --print grid --width 120 --color never "$TEXT" >"$TMP/out" 2>&1
+expect_grep "window in the layer label" "$TMP/out" "^L0 w4 "
+"$BIN" -m "$M/mistral-window" --print heatmap --width 160 --color never --token 9 "$TEXT" >"$TMP/out" 2>&1
+expect_grep "heatmap title" "$TMP/out" "layer 0 head 0, kv head 0 (shared by heads 0–1), window 4 ·"
+expect_eq "top keys: only the 4 in the window" "$(grep -o ' [0-9]*\. [0-9]\.[0-9]\{6\}  ' "$TMP/out" | wc -l)" 4
+"$BIN" -m "$M/mistral-window" --print neuron --width 160 --color never --token 9 "$TEXT" >"$TMP/out" 2>&1
+# 6 keys before the window of token 9, 7 after it (causal)
+expect_eq "neuron: keys outside 6..9 are masked" "$(grep -c ' masked$' "$TMP/out")" 13
+"$BIN" -m "$M/mistral-window" --print dots --width 160 --color never --token 9 "$TEXT" >"$TMP/out" 2>&1
+# The notebook's keys: those in the window (6..9) but the query itself (and the first token)
+expect_grep "dots: the keys in the window" "$TMP/out" "notebook 004: keys 6…8 (3 keys)"
+expect_grep "dots: groups" "$TMP/out" "4 query heads read 2 key heads: 0–1 → kv0, 2–3 → kv1"
+expect_grep "dots: 4 heads x 3 keys" "$TMP/out" "^n 12 "
+
+# BOS sink: hiding it says how much of the row was left.
+"$BIN" -m "$M/llama-gqa" --print heatmap --hide-special --width 160 --color never --token 3 "$TEXT" >"$TMP/out" 2>&1
+expect_grep "kept share" "$TMP/out" "row kept [0-9.]*% before renormalising"
+
+# Rotary: the Q/K views say which vectors they show; --before-rotary switches them.
+for v in qk neuron qkstats dots; do
+	"$BIN" -m "$M/llama-gqa" --print "$v" --width 200 --color never "$TEXT" >"$TMP/after" 2>&1
+	"$BIN" -m "$M/llama-gqa" --print "$v" --width 200 --color never --before-rotary "$TEXT" >"$TMP/before" 2>&1
+	expect_grep "$v after rotary by default" "$TMP/after" "after rotary"
+	expect_grep "$v before rotary" "$TMP/before" "before rotary"
+	if cmp -s "$TMP/after" "$TMP/before"; then bad "$v: --before-rotary changed nothing"; else ok; fi
+	"$BIN" -m "$M/gpt2-mini" --print "$v" --width 200 --color never "$TEXT" >"$TMP/out" 2>&1
+	expect_nogrep "$v: no rotary stage without rotary" "$TMP/out" "rotary"
+done
+"$BIN" -m "$M/llama-gqa" --print qkstats --width 120 --color never "$TEXT" >"$TMP/out" 2>&1
+expect_eq "qkstats: one key bar per kv head" "$(grep -c '^kv[0-9] k' "$TMP/out")" 3
+
+# --dump json describes the model: kv heads, rotary, windows, q/k before rotary.
+"$BIN" -m "$M/llama-gqa" --dump json "$TEXT" >"$TMP/gqa.json"; expect_eq "dump status" $? 0
+expect_eq "model shape" "$(jq -c '.model | [.heads, .kv_heads, .rotary]' "$TMP/gqa.json")" '[6,3,true]'
+expect_eq "kv_head_indices" "$(jq -c .kv_head_indices "$TMP/gqa.json")" '[0,0,1,1,2,2]'
+expect_eq "keys per query head, shared in a group" "$(jq '.keys[1][2] == .keys[1][3] and .keys[1][1] != .keys[1][2]' "$TMP/gqa.json")" true
+expect_eq "before-rotary shapes" "$(jq -c '[.queries_before_rotary, .keys_before_rotary] | map([length, (.[0] | length), (.[0][0] | length), (.[0][0][0] | length)])' "$TMP/gqa.json")" \
+	"$(jq -c '[.queries, .keys] | map([length, (.[0] | length), (.[0][0] | length), (.[0][0][0] | length)])' "$TMP/gqa.json")"
+# Rotary turns position 0 by 0: before and after agree there, and differ later.
+expect_eq "rotary is the identity at position 0" "$(jq '[.keys_before_rotary[0][0][0], .keys[0][0][0]] | transpose | map(.[0] - .[1] | fabs) | max < 1e-5' "$TMP/gqa.json")" true
+expect_eq "rotary turns position 1" "$(jq '[.keys_before_rotary[0][0][1], .keys[0][0][1]] | transpose | map(.[0] - .[1] | fabs) | max > 1e-3' "$TMP/gqa.json")" true
+"$BIN" -m "$M/llama-gqa" --dump json --layer 1 --head 5 "$TEXT" >"$TMP/sel.json"
+expect_eq "restricted kv_head_indices" "$(jq -c .kv_head_indices "$TMP/sel.json")" '[2]'
+expect_eq "restricted before rotary" "$(jq -c '.queries_before_rotary[0][0]' "$TMP/sel.json")" "$(jq -c '.queries_before_rotary[1][5]' "$TMP/gqa.json")"
+"$BIN" -m "$M/mistral-window" --dump json "$TEXT" >"$TMP/win.json"
+expect_eq "windows" "$(jq -c .model.windows "$TMP/win.json")" '[{"before":3,"after":0},{"before":3,"after":0}]'
+"$BIN" -m "$M/gpt2-mini" --dump json "$TEXT" >"$TMP/gpt2.json"
+expect_eq "gpt2 shape" "$(jq -c '.model | [.heads, .kv_heads, .rotary, (.windows | map(.before) | unique)]' "$TMP/gpt2.json")" '[2,2,false,[null]]'
+expect_eq "no before-rotary arrays without rotary" "$(jq 'has("queries_before_rotary")' "$TMP/gpt2.json")" false
+
+echo "decoder-views.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
