@@ -244,7 +244,7 @@ static int fam_top(struct fam_doc *d, struct family *f)
 	static const char *const blocks[] = {"post_ln", "pre_ln"};
 	static const char *const layouts[] = {"out_in", "in_out"};
 	static const char *const norms[] = {"layernorm", "rmsnorm"};
-	static const char *const positions[] = {"learned", "rotary"};
+	static const char *const positions[] = {"learned", "rotary", "relative"};
 	static const char *const mlps[] = {"plain", "gated"};
 	static const char *const qkv_layouts[] = {"concat", "per_head"};
 	static const char *const windows[] = {"causal", "centered"};
@@ -284,8 +284,8 @@ static int fam_top(struct fam_doc *d, struct family *f)
 			else
 				f->norm_offset = (float)atoi(x);
 		} else if (strcmp(key, "position") == 0) {
-			rc = fam_choice(d, v, positions, 2, &choice, "position (learned, rotary)");
-			f->position = choice ? POS_ROTARY : POS_LEARNED;
+			rc = fam_choice(d, v, positions, 3, &choice, "position (learned, rotary, relative)");
+			f->position = choice == 2 ? POS_RELATIVE : choice ? POS_ROTARY : POS_LEARNED;
 		} else if (strcmp(key, "mlp") == 0) {
 			rc = fam_choice(d, v, mlps, 2, &choice, "mlp (plain, gated)");
 			f->mlp = choice ? MLP_GATED : MLP_PLAIN;
@@ -306,6 +306,8 @@ static int fam_top(struct fam_doc *d, struct family *f)
 				f->global_offset = atoi(x);
 		} else if (strcmp(key, "rope_local_unscaled") == 0) {
 			rc = fam_bool(d, v, &f->rope_local_unscaled);
+		} else if (strcmp(key, "positions_after_pad") == 0) {
+			rc = fam_bool(d, v, &f->positions_after_pad);
 		} else if (strcmp(key, "final_norm_in_trace") == 0) {
 			rc = fam_bool(d, v, &f->final_norm_in_trace);
 		} else if (strcmp(key, "optional") == 0) {

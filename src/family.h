@@ -45,7 +45,10 @@
 	X(POST_ATTN_LN_W, "post_attn_ln_weight")                                                           \
 	X(POST_MLP_LN_W, "post_mlp_ln_weight")                                                             \
 	X(EMB_PROJ_W, "embedding_proj_weight")                                                             \
-	X(EMB_PROJ_B, "embedding_proj_bias")
+	X(EMB_PROJ_B, "embedding_proj_bias")                                                               \
+	X(REL_EMB, "relative_embedding")                                                                   \
+	X(REL_LN_W, "relative_ln_weight")                                                                  \
+	X(REL_LN_B, "relative_ln_bias")
 
 enum family_role {
 #define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,
@@ -81,7 +84,11 @@ enum family_role {
 	X(PARALLEL_RESIDUAL, "parallel_residual")                                                          \
 	X(ATTENTION_BIAS, "attention_bias")                                                                \
 	X(MLP_BIAS, "mlp_bias")                                                                            \
-	X(EMBEDDING_SIZE, "embedding_size")
+	X(EMBEDDING_SIZE, "embedding_size")                                                                \
+	X(PAD_TOKEN, "pad_token_id")                                                                       \
+	X(POSITION_BUCKETS, "position_buckets")                                                            \
+	X(MAX_RELATIVE, "max_relative_positions")                                                          \
+	X(POS_ATT_TYPE, "pos_att_type")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -95,7 +102,8 @@ enum family_setting {
 enum family_block { BLOCK_POST_LN, BLOCK_PRE_LN };
 enum family_linear { LINEAR_OUT_IN, LINEAR_IN_OUT }; /* torch Linear [out,in] vs GPT-2 Conv1D [in,out] */
 enum family_norm { NORM_LAYER, NORM_RMS };           /* LayerNorm (mean and variance) or RMSNorm */
-enum family_position { POS_LEARNED, POS_ROTARY };   /* a learned table added to the embeddings, or RoPE */
+enum family_position { POS_LEARNED, POS_ROTARY, POS_RELATIVE }; /* a learned table added to the embeddings,
+                                                                 * RoPE, or DeBERTa's relative terms */
 enum family_mlp { MLP_PLAIN, MLP_GATED };           /* down(act(up x)) or down(act(gate x) * up x) */
 enum family_qkv_layout { QKV_CONCAT, QKV_PER_HEAD }; /* fused rows [q | k | v], or per head [q_h k_h v_h] */
 enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W keys up to the query, or
@@ -130,6 +138,8 @@ struct family {
 	enum family_window window;
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
 	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */
+	bool positions_after_pad;        /* RoBERTa: position ids count from pad_token_id + 1; a pad token keeps
+	                                  * pad_token_id (fairseq's make_positions) */
 	bool final_norm_in_trace;        /* the last hidden state HF reports has the final norm applied (default);
 	                                  * false: hidden_states stop before it (ModernBERT) */
 	bool optional[WEIGHT_COUNT];     /* roles whose tensor may be missing in some layer (identity there:

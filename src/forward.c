@@ -20,6 +20,8 @@ struct fwd_buf {
 	float *mid;   /* [n][2 I] MLP hidden (gated: gate | up, then the product in the first I) */
 	float *cos_g, *sin_g; /* [n][rotary_dim / 2] tables of full-attention layers */
 	float *cos_l, *sin_l; /* ... of sliding-window layers */
+	float *rel;   /* [2 span][H] DeBERTa's relative embeddings after their LayerNorm (NULL otherwise) */
+	float *rel_q, *rel_k; /* [2 span][QD], [2 span][KD] a layer's query/key projections of them */
 };
 
 static void fwd_linear(const struct model *m, const float *x, int n, int in, int out, const float *w, const float *b,
@@ -116,6 +118,12 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 	const struct arch *a = &m->arch;
 	int n = t->n, D = t->head_dim, QD = a->q_dim;
 	fwd_project(m, l, h, b, t);
+	if (b->rel) { /* DeBERTa (share_att_key): the layer's own q/k projections of the relative embeddings */
+		const struct layer_weights *w = &m->layers[l];
+		int rows = 2 * m->relpos.span;
+		fwd_linear(m, b->rel, rows, t->hidden, QD, w->q_w, w->q_b, b->rel_q, QD);
+		fwd_linear(m, b->rel, rows, t->hidden, a->kv_dim, w->k_w, w->k_b, b->rel_k, a->kv_dim);
+	}
 	float scale = a->attn_scale;
 	if (m->scale_by_inverse_layer)
 		scale /= (float)(l + 1);
@@ -123,6 +131,8 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 		const float *q = trace_q(t, l, hd), *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
 		float *p = (float *)trace_attn(t, l, hd); /* scores, then probabilities, in place */
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, scale, q, D, k, D, 0.0f, p, n);
+		if (b->rel)
+			relpos_add(&m->relpos, p, n, D, q, k, b->rel_q + hd * D, b->rel_k + trace_kv_head(t, hd) * D, QD, scale);
 		if (a->softcap > 0)
 			ops_softcap(p, (size_t)n * n, a->softcap);
 		for (int i = 0; i < n; i++) {
@@ -174,15 +184,18 @@ static void fwd_check_finite(struct trace *t, int layer, const float *x, size_t 
  * narrower than the hidden size (ELECTRA: word + position + type, LayerNorm, then the projection). */
 static void fwd_embed(const struct model *m, struct trace *t, float *x, float *scratch)
 {
-	int E = m->embed_dim;
+	int E = m->embed_dim, seen = 0;
 	float scale = m->arch.embed_scale, *e = m->emb_proj_w ? scratch : x;
 	for (int i = 0; i < t->n; i++) {
 		float *ei = e + (size_t)i * E;
 		const float *te = m->tok_emb + (size_t)t->ids[i] * E;
 		for (int j = 0; j < E; j++)
 			ei[j] = scale > 0 ? te[j] * scale : te[j];
+		int pos = i;
+		if (m->fam.positions_after_pad) /* RoBERTa: pad + 1, pad + 2, ... skipping pad tokens */
+			pos = t->ids[i] == m->pad_id ? m->pad_id : m->pad_id + ++seen;
 		if (m->pos_emb)
-			ops_add(ei, m->pos_emb + (size_t)i * E, E);
+			ops_add(ei, m->pos_emb + (size_t)pos * E, E);
 		if (m->type_emb)
 			ops_add(ei, m->type_emb + (size_t)t->type_ids[i] * E, E);
 	}
@@ -243,8 +256,20 @@ static int fwd_alloc(const struct model *m, int n, struct fwd_buf *b)
 	b->sin_g = malloc(n * half * sizeof(float));
 	b->cos_l = malloc(n * half * sizeof(float));
 	b->sin_l = malloc(n * half * sizeof(float));
+	bool rel_ok = true;
+	if (m->rel_emb) {
+		size_t rows = 2 * (size_t)m->relpos.span;
+		b->rel = malloc(rows * H * sizeof(float));
+		b->rel_q = malloc(rows * (size_t)a->q_dim * sizeof(float));
+		b->rel_k = malloc(rows * (size_t)a->kv_dim * sizeof(float));
+		rel_ok = b->rel && b->rel_q && b->rel_k;
+		if (rel_ok) { /* the encoder's LayerNorm of the table, once per run (norm_rel_ebd) */
+			memcpy(b->rel, m->rel_emb, rows * H * sizeof(float));
+			fwd_norm(m, &m->rel_ln, b->rel, b->rel, (int)rows);
+		}
+	}
 	return b->x && b->h && b->qkv && b->ctx && b->proj && b->proj2 && b->mid && b->cos_g && b->sin_g && b->cos_l &&
-			       b->sin_l
+			       b->sin_l && rel_ok
 		       ? 0
 		       : -1;
 }
@@ -262,6 +287,9 @@ static void fwd_free(struct fwd_buf *b)
 	free(b->sin_g);
 	free(b->cos_l);
 	free(b->sin_l);
+	free(b->rel);
+	free(b->rel_q);
+	free(b->rel_k);
 }
 
 int forward_layer(const struct model *m, struct trace *t, int layer, const float *x_in, struct err *e)

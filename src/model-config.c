@@ -40,7 +40,7 @@ static int config_float_or(const struct hfconfig *c, const struct family *f, enu
 }
 
 /* The family's refusals: config.json values (a MoE block, a sliding-window switch the engine does
- * not follow) that would make the numbers wrong. "*" refuses any non-null value. */
+ * not follow) that would make the numbers wrong. "*" refuses any non-null value, "!V" any but V. */
 static int config_refusals(const struct hfconfig *c, const struct family *f, struct err *e)
 {
 	for (int i = 0; i < f->n_refusals; i++) {
@@ -54,7 +54,9 @@ static int config_refusals(const struct hfconfig *c, const struct family *f, str
 			snprintf(text, sizeof text, "%s", json_string_value(v));
 		else if (json_is_integer(v))
 			snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
-		if (strcmp(f->refuse_value[i], "*") == 0 || strcmp(text, f->refuse_value[i]) == 0)
+		const char *want = f->refuse_value[i];
+		bool refused = strcmp(want, "*") == 0 || (want[0] == '!' ? strcmp(text, want + 1) != 0 : strcmp(text, want) == 0);
+		if (refused)
 			return err_set(e, "%s: \"%s\": %s is not supported: %s", c->path, f->refuse_key[i],
 				       text[0] ? text : "this value", f->refuse_why[i]);
 	}
@@ -146,6 +148,45 @@ static int config_rotary(struct model *m, const struct hfconfig *c, struct err *
 	return 0;
 }
 
+/* DeBERTa's relative attention: buckets, span and which terms (pos_att_type: a list, or "p2c|c2p"). */
+static int config_relative(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const struct family *f = &m->fam;
+	struct relpos *r = &m->relpos;
+	long buckets, maxrel;
+	if (config_int_or(c, f, SET_POSITION_BUCKETS, -1, 1 << 16, 0, &buckets, e) < 0 ||
+	    config_int_or(c, f, SET_MAX_RELATIVE, -1, 1 << 20, -1, &maxrel, e) < 0)
+		return -1;
+	r->buckets = buckets > 0 ? (int)buckets : 0;
+	r->max_relative = maxrel < 1 ? m->pos_rows : (int)maxrel;
+	r->span = r->buckets > 0 ? r->buckets : r->max_relative;
+	const json_t *types = hfconfig_json(c, f, SET_POS_ATT_TYPE);
+	char list[64] = "";
+	if (json_is_string(types)) {
+		snprintf(list, sizeof list, "%s", json_string_value(types));
+	} else if (json_is_array(types)) {
+		for (size_t i = 0; i < json_array_size(types); i++) {
+			const char *t = json_string_value(json_array_get(types, i));
+			if (!t)
+				return err_set(e, "%s: \"pos_att_type\" must list strings", c->path);
+			size_t used = strlen(list);
+			snprintf(list + used, sizeof list - used, "%s%s", used ? "|" : "", t);
+		}
+	}
+	for (char *tok = strtok(list, "|"); tok; tok = strtok(NULL, "|")) {
+		if (strcmp(tok, "c2p") == 0)
+			r->c2p = true;
+		else if (strcmp(tok, "p2c") == 0)
+			r->p2c = true;
+		else
+			return err_set(e, "%s: pos_att_type \"%.20s\" is not supported (c2p, p2c)", c->path, tok);
+	}
+	r->scale_factor = 1 + r->c2p + r->p2c;
+	/* the content scores share the scaling: q·k / sqrt(head_dim × scale_factor) */
+	m->arch.attn_scale = (float)(1.0 / sqrt((double)m->info.head_dim * r->scale_factor));
+	return 0;
+}
+
 int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 {
 	struct model_info *in = &m->info;
@@ -192,12 +233,21 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	in->head_dim = (int)head_dim;
 	in->intermediate = (int)inter;
 	in->max_positions = (int)maxpos;
+	m->pos_rows = (int)maxpos;
 	in->vocab_size = (int)vocab;
 	m->type_vocab = (int)types;
 	long embed;
 	if (config_int_or(c, f, SET_EMBEDDING_SIZE, 1, MODEL_MAX_HIDDEN, hidden, &embed, e) < 0)
 		return -1;
 	m->embed_dim = (int)embed;
+	if (f->positions_after_pad) {
+		/* fairseq positions start past the padding id: that many rows of the table are never used */
+		long pad;
+		if (hfconfig_int(c, f, SET_PAD_TOKEN, 0, maxpos - 2, &pad, e) < 0)
+			return -1;
+		m->pad_id = (int)pad;
+		in->max_positions = (int)(maxpos - pad - 1);
+	}
 	a->n_kv_heads = (int)kv;
 	a->q_dim = (int)(heads * head_dim);
 	a->kv_dim = (int)(kv * head_dim);
@@ -215,6 +265,8 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	a->rotary = f->position == POS_ROTARY;
 	in->rotary = a->rotary || f->n_names[WEIGHT_Q_NORM_W]; /* q/k transformed after projection */
 	if (a->rotary && config_rotary(m, c, e) < 0)
+		return -1;
+	if (f->position == POS_RELATIVE && config_relative(m, c, e) < 0)
 		return -1;
 	return config_window_layers(m, c, e);
 }

@@ -7,6 +7,7 @@
 #include "hfconfig.h"
 #include "model.h"
 #include "ops.h"
+#include "relpos.h"
 #include "rope.h"
 #include "safetensors.h"
 #include "tokenizer.h"
@@ -65,12 +66,17 @@ struct model {
 	int type_vocab;              /* rows of the token-type table (0 = none) */
 	bool cond_on[SET_COUNT];     /* boolean settings that switch conditional tensor roles on */
 
+	int pos_rows;                /* rows of the learned position table (config max_position_embeddings) */
+	int pad_id;                  /* RoBERTa: the padding id its positions count from (positions_after_pad) */
 	int embed_dim;               /* E: width of the embedding tables (ELECTRA: embedding_size; else hidden) */
 	const float *tok_emb;        /* [vocab_size][E] */
 	const float *pos_emb;        /* [max_positions][E] or NULL (rotary) */
 	const float *type_emb;       /* [type_vocab][E] or NULL */
 	struct norm_weights emb_ln;  /* [E] or NULL */
 	const float *emb_proj_w, *emb_proj_b; /* E→hidden when E differs (ELECTRA's embeddings_project) */
+	struct relpos relpos;        /* DeBERTa: relative-position terms (family position: relative) */
+	const float *rel_emb;        /* [2 span][hidden] relative position embeddings, or NULL */
+	struct norm_weights rel_ln;  /* [hidden] their LayerNorm (norm_rel_ebd layer_norm) */
 	struct norm_weights final_ln; /* [hidden] or NULL */
 	struct layer_weights *layers; /* [n_layers] */
 

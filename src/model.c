@@ -238,7 +238,7 @@ static int model_bind_all(struct model *m, struct err *e)
 	    model_bind_norm(m, WEIGHT_FINAL_LN_W, WEIGHT_FINAL_LN_B, -1, H, &m->final_ln, e) < 0)
 		return -1;
 	if (m->fam.position == POS_LEARNED &&
-	    model_bind(m, WEIGHT_POS_EMB, -1, 2, in->max_positions, E, &m->pos_emb, e) < 0)
+	    model_bind(m, WEIGHT_POS_EMB, -1, 2, m->pos_rows, E, &m->pos_emb, e) < 0)
 		return -1;
 	if (m->type_vocab > 0 && model_bind(m, WEIGHT_TYPE_EMB, -1, 2, m->type_vocab, E, &m->type_emb, e) < 0)
 		return -1;
@@ -249,6 +249,10 @@ static int model_bind_all(struct model *m, struct err *e)
 	if (E != H && !m->emb_proj_w)
 		return err_set(e, "%s: embedding size %lld differs from the hidden size %lld, and the family has no "
 			       "embedding projection", m->info.dir, (long long)E, (long long)H);
+	if (m->fam.position == POS_RELATIVE &&
+	    (model_bind(m, WEIGHT_REL_EMB, -1, 2, 2 * (int64_t)m->relpos.span, H, &m->rel_emb, e) < 0 ||
+	     model_bind_norm(m, WEIGHT_REL_LN_W, WEIGHT_REL_LN_B, -1, H, &m->rel_ln, e) < 0))
+		return -1;
 	m->layers = calloc(in->n_layers, sizeof *m->layers);
 	if (!m->layers)
 		return err_set(e, "out of memory");
