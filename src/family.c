@@ -261,6 +261,10 @@ static int fam_top(struct fam_doc *d, struct family *f)
 			if (!fam_scalar(v))
 				return fam_fail(d, v, "name must be a string%s", "");
 			snprintf(f->name, sizeof f->name, "%s", fam_scalar(v));
+		} else if (strcmp(key, "config_section") == 0) {
+			if (!fam_scalar(v))
+				return fam_fail(d, v, "config_section must be a string%s", "");
+			snprintf(f->config_section, sizeof f->config_section, "%s", fam_scalar(v));
 		} else if (strcmp(key, "tokenizer") == 0) {
 			rc = fam_choice(d, v, tokenizers, 3, &choice, "tokenizer (wordpiece, bpe, json)");
 			f->tokenizer = choice == 0 ? TOKENIZER_WORDPIECE : choice == 1 ? TOKENIZER_BPE : TOKENIZER_JSON;

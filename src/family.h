@@ -114,6 +114,8 @@ enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W 
 struct family {
 	char name[32];
 	char path[PATH_MAX];             /* the YAML file, for messages */
+	char config_section[32];         /* read settings from this object of config.json first (a multimodal
+	                                  * model's "text_config"); empty = the top level */
 	enum tokenizer_kind tokenizer;
 	bool causal;
 	enum family_block block;

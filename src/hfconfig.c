@@ -41,11 +41,17 @@ void hfconfig_free(struct hfconfig *c)
 static json_t *hfconfig_value(const struct hfconfig *c, const struct family *f, enum family_setting s,
 			      const char **key)
 {
-	for (int i = 0; i < f->n_keys[s]; i++) {
-		json_t *v = json_object_get(c->root, f->keys[s][i]);
-		if (v && !json_is_null(v)) {
-			*key = f->keys[s][i];
-			return v;
+	/* A multimodal model keeps its language model's settings in a section (text_config); what the
+	 * section leaves out comes from the top level, then from the family's defaults. */
+	json_t *section = f->config_section[0] ? json_object_get(c->root, f->config_section) : NULL;
+	json_t *scopes[2] = {json_is_object(section) ? section : NULL, c->root};
+	for (int sc = 0; sc < 2; sc++) {
+		for (int i = 0; scopes[sc] && i < f->n_keys[s]; i++) {
+			json_t *v = json_object_get(scopes[sc], f->keys[s][i]);
+			if (v && !json_is_null(v)) {
+				*key = f->keys[s][i];
+				return v;
+			}
 		}
 	}
 	*key = f->n_keys[s] ? f->keys[s][0] : family_setting_key(s);

@@ -43,8 +43,11 @@ static int config_float_or(const struct hfconfig *c, const struct family *f, enu
  * not follow) that would make the numbers wrong. "*" refuses any non-null value, "!V" any but V. */
 static int config_refusals(const struct hfconfig *c, const struct family *f, struct err *e)
 {
+	json_t *section = f->config_section[0] ? json_object_get(c->root, f->config_section) : NULL;
 	for (int i = 0; i < f->n_refusals; i++) {
-		json_t *v = json_object_get(c->root, f->refuse_key[i]);
+		json_t *v = json_is_object(section) ? json_object_get(section, f->refuse_key[i]) : NULL;
+		if (!v || json_is_null(v))
+			v = json_object_get(c->root, f->refuse_key[i]);
 		if (!v || json_is_null(v))
 			continue;
 		char text[64] = "";
