@@ -5,7 +5,8 @@
  *   config.json, model.safetensors.index.json, tokenizer_config.json.
  * The selector picks the fixture whose weights and vocabulary are linked into the scratch folder
  * (bert-mini, gpt2-mini, or the two shards of bert-mini-sharded, which then read the fuzzed
- * index). A part that is empty is left out of the folder. This covers hfconfig.c, the family
+ * index; or a decoder fixture with its tokenizer.json, so that rotary scaling, windows, layer
+ * types, soft-capping, GQA shapes and multimodal sections of config.json are fuzzed too). A part that is empty is left out of the folder. This covers hfconfig.c, the family
  * descriptions, model_read_config's limits, the shard index, the weight binding and the
  * forward pass with whatever settings config.json can change. */
 #include <stdio.h>
@@ -17,13 +18,22 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const char *const fixtures[] = {"bert-mini", "gpt2-mini", "bert-mini-sharded"};
+static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "bert-mini-sharded", "llama-rope-yarn",
+				       "gemma2-softcap",   "neox-parallel", "phi3-fused",        "qwen3-qknorm",
+				       "gemma3-multimodal"};
+#define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
 	{"model.safetensors", "vocab.txt", NULL},
 	{"model.safetensors", "vocab.json", "merges.txt"},
 	{"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "vocab.txt"},
+	{"model.safetensors", "tokenizer.json", NULL},
+	{"model.safetensors", "tokenizer.json", NULL},
+	{"model.safetensors", "tokenizer.json", NULL},
+	{"model.safetensors", "tokenizer.json", NULL},
+	{"model.safetensors", "tokenizer.json", NULL},
+	{"model.safetensors", "tokenizer.json", NULL},
 };
-static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt",
+static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
 
 static void link_fixture(int k)
@@ -53,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	int k = data[0] % 3;
+	int k = data[0] % N_FIXTURES;
 	struct fuzz_part parts[FUZZ_MAX_PARTS];
 	int n = fuzz_split(data + 1, size - 1, parts);
 	link_fixture(k);
@@ -70,9 +80,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	const struct model_info *in = model_get_info(m);
-	if (in->n_layers < 1 || in->n_heads < 1 || in->head_dim * in->n_heads != in->hidden)
-		fuzz_fail("model_open accepted %d layers, %d heads of %d for hidden %d", in->n_layers, in->n_heads,
-			  in->head_dim, in->hidden);
+	if (in->n_layers < 1 || in->n_heads < 1 || in->head_dim < 1 || in->n_kv_heads < 1 ||
+	    in->n_heads % in->n_kv_heads)
+		fuzz_fail("model_open accepted %d layers, %d heads of %d, %d key/value heads", in->n_layers, in->n_heads,
+			  in->head_dim, in->n_kv_heads);
 	struct trace *t = NULL;
 	if (model_run(m, "the cat sat on the mat", in->supports_pairs ? "a b" : NULL, NULL, &t, &e) < 0) {
 		fuzz_check_message("model_run", &e);

@@ -89,6 +89,26 @@ for k, fixture in enumerate(["bert-mini", "gpt2-mini", "bert-mini-sharded"]):
         c.update({"hidden_act": "gelu_new", "layer_norm_eps": 1e-5, "type_vocab_size": 1})
     seed("fuzz_modeldir", bytes([k]) + js(c))
 
+# decoder fixtures (selector 3...): their config.json as is, and with the settings that change the
+# block (rope_scaling types, windows, layer types, soft-capping) varied
+for k, fixture in enumerate(["llama-rope-yarn", "gemma2-softcap", "neox-parallel", "phi3-fused", "qwen3-qknorm",
+                             "gemma3-multimodal"], start=3):
+    cfg = read("tests", "data", "models", fixture, "config.json")
+    seed("fuzz_modeldir", bytes([k]) + cfg)
+    c = json.loads(cfg)
+    if k == 3:
+        c["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                             "original_max_position_embeddings": 64}
+    elif k == 4:
+        c.update({"layer_types": ["full_attention", "sliding_attention", "full_attention"], "sliding_window": 2})
+    elif k == 5:
+        c.update({"use_parallel_residual": False, "rotary_pct": 0.5})
+    elif k == 6:
+        c["rope_scaling"] = {"type": "dynamic", "factor": 2.0}
+    elif k == 7:
+        c.update({"head_dim": 8, "num_key_value_heads": 1})
+    seed("fuzz_modeldir", bytes([k]) + js(c))
+
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")
 small_vocab = b"\n".join(bert_vocab[:120] + bert_vocab[1000:1200] + bert_vocab[7000:7100]) + b"\n"
