@@ -179,3 +179,82 @@ seed("fuzz_yaml", b"\x01keys: {left: h, right: l}\n")
 for f in sorted(os.listdir(os.path.join(TOP, "models", "families"))):
     if f.endswith(".yaml"):
         seed("fuzz_yaml", b"\x02" + read("models", "families", f))
+
+
+# ---------------------------------------------------------------- fuzz_spm
+# SentencePiece models cut down from ../shared/reference (when present): the first pieces only and
+# no precompiled normalization table, so a seed is a few KB. Only the top level of the protobuf is
+# walked (field 1 = pieces, 3 = normalizer_spec with field 2 = precompiled_charsmap).
+def pb_varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << s
+        s += 7
+        if c < 0x80:
+            return v, i
+
+
+def pb_fields(b):
+    i, out = 0, []
+    while i < len(b):
+        start = i
+        tag, i = pb_varint(b, i)
+        wt = tag & 7
+        if wt == 0:
+            _, i = pb_varint(b, i)
+        elif wt == 2:
+            n, i = pb_varint(b, i)
+            i += n
+        elif wt == 5:
+            i += 4
+        elif wt == 1:
+            i += 8
+        else:
+            raise ValueError("wire type %d" % wt)
+        out.append((tag >> 3, b[start:i]))
+    return out
+
+
+def pb_payload(field):
+    _, i = pb_varint(field, 0)
+    _, i = pb_varint(field, i)
+    return field[i:]
+
+
+def small_spm(model, keep):
+    out, n = b"", 0
+    for num, f in pb_fields(model):
+        if num == 1:
+            n += 1
+            if n > keep:
+                continue
+        elif num == 3:
+            body = b"".join(g for k, g in pb_fields(pb_payload(f)) if k != 2)
+            f = bytes([0x1A]) + bytes(varint_bytes(len(body))) + body
+        out += f
+    return out
+
+
+def varint_bytes(v):
+    out = []
+    while True:
+        c = v & 0x7F
+        v >>= 7
+        out.append(c | (0x80 if v else 0))
+        if not v:
+            return out
+
+
+SHARED = os.path.join(TOP, "..", "shared", "reference", "models")
+for sel, (folder, name) in enumerate([("xlmr-tiny", "sentencepiece.bpe.model"), ("albert-tiny", "spiece.model"),
+                                      ("deberta-v3-tiny", "spm.model")]):
+    p = os.path.join(SHARED, folder, name)
+    if not os.path.exists(p):
+        continue
+    with open(p, "rb") as f:
+        m = small_spm(f.read(), 300)
+    seed("fuzz_spm", bytes([sel]) + "Héllo, 1,000 wörlds! 日本 😀 [MASK] <mask>".encode() + SEP + SEP + m)
+    seed("fuzz_spm", bytes([sel]) + b"``a''  b" + SEP + js({"do_lower_case": True, "keep_accents": True,
+                                                           "split_by_punct": True}) + SEP + m)

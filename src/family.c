@@ -240,7 +240,9 @@ static int fam_top(struct fam_doc *d, struct family *f)
 	yaml_node_t *root = yaml_document_get_root_node(&d->doc);
 	if (!root || root->type != YAML_MAPPING_NODE)
 		return fam_fail(d, root, "a family description must be a YAML mapping%s", "");
-	static const char *const tokenizers[] = {"wordpiece", "bpe", "json"};
+	static const char *const tokenizers[] = {"wordpiece", "bpe", "json", "roberta", "xlm-roberta", "albert", "deberta-v2"};
+	static const enum tokenizer_kind tokenizer_kinds[] = {TOKENIZER_WORDPIECE, TOKENIZER_BPE, TOKENIZER_JSON,
+		TOKENIZER_ROBERTA, TOKENIZER_XLMR, TOKENIZER_ALBERT, TOKENIZER_DEBERTA_V2};
 	static const char *const blocks[] = {"post_ln", "pre_ln"};
 	static const char *const layouts[] = {"out_in", "in_out"};
 	static const char *const norms[] = {"layernorm", "rmsnorm"};
@@ -266,8 +268,9 @@ static int fam_top(struct fam_doc *d, struct family *f)
 				return fam_fail(d, v, "config_section must be a string%s", "");
 			snprintf(f->config_section, sizeof f->config_section, "%s", fam_scalar(v));
 		} else if (strcmp(key, "tokenizer") == 0) {
-			rc = fam_choice(d, v, tokenizers, 3, &choice, "tokenizer (wordpiece, bpe, json)");
-			f->tokenizer = choice == 0 ? TOKENIZER_WORDPIECE : choice == 1 ? TOKENIZER_BPE : TOKENIZER_JSON;
+			rc = fam_choice(d, v, tokenizers, 7, &choice,
+					"tokenizer (wordpiece, bpe, json, roberta, xlm-roberta, albert, deberta-v2)");
+			f->tokenizer = tokenizer_kinds[choice];
 		} else if (strcmp(key, "causal") == 0) {
 			rc = fam_bool(d, v, &f->causal);
 		} else if (strcmp(key, "block") == 0) {

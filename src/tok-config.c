@@ -40,6 +40,19 @@ static bool config_plain_strips(enum tokenizer_kind kind, int role)
 	return !(kind == TOKENIZER_BPE && (role == ROLE_BOS || role == ROLE_EOS || role == ROLE_UNK || role == ROLE_PAD));
 }
 
+/* The same on each side, for the classes that wrap their strings differently (transformers 4.31):
+ * RobertaTokenizer wraps every role in AddedToken(lstrip=False, rstrip=False) except <mask>,
+ * which, like the mask of XLMRobertaTokenizer and AlbertTokenizer, is AddedToken(lstrip=True,
+ * rstrip=False) ("behaves like a normal word, includes the space before it"). */
+static void config_plain_strip_sides(enum tokenizer_kind kind, int role, bool *left, bool *right)
+{
+	*left = *right = config_plain_strips(kind, role);
+	if (kind == TOKENIZER_ROBERTA)
+		*left = *right = false;
+	if (role == ROLE_MASK && (kind == TOKENIZER_ROBERTA || kind == TOKENIZER_XLMR || kind == TOKENIZER_ALBERT))
+		*left = true, *right = false;
+}
+
 static void config_spec_clear(struct special_spec *s)
 {
 	free(s->content);
@@ -59,10 +72,11 @@ static int config_spec_set(struct special_spec *s, const char *content, bool lst
 }
 
 /* A special token value: "text" or an AddedToken object {"content": ..., "lstrip": ..., ...}. */
-static int config_spec_from_json(struct special_spec *s, json_t *v, bool plain_strips, const char *what, struct err *e)
+static int config_spec_from_json(struct special_spec *s, json_t *v, bool plain_left, bool plain_right, const char *what,
+				 struct err *e)
 {
 	if (json_is_string(v))
-		return config_spec_set(s, json_string_value(v), plain_strips, plain_strips, e);
+		return config_spec_set(s, json_string_value(v), plain_left, plain_right, e);
 	json_t *content = json_is_object(v) ? json_object_get(v, "content") : NULL;
 	if (!json_is_string(content))
 		return err_set(e, "%s is not a string or a token object with \"content\"", what);
@@ -85,7 +99,7 @@ static struct special_spec *config_spec_append(struct special_spec **list, int *
 static int config_add_extra(struct tok_config *st, json_t *v, const char *what, struct err *e)
 {
 	struct special_spec *s = config_spec_append(&st->extra, &st->n_extra, e);
-	return s ? config_spec_from_json(s, v, true, what, e) : -1;
+	return s ? config_spec_from_json(s, v, true, true, what, e) : -1;
 }
 
 static void config_spec_list_free(struct special_spec *list, int n)
@@ -100,8 +114,9 @@ static int config_read_roles(struct tok_config *st, json_t *cfg, struct err *e)
 {
 	for (int r = 0; r < N_ROLES; r++) {
 		json_t *v = json_object_get(cfg, role_keys[r]);
-		if (v && !json_is_null(v) &&
-		    config_spec_from_json(&st->roles[r], v, config_plain_strips(st->kind, r), role_keys[r], e) < 0)
+		bool left, right;
+		config_plain_strip_sides(st->kind, r, &left, &right);
+		if (v && !json_is_null(v) && config_spec_from_json(&st->roles[r], v, left, right, role_keys[r], e) < 0)
 			return -1;
 	}
 	json_t *add = json_object_get(cfg, "additional_special_tokens");
@@ -140,6 +155,11 @@ static int config_read_flags(struct tokenizer *tok, json_t *cfg, struct err *e)
 	    config_json_bool(cfg, "tokenize_chinese_chars", &tok->chinese, e) < 0 ||
 	    config_json_bool(cfg, "add_prefix_space", &tok->add_prefix_space, e) < 0 ||
 	    config_json_bool(cfg, "add_bos_token", &tok->add_bos_token, e) < 0)
+		return -1;
+	/* AlbertTokenizer's preprocess_text and DebertaV2Tokenizer's SPMTokenizer */
+	if (config_json_bool(cfg, "remove_space", &tok->remove_space, e) < 0 ||
+	    config_json_bool(cfg, "keep_accents", &tok->keep_accents, e) < 0 ||
+	    config_json_bool(cfg, "split_by_punct", &tok->split_by_punct, e) < 0)
 		return -1;
 	json_t *sa = json_object_get(cfg, "strip_accents");
 	if (sa) {
@@ -194,7 +214,7 @@ int tok_config_json_added(struct tokenizer *tok, struct tok_config *st, json_t *
 		}
 		if (json_is_true(json_object_get(a, "special"))) {
 			struct special_spec *sp = config_spec_append(&st->json_special, &st->n_json_special, e);
-			if (!sp || config_spec_from_json(sp, a, false, "an added token", e) < 0)
+			if (!sp || config_spec_from_json(sp, a, false, false, "an added token", e) < 0)
 				return -1;
 		}
 	}
@@ -411,6 +431,24 @@ struct tok_config *tok_config_new(enum tokenizer_kind kind, struct err *e)
 		     config_spec_set(&st->roles[ROLE_PAD], "[PAD]", true, true, e) < 0 ||
 		     config_spec_set(&st->roles[ROLE_CLS], "[CLS]", true, true, e) < 0 ||
 		     config_spec_set(&st->roles[ROLE_MASK], "[MASK]", true, true, e) < 0;
+	} else if (kind == TOKENIZER_ROBERTA || kind == TOKENIZER_XLMR) {
+		/* RobertaTokenizer / XLMRobertaTokenizer: fairseq's names */
+		static const char *const names[N_ROLES] = {"<s>", "</s>", "<unk>", "</s>", "<pad>", "<s>", "<mask>"};
+		for (int r = 0; r < N_ROLES && !rc; r++) {
+			bool left, right;
+			config_plain_strip_sides(kind, r, &left, &right);
+			rc = config_spec_set(&st->roles[r], names[r], left, right, e) < 0;
+		}
+	} else if (kind == TOKENIZER_ALBERT || kind == TOKENIZER_DEBERTA_V2) {
+		/* AlbertTokenizer: <unk> and <pad>; DebertaV2Tokenizer: [UNK] and [PAD] */
+		bool albert = kind == TOKENIZER_ALBERT;
+		const char *names[N_ROLES] = {"[CLS]", "[SEP]", albert ? "<unk>" : "[UNK]", "[SEP]",
+					      albert ? "<pad>" : "[PAD]", "[CLS]", "[MASK]"};
+		for (int r = 0; r < N_ROLES && !rc; r++) {
+			bool left, right;
+			config_plain_strip_sides(kind, r, &left, &right);
+			rc = config_spec_set(&st->roles[r], names[r], left, right, e) < 0;
+		}
 	} else {
 		/* GPT2Tokenizer wraps its defaults in AddedToken(lstrip=False, rstrip=False) */
 		for (int r = ROLE_BOS; r <= ROLE_UNK && !rc; r++)
@@ -437,8 +475,29 @@ void tok_config_free(struct tok_config *st)
 
 int tok_config_set_unk(struct tok_config *st, const char *name, struct err *e)
 {
-	bool strips = config_plain_strips(st->kind, ROLE_UNK);
-	return config_spec_set(&st->roles[ROLE_UNK], name, strips, strips, e);
+	bool left, right;
+	config_plain_strip_sides(st->kind, ROLE_UNK, &left, &right);
+	return config_spec_set(&st->roles[ROLE_UNK], name, left, right, e);
+}
+
+/* SentencePiece kinds: HF's sanitize_special_tokens after loading. A special token other than
+ * unk_token that converts to unk_token's id (the model lacks it, as DeBERTa-v3's [MASK]) is added
+ * at len(tokenizer): the vocabulary size plus the tokens added so far. */
+static int config_add_missing_specials(struct tokenizer *tok, struct tok_config *st, struct err *e)
+{
+	const char *unk = st->roles[ROLE_UNK].content;
+	if (!unk)
+		return 0;
+	int32_t unk_id = spm_token_to_id(tok, unk, strlen(unk));
+	for (int k = 0; k < N_ROLES + st->n_extra; k++) {
+		const char *c = k < N_ROLES ? st->roles[k].content : st->extra[k - N_ROLES].content;
+		if (!c || !*c || strcmp(c, unk) == 0 || spm_token_to_id(tok, c, strlen(c)) != unk_id)
+			continue;
+		int32_t next = tok->vocab.n_ids + (int32_t)tok->added.n_entries;
+		if (next >= TOK_MAX_IDS || tok_vocab_set(&tok->added, c, strlen(c), next) < 0)
+			return err_set(e, "out of memory");
+	}
+	return 0;
 }
 
 int tok_config_read(struct tokenizer *tok, struct tok_config *st, const char *dir, struct err *e)
@@ -452,7 +511,10 @@ int tok_config_finish(struct tokenizer *tok, struct tok_config *st, const char *
 {
 	if ((tok->unk_id = config_required_id(tok, st, ROLE_UNK, vocab_path, e)) < 0)
 		return -1;
-	if (tok->kind == TOKENIZER_WORDPIECE && ((tok->cls_id = config_required_id(tok, st, ROLE_CLS, vocab_path, e)) < 0 ||
+	if (tok_kind_is_spm(tok->kind) && config_add_missing_specials(tok, st, e) < 0)
+		return -1;
+	bool templ = tok->kind == TOKENIZER_WORDPIECE || tok->kind == TOKENIZER_ROBERTA || tok_kind_is_spm(tok->kind);
+	if (templ && ((tok->cls_id = config_required_id(tok, st, ROLE_CLS, vocab_path, e)) < 0 ||
 						 (tok->sep_id = config_required_id(tok, st, ROLE_SEP, vocab_path, e)) < 0))
 		return -1;
 	if (tok->kind == TOKENIZER_BPE && tok->add_bos_token &&

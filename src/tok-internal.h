@@ -78,6 +78,7 @@ struct tok_special {
 
 struct tok_merge_slot; /* tok-bpe.c */
 struct tok_json;       /* tok-json.c */
+struct spm_model;      /* spm-shim.h */
 
 struct tokenizer {
 	enum tokenizer_kind kind;
@@ -112,6 +113,13 @@ struct tokenizer {
 	/* tokenizer.json (TOKENIZER_JSON): the pipeline; NULL for the other kinds and for a
 	 * TOKENIZER_JSON folder that only has vocab.json + merges.txt */
 	struct tok_json *json;
+
+	/* SentencePiece kinds (TOKENIZER_XLMR, TOKENIZER_ALBERT, TOKENIZER_DEBERTA_V2): tok-spm.c.
+	 * do_lower_case is `lower` above. */
+	struct spm_model *spm;         /* the .model file, through spm-shim.h */
+	bool remove_space;             /* ALBERT: collapse whitespace runs, strip the ends */
+	bool keep_accents;             /* ALBERT: false = NFKD and drop combining marks */
+	bool split_by_punct;           /* DeBERTa-v2: encode each punctuation character on its own */
 };
 
 /* A growing list of ids, the output of the model-specific tokenizers. */
@@ -180,6 +188,17 @@ int bpe_load_json(struct tokenizer *tok, json_t *root, const char *path, struct 
 int bpe_encode(const struct tokenizer *tok, const char *s, size_t len, struct tok_ids *out, struct err *e);
 void bpe_free(struct tokenizer *tok);
 
+/* ---- tok-spm.c: the SentencePiece kinds ---- */
+bool tok_kind_is_spm(enum tokenizer_kind kind);
+/* The file the kind's HF class reads: sentencepiece.bpe.model, spiece.model or spm.model. */
+const char *spm_file_name(enum tokenizer_kind kind);
+/* Load the .model file PATH into TOK (tok->spm, and tok->vocab as HF's ids and pieces). */
+int spm_load(struct tokenizer *tok, const char *path, struct err *e);
+/* HF's _tokenize + convert_tokens_to_ids on one stretch of text without special tokens. */
+int spm_encode(const struct tokenizer *tok, const char *s, size_t len, struct tok_ids *out, struct err *e);
+/* HF's convert_tokens_to_ids for one token: added tokens, then the class's _convert_token_to_id. */
+int32_t spm_token_to_id(const struct tokenizer *tok, const char *s, size_t len);
+void spm_free(struct tokenizer *tok);
 
 /* ---- the tokenizer.json pipeline ---- */
 

@@ -145,7 +145,19 @@ static int load_model_files(struct tokenizer *tok, const char *dir, struct tok_c
 		goto out;
 	}
 	bool use_json = false;
-	if (tok->kind == TOKENIZER_WORDPIECE) {
+	if (tok_kind_is_spm(tok->kind)) {
+		/* XLM-R, ALBERT, DeBERTa-v2: the SentencePiece model (tok-spm.c) */
+		char *mp = tok_path_join(dir, spm_file_name(tok->kind));
+		if (!mp) {
+			err_set(e, "out of memory");
+			goto out;
+		}
+		*vocab_path = mp;
+		if (tok_file_exists(mp))
+			rc = spm_load(tok, mp, e);
+		else
+			err_set(e, "%s: missing (the SentencePiece model of this tokenizer)", mp);
+	} else if (tok->kind == TOKENIZER_WORDPIECE) {
 		if (tok_file_exists(vtxt)) {
 			*vocab_path = vtxt, vtxt = NULL;
 			rc = wordpiece_load_vocab_txt(tok, *vocab_path, e);
@@ -199,7 +211,8 @@ out:
 int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer **out, struct err *e)
 {
 	*out = NULL;
-	if (kind != TOKENIZER_WORDPIECE && kind != TOKENIZER_BPE && kind != TOKENIZER_JSON)
+	if (kind != TOKENIZER_WORDPIECE && kind != TOKENIZER_BPE && kind != TOKENIZER_JSON && kind != TOKENIZER_ROBERTA &&
+	    !tok_kind_is_spm(kind))
 		return err_set(e, "unknown tokenizer kind %d", (int)kind);
 	struct stat sb;
 	if (stat(dir, &sb) < 0)
@@ -216,6 +229,18 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 		free(tj);
 		if (!use_json)
 			kind = TOKENIZER_BPE;
+	} else if (tok_kind_is_spm(kind)) {
+		/* a SentencePiece folder without its .model file: its tokenizer.json, when it has one */
+		char *mp = tok_path_join(dir, spm_file_name(kind)), *tj = tok_path_join(dir, "tokenizer.json");
+		if (!mp || !tj) {
+			free(mp);
+			free(tj);
+			return err_set(e, "out of memory");
+		}
+		if (!tok_file_exists(mp) && tok_file_exists(tj))
+			use_json = true, kind = TOKENIZER_JSON;
+		free(mp);
+		free(tj);
 	}
 	struct tokenizer *tok = calloc(1, sizeof *tok);
 	if (!tok || tok_vocab_init(&tok->vocab) < 0 || tok_vocab_init(&tok->added) < 0) {
@@ -241,11 +266,18 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 	tok->strip_accents = -1;
 	tok->chinese = true;
 	tok->max_chars = 100;
+	/* AlbertTokenizer: do_lower_case, remove_space; DebertaV2Tokenizer: no lower-casing */
+	if (kind == TOKENIZER_XLMR || kind == TOKENIZER_DEBERTA_V2 || kind == TOKENIZER_ROBERTA)
+		tok->lower = false;
+	tok->remove_space = true;
 	char *vocab_path = NULL;
 	struct tok_config *cfg = tok_config_new(kind, e);
 	int rc = -1;
 	if (!cfg || load_model_files(tok, dir, cfg, &vocab_path, e) < 0 || tok_config_read(tok, cfg, dir, e) < 0)
 		goto out;
+	/* RobertaTokenizer and XLMRobertaTokenizer have no do_lower_case, whatever the config says */
+	if (kind == TOKENIZER_XLMR || kind == TOKENIZER_ROBERTA)
+		tok->lower = false;
 	if (!tok->prefix && !(tok->prefix = strdup("##"))) {
 		err_set(e, "out of memory");
 		goto out;
@@ -269,6 +301,7 @@ void tokenizer_free(struct tokenizer *tok)
 	tok_json_free(tok);
 	wordpiece_free(tok);
 	bpe_free(tok);
+	spm_free(tok);
 	for (int i = 0; i < tok->n_specials; i++)
 		free(tok->specials[i].text);
 	free(tok->specials);
@@ -366,13 +399,18 @@ static int encode_one(const struct tokenizer *tok, const char *text, const char 
 		return err_set(e, "invalid UTF-8 at byte %zu%s", bad, which);
 	char *buf = NULL;
 	const char *s = text;
-	if (tok->kind == TOKENIZER_BPE && tok->add_prefix_space) {
+	uint32_t cp0 = 0;
+	if (tok->kind == TOKENIZER_ROBERTA && len > 0)
+		utf8_decode(text, &cp0);
+	/* GPT2Tokenizer: " " + text; RobertaTokenizer only before a text not starting with a space */
+	if ((tok->kind == TOKENIZER_BPE && tok->add_prefix_space) ||
+	    (tok->kind == TOKENIZER_ROBERTA && tok->add_prefix_space && len > 0 && !utf8_is_py_space(cp0))) {
 		if (!(buf = malloc(len + 2)))
 			return err_set(e, "out of memory");
 		buf[0] = ' ';
 		memcpy(buf + 1, text, len + 1);
 		s = buf, len++;
-	} else if (tok->kind == TOKENIZER_WORDPIECE && tok->lower) {
+	} else if ((tok->kind == TOKENIZER_WORDPIECE || tok_kind_is_spm(tok->kind)) && tok->lower) {
 		if (!(buf = lower_outside_specials(tok, text, len, &len)))
 			return err_set(e, "out of memory");
 		s = buf;
@@ -423,9 +461,11 @@ static int encode_one(const struct tokenizer *tok, const char *text, const char 
 		}
 		if (parts[p].start == parts[p].end)
 			continue;
-		int r = tok->kind == TOKENIZER_WORDPIECE
-			? wordpiece_encode(tok, s + parts[p].start, parts[p].end - parts[p].start, out, e)
-			: bpe_encode(tok, s + parts[p].start, parts[p].end - parts[p].start, out, e);
+		const char *ps = s + parts[p].start;
+		size_t pl = parts[p].end - parts[p].start;
+		int r = tok->kind == TOKENIZER_WORDPIECE ? wordpiece_encode(tok, ps, pl, out, e)
+			: tok_kind_is_spm(tok->kind)    ? spm_encode(tok, ps, pl, out, e)
+							: bpe_encode(tok, ps, pl, out, e);
 		if (r < 0)
 			goto out;
 	}
@@ -552,8 +592,12 @@ int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *
 	int rc = -1;
 	if (encode_one(tok, text, "", &a, e) < 0 || (pair && encode_one(tok, text_b, " of the second text", &b, e) < 0))
 		goto out;
-	bool wp = tok->kind == TOKENIZER_WORDPIECE, bos = !wp && tok->add_bos_token;
-	int n_special = wp ? (pair ? 3 : 2) : bos ? (pair ? 2 : 1) : 0;
+	/* wp: [CLS] a [SEP] (b [SEP]) with types 0 then 1 (BERT, ALBERT, DeBERTa-v2);
+	 * rb: <s> a </s> (</s> b </s>), types all 0 (RoBERTa, XLM-R) */
+	bool wp = tok->kind == TOKENIZER_WORDPIECE || tok->kind == TOKENIZER_ALBERT || tok->kind == TOKENIZER_DEBERTA_V2;
+	bool rb = tok->kind == TOKENIZER_ROBERTA || tok->kind == TOKENIZER_XLMR;
+	bool bos = tok->kind == TOKENIZER_BPE && tok->add_bos_token;
+	int n_special = wp ? (pair ? 3 : 2) : rb ? (pair ? 4 : 2) : bos ? (pair ? 2 : 1) : 0;
 	if (a.n > (1 << 28) || b.n > (1 << 28)) {
 		err_set(e, "text too long");
 		goto out;
@@ -565,18 +609,20 @@ int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *
 	/* BERT: [CLS] a [SEP] (b [SEP]); GPT-2: a b, or bos a (bos b) with add_bos_token */
 	int n_first = 0;
 	bool ok = true;
-	if (wp || bos)
-		ok = tok_ids_push(&all, wp ? tok->cls_id : tok->bos_id, true) == 0;
+	if (wp || rb || bos)
+		ok = tok_ids_push(&all, wp || rb ? tok->cls_id : tok->bos_id, true) == 0;
 	for (int i = 0; ok && i < a.n; i++)
 		ok = tok_ids_push(&all, a.ids[i], a.special[i]) == 0;
-	if (ok && wp)
+	if (ok && (wp || rb))
 		ok = tok_ids_push(&all, tok->sep_id, true) == 0;
 	n_first = all.n;
 	if (ok && bos && pair)
 		ok = tok_ids_push(&all, tok->bos_id, true) == 0;
+	if (ok && rb && pair)
+		ok = tok_ids_push(&all, tok->sep_id, true) == 0;
 	for (int i = 0; ok && i < b.n; i++)
 		ok = tok_ids_push(&all, b.ids[i], b.special[i]) == 0;
-	if (ok && wp && pair)
+	if (ok && (wp || rb) && pair)
 		ok = tok_ids_push(&all, tok->sep_id, true) == 0;
 	if (!ok || list_alloc(tok, out, all.ids, all.n) < 0) {
 		token_list_free(out);
@@ -587,7 +633,7 @@ int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *
 	for (int i = 0; i < all.n; i++) {
 		out->ids[i] = all.ids[i];
 		out->special[i] = all.special[i];
-		/* HF's GPT2Tokenizer returns no token_type_ids, so GPT-2 gets 0 throughout */
+		/* GPT2Tokenizer, RobertaTokenizer and XLMRobertaTokenizer return no token_type_ids: 0 throughout */
 		out->type_ids[i] = wp && i >= n_first ? 1 : 0;
 	}
 	out->truncated = truncated;
@@ -620,7 +666,7 @@ bool tokenizer_supports_pairs(const struct tokenizer *tok)
 {
 	if (tok->json)
 		return tok_post_has_pair(tok->json->post);
-	return tok->kind == TOKENIZER_WORDPIECE;
+	return tok->kind != TOKENIZER_BPE && tok->kind != TOKENIZER_JSON;
 }
 
 const char *tokenizer_id_to_token(const struct tokenizer *tok, int32_t id)

@@ -24,6 +24,12 @@ enum tokenizer_kind {
 	TOKENIZER_BPE,       /* GPT-2: byte-level BPE, adds no special tokens */
 	TOKENIZER_JSON,      /* tokenizer.json as the Hugging Face tokenizers library runs it (normalizer,
 	                      * pre-tokenizer, model, post-processor), with tokenizer_config.json */
+	/* The encoder families around RoBERTa and SentencePiece (slow-tokenizer semantics): */
+	TOKENIZER_ROBERTA,   /* RobertaTokenizer: GPT-2's byte-level BPE on RoBERTa's vocab.json + merges.txt
+	                      * (or tokenizer.json), <s> a </s> (</s> b </s>), token types all 0 */
+	TOKENIZER_XLMR,      /* XLMRobertaTokenizer: sentencepiece.bpe.model, fairseq ids, <s> a </s> (</s> b </s>) */
+	TOKENIZER_ALBERT,    /* AlbertTokenizer: spiece.model, [CLS] a [SEP] (b [SEP]) */
+	TOKENIZER_DEBERTA_V2, /* DebertaV2Tokenizer: spm.model, [CLS] a [SEP] (b [SEP]) */
 };
 
 struct tokenizer; /* opaque; immutable after load, safe to share between threads */
