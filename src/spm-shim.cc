@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
@@ -41,20 +42,19 @@ static void shim_error(char *err, size_t errlen, const char *prefix, const std::
 extern "C" struct spm_model *spm_model_load(const void *data, size_t len, char *err, size_t errlen)
 {
 	try {
-		spm_model *m = new spm_model;
+		// owned until returned: an exception from the library frees it too
+		std::unique_ptr<spm_model> m(new spm_model);
 		std::string bytes(static_cast<const char *>(data), len);
 		const auto st = m->sp.LoadFromSerializedProto(bytes);
 		if (!st.ok()) {
 			shim_error(err, errlen, "not a SentencePiece model: ", st.ToString());
-			delete m;
 			return nullptr;
 		}
 		if (m->sp.GetPieceSize() <= 0) {
 			shim_error(err, errlen, "", "the SentencePiece model has no pieces");
-			delete m;
 			return nullptr;
 		}
-		return m;
+		return m.release();
 	} catch (const std::bad_alloc &) {
 		shim_error(err, errlen, "", "out of memory");
 	} catch (const std::exception &ex) {
