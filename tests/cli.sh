@@ -105,6 +105,18 @@ expect_eq "malformed config one line" "$(wc -l <"$TMP/out")" 1
 printf '{"model_type": "mixtral"}' >"$TMP/badcfg/config.json"
 "$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "unknown family status" $? 1
 expect_grep "unknown family" "$TMP/out" "unknown model family 'mixtral'"
+# A sentence-transformers folder (all-MiniLM-L6-v2's layout: BERT inside, with modules.json, the
+# pooling config and 1_Pooling/) opens as it is and gives the BERT's own numbers.
+cp -rL "$top_srcdir/tests/data/models/bert-mini" "$TMP/st-minilm"
+printf '[{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}, {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]' >"$TMP/st-minilm/modules.json"
+printf '{"max_seq_length": 256, "do_lower_case": false}' >"$TMP/st-minilm/sentence_bert_config.json"
+printf '{"__version__": {"sentence_transformers": "2.0.0"}}' >"$TMP/st-minilm/config_sentence_transformers.json"
+mkdir -p "$TMP/st-minilm/1_Pooling"
+printf '{"word_embedding_dimension": 32, "pooling_mode_mean_tokens": true}' >"$TMP/st-minilm/1_Pooling/config.json"
+"$BIN" -m "$TMP/st-minilm" --dump json "the quick brown fox" >"$TMP/st.json" 2>&1
+expect_eq "sentence-transformers folder opens" $? 0
+"$BIN" -m "$top_srcdir/tests/data/models/bert-mini" --dump json "the quick brown fox" >"$TMP/bert.json" 2>&1
+expect_eq "sentence-transformers folder: same attention" "$(jq -c .attentions "$TMP/st.json" | cksum)" "$(jq -c .attentions "$TMP/bert.json" | cksum)"
 # A rope_scaling type the engine does not implement is named, never run with wrong positions.
 "$BIN" -m "$top_srcdir/tests/data/models/phi3-longrope" --dump json hi >"$TMP/out" 2>&1
 expect_eq "longrope status" $? 1
