@@ -229,8 +229,10 @@ def forward(model, ids, token_type_ids=None, dtype=np.float64, layer_inputs=None
             pad = m["pad"]
             keep = (ids != pad).astype(np.int64)
             pos = np.cumsum(keep) * keep + pad  # create_position_ids_from_input_ids
-            if wrong.get("positions_plain"):
+            if wrong.get("positions_plain"):  # pads counted like any token
                 pos = np.arange(n) + pad + 1
+            if wrong.get("positions_zero"):  # BERT's 0..n-1, no offset past padding_idx
+                pos = np.arange(n)
             x = x + W["embeddings.position_embeddings.weight"][pos]
         elif fam != "deberta-v2" or m["position_biased_input"]:
             x = x + W["embeddings.position_embeddings.weight"][np.arange(n)]
@@ -268,6 +270,8 @@ def forward(model, ids, token_type_ids=None, dtype=np.float64, layer_inputs=None
     for i in range(m["n_layers"]):
         if layer_inputs is not None:
             x = np.asarray(layer_inputs[i], dtype=dtype)
+        if wrong.get("same_input"):  # every layer applied to the embeddings (layers not chained)
+            x = hs[0]
         if fam == "modernbert":
             p = "layers.%d." % i
             a_in = x if (i == 0 or wrong.get("no_attn_norm")) else ln(p + "attn_norm", x)
@@ -276,8 +280,8 @@ def forward(model, ids, token_type_ids=None, dtype=np.float64, layer_inputs=None
             qkv = lin(p + "attn.Wqkv", a_in, False)
             q, k, v = (_heads(qkv[:, j * m["hidden"]:(j + 1) * m["hidden"]], H) for j in range(3))
             theta = m["theta"][i]
-            if wrong.get("one_theta"):
-                theta = m["theta"][0]
+            if wrong.get("one_theta"):  # every layer with global_rope_theta
+                theta = float(m["cfg"]["global_rope_theta"])
             inv = _default_inv_freq(theta, d)
             pos = np.arange(n, dtype=np.float64)
             if dtype == np.float32:
@@ -288,7 +292,8 @@ def forward(model, ids, token_type_ids=None, dtype=np.float64, layer_inputs=None
             sin = np.concatenate([np.sin(ang), np.sin(ang)], axis=-1).astype(dtype)
             q_rot, k_rot = rotate(q, cos, sin, d), rotate(k, cos, sin, d)
             scores = q_rot @ k_rot.transpose(0, 2, 1) * dtype(d ** -0.5)
-            if not m["global_layer"][i] and not wrong.get("no_window"):
+            is_global = wrong["global_layers"][i] if "global_layers" in wrong else m["global_layer"][i]
+            if not is_global and not wrong.get("no_window"):
                 r = m["window_radius"] + wrong.get("window_delta", 0)
                 dist = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])
                 scores = np.where(dist <= r, scores, np.finfo(dtype).min)
@@ -345,7 +350,7 @@ def forward(model, ids, token_type_ids=None, dtype=np.float64, layer_inputs=None
                 scores = scores + rel_att
                 res["rel_att"].append(rel_att)
             else:
-                scores = q @ k.transpose(0, 2, 1) / dtype(math.sqrt(d))
+                scores = q @ k.transpose(0, 2, 1) / dtype(math.sqrt(d) if not wrong.get("no_scale") else 1.0)
             probs = softmax(scores)
             ctx = (probs @ v).transpose(1, 0, 2).reshape(n, m["hidden"])
             a = ln(p + names["ln1"], lin(p + names["o"], ctx) + x)
