@@ -141,11 +141,11 @@ MODELS = [
     dict(name="deberta-rel", family="deberta-v2", tok="deberta-spm", dtype="F16", seed=35, vocab=7100,
          cfg=dict(hidden_size=16, num_attention_heads=2, num_hidden_layers=2, intermediate_size=32,
                   max_position_embeddings=64, layer_norm_eps=1e-7, hidden_act="gelu", relative_attention=True,
-                  position_buckets=8, max_relative_positions=32, pos_att_type=["p2c", "c2p"], share_att_key=True,
+                  position_buckets=8, max_relative_positions=12, pos_att_type=["p2c", "c2p"], share_att_key=True,
                   norm_rel_ebd="layer_norm", position_biased_input=False, type_vocab_size=0, pad_token_id=0),
          cases={"relative": ("And the evening and the morning were the third day.",
                              "Let there be light in the firmament")},
-         mistakes=["drop_p2c", "drop_c2p", "bucket_round", "no_buckets", "scale_sqrt_d", "rel_no_ln"]),
+         mistakes=["drop_p2c", "drop_c2p", "bucket_round", "no_buckets", "scale_sqrt_d", "rel_no_ln", "wrap_not_clamp"]),
     dict(name="modernbert-window", family="modernbert", tok="modernbert-bpe", dtype="F32", seed=36, vocab=520,
          cfg=dict(hidden_size=16, num_attention_heads=2, num_hidden_layers=3, intermediate_size=24,
                   global_attn_every_n_layers=2, local_attention=4, global_rope_theta=160000.0,
@@ -285,7 +285,7 @@ def tokenize_all(binary):
 
 def mistake(name, m):
     if name in ("positions_plain", "positions_zero", "no_token_types", "same_input", "no_scale",
-                "bucket_round", "no_buckets", "scale_sqrt_d", "rel_no_ln", "no_window", "one_theta", "swap_gate"):
+                "bucket_round", "no_buckets", "scale_sqrt_d", "rel_no_ln", "wrap_not_clamp", "no_window", "one_theta", "swap_gate"):
         return {name: True}
     if name == "act_tanh":
         return dict(act="gelu_new")

@@ -341,10 +341,14 @@ def forward(model, ids, token_type_ids=None, dtype=np.float64, layer_inputs=None
                 if "c2p" in terms:
                     c2p = q @ pk.transpose(0, 2, 1)  # [H][i][bucket]
                     idx = np.clip(rel + span, 0, 2 * span - 1)
+                    if wrong.get("wrap_not_clamp"):  # out-of-span buckets wrapped around, not clamped
+                        idx = (rel + span) % (2 * span)
                     rel_att = rel_att + np.take_along_axis(c2p, np.broadcast_to(idx, (H, n, n)), axis=-1) / scale
                 if "p2c" in terms:
                     p2c = k @ pq.transpose(0, 2, 1)  # [H][j][bucket]
                     idx = np.clip(-rel + span, 0, 2 * span - 1)
+                    if wrong.get("wrap_not_clamp"):
+                        idx = (-rel + span) % (2 * span)
                     g_ = np.take_along_axis(p2c, np.broadcast_to(idx, (H, n, n)), axis=-1)
                     rel_att = rel_att + g_.transpose(0, 2, 1) / scale
                 scores = scores + rel_att
