@@ -112,8 +112,10 @@ static void *corpusrun_work(void *arg)
 		} else {
 			struct trace *t = NULL;
 			if (model_run(sh->m, it.text, it.text_b, o->cancel, &t, &e) < 0) {
-				if (o->cancel && *o->cancel)
-					break; /* this text is not counted */
+				if (o->cancel && *o->cancel) {
+					w->agg->c.lines--; /* the interrupted text is not in the aggregate */
+					break;
+				}
 				err_prefix(&e, "line %llu", (unsigned long long)it.line);
 				corpusrun_bad(w, it.line, &e);
 			} else if (aggregate_add(w->agg, t, &e) < 0) {
