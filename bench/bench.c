@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "corpusrun.h"
 #include "model-internal.h"
 #include "model.h"
 #include "runner.h"
@@ -283,9 +284,64 @@ static void bench_keystroke(struct model *m, int n, int reps)
 	close(fds[1]);
 }
 
+/* Peak resident memory so far, in MB (VmHWM). */
+static double peak_rss_mb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	double kb = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, "VmHWM:", 6))
+			kb = atof(line + 6);
+	if (f)
+		fclose(f);
+	return kb / 1024;
+}
+
+/* Corpus mode: TEXTS texts of about 25 tokens (23 common words + [CLS]/[SEP]) through corpusrun
+ * with one worker per core. Returns texts per second. */
+static double bench_corpus(const struct model *m, const char *dir, int texts, double *seconds)
+{
+	static const char *const words[] = {"the", "cat", "sat", "on", "a", "mat", "while", "dog", "ran", "across",
+					    "field", "and", "birds", "sang", "in", "trees", "near", "river", "of",
+					    "old", "town", "people", "said", "that", "it", "was", "good", "day"};
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/corpus.txt", dir);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	uint64_t x = 12345;
+	for (int t = 0; t < texts; t++) {
+		for (int w = 0; w < 23; w++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			fprintf(f, w ? " %s" : "%s", words[(x >> 33) % (sizeof words / sizeof *words)]);
+		}
+		fputc('\n', f);
+	}
+	fclose(f);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	struct corpusrun_opts o = {.path = path, .shard_k = 1, .shard_n = 1, .workers = cores > 0 ? (int)cores : 1};
+	struct aggregate *a = NULL;
+	struct err e = {{0}};
+	bool cancelled;
+	double t0 = now();
+	int rc = corpusrun(m, &o, &a, &cancelled, &e);
+	double dt = now() - t0;
+	unlink(path);
+	if (rc < 0) {
+		fprintf(stderr, "bench: %s\n", e.msg);
+		return -1;
+	}
+	*seconds = dt;
+	printf("  corpus: %d texts, %llu tokens, %ld workers: %.1f s, %.1f texts/s; peak RSS %.0f MB\n", texts,
+	       (unsigned long long)a->c.tokens, cores, dt, texts / dt, peak_rss_mb());
+	aggregate_free(a);
+	return texts / dt;
+}
+
 static void remove_dir(const char *dir)
 {
-	const char *files[] = {"model.safetensors", "config.json", "vocab.txt", "vocab.json", "merges.txt"};
+	const char *files[] = {"model.safetensors", "config.json", "vocab.txt", "vocab.json", "merges.txt", "corpus.txt"};
 	char path[PATH_MAX];
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", dir, files[i]);
@@ -297,6 +353,7 @@ static void remove_dir(const char *dir)
 int main(int argc, char **argv)
 {
 	int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+	int corpus_only = argc > 1 && strcmp(argv[1], "--corpus") == 0; /* only the corpus-mode figure */
 	const struct spec specs[] = {
 		{"bert-base-sized (12 layers, 12 heads, hidden 768)", 0, 12, 12, 768, 3072, 30522, 512},
 		{"gpt2-sized (12 layers, 12 heads, hidden 768)", 1, 12, 12, 768, 3072, 50257, 1024},
@@ -330,6 +387,19 @@ int main(int argc, char **argv)
 		double load = now() - t0;
 		printf("%s\n  model file %.0f MB; load %.1f ms (page cache warm); weights copied at load: %zu bytes\n",
 		       s->name, size / 1e6, load * 1e3, model_bytes_converted(m));
+		if (!s->gpt2) { /* the corpus-mode target: 1,000 texts of ~25 tokens in <= 60 s */
+			double secs = 0;
+			double rate = bench_corpus(m, dir, quick ? 100 : 1000, &secs);
+			if (rate > 0 && 1000 / rate > 60) {
+				printf("  (corpus mode below the 1,000 texts in 60 s target)\n");
+				below++;
+			}
+		}
+		if (corpus_only) {
+			model_close(m);
+			remove_dir(dir);
+			break;
+		}
 		if (load > 0.5)
 			below++;
 		printf("  %6s %12s %10s %9s\n", "tokens", "forward ms", "GFLOP/s", "of sgemm");
@@ -380,6 +450,8 @@ int main(int argc, char **argv)
 		remove_dir(dir);
 		printf("\n");
 	}
+	if (corpus_only)
+		return 0;
 	/* The bundled demo models, which is what a newcomer's first run uses. */
 	const char *demos[] = {"demo-bert", "demo-gpt2"};
 	for (size_t di = 0; di < sizeof demos / sizeof demos[0]; di++) {
@@ -400,7 +472,7 @@ int main(int argc, char **argv)
 		printf("\n");
 	}
 	printf("targets: forward >= 75%% of the sgemm rate at 128+ tokens; load of a 440 MB model well under 1 s;\n"
-	       "         keystroke -> frame <= 50 ms at 32 tokens.\n");
+	       "         keystroke -> frame <= 50 ms at 32 tokens; corpus mode 1,000 texts of ~25 tokens <= 60 s.\n");
 	printf("%s\n", below ? "some targets missed (see above)" : "all targets met");
 	return 0;
 }

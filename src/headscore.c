@@ -136,21 +136,26 @@ static void headscore_head(const struct trace *t, int layer, int head, const boo
 		out->s[HS_PUNCT] = NAN;
 	out->entropy_norm = norm_rows ? norm_sum / norm_rows : 0;
 
-	/* The label: the strongest weight pattern holding at least half the weight, else "broad". */
+	headscore_label(out, n > 0 && t->special[0], t->causal);
+}
+
+void headscore_label(struct headscore *h, bool first_special, bool causal)
+{
+	/* The strongest weight pattern holding at least half the weight, else "broad". */
 	double best = 0.5;
 	const char *label = "";
 	for (size_t l = 0; l < sizeof hs_labels / sizeof *hs_labels; l++) {
-		double v = out->s[hs_labels[l].k];
+		double v = h->s[hs_labels[l].k];
 		if (!isnan(v) && v >= best) {
 			best = v;
 			label = hs_labels[l].label;
-			if (hs_labels[l].k == HS_FIRST && n > 0 && t->special[0])
-				label = t->causal ? "BOS" : "[CLS]"; /* a decoder's attention sink */
+			if (hs_labels[l].k == HS_FIRST && first_special)
+				label = causal ? "BOS" : "[CLS]"; /* a decoder's attention sink */
 		}
 	}
-	if (!*label && out->entropy_norm >= 0.75)
+	if (!*label && h->entropy_norm >= 0.75)
 		label = "broad";
-	snprintf(out->label, sizeof out->label, "%s", label);
+	snprintf(h->label, sizeof h->label, "%s", label);
 }
 
 /* The punctuation flags of T's tokens, malloc'ed ([n]); NULL on OOM. */

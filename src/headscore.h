@@ -64,6 +64,10 @@ int headscore_by_name(const char *name);
 /* Is trace token I punctuation by the rule above? */
 int headscore_is_punct(const struct trace *t, int i);
 
+/* Set H's label from its scores and entropy_norm (the rule above); FIRST_SPECIAL: the text begins
+ * with a special token, so "first" reads "[CLS]" (or "BOS" when CAUSAL). */
+void headscore_label(struct headscore *h, bool first_special, bool causal);
+
 /* Sort IDX[n] (indices into S) by score K, largest first, or smallest first with ASCENDING; NaN
  * last either way, ties in layer/head order. */
 void headscore_sort(const struct headscore *s, int *idx, int n, enum headscore_kind k, int ascending);

@@ -1,5 +1,5 @@
 /* main.c -- the attnscope command: options, model loading and the choice of mode
- * (interactive TUI, --dump json|csv, --print VIEW). */
+ * (interactive TUI, --dump json|csv, --print VIEW, corpus mode and `merge` in corpuscli.c). */
 #include "config.h"
 
 #include <cblas.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "corpuscli.h"
 #include "dump.h"
 #include "headscore.h"
 #include "model.h"
@@ -32,13 +33,16 @@ struct options {
 	const char *print_view; /* --print VIEW, NULL = none */
 	struct ui_options ui;   /* theme, colour, width, initial selection */
 	char *text;      /* owned */
+	struct corpuscli_opts corpus; /* --corpus, --load, --save, --shard, --keep-going */
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: attnscope [OPTION]... [--] [TEXT]...\n"
-		"Explore the attention of a transformer (BERT, GPT-2) on TEXT.\n"
+		"  or:  attnscope [OPTION]... --corpus=FILE | --load=FILE\n"
+		"  or:  attnscope merge [-o OUT] AGGREGATE...\n"
+		"Explore the attention of a transformer (BERT, GPT-2) on TEXT, or aggregate it over a corpus.\n"
 		"TEXT words are joined with spaces; TEXT '-' reads standard input.\n"
 		"\n"
 		"  -m, --model=MODEL      model folder, or a name in the Hugging Face cache or\n"
@@ -64,6 +68,14 @@ static void usage(FILE *out)
 		"      --config=FILE      configuration file (default:\n"
 		"                         $XDG_CONFIG_HOME/attnscope/config.yaml)\n"
 		"      --threads=N        use N threads for the forward pass (default: all cores)\n"
+		"\n"
+		"Corpus mode (with --print heads, --dump json|csv or --save):\n"
+		"      --corpus=FILE      run the model over every line of FILE (text, or JSON lines\n"
+		"                         with \"text\" and \"text_b\") and aggregate per head\n"
+		"      --shard=K/N        only the lines K, K+N, K+2N, ... (1-based K)\n"
+		"      --keep-going       report bad lines and go on instead of stopping\n"
+		"      --save=FILE        write the aggregate to FILE\n"
+		"      --load=FILE        read a saved aggregate instead of running a model\n"
 		"  -h, --help             display this help and exit\n"
 		"  -V, --version          output version information and exit\n"
 		"\n"
@@ -189,7 +201,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
-	       OPT_BEFORE_ROTARY };
+	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -201,12 +213,16 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"mean", required_argument, NULL, OPT_MEAN},   {"hide-special", no_argument, NULL, OPT_HIDE_SPECIAL},
 		{"numbers", no_argument, NULL, OPT_NUMBERS},   {"sort", required_argument, NULL, OPT_SORT},
 		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY},
+		{"corpus", required_argument, NULL, OPT_CORPUS}, {"shard", required_argument, NULL, OPT_SHARD},
+		{"keep-going", no_argument, NULL, OPT_KEEP_GOING}, {"save", required_argument, NULL, OPT_SAVE},
+		{"load", required_argument, NULL, OPT_LOAD},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	o->model = NULL;
 	o->dump_format = -1;
 	o->layer = o->head = -1;
+	o->corpus.shard_k = o->corpus.shard_n = 1;
 	ui_options_init(&o->ui);
 	int c, choice;
 	while ((c = getopt_long(argc, argv, "+m:hV", longopts, NULL)) != -1) {
@@ -299,6 +315,24 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_NUMBERS:
 			o->ui.numbers = true;
 			break;
+		case OPT_CORPUS:
+			o->corpus.corpus = optarg;
+			break;
+		case OPT_SHARD:
+			if (corpuscli_parse_shard(optarg, &o->corpus.shard_k, &o->corpus.shard_n) < 0) {
+				fprintf(stderr, "attnscope: --shard: '%s' is not K/N with 1 <= K <= N\n", optarg);
+				return 2;
+			}
+			break;
+		case OPT_KEEP_GOING:
+			o->corpus.keep_going = true;
+			break;
+		case OPT_SAVE:
+			o->corpus.save = optarg;
+			break;
+		case OPT_LOAD:
+			o->corpus.load = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -385,20 +419,58 @@ static int run_tui(const struct options *o)
 	return rc;
 }
 
+/* --corpus / --load: check the combination, then corpuscli runs it. */
+static int run_corpus(struct options *o)
+{
+	struct corpuscli_opts *c = &o->corpus;
+	const char *why = NULL;
+	if (c->corpus && c->load)
+		why = "--corpus and --load exclude each other";
+	else if (o->text)
+		why = "--corpus and --load take no TEXT";
+	else if (o->pair)
+		why = "--pair: give pairs as JSON lines with \"text_b\" in the corpus";
+	else if (c->load && (c->shard_n > 1 || c->keep_going))
+		why = "--shard and --keep-going apply to --corpus, not --load";
+	else if (o->dump_format >= 0 && (o->layer >= 0 || o->head >= 0))
+		why = "--layer and --head do not restrict the dump of an aggregate";
+	else if (o->print_view && strcmp(o->print_view, "heads"))
+		why = "a corpus aggregate prints as --print heads";
+	else if (!o->print_view && o->dump_format < 0 && !c->save)
+		why = "corpus mode needs --print heads, --dump json|csv or --save FILE";
+	if (why) {
+		fprintf(stderr, "attnscope: %s\n", why);
+		return 2;
+	}
+	c->model = o->model;
+	c->workers = o->threads;
+	c->print_view = o->print_view;
+	c->dump_format = o->dump_format;
+	c->ui = &o->ui;
+	return corpuscli_run(c);
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = {0};
+	if (argc > 1 && strcmp(argv[1], "merge") == 0)
+		return corpuscli_merge(argc - 1, argv + 1);
 	int rc = parse_options(argc, argv, &o);
 	if (rc) {
 		free(o.text);
 		return rc == 1 ? 0 : rc == 3 ? 1 : 2;
 	}
-	if (o.threads > 0)
+	if (o.threads > 0 && !o.corpus.corpus)
 		openblas_set_num_threads(o.threads);
 	o.ui.layer = o.layer;
 	o.ui.head = o.head;
 	if (o.dump_format >= 0 && o.print_view) {
 		fprintf(stderr, "attnscope: --dump and --print exclude each other\n");
+		rc = 2;
+	} else if (o.corpus.corpus || o.corpus.load) {
+		rc = run_corpus(&o);
+	} else if (o.corpus.save || o.corpus.shard_n > 1 || o.corpus.keep_going) {
+		fprintf(stderr, "attnscope: --save, --shard and --keep-going need --corpus (or --load)\n");
 		rc = 2;
 	} else if (o.dump_format >= 0 || o.print_view) {
 		rc = run_once(&o);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "aggregate.h"
 #include "canvas.h"
 #include "shapedesc.h"
 #include "tokstrip.h"
@@ -99,43 +100,105 @@ static void print_header(struct canvas *cv, const struct trace *t, const struct 
 		      t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head, kv);
 }
 
-int ui_print(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
+/* The header of an aggregate: model, family, texts and tokens, view. */
+static void print_agg_header(struct canvas *cv, const struct aggregate *a, const char *view)
 {
-	const struct view *v = view_find(view_name);
-	if (!v) {
+	const char *dot = cv->pal->utf8 ? " \xc2\xb7 " : " - ";
+	char label[256];
+	bool partial = false;
+	for (int i = 0; i < a->n_src; i++)
+		partial |= a->src[i].partial;
+	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%scorpus: %llu texts, %llu tokens%s%s%s",
+		      print_model_label(a->model.name, label, sizeof label), dot, a->model.family, dot,
+		      (unsigned long long)a->c.texts, (unsigned long long)a->c.tokens, partial ? " (interrupted)" : "", dot,
+		      view);
+}
+
+/* What ui_print and ui_print_aggregate share: the view, the user's config and the palette. */
+struct print_setup {
+	const struct view *v;
+	struct userconf *conf;
+	struct palette pal;
+};
+
+static int print_setup(const char *view_name, const struct ui_options *o, FILE *out, struct print_setup *p,
+		       struct err *e)
+{
+	p->conf = NULL;
+	p->v = view_find(view_name);
+	if (!p->v) {
 		char names[128] = "";
 		for (int i = 0; view_all[i]; i++)
 			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", view_all[i]->name);
 		return err_set(e, "unknown view '%s' (%s)", view_name, names);
 	}
-	struct userconf *conf = malloc(sizeof *conf);
-	if (!conf)
+	p->conf = malloc(sizeof *p->conf);
+	if (!p->conf)
 		return err_set(e, "out of memory");
-	if (userconf_load(o->config, conf, e)) {
-		free(conf);
-		return -1;
-	}
 	struct theme th;
-	if (print_load_theme(o, conf, &th, e)) {
-		free(conf);
+	if (userconf_load(o->config, p->conf, e) || print_load_theme(o, p->conf, &th, e)) {
+		free(p->conf);
+		p->conf = NULL;
 		return -1;
 	}
-	struct palette pal;
-	theme_resolve(&th, print_depth(o, isatty(fileno(out))), print_locale_utf8(), &pal);
+	theme_resolve(&th, print_depth(o, isatty(fileno(out))), print_locale_utf8(), &p->pal);
+	return 0;
+}
 
-	struct view_ctx ctx = {0};
+static void print_ctx_init(struct view_ctx *ctx, const struct ui_options *o, const struct print_setup *p)
+{
+	memset(ctx, 0, sizeof *ctx);
+	ctx->keys = &p->conf->keys;
+	ctx->layer = o->layer >= 0 ? o->layer : 0;
+	ctx->head = o->head >= 0 ? o->head : 0;
+	ctx->token = o->token;
+	ctx->scale = o->scale;
+	ctx->hide_special = o->hide_special;
+	ctx->qk_before_rotary = o->before_rotary;
+	ctx->print = true;
+	ctx->sort = o->sort;
+}
+
+/* Draw the top view of CTX under a header line and (with a trace) the token strip; write it out. */
+static int print_draw(struct view_ctx *ctx, const struct print_setup *p, const struct ui_options *o, FILE *out,
+		      struct err *e)
+{
+	const struct view *v = p->v;
+	const struct trace *t = ctx->trace;
+	int width = output_width(o, out);
+	struct canvas probe = {.w = width, .h = 1, .pal = &p->pal};
+	int strip_h = t ? tokstrip_rows(&probe, t, width) : -1;
+	int view_h = v->height(ctx->state[0], ctx, &probe, width);
+	int height = 1 + 1 + strip_h + 1 + view_h;
+	struct canvas *cv = canvas_new(width, height, &p->pal);
+	if (!cv)
+		return err_set(e, "out of memory");
+	canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
+	if (t) {
+		print_header(cv, t, ctx, v->name);
+		tokstrip_draw(cv, (struct rect){0, 2, width, strip_h}, t, ctx->token, true);
+	} else {
+		print_agg_header(cv, ctx->agg, v->name);
+	}
+	v->draw(ctx->state[0], ctx, cv, (struct rect){0, 3 + strip_h, width, view_h});
+	canvas_write(cv, out, p->pal.depth != DEPTH_MONO);
+	canvas_free(cv);
+	if (fflush(out) || ferror(out))
+		return err_set(e, "write error");
+	return 0;
+}
+
+int ui_print(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
+{
+	struct print_setup p;
+	if (print_setup(view_name, o, out, &p, e) < 0)
+		return -1;
+	const struct view *v = p.v;
+	struct view_ctx ctx;
+	print_ctx_init(&ctx, o, &p);
 	ctx.trace = t;
-	ctx.keys = &conf->keys;
-	ctx.layer = o->layer >= 0 ? o->layer : 0;
-	ctx.head = o->head >= 0 ? o->head : 0;
-	ctx.token = o->token;
-	ctx.scale = o->scale;
-	ctx.hide_special = o->hide_special;
-	ctx.qk_before_rotary = o->before_rotary;
-	ctx.print = true;
-	ctx.sort = o->sort;
 	if (o->layer >= t->n_layers || o->head >= t->n_heads || o->token >= t->n) {
-		free(conf);
+		free(p.conf);
 		return err_set(e, "no %s %d: the model has %d layers of %d heads and the text %d tokens",
 			       o->layer >= t->n_layers ? "layer" : o->head >= t->n_heads ? "head" : "token",
 			       o->layer >= t->n_layers ? o->layer : o->head >= t->n_heads ? o->head : o->token,
@@ -143,7 +206,7 @@ int ui_print(const struct trace *t, const char *view_name, const struct ui_optio
 	}
 	view_ctx_clamp(&ctx);
 	if (!view_push(&ctx, v)) {
-		free(conf);
+		free(p.conf);
 		return err_set(e, "out of memory");
 	}
 	/* Initial toggles go through the view's own actions, as keys would. */
@@ -153,29 +216,33 @@ int ui_print(const struct trace *t, const char *view_name, const struct ui_optio
 		v->act(ctx.state[0], &ctx, ACT_MEAN_LAYERS, -1);
 	if (o->numbers)
 		v->act(ctx.state[0], &ctx, ACT_NUMBERS, -1);
-
-	int width = output_width(o, out);
-	struct canvas probe = {.w = width, .h = 1, .pal = &pal};
-	int strip_h = tokstrip_rows(&probe, t, width);
-	int view_h = v->height(ctx.state[0], &ctx, &probe, width);
-	int height = 1 + 1 + strip_h + 1 + view_h;
-	struct canvas *cv = canvas_new(width, height, &pal);
-	if (!cv) {
-		view_pop_all(&ctx);
-		free(conf);
-		return err_set(e, "out of memory");
-	}
-	canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
-	print_header(cv, t, &ctx, v->name);
-	tokstrip_draw(cv, (struct rect){0, 2, width, strip_h}, t, ctx.token, true);
-	v->draw(ctx.state[0], &ctx, cv, (struct rect){0, 3 + strip_h, width, view_h});
-	canvas_write(cv, out, pal.depth != DEPTH_MONO);
-	canvas_free(cv);
+	int rc = print_draw(&ctx, &p, o, out, e);
 	view_pop_all(&ctx);
-	free(conf);
-	if (fflush(out) || ferror(out))
-		return err_set(e, "write error");
-	return 0;
+	free(p.conf);
+	return rc;
+}
+
+int ui_print_aggregate(const struct aggregate *a, const char *view_name, const struct ui_options *o, FILE *out,
+		       struct err *e)
+{
+	if (strcmp(view_name, "heads"))
+		return err_set(e, "--print %s needs one text; a corpus aggregate prints as heads", view_name);
+	if (o->layer >= a->model.n_layers || o->head >= a->model.n_heads)
+		return err_set(e, "no %s %d: the model has %d layers of %d heads", o->layer >= a->model.n_layers ? "layer" : "head",
+			       o->layer >= a->model.n_layers ? o->layer : o->head, a->model.n_layers, a->model.n_heads);
+	if (a->c.texts == 0)
+		return err_set(e, "the aggregate holds no text");
+	struct print_setup p;
+	if (print_setup(view_name, o, out, &p, e) < 0)
+		return -1;
+	struct view_ctx ctx;
+	print_ctx_init(&ctx, o, &p);
+	ctx.agg = a;
+	ctx.token = -1;
+	int rc = view_push(&ctx, p.v) ? print_draw(&ctx, &p, o, out, e) : err_set(e, "out of memory");
+	view_pop_all(&ctx);
+	free(p.conf);
+	return rc;
 }
 
 void ui_print_keys(FILE *out)

@@ -67,6 +67,12 @@ int ui_run_source(const struct ui_source *src, const char *text, const char *tex
  * full size, WIDTH columns wide. */
 int ui_print(const struct trace *t, const char *view, const struct ui_options *o, FILE *out, struct err *e);
 
+/* Draw VIEW of the corpus aggregate A to OUT (only "heads" has an aggregate form): a header line
+ * (model, texts, tokens) and the view. */
+struct aggregate;
+int ui_print_aggregate(const struct aggregate *a, const char *view, const struct ui_options *o, FILE *out,
+		       struct err *e);
+
 /* Keys: every action with its default keys, one per line (for --help and the man page test). */
 void ui_print_keys(FILE *out);
 

@@ -6,7 +6,9 @@
  * head has on this text (no [SEP], no punctuation). Weight scores
  * are shaded by value. Up/down move through the rows and select that head for every view; left/right
  * pick the column to sort by (the first position keeps layer/head order), r reverses the order,
- * Enter opens the head's heatmap. `--print heads --sort SCORE` prints the table sorted. */
+ * Enter opens the head's heatmap. `--print heads --sort SCORE` prints the table sorted.
+ * On a corpus aggregate (ctx->agg) each cell is the mean ± std of the score over the texts and the
+ * label that of the means. */
 #include "config.h"
 
 #include <math.h>
@@ -14,16 +16,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregate.h"
 #include "anaview.h"
 #include "headscore.h"
 #include "view.h"
 
 #define HEADS_COL_W 10  /* a score column, including the space before it */
+#define HEADS_AGG_COL_W 14 /* ... holding "mean±std" */
 
 struct heads_state {
 	unsigned gen;            /* ctx->trace_gen the scores were computed for */
 	const struct trace *t;   /* ... and the trace itself (a new one may reuse the generation 0) */
+	const struct aggregate *agg; /* or the aggregate they came from */
 	struct headscore *s;     /* [n_layers * n_heads] layer-major */
+	struct headscore *sd;    /* [n_layers * n_heads] standard deviations (aggregate), else NULL */
+	int n_heads;             /* heads per layer */
+	bool causal;
 	int *order;              /* [n_layers * n_heads] indices into s, in display order */
 	int n;
 	int cols[HS_COUNT];      /* the score kinds shown, in order */
@@ -49,35 +57,52 @@ static void heads_order(struct heads_state *s)
 		}
 }
 
+/* Drop the scores. */
+static void heads_reset(struct heads_state *s)
+{
+	free(s->s), free(s->sd), free(s->order);
+	s->s = s->sd = NULL, s->order = NULL, s->n = 0;
+}
+
+/* Scores of the trace or the aggregate into s->s (and s->sd); false on OOM. */
+static bool heads_compute(struct heads_state *s, const struct view_ctx *ctx)
+{
+	const struct aggregate *a = ctx->agg;
+	int layers = a ? a->model.n_layers : ctx->trace->n_layers;
+	s->n_heads = a ? a->model.n_heads : ctx->trace->n_heads;
+	s->causal = a ? a->model.causal : ctx->trace->causal;
+	s->n = layers * s->n_heads;
+	s->s = calloc((size_t)s->n, sizeof *s->s);
+	s->sd = a ? calloc((size_t)s->n, sizeof *s->sd) : NULL;
+	s->order = calloc((size_t)s->n, sizeof *s->order);
+	if (!s->s || !s->order || (a && !s->sd))
+		return false;
+	if (a)
+		aggregate_headscores(a, s->s, s->sd);
+	else if (headscore_all(ctx->trace, s->s))
+		return false;
+	return true;
+}
+
 /* Recompute the scores when the trace changed; false when there is nothing to show. */
 static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
 {
 	const struct trace *t = ctx->trace;
-	if (!t || t->n == 0)
+	if (!ctx->agg && (!t || t->n == 0))
 		return false;
-	if (s->s && s->gen == ctx->trace_gen && s->t == t)
+	if (s->s && s->gen == ctx->trace_gen && s->t == t && s->agg == ctx->agg)
 		return true;
 	int keep = s->sort >= 0 ? s->cols[s->sort] : -1;
-	free(s->s);
-	free(s->order);
-	s->n = t->n_layers * t->n_heads;
-	s->s = calloc((size_t)s->n, sizeof *s->s);
-	s->order = calloc((size_t)s->n, sizeof *s->order);
-	if (!s->s || !s->order) {
-		free(s->s), free(s->order);
-		s->s = NULL, s->order = NULL, s->n = 0;
-		return false;
-	}
-	if (headscore_all(t, s->s)) {
-		free(s->s), free(s->order);
-		s->s = NULL, s->order = NULL, s->n = 0;
+	heads_reset(s);
+	if (!heads_compute(s, ctx)) {
+		heads_reset(s);
 		return false;
 	}
 	s->n_cols = 0;
 	for (int k = 0; k < HS_COUNT; k++) {
-		if (k == HS_NEXT && t->causal)
+		if (k == HS_NEXT && s->causal)
 			continue;
-		if ((k == HS_DUP || k == HS_INDUCTION) && !t->causal)
+		if ((k == HS_DUP || k == HS_INDUCTION) && !s->causal)
 			continue;
 		bool any = false; /* a score undefined for every head (no [SEP] in the text): no column */
 		for (int i = 0; i < s->n && !any; i++)
@@ -96,6 +121,7 @@ static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
 	heads_order(s);
 	s->gen = ctx->trace_gen;
 	s->t = t;
+	s->agg = ctx->agg;
 	return true;
 }
 
@@ -112,29 +138,35 @@ static void *heads_create(struct view_ctx *ctx)
 static void heads_destroy(void *state)
 {
 	struct heads_state *s = state;
-	free(s->s);
-	free(s->order);
+	heads_reset(s);
 	free(s);
 }
 
 /* Display row of the selected head. */
 static int heads_cursor(const struct heads_state *s, const struct view_ctx *ctx)
 {
-	int want = ctx->layer * ctx->trace->n_heads + ctx->head;
+	int want = ctx->layer * s->n_heads + ctx->head;
 	for (int i = 0; i < s->n; i++)
 		if (s->order[i] == want)
 			return i;
 	return 0;
 }
 
-static void heads_format(int k, double v, char *buf, size_t n)
+/* A cell: the score, or on an aggregate "mean±std" (PM the plus-minus sign); "-" when undefined. */
+static void heads_format(int k, double v, double sd, const char *pm, char *buf, size_t n)
 {
-	if (isnan(v))
+	const char *f = k == HS_DISTANCE ? "%.2f" : "%.3f";
+	if (isnan(v)) {
 		snprintf(buf, n, "-");
-	else if (k == HS_DISTANCE)
-		snprintf(buf, n, "%.2f", v);
-	else
-		snprintf(buf, n, "%.3f", v);
+		return;
+	}
+	int w = snprintf(buf, n, f, v);
+	if (pm && w >= 0 && (size_t)w < n) {
+		snprintf(buf + w, n - (size_t)w, "%s", pm);
+		w += (int)strlen(buf + w);
+		if ((size_t)w < n)
+			snprintf(buf + w, n - (size_t)w, k == HS_DISTANCE ? "%.2f" : "%.3f", isnan(sd) ? 0 : sd);
+	}
 }
 
 /* Rows under the table that explain the columns. */
@@ -147,28 +179,31 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 {
 	struct heads_state *s = state;
 	struct rect old = canvas_clip(cv, area);
-	if (!anaview_ready(ctx, cv, area) || !heads_ensure(s, ctx)) {
+	if ((!ctx->agg && !anaview_ready(ctx, cv, area)) || !heads_ensure(s, ctx)) {
 		canvas_clip(cv, old);
 		return;
 	}
-	const struct trace *t = ctx->trace;
-	const char *dot = anaview_dot(cv);
-	char title[256];
-	snprintf(title, sizeof title, "head finder %s %d heads %s sorted by %s%s", dot, s->n, dot,
+	const char *dot = anaview_dot(cv), *pm = s->sd ? (cv->pal->utf8 ? "\xc2\xb1" : "+-") : NULL;
+	int col_w = s->sd ? HEADS_AGG_COL_W : HEADS_COL_W;
+	char title[256], over[64] = "";
+	if (s->sd)
+		snprintf(over, sizeof over, " %s mean %s std over %llu texts", dot, pm,
+			 (unsigned long long)ctx->agg->c.texts);
+	snprintf(title, sizeof title, "head finder %s %d heads%s %s sorted by %s%s", dot, s->n, over, dot,
 		 s->sort >= 0 ? headscore_name((enum headscore_kind)s->cols[s->sort]) : "layer/head",
 		 s->sort >= 0 ? (s->ascending ? ", smallest first" : ", largest first") : (s->ascending ? ", reversed" : ""));
 	canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
 
-	int head_w = snprintf(NULL, 0, "L%d H%d", t->n_layers - 1, t->n_heads - 1) + 2;
+	int head_w = snprintf(NULL, 0, "L%d H%d", s->n / s->n_heads - 1, s->n_heads - 1) + 2;
 	int y = area.y + 1;
 	struct style lab = canvas_role(cv, ROLE_LABEL), sel = canvas_role(cv, ROLE_LABEL_SEL);
 	canvas_text(cv, area.x + 2, y, head_w - 2, "head", s->sort < 0 ? sel : lab);
 	for (int c = 0; c < s->n_cols; c++) {
 		const char *name = headscore_name((enum headscore_kind)s->cols[c]);
 		int w = (int)strlen(name);
-		canvas_text(cv, area.x + head_w + c * HEADS_COL_W + HEADS_COL_W - w, y, w, name, c == s->sort ? sel : lab);
+		canvas_text(cv, area.x + head_w + c * col_w + col_w - w, y, w, name, c == s->sort ? sel : lab);
 	}
-	int label_x = area.x + head_w + s->n_cols * HEADS_COL_W + 2;
+	int label_x = area.x + head_w + s->n_cols * col_w + 2;
 	canvas_text(cv, label_x, y, -1, "label", lab);
 
 	int footer = heads_footer_rows(s);
@@ -201,8 +236,8 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 		for (int c = 0; c < s->n_cols; c++) {
 			int k = s->cols[c];
 			double v = h->s[k];
-			heads_format(k, v, buf, sizeof buf);
-			int w = (int)strlen(buf), x = area.x + head_w + c * HEADS_COL_W + HEADS_COL_W - w;
+			heads_format(k, v, s->sd ? s->sd[s->order[i]].s[k] : NAN, pm, buf, sizeof buf);
+			int w = canvas_text_width(cv, buf), x = area.x + head_w + c * col_w + col_w - w;
 			bool weight = k != HS_ENTROPY && k != HS_DISTANCE;
 			if (weight && !isnan(v) && cv->pal->depth != DEPTH_MONO)
 				canvas_heat_text(cv, x, yy, w, (float)v, buf);
@@ -270,7 +305,10 @@ static bool heads_act(void *state, struct view_ctx *ctx, enum action a, int coun
 		heads_order(s);
 		return true;
 	case ACT_OPEN:
-		ctx->push = &view_heatmap;
+		if (ctx->agg)
+			snprintf(ctx->message, sizeof ctx->message, "a corpus aggregate has no heatmap");
+		else
+			ctx->push = &view_heatmap;
 		return true;
 	default:
 		return anaview_nav(ctx, a, count);
@@ -288,7 +326,7 @@ static void heads_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
 	buf[0] = 0;
 	if (!heads_ensure(s, ctx))
 		return;
-	const struct headscore *h = &s->s[ctx->layer * ctx->trace->n_heads + ctx->head];
+	const struct headscore *h = &s->s[ctx->layer * s->n_heads + ctx->head];
 	snprintf(buf, n, "L%d H%d %s", h->layer, h->head, h->label[0] ? h->label : "unlabelled");
 }
 

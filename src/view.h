@@ -17,11 +17,14 @@
 #include "trace.h"
 
 struct view;
+struct aggregate;
 
 #define VIEW_STACK_MAX 8
 
 struct view_ctx {
 	const struct trace *trace;    /* the current result; NULL until the first run finishes */
+	const struct aggregate *agg;  /* a corpus aggregate shown instead of a trace (views that
+	                               * support one: the head finder), or NULL */
 	unsigned trace_gen;           /* changes whenever trace does (views cache by it, not by address) */
 	const struct keymap *keys;    /* for help and status texts */
 	int layer, head;              /* the selected head */

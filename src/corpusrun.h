@@ -1,0 +1,37 @@
+/* corpusrun.h -- running a model over a corpus file into an aggregate.
+ *
+ * The texts of the shard are spread over worker threads (each running the model on one text at a
+ * time with a single-threaded BLAS, which at corpus sizes of ~25 tokens beats one multi-threaded
+ * forward). Worker w of W takes the shard's texts w, w + W, w + 2W, … and keeps its own aggregate;
+ * the workers' aggregates are merged in order at the end, so a run is deterministic for a given W.
+ * Nothing of a text is kept once it is added, so memory stays flat in the number of texts. */
+#ifndef ATTNSCOPE_CORPUSRUN_H
+#define ATTNSCOPE_CORPUSRUN_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "aggregate.h"
+#include "err.h"
+#include "model.h"
+
+struct corpusrun_opts {
+	const char *path;       /* the corpus file, "-" for standard input (then one worker) */
+	int shard_k, shard_n;   /* process the lines i (0-based) with i mod N = K − 1; 1/1 = all */
+	int workers;            /* threads, at least 1 */
+	bool keep_going;        /* report bad lines and go on; otherwise the first one stops the run */
+	FILE *progress;         /* where to draw the progress line (a terminal), or NULL for none */
+	FILE *messages;         /* where bad lines are reported ("PATH: line N: why"), or NULL */
+	const volatile int *cancel; /* when it becomes non-zero the run stops, keeping what is done */
+};
+
+/* Run M over the corpus into a new aggregate *OUT. Returns 0 (with *CANCELLED telling whether the
+ * run was stopped through CANCEL: then *OUT covers the texts finished before), or -1 with E set
+ * when the file cannot be read, or a line is bad and KEEP_GOING is false ("PATH: line N: why"). */
+int corpusrun(const struct model *m, const struct corpusrun_opts *o, struct aggregate **out, bool *cancelled,
+	      struct err *e);
+
+/* The aggregate's model description for M (name as the user gave it). */
+void corpusrun_agg_model(const struct model *m, struct agg_model *out);
+
+#endif

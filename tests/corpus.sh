@@ -1,0 +1,138 @@
+#!/bin/sh
+# corpus.sh -- corpus mode through the real binary: --corpus with --print heads, --dump json|csv and
+# --save; --load; --shard K/N and `attnscope merge` (4 shards merged equal one run up to float
+# rounding); the bad-input rules (empty lines counted, truncation warned, malformed JSON lines
+# stop the run with their line number unless --keep-going); Ctrl-C keeps the partial aggregate.
+# Needs jq.
+set -u
+BIN=${ATTNSCOPE_BIN:-./attnscope}
+SRC=${top_srcdir:-.}
+BERT=$SRC/tests/data/models/bert-mini
+GPT2=$SRC/tests/data/models/gpt2-mini
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-corpus-XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
+expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 300 "$2")"; fi; }
+command -v jq >/dev/null || { echo "corpus.sh: jq is required"; exit 99; }
+
+cat >"$TMP/c.txt" <<'TXT'
+The cat sat on the mat.
+A dog barked at the mailman, twice.
+
+She said: hello, world!
+The book was on the table, and the table was on the floor.
+   
+Rain again today; rain again tomorrow.
+Who wrote this?
+The quick brown fox jumps over the lazy dog.
+One, two, three, four, five.
+It was the best of times, it was the worst of times.
+TXT
+
+# One run: counts and the head finder's table
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --dump json >"$TMP/all.json" 2>"$TMP/err"; expect_eq "corpus dump status" $? 0
+expect_eq "corpus counts" "$(jq -c '[.counts.lines, .counts.texts, .counts.empty, .counts.failed]' "$TMP/all.json")" '[11,9,2,0]'
+expect_grep "empty lines reported" "$TMP/err" "c.txt: 2 empty lines skipped"
+expect_eq "format" "$(jq -c '[.format, .version, .model.family, .model.layers, .model.heads, (.heads | length)]' "$TMP/all.json")" \
+	'["attnscope-aggregate",1,"bert",3,2,6]'
+expect_eq "every head has n texts for prev" "$(jq '[.heads[].prev.n] | unique' -c "$TMP/all.json")" '[9]'
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --print heads --width 150 --color never >"$TMP/heads" 2>/dev/null
+expect_eq "print heads status" $? 0
+expect_grep "print heads header" "$TMP/heads" "bert-mini · bert · corpus: 9 texts"
+expect_grep "print heads mean±std" "$TMP/heads" "mean ± std over 9 texts"
+# the table's cell is the dump's mean ± std
+L0H0=$(jq -r '.heads[0].prev | "\(.mean * 1000 | round / 1000)±\(.std * 1000 | round / 1000)"' "$TMP/all.json")
+expect_grep "print heads cell = dump" "$TMP/heads" "$(printf '%s' "$L0H0" | sed 's/±0\./±0./')"
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --dump csv >"$TMP/all.csv" 2>/dev/null
+expect_eq "dump csv header" "$(head -n1 "$TMP/all.csv")" "layer,head,score,n,mean,std"
+expect_eq "dump csv rows" "$(wc -l <"$TMP/all.csv" | tr -d ' ')" "$((1 + 6 * 11))"
+
+# --save / --load: the same table without the model
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --save "$TMP/saved.json" 2>/dev/null; expect_eq "save status" $? 0
+"$BIN" --load "$TMP/saved.json" --print heads --width 150 --color never >"$TMP/heads2" 2>&1
+expect_eq "load status" $? 0
+expect_eq "load prints the same table" "$(cat "$TMP/heads2")" "$(cat "$TMP/heads")"
+"$BIN" --load "$TMP/saved.json" --dump json >"$TMP/again.json"
+expect_eq "load + dump json is the saved file" "$(cat "$TMP/again.json")" "$(cat "$TMP/saved.json")"
+
+# --shard K/N over 4 shards, merged, equals one run (counts exactly, moments up to rounding)
+for k in 1 2 3 4; do
+	"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --shard $k/4 --save "$TMP/s$k.json" 2>/dev/null
+done
+expect_eq "shard 1/4 lines" "$(jq .counts.lines "$TMP/s1.json")" 3
+"$BIN" merge -o "$TMP/m.json" "$TMP/s3.json" "$TMP/s1.json" "$TMP/s4.json" "$TMP/s2.json"; expect_eq "merge status" $? 0
+expect_eq "merged counts" "$(jq -c .counts "$TMP/m.json")" "$(jq -c .counts "$TMP/all.json")"
+expect_eq "merged sources" "$(jq -c '[.sources[].shard[0]]' "$TMP/m.json")" '[3,1,4,2]'
+DIFF=$(jq -n --slurpfile a "$TMP/all.json" --slurpfile m "$TMP/m.json" '
+	[range(0; $a[0].heads | length) as $h | $a[0].scores[] as $s
+	 | ($a[0].heads[$h][$s]) as $x | ($m[0].heads[$h][$s]) as $y
+	 | if $x.n != $y.n then 1 elif $x.n == 0 then 0
+	   else ((($x.mean - $y.mean) | fabs) / ([($x.mean | fabs), 1e-300] | max)),
+	        ((($x.m2 - $y.m2) | fabs) / ([($x.m2 | fabs), 1e-12] | max)) end] | max')
+echo "corpus.sh: 4 shards merged vs one run: max relative difference $DIFF"
+expect_eq "4 shards merged = one run (max relative difference $DIFF)" "$(jq -n "$DIFF < 1e-12")" true
+"$BIN" merge "$TMP/s1.json" "$TMP/s2.json" >"$TMP/out" 2>"$TMP/err"; expect_eq "partial merge status" $? 0
+expect_grep "missing shards warned" "$TMP/err" "warning: 2 of the 4 shards of $TMP/c.txt are missing"
+"$BIN" merge "$TMP/s1.json" "$TMP/m.json" >"$TMP/out" 2>"$TMP/err"; expect_eq "duplicate shard status" $? 1
+expect_grep "duplicate shard" "$TMP/err" "m.json: shard 1/4 of $TMP/c.txt is already in the aggregate"
+"$BIN" -m "$GPT2" --corpus "$TMP/c.txt" --save "$TMP/g.json" 2>/dev/null
+"$BIN" merge "$TMP/s1.json" "$TMP/g.json" >"$TMP/out" 2>"$TMP/err"; expect_eq "other model status" $? 1
+expect_grep "other model" "$TMP/err" "made with another model"
+echo '{"format": "attnscope-aggregate", "version": 7}' >"$TMP/v7.json"
+"$BIN" --load "$TMP/v7.json" --print heads >"$TMP/out" 2>&1; expect_eq "version 7 status" $? 1
+expect_grep "version 7" "$TMP/out" "v7.json: aggregate format version other is not 1"
+
+# JSON lines: pairs, a malformed line stops the run (exit 1) unless --keep-going
+printf '{"text": "The cat sat.", "text_b": "It was happy."}\n{"text": "Dogs bark."}\n{"text": broken}\n\n{"txt": "x"}\n{"text": "Birds sing."}\n' >"$TMP/c.jsonl"
+"$BIN" -m "$BERT" --corpus "$TMP/c.jsonl" --dump json >"$TMP/out" 2>"$TMP/err"; expect_eq "malformed line status" $? 1
+expect_grep "malformed line number" "$TMP/err" "c.jsonl: line 3: invalid JSON at column 15"
+"$BIN" -m "$BERT" --corpus "$TMP/c.jsonl" --keep-going --dump json >"$TMP/kg.json" 2>"$TMP/err"
+expect_eq "--keep-going status" $? 0
+expect_grep "--keep-going reports line 3" "$TMP/err" "c.jsonl: line 3: invalid JSON"
+expect_grep "--keep-going reports line 5" "$TMP/err" "c.jsonl: line 5: no \"text\" string"
+expect_eq "--keep-going counts" "$(jq -c '[.counts.texts, .counts.empty, .counts.failed]' "$TMP/kg.json")" '[3,1,2]'
+# invalid UTF-8 in a plain line
+printf 'fine text\nbad \377 byte\n' >"$TMP/u.txt"
+"$BIN" -m "$BERT" --corpus "$TMP/u.txt" --keep-going --dump json >"$TMP/u.json" 2>"$TMP/err"
+expect_eq "invalid UTF-8 keep-going" "$(jq -c '[.counts.texts, .counts.failed]' "$TMP/u.json")" '[1,1]'
+expect_grep "invalid UTF-8 line" "$TMP/err" "u.txt: line 2:"
+
+# A text past the model's 128 positions is truncated, with a count at the end
+{ i=0; while [ $i -lt 200 ]; do printf 'word '; i=$((i + 1)); done; echo; echo short text; } >"$TMP/long.txt"
+"$BIN" -m "$BERT" --corpus "$TMP/long.txt" --dump json >"$TMP/long.json" 2>"$TMP/err"; expect_eq "truncation status" $? 0
+expect_grep "truncation warned" "$TMP/err" "warning: 1 text truncated to the model's 128 positions"
+expect_eq "truncated count" "$(jq .counts.truncated "$TMP/long.json")" 1
+
+# Usage errors
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" >"$TMP/out" 2>&1; expect_eq "no output asked status" $? 2
+expect_grep "no output asked" "$TMP/out" "corpus mode needs --print heads, --dump json|csv or --save FILE"
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --print grid >"$TMP/out" 2>&1; expect_eq "--print grid status" $? 2
+expect_grep "--print grid" "$TMP/out" "a corpus aggregate prints as --print heads"
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --shard 5/4 --save x >"$TMP/out" 2>&1; expect_eq "--shard 5/4 status" $? 2
+expect_grep "--shard 5/4" "$TMP/out" "'5/4' is not K/N"
+"$BIN" -m "$BERT" --save x hello >"$TMP/out" 2>&1; expect_eq "--save without corpus" $? 2
+"$BIN" -m "$BERT" --corpus "$TMP/nope.txt" --save "$TMP/x.json" >"$TMP/out" 2>&1; expect_eq "missing corpus status" $? 1
+expect_grep "missing corpus" "$TMP/out" "nope.txt: No such file or directory"
+
+# Ctrl-C: the partial aggregate is written, marked partial, and says how many texts it covers
+i=0; while [ $i -lt 4000 ]; do cat "$TMP/c.txt"; i=$((i + 1)); done >"$TMP/big.txt"
+"$BIN" -m "$BERT" --corpus "$TMP/big.txt" --threads 1 --save "$TMP/part.json" 2>"$TMP/err" &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid; st=$?
+if [ $st = 0 ]; then
+	echo "corpus.sh: the run finished before Ctrl-C; interruption not tested"
+else
+	expect_eq "interrupted status" $st 130
+	expect_grep "interrupted message" "$TMP/err" "interrupted: the aggregate covers the"
+	expect_eq "partial flag" "$(jq -c '[.partial, .sources[0].partial, (.counts.texts > 0), (.counts.texts < 36000)]' "$TMP/part.json")" '[true,true,true,true]'
+	"$BIN" --load "$TMP/part.json" --print heads --color never >"$TMP/out" 2>&1
+	expect_grep "partial header" "$TMP/out" "(interrupted)"
+fi
+
+echo "corpus.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
