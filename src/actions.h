@@ -28,6 +28,7 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_TOKEN_CLEAR, "token-clear", SCOPE_GLOBAL, "x", "clear the token selection")            \
 	X(ACT_SCALE, "scale", SCOPE_GLOBAL, "c", "colour scale: linear, log, rank")                  \
 	X(ACT_SPECIAL, "hide-special", SCOPE_GLOBAL, "s", "hide special tokens and renormalise rows") \
+	X(ACT_WORDS, "words", SCOPE_GLOBAL, "w", "merge pieces into words: attention to a word summed, from a word averaged") \
 	X(ACT_ROTARY, "rotary", SCOPE_GLOBAL, "o", "Q/K views: queries and keys before or after rotary") \
 	X(ACT_VIEW_HEADS, "view-heads", SCOPE_GLOBAL, "F", "head finder: every head's pattern scores, sortable") \
 	X(ACT_VIEW_QK, "view-qk", SCOPE_GLOBAL, "K", "query/key geometry of the selected head (joint PCA)") \

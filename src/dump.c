@@ -184,6 +184,23 @@ static void dump_json(const struct trace *t, const struct model_info *in, const 
 	fputs("],\n\"special\": [", out);
 	for (int i = 0; i < t->n; i++)
 		fprintf(out, i ? ", %s" : "%s", t->special[i] ? "true" : "false");
+	if (t->source) { /* a trace of words: the words, the pieces and which word each piece is in */
+		fputs("],\n\"words\": [", out);
+		for (int i = 0; i < t->n; i++) {
+			if (i)
+				fputs(", ", out);
+			dump_json_string(out, t->tokens[i]);
+		}
+		fputs("],\n\"pieces\": [", out);
+		for (int i = 0; i < t->source->n; i++) {
+			if (i)
+				fputs(", ", out);
+			dump_json_string(out, t->source->tokens[i]);
+		}
+		fputs("],\n\"piece_word\": [", out);
+		for (int i = 0; i < t->source->n; i++)
+			fprintf(out, i ? ", %d" : "%d", t->word_of[i]);
+	}
 	fprintf(out, "],\n\"truncated\": %s,\n\"layer_indices\": ", t->truncated ? "true" : "false");
 	dump_indices(out, t->n_layers, sel->layer);
 	fputs(",\n\"head_indices\": ", out);

@@ -16,6 +16,7 @@
 #include "ui.h"
 #include "userconf.h"
 #include "view.h"
+#include "words.h"
 
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
@@ -55,6 +56,8 @@ static void usage(FILE *out)
 		"      --mean=WHAT        heatmap of one head (none), the mean of the layer's heads\n"
 		"                         (layer) or of every head (all)\n"
 		"      --hide-special     hide special tokens, renormalising the rows\n"
+		"      --words            merge pieces into words (attention to a word summed,\n"
+		"                         from a word averaged); --token counts words\n"
 		"      --before-rotary    Q/K views: queries and keys before rotary (default: after)\n"
 		"      --numbers          write the weights in the heatmap cells\n"
 		"      --sort=SCORE       order of the head finder (--print heads): one of\n"
@@ -189,7 +192,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
-	       OPT_BEFORE_ROTARY };
+	       OPT_BEFORE_ROTARY, OPT_WORDS };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -200,7 +203,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"token", required_argument, NULL, OPT_TOKEN}, {"scale", required_argument, NULL, OPT_SCALE},
 		{"mean", required_argument, NULL, OPT_MEAN},   {"hide-special", no_argument, NULL, OPT_HIDE_SPECIAL},
 		{"numbers", no_argument, NULL, OPT_NUMBERS},   {"sort", required_argument, NULL, OPT_SORT},
-		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY},
+		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY}, {"words", no_argument, NULL, OPT_WORDS},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -299,6 +302,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_NUMBERS:
 			o->ui.numbers = true;
 			break;
+		case OPT_WORDS:
+			o->ui.words = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -353,8 +359,11 @@ static int run_once(const struct options *o)
 			fprintf(stderr, "attnscope: warning: layer %d produced NaN or Inf values; check the weights\n",
 				t->nonfinite_layer - 1);
 		struct dump_select sel = {.layer = o->layer, .head = o->head};
+		struct trace *w = o->ui.words && !o->print_view ? words_build(t) : NULL;
 		int wrote = o->print_view ? ui_print(t, o->print_view, &o->ui, stdout, &e)
-					  : dump_write(t, model_get_info(m), o->dump_format, &sel, stdout, &e);
+			    : o->ui.words && !w ? err_set(&e, "out of memory")
+					  : dump_write(w ? w : t, model_get_info(m), o->dump_format, &sel, stdout, &e);
+		trace_free(w);
 		if (wrote < 0) {
 			fprintf(stderr, "attnscope: %s\n", e.msg);
 			rc = 1;

@@ -17,6 +17,7 @@
 #include "shapedesc.h"
 #include "tokstrip.h"
 #include "view.h"
+#include "words.h"
 
 void ui_options_init(struct ui_options *o)
 {
@@ -94,12 +95,13 @@ static void print_header(struct canvas *cv, const struct trace *t, const struct 
 		snprintf(heads + strlen(heads), sizeof heads - strlen(heads), "%s", dot);
 		snprintf(kv, sizeof kv, " (kv %d)", trace_kv_head(t, ctx->head));
 	}
-	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%d tokens%s%s%s%slayer %d head %d%s",
+	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%d %s%s%s%s%slayer %d head %d%s",
 		      t->model_name[0] ? print_model_label(t->model_name, label, sizeof label) : "(model)", dot, t->family[0] ? t->family : "?", dot, heads, t->n,
-		      t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head, kv);
+		      t->source ? "words" : "tokens", t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head, kv);
 }
 
-int ui_print(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
+static int print_view(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out,
+		      struct err *e)
 {
 	const struct view *v = view_find(view_name);
 	if (!v) {
@@ -176,6 +178,18 @@ int ui_print(const struct trace *t, const char *view_name, const struct ui_optio
 	if (fflush(out) || ferror(out))
 		return err_set(e, "write error");
 	return 0;
+}
+
+int ui_print(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
+{
+	if (!o->words)
+		return print_view(t, view_name, o, out, e);
+	struct trace *w = words_build(t);
+	if (!w)
+		return err_set(e, "out of memory");
+	int rc = print_view(w, view_name, o, out, e);
+	trace_free(w);
+	return rc;
 }
 
 void ui_print_keys(FILE *out)

@@ -26,6 +26,7 @@
 #include "tokstrip.h"
 #include "userconf.h"
 #include "view.h"
+#include "words.h"
 
 #define UI_MIN_W 40
 #define UI_MIN_H 12
@@ -41,7 +42,9 @@ struct ui {
 	struct theme theme;
 	struct palette pal;
 	struct view_ctx ctx;
-	struct trace *trace;        /* owned; ctx.trace points here */
+	struct trace *trace;        /* owned; ctx.trace points here, or to words */
+	struct trace *words;        /* owned: the words of trace while they are shown (ACT_WORDS), else NULL */
+	bool show_words;
 	struct lineedit text, pair;
 	enum focus focus;
 	int count;                  /* count prefix being typed, -1 for none */
@@ -178,7 +181,7 @@ static void ui_draw_status(struct ui *u, int y)
 	const struct trace *t = u->ctx.trace;
 	char ntok[32] = "-";
 	if (t)
-		snprintf(ntok, sizeof ntok, "%d tok%s", t->n, t->truncated ? " (cut)" : "");
+		snprintf(ntok, sizeof ntok, "%d %s%s", t->n, t->source ? "words" : "tok", t->truncated ? " (cut)" : "");
 	char label[256];
 	const char *base = print_model_label(u->src->name, label, sizeof label);
 	/* Under grouped-query attention: the shape, and the key/value head the selected head reads. */
@@ -350,14 +353,42 @@ static void ui_submit(struct ui *u)
 	runner_submit(u->runner, u->text.buf, b);
 }
 
+/* Point the views at u->trace, or at its words when they are shown (built anew). */
+static void ui_show_trace(struct ui *u)
+{
+	trace_free(u->words);
+	u->words = NULL;
+	if (u->show_words && u->trace) {
+		u->words = words_build(u->trace);
+		if (!u->words)
+			snprintf(u->ctx.message, sizeof u->ctx.message, "out of memory merging words");
+	}
+	u->ctx.trace = u->words ? u->words : u->trace;
+	u->ctx.trace_gen++;
+	view_ctx_clamp(&u->ctx);
+}
+
 static void ui_new_trace(struct ui *u, struct trace *t)
 {
 	struct trace *old = u->trace;
 	u->trace = t;
-	u->ctx.trace = t;
-	u->ctx.trace_gen++;
-	view_ctx_clamp(&u->ctx);
+	ui_show_trace(u);
 	trace_free(old);
+}
+
+/* Switch between pieces and words, keeping the selected token (a word selects its first piece). */
+static void ui_toggle_words(struct ui *u)
+{
+	struct view_ctx *ctx = &u->ctx;
+	int piece = words_first_piece(ctx->trace, ctx->token);
+	u->show_words = !u->show_words;
+	ui_show_trace(u);
+	ctx->token = words_of_piece(ctx->trace, piece);
+	view_ctx_clamp(ctx);
+	if (!ctx->message[0])
+		snprintf(ctx->message, sizeof ctx->message, "%s", u->show_words
+			 ? "words: attention to a word summed over its pieces, from a word averaged"
+			 : "pieces (tokens as the model sees them)");
 }
 
 static void ui_select_token(struct ui *u, int dir)
@@ -460,6 +491,9 @@ static void ui_global(struct ui *u, enum action a)
 		snprintf(ctx->message, sizeof ctx->message, "queries and keys %s%s",
 			 shapedesc_rotary(ctx->trace, ctx->qk_before_rotary),
 			 ctx->qk_before_rotary ? " (not what the scores use)" : " (what the scores use)");
+		break;
+	case ACT_WORDS:
+		ui_toggle_words(u);
 		break;
 	case ACT_SPECIAL:
 		ctx->hide_special = !ctx->hide_special;
@@ -620,6 +654,7 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 	u->ctx.scale = o->scale;
 	u->ctx.hide_special = o->hide_special;
 	u->ctx.qk_before_rotary = o->before_rotary;
+	u->show_words = o->words;
 	if (!view_push(&u->ctx, &view_grid))
 		return err_set(e, "out of memory");
 	u->focus = u->text.len ? FOCUS_VIEW : FOCUS_TEXT;
@@ -637,6 +672,7 @@ static void ui_teardown(struct ui *u)
 	}
 	canvas_free(u->cv);
 	canvas_free(u->prev);
+	trace_free(u->words);
 	trace_free(u->trace);
 	if (u->wake[0] >= 0)
 		close(u->wake[0]);

@@ -38,6 +38,7 @@ struct ui_options {
 	enum heat_scale scale;    /* initial colour scale */
 	bool hide_special;        /* initially hide special tokens (renormalising rows) */
 	bool before_rotary;       /* Q/K views initially show queries and keys before rotary */
+	bool words;               /* merge pieces into words (words.h); --token then counts words */
 	enum heat_agg agg;        /* ui_print heatmap: one head, mean of the layer, mean of all */
 	bool numbers;             /* ui_print heatmap: weights written in the cells */
 	const char *sort;         /* ui_print heads: the score to sort by (a headscore name), NULL = none */
@@ -64,7 +65,7 @@ int ui_run_source(const struct ui_source *src, const char *text, const char *tex
 		  struct err *e);
 
 /* Draw VIEW ("grid" or "heatmap") of T to OUT: a header line, the token strip and the view at its
- * full size, WIDTH columns wide. */
+ * full size, WIDTH columns wide. With O->words, of the words of T. */
 int ui_print(const struct trace *t, const char *view, const struct ui_options *o, FILE *out, struct err *e);
 
 /* Keys: every action with its default keys, one per line (for --help and the man page test). */

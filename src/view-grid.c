@@ -308,9 +308,9 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 			shown += !t->special[i];
 	bool shrunk = lo.px_w < shown || lo.px_h < shown;
 	char title[256], heads[64];
-	snprintf(title, sizeof title, "%d layers %s %s %s %d%s tokens %s %s", t->n_layers,
+	snprintf(title, sizeof title, "%d layers %s %s %s %d%s %s %s %s", t->n_layers,
 		 cv->pal->utf8 ? "\xc3\x97" : "x", shapedesc_heads(t, heads, sizeof heads), cv->pal->utf8 ? "\xc2\xb7" : "-", shown,
-		 ctx->hide_special ? " non-special" : "", cv->pal->utf8 ? "\xc2\xb7" : "-",
+		 ctx->hide_special ? " non-special" : "", t->source ? "words" : "tokens", cv->pal->utf8 ? "\xc2\xb7" : "-",
 		 shrunk ? (g->pool == HEAT_POOL_MAX ? "thumbnails max-pooled" : "thumbnails mean-pooled")
 			: "thumbnails at full resolution");
 	int tw = canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
