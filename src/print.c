@@ -14,6 +14,7 @@
 
 #include "actions.h"
 #include "canvas.h"
+#include "marks.h"
 #include "shapedesc.h"
 #include "tokstrip.h"
 #include "view.h"
@@ -95,13 +96,17 @@ static void print_header(struct canvas *cv, const struct trace *t, const struct 
 		snprintf(heads + strlen(heads), sizeof heads - strlen(heads), "%s", dot);
 		snprintf(kv, sizeof kv, " (kv %d)", trace_kv_head(t, ctx->head));
 	}
-	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%d %s%s%s%s%slayer %d head %d%s",
+	char marked[200] = "", lab[160];
+	if (ctx->n_marks)
+		snprintf(marked, sizeof marked, "%scombined: %s", dot, marks_label(ctx, cv->pal->utf8, lab, sizeof lab));
+	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%d %s%s%s%s%slayer %d head %d%s%s",
 		      t->model_name[0] ? print_model_label(t->model_name, label, sizeof label) : "(model)", dot, t->family[0] ? t->family : "?", dot, heads, t->n,
-		      t->source ? "words" : "tokens", t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head, kv);
+		      t->source ? "words" : "tokens", t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head, kv,
+		      marked);
 }
 
-static int print_view(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out,
-		      struct err *e)
+static int print_view(const struct trace *t, const struct trace *tb, const char *view_name,
+		      const struct ui_options *o, FILE *out, struct err *e)
 {
 	const struct view *v = view_find(view_name);
 	if (!v) {
@@ -127,10 +132,14 @@ static int print_view(const struct trace *t, const char *view_name, const struct
 
 	struct view_ctx ctx = {0};
 	ctx.trace = t;
+	ctx.compare = tb;
 	ctx.keys = &conf->keys;
 	ctx.layer = o->layer >= 0 ? o->layer : 0;
 	ctx.head = o->head >= 0 ? o->head : 0;
 	ctx.token = o->token;
+	_Static_assert(sizeof o->marks == sizeof ctx.marks, "ui_options.marks holds VIEW_MARKS_MAX tokens");
+	memcpy(ctx.marks, o->marks, sizeof ctx.marks);
+	ctx.n_marks = o->n_marks;
 	ctx.scale = o->scale;
 	ctx.hide_special = o->hide_special;
 	ctx.qk_before_rotary = o->before_rotary;
@@ -143,6 +152,11 @@ static int print_view(const struct trace *t, const char *view_name, const struct
 			       o->layer >= t->n_layers ? o->layer : o->head >= t->n_heads ? o->head : o->token,
 			       t->n_layers, t->n_heads, t->n);
 	}
+	for (int i = 0; i < o->n_marks; i++)
+		if (o->marks[i] >= t->n) {
+			free(conf);
+			return err_set(e, "no token %d: the text has %d %s", o->marks[i], t->n, t->source ? "words" : "tokens");
+		}
 	view_ctx_clamp(&ctx);
 	if (!view_push(&ctx, v)) {
 		free(conf);
@@ -158,9 +172,9 @@ static int print_view(const struct trace *t, const char *view_name, const struct
 
 	int width = output_width(o, out);
 	struct canvas probe = {.w = width, .h = 1, .pal = &pal};
-	int strip_h = tokstrip_rows(&probe, t, width);
+	int strip_h = tokstrip_rows(&probe, t, width), strip_b = tb ? 1 + tokstrip_rows(&probe, tb, width) : 0;
 	int view_h = v->height(ctx.state[0], &ctx, &probe, width);
-	int height = 1 + 1 + strip_h + 1 + view_h;
+	int height = 1 + 1 + strip_h + strip_b + 1 + view_h;
 	struct canvas *cv = canvas_new(width, height, &pal);
 	if (!cv) {
 		view_pop_all(&ctx);
@@ -170,7 +184,13 @@ static int print_view(const struct trace *t, const char *view_name, const struct
 	canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
 	print_header(cv, t, &ctx, v->name);
 	tokstrip_draw(cv, (struct rect){0, 2, width, strip_h}, t, ctx.token, true);
-	v->draw(ctx.state[0], &ctx, cv, (struct rect){0, 3 + strip_h, width, view_h});
+	if (tb) { /* the second text under the first, with how they line up */
+		canvas_printf(cv, 0, 2 + strip_h, width, canvas_role(cv, ROLE_LABEL), "compared with (B, %d %s; %s):", tb->n,
+			      tb->source ? "words" : "tokens", tb->n == t->n ? "same length, B - A shown"
+			      : "different lengths, side by side");
+		tokstrip_draw(cv, (struct rect){0, 3 + strip_h, width, strip_b - 1}, tb, -1, true);
+	}
+	v->draw(ctx.state[0], &ctx, cv, (struct rect){0, 3 + strip_h + strip_b, width, view_h});
 	canvas_write(cv, out, pal.depth != DEPTH_MONO);
 	canvas_free(cv);
 	view_pop_all(&ctx);
@@ -182,13 +202,18 @@ static int print_view(const struct trace *t, const char *view_name, const struct
 
 int ui_print(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
 {
+	return ui_print_compare(t, NULL, view_name, o, out, e);
+}
+
+int ui_print_compare(const struct trace *t, const struct trace *tb, const char *view_name, const struct ui_options *o,
+		     FILE *out, struct err *e)
+{
 	if (!o->words)
-		return print_view(t, view_name, o, out, e);
-	struct trace *w = words_build(t);
-	if (!w)
-		return err_set(e, "out of memory");
-	int rc = print_view(w, view_name, o, out, e);
+		return print_view(t, tb, view_name, o, out, e);
+	struct trace *w = words_build(t), *wb = tb ? words_build(tb) : NULL;
+	int rc = !w || (tb && !wb) ? err_set(e, "out of memory") : print_view(w, wb, view_name, o, out, e);
 	trace_free(w);
+	trace_free(wb);
 	return rc;
 }
 

@@ -73,8 +73,14 @@ static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
 		s->s = NULL, s->order = NULL, s->n = 0;
 		return false;
 	}
+	if (ctx->compare)
+		headscore_changed(t, ctx->compare, s->s);
 	s->n_cols = 0;
+	if (ctx->compare) /* comparing two texts: what changed comes first */
+		s->cols[s->n_cols++] = HS_CHANGED;
 	for (int k = 0; k < HS_COUNT; k++) {
+		if (k == HS_CHANGED)
+			continue;
 		if (k == HS_NEXT && t->causal)
 			continue;
 		if ((k == HS_DUP || k == HS_INDUCTION) && !t->causal)
