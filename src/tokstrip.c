@@ -31,7 +31,7 @@ static bool is_bpe(const struct trace *t)
 {
 	if (strstr(t->family, "roberta") || strstr(t->family, "gpt") || strstr(t->family, "modernbert"))
 		return true;
-	if (strstr(t->family, "bert"))
+	if (strstr(t->family, "bert") || strstr(t->family, "electra"))
 		return false;
 	for (int i = 0; i < t->n; i++)
 		if (t->tokens[i] && !strncmp(t->tokens[i], "##", 2) && t->tokens[i][2])

@@ -274,7 +274,11 @@ static void hm_key_label(struct canvas *cv, const struct hm_layout *lo, int x, i
 
 static void hm_format(float p, char *buf, size_t n)
 {
-	if (p >= 0.995f)
+	if (p <= -0.005f) /* a difference B − A */
+		snprintf(buf, n, p <= -0.995f ? "-1." : "-%02d", (int)(-p * 100 + 0.5f));
+	else if (p < 0)
+		snprintf(buf, n, ".00");
+	else if (p >= 0.995f)
 		snprintf(buf, n, "1.0");
 	else
 		snprintf(buf, n, ".%02d", (int)(p * 100 + 0.5f));
@@ -554,7 +558,7 @@ static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, stru
 					canvas_text(cv, x + lo.cw - 3, y, 3, num, cursor);
 				else {
 					for (int k = 0; k < lo.cw; k++)
-						canvas_heat1(cv, x + k, y, cv->pal->depth == DEPTH_MONO && v == v ? 0 : v);
+						canvas_heat1(cv, x + k, y, cv->pal->depth == DEPTH_MONO && v == v ? (s->diff ? 0.5f : 0) : v);
 					if (v == v)
 						canvas_heat_text(cv, x + lo.cw - 3, y, 3, v, num);
 				}

@@ -31,6 +31,15 @@ for case in "bert-mini:[CLS] the capybara was playing [SEP]:0 1 2 2 2 3 4 5" \
 	expect_eq "$model rows sum to 1" \
 		"$(jq '[.attentions[][][] | add | . - 1 | fabs] | max < 1e-5' "$TMP/w.json")" true
 done
+# The families without a fixture here, from the shared reference models when present: every
+# family's tokenizer marks words (ELECTRA's WordPiece without any "##" piece, ModernBERT's 'Ġ').
+REF=${ATTNSCOPE_SHARED_REF:-$SRC/../shared/reference}/models
+for model in electra-tiny distilbert-tiny modernbert-tiny gemma3-tiny gemma-tiny mistral-tiny phi3-tiny neox-tiny; do
+	[ -f "$REF/$model/config.json" ] || continue
+	"$BIN" -m "$REF/$model" --dump json --words "the cat sat on the mat" >"$TMP/w.json" 2>/dev/null
+	expect_eq "$model words" "$(jq -r '[.words[] | select(test("^(\\[|<)") | not)] | join(" ")' "$TMP/w.json")" \
+		"the cat sat on the mat"
+done
 "$BIN" -m "$M/gpt2-mini" --dump csv --words --layer 0 --head 0 "$TEXT" >"$TMP/w.csv"
 expect_eq "csv --words rows" "$(tail -n +2 "$TMP/w.csv" | wc -l)" 16
 expect_grep "csv --words names words" "$TMP/w.csv" ",playing,capybara,"

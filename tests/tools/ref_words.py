@@ -57,7 +57,7 @@ def scheme(family, tokens, special):
         return "spm"
     if "roberta" in family or "gpt" in family or "modernbert" in family:
         return "bpe"
-    if "bert" in family or any(t.startswith("##") and len(t) > 2 for t in tokens):
+    if "bert" in family or "electra" in family or any(t.startswith("##") and len(t) > 2 for t in tokens):
         return "wordpiece"
     return "bpe"
 
