@@ -25,9 +25,11 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_REDRAW, "redraw", SCOPE_GLOBAL, "C-l", "redraw the whole screen")                      \
 	X(ACT_TOKEN_PREV, "token-prev", SCOPE_GLOBAL, ",", "select the previous token")              \
 	X(ACT_TOKEN_NEXT, "token-next", SCOPE_GLOBAL, ".", "select the next token")                  \
-	X(ACT_TOKEN_CLEAR, "token-clear", SCOPE_GLOBAL, "x", "clear the token selection")            \
+	X(ACT_TOKEN_CLEAR, "token-clear", SCOPE_GLOBAL, "x", "clear the token selection and the marks")            \
 	X(ACT_SCALE, "scale", SCOPE_GLOBAL, "c", "colour scale: linear, log, rank")                  \
 	X(ACT_SPECIAL, "hide-special", SCOPE_GLOBAL, "s", "hide special tokens and renormalise rows") \
+	X(ACT_WORDS, "words", SCOPE_GLOBAL, "w", "merge pieces into words: attention to a word summed, from a word averaged") \
+	X(ACT_COMPARE, "compare", SCOPE_GLOBAL, "C", "compare with a second text: edit it (views show what changed)") \
 	X(ACT_ROTARY, "rotary", SCOPE_GLOBAL, "o", "Q/K views: queries and keys before or after rotary") \
 	X(ACT_VIEW_HEADS, "view-heads", SCOPE_GLOBAL, "F", "head finder: every head's pattern scores, sortable") \
 	X(ACT_VIEW_QK, "view-qk", SCOPE_GLOBAL, "K", "query/key geometry of the selected head (joint PCA)") \
@@ -62,6 +64,7 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_NORMALISE, "normalise", SCOPE_VIEW, "z", "cycle the normalisation of the vectors") \
 	X(ACT_TOGGLE, "toggle", SCOPE_VIEW, "t", "switch the selected head off or on, or leave out the first token") \
 	X(ACT_MARK, "mark", SCOPE_VIEW, "b", "mark the selected token as B, the token A is projected onto") \
+	X(ACT_COMBINE, "combine", SCOPE_VIEW, "Space", "mark or unmark the token under the cursor: marked tokens' attention is combined") \
 	X(ACT_VARIANT, "variant", SCOPE_VIEW, "v", "switch between the notebook's definition and attnscope's variant") \
 	X(ACT_ED_LEFT, "edit-left", SCOPE_EDIT, "Left C-b", "cursor one character left")             \
 	X(ACT_ED_RIGHT, "edit-right", SCOPE_EDIT, "Right C-f", "cursor one character right")         \

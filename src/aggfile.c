@@ -61,8 +61,11 @@ int aggfile_write(const struct aggregate *a, FILE *out, struct err *e)
 		(unsigned long long)c->lines, (unsigned long long)c->texts, (unsigned long long)c->tokens,
 		(unsigned long long)c->empty, (unsigned long long)c->truncated, (unsigned long long)c->failed,
 		(unsigned long long)c->first_special, partial ? "true" : "false");
-	for (int k = 0; k < AGG_SCORES; k++)
-		fprintf(out, k ? ", \"%s\"" : "\"%s\"", aggfile_score_name(k));
+	for (int k = 0, first = 1; k < AGG_SCORES; k++)
+		if (aggregate_keeps(k)) {
+			fprintf(out, first ? "\"%s\"" : ", \"%s\"", aggfile_score_name(k));
+			first = 0;
+		}
 	fputs("],\n\"heads\": [", out);
 	size_t cells = (size_t)m->n_layers * m->n_heads;
 	struct headscore *mean = malloc(cells * sizeof *mean);
@@ -74,6 +77,8 @@ int aggfile_write(const struct aggregate *a, FILE *out, struct err *e)
 			fprintf(out, "%s{\"layer\": %d, \"head\": %d, \"label\": ", l || h ? ",\n  " : "\n  ", l, h);
 			aggfile_string(out, mean[(size_t)l * m->n_heads + h].label);
 			for (int k = 0; k < AGG_SCORES; k++) {
+				if (!aggregate_keeps(k))
+					continue;
 				const struct agg_moment *mo = aggregate_moment(a, l, h, k);
 				fprintf(out, ",\n    \"%s\": {\"n\": %llu, \"mean\": ", aggfile_score_name(k),
 					(unsigned long long)mo->n);
@@ -99,6 +104,8 @@ int aggfile_write_csv(const struct aggregate *a, FILE *out, struct err *e)
 	for (int l = 0; l < a->model.n_layers; l++)
 		for (int h = 0; h < a->model.n_heads; h++)
 			for (int k = 0; k < AGG_SCORES; k++) {
+				if (!aggregate_keeps(k))
+					continue;
 				const struct agg_moment *mo = aggregate_moment(a, l, h, k);
 				fprintf(out, "%d,%d,%s,%llu,", l, h, aggfile_score_name(k), (unsigned long long)mo->n);
 				if (mo->n)
@@ -248,6 +255,8 @@ static int aggfile_heads(json_t *j, struct aggregate *a, struct err *e)
 			return err_set(e, "heads[%zu] is layer %lld head %lld, not layer %zu head %zu", c, layer, head,
 				       c / a->model.n_heads, c % a->model.n_heads);
 		for (int k = 0; k < AGG_SCORES; k++) {
+			if (!aggregate_keeps(k))
+				continue;
 			const char *name = aggfile_score_name(k);
 			json_t *s = json_object_get(h, name), *mean = json_object_get(s, "mean"), *m2 = json_object_get(s, "m2");
 			struct agg_moment *mo = a->hs + c * AGG_SCORES + k;

@@ -20,6 +20,11 @@
 /* The scores kept per head: HS_COUNT pattern scores, then entropy_norm. */
 #define AGG_ENTROPY_NORM HS_COUNT
 #define AGG_SCORES (HS_COUNT + 1)
+/* Scores a corpus run keeps: all but "changed", which needs a second text. */
+static inline int aggregate_keeps(int k)
+{
+	return k != HS_CHANGED;
+}
 
 struct agg_moment {
 	uint64_t n;   /* texts where the score was defined (finite) */

@@ -97,19 +97,43 @@ int attnvec_find(const struct attnvec *v, int tok)
 	return -1;
 }
 
+/* The rows of the K tokens TOKS summed into A[v->m]; -1 when one of them is not among the rows. */
+static int attnvec_sum_rows(const struct attnvec *v, const int *toks, int k, double *a)
+{
+	for (int i = 0; i < v->m; i++)
+		a[i] = 0;
+	for (int j = 0; j < k; j++) {
+		int r = attnvec_find(v, toks[j]);
+		if (r < 0)
+			return -1;
+		for (int i = 0; i < v->m; i++)
+			a[i] += v->rows[(size_t)r * v->m + i];
+	}
+	return k > 0 ? 0 : -1;
+}
+
 int attnvec_project(const struct attnvec *v, int tok_a, int tok_b, struct attnvec_proj *out)
 {
+	return attnvec_project_set(v, &tok_a, 1, tok_b, out);
+}
+
+int attnvec_project_set(const struct attnvec *v, const int *toks_a, int k, int tok_b, struct attnvec_proj *out)
+{
 	memset(out, 0, sizeof *out);
-	int ia = attnvec_find(v, tok_a), ib = attnvec_find(v, tok_b);
-	if (ia < 0 || ib < 0)
+	int ib = attnvec_find(v, tok_b);
+	double *a = malloc((size_t)(v->m > 0 ? v->m : 1) * sizeof *a);
+	if (!a || ib < 0 || attnvec_sum_rows(v, toks_a, k, a) < 0) {
+		free(a);
 		return -1;
-	const float *a = v->rows + (size_t)ia * v->m, *b = v->rows + (size_t)ib * v->m;
+	}
+	const float *b = v->rows + (size_t)ib * v->m;
 	double ab = 0, aa = 0, bb = 0;
 	for (int i = 0; i < v->m; i++) {
-		ab += (double)a[i] * b[i];
-		aa += (double)a[i] * a[i];
+		ab += a[i] * b[i];
+		aa += a[i] * a[i];
 		bb += (double)b[i] * b[i];
 	}
+	free(a);
 	out->norm_a = sqrt(aa);
 	out->norm_b = sqrt(bb);
 	out->coef = bb > 0 ? ab / bb : 0;
@@ -125,15 +149,27 @@ int attnvec_project(const struct attnvec *v, int tok_a, int tok_b, struct attnve
 
 int attnvec_project_xy(const struct attnvec *v, int tok_a, int tok_b, struct attnvec_proj *out)
 {
+	return attnvec_project_xy_set(v, &tok_a, 1, tok_b, out);
+}
+
+int attnvec_project_xy_set(const struct attnvec *v, const int *toks_a, int na, int tok_b, struct attnvec_proj *out)
+{
 	memset(out, 0, sizeof *out);
-	int ia = attnvec_find(v, tok_a), ib = attnvec_find(v, tok_b);
-	if (ia < 0 || ib < 0 || !v->xy)
+	int ib = attnvec_find(v, tok_b);
+	if (ib < 0 || !v->xy || na < 1)
 		return -1;
-	double la = hypot(v->xy[2 * ia], v->xy[2 * ia + 1]), lb = hypot(v->xy[2 * ib], v->xy[2 * ib + 1]);
+	double xa[2] = {0, 0}; /* PCA is affine: the summed row's point is along the sum of the points */
+	for (int j = 0; j < na; j++) {
+		int ia = attnvec_find(v, toks_a[j]);
+		if (ia < 0)
+			return -1;
+		xa[0] += v->xy[2 * ia], xa[1] += v->xy[2 * ia + 1];
+	}
+	double la = hypot(xa[0], xa[1]), lb = hypot(v->xy[2 * ib], v->xy[2 * ib + 1]);
 	if (!(la > 0) || !(lb > 0))
 		return -1;
 	for (int k = 0; k < 2; k++) {
-		out->a[k] = v->xy[2 * ia + k] / la;
+		out->a[k] = xa[k] / la;
 		out->b[k] = v->xy[2 * ib + k] / lb;
 	}
 	out->coef = out->cos = out->a[0] * out->b[0] + out->a[1] * out->b[1];

@@ -55,10 +55,15 @@ struct attnvec_proj {
 };
 /* -1 when A or B is not among the rows. */
 int attnvec_project(const struct attnvec *v, int tok_a, int tok_b, struct attnvec_proj *out);
+/* The same with A the sum of the rows of the NA tokens TOKS_A (several tokens combined). */
+int attnvec_project_set(const struct attnvec *v, const int *toks_a, int na, int tok_b, struct attnvec_proj *out);
 /* Notebook 000's projection, in the plane of the PCA coordinates (after attnvec_pca): A's and B's
  * points scaled to unit length, a and b, and the projection (a·b/|b|²)b; coef = cos = a·b, both
  * norms 1, and a, b, p stay on the PCA axes (b is not turned onto x). -1 when A or B is not among
  * the rows or sits at the origin. */
 int attnvec_project_xy(const struct attnvec *v, int tok_a, int tok_b, struct attnvec_proj *out);
+/* The same with A the sum of the NA points of TOKS_A (the direction of their summed rows, the
+ * coordinates being centred: of the mean row of the set less the mean row of all). */
+int attnvec_project_xy_set(const struct attnvec *v, const int *toks_a, int na, int tok_b, struct attnvec_proj *out);
 
 #endif

@@ -280,7 +280,8 @@ static uint32_t heat(const struct canvas *cv, float v)
 void canvas_heat1(struct canvas *cv, int x, int y, float v)
 {
 	if (cv->pal->depth == DEPTH_MONO) {
-		canvas_put(cv, x, y, (uint32_t)(v == v ? palette_shade(v) : ' '), cv->pal->role[ROLE_TEXT]);
+		char ch = v != v ? ' ' : cv->pal->diverging ? palette_shade_diverging(v) : palette_shade(v);
+		canvas_put(cv, x, y, (uint32_t)ch, cv->pal->role[ROLE_TEXT]);
 		return;
 	}
 	struct style st = {COLOR_DEFAULT, v == v ? heat(cv, v) : COLOR_DEFAULT, 0};

@@ -3,6 +3,8 @@
 #include "dump.h"
 
 #include <math.h>
+
+#include "compare.h"
 #include <string.h>
 
 int dump_parse_format(const char *s)
@@ -43,6 +45,22 @@ static void dump_json_string(FILE *out, const char *s)
 			fputc(*p, out);
 	}
 	fputc('"', out);
+}
+
+/* The items of a JSON array of strings (or of integers), comma separated. */
+static void dump_strings(FILE *out, char *const *s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (i)
+			fputs(", ", out);
+		dump_json_string(out, s[i]);
+	}
+}
+
+static void dump_ints(FILE *out, const int32_t *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		fprintf(out, i ? ", %d" : "%d", (int)v[i]);
 }
 
 /* A CSV field per RFC 4180: quoted when it holds a comma, quote or line break. */
@@ -156,7 +174,37 @@ static void dump_kv_indices(FILE *out, const struct trace *t, int only)
 	fputc(']', out);
 }
 
-static void dump_json(const struct trace *t, const struct model_info *in, const struct dump_select *sel, FILE *out)
+/* "compare": the second text's tokens and attentions, the matching rows, each head's change. */
+static void dump_json_compare(const struct trace *t, const struct trace *b, const struct dump_select *sel, FILE *out)
+{
+	fputs(",\n\"compare\": {\"tokens\": [", out);
+	dump_strings(out, b->tokens, b->n);
+	fputs("],\n \"ids\": [", out);
+	dump_ints(out, b->ids, b->n);
+	fprintf(out, "],\n \"common_prefix\": %d, \"matching_rows\": %d,\n \"changed\": [", compare_prefix(t, b),
+		compare_rows(t, b));
+	for (int l = 0, first = 1; l < t->n_layers; l++) {
+		if (sel->layer >= 0 && l != sel->layer)
+			continue;
+		fputs(first ? "[" : ", [", out);
+		first = 0;
+		for (int h = 0, fh = 1; h < t->n_heads; h++) {
+			if (sel->head >= 0 && h != sel->head)
+				continue;
+			if (!fh)
+				fputs(", ", out);
+			fh = 0;
+			dump_float(out, (float)compare_tv(t, b, l, h));
+		}
+		fputc(']', out);
+	}
+	fputs("],\n \"attentions\": ", out);
+	dump_per_head(out, b, sel, trace_attn, b->n);
+	fputs("}", out);
+}
+
+static void dump_json(const struct trace *t, const struct trace *b, const struct model_info *in,
+		      const struct dump_select *sel, FILE *out)
 {
 	fputs("{\"model\": {\"name\": ", out);
 	dump_json_string(out, in->name);
@@ -170,20 +218,23 @@ static void dump_json(const struct trace *t, const struct model_info *in, const 
 	dump_windows(out, t);
 	fputs("},\n", out);
 	fputs("\"tokens\": [", out);
-	for (int i = 0; i < t->n; i++) {
-		if (i)
-			fputs(", ", out);
-		dump_json_string(out, t->tokens[i]);
-	}
+	dump_strings(out, t->tokens, t->n);
 	fputs("],\n\"ids\": [", out);
-	for (int i = 0; i < t->n; i++)
-		fprintf(out, i ? ", %d" : "%d", t->ids[i]);
+	dump_ints(out, t->ids, t->n);
 	fputs("],\n\"token_type_ids\": [", out);
-	for (int i = 0; i < t->n; i++)
-		fprintf(out, i ? ", %d" : "%d", t->type_ids[i]);
+	dump_ints(out, t->type_ids, t->n);
 	fputs("],\n\"special\": [", out);
 	for (int i = 0; i < t->n; i++)
 		fprintf(out, i ? ", %s" : "%s", t->special[i] ? "true" : "false");
+	if (t->source) { /* a trace of words: the words, the pieces and which word each piece is in */
+		fputs("],\n\"words\": [", out);
+		dump_strings(out, t->tokens, t->n);
+		fputs("],\n\"pieces\": [", out);
+		dump_strings(out, t->source->tokens, t->source->n);
+		fputs("],\n\"piece_word\": [", out);
+		for (int i = 0; i < t->source->n; i++)
+			fprintf(out, i ? ", %d" : "%d", t->word_of[i]);
+	}
 	fprintf(out, "],\n\"truncated\": %s,\n\"layer_indices\": ", t->truncated ? "true" : "false");
 	dump_indices(out, t->n_layers, sel->layer);
 	fputs(",\n\"head_indices\": ", out);
@@ -204,12 +255,15 @@ static void dump_json(const struct trace *t, const struct model_info *in, const 
 		fputs(",\n\"keys_before_rotary\": ", out);
 		dump_per_head(out, t, sel, trace_k_raw, t->head_dim);
 	}
+	if (b)
+		dump_json_compare(t, b, sel, out);
 	fputs("}\n", out);
 }
 
-static void dump_csv(const struct trace *t, const struct dump_select *sel, FILE *out)
+static void dump_csv(const struct trace *t, const struct trace *b, const struct dump_select *sel, FILE *out)
 {
-	fputs("layer,head,query_index,key_index,query_token,key_token,weight\n", out);
+	fputs(b ? "layer,head,query_index,key_index,query_token,key_token,weight,weight_b,difference\n"
+		: "layer,head,query_index,key_index,query_token,key_token,weight\n", out);
 	for (int l = 0; l < t->n_layers; l++) {
 		if (sel->layer >= 0 && l != sel->layer)
 			continue;
@@ -225,6 +279,15 @@ static void dump_csv(const struct trace *t, const struct dump_select *sel, FILE 
 					dump_csv_field(out, t->tokens[j]);
 					fputc(',', out);
 					dump_float(out, a[(size_t)i * t->n + j]);
+					if (b && i < b->n && j < b->n) {
+						float wb = trace_attn(b, l, h)[(size_t)i * b->n + j];
+						fputc(',', out);
+						dump_float(out, wb);
+						fputc(',', out);
+						dump_float(out, wb - a[(size_t)i * t->n + j]);
+					} else if (b) {
+						fputs(",,", out);
+					}
 					fputc('\n', out);
 				}
 			}
@@ -235,14 +298,20 @@ static void dump_csv(const struct trace *t, const struct dump_select *sel, FILE 
 int dump_write(const struct trace *t, const struct model_info *info, enum dump_format fmt,
 	       const struct dump_select *sel, FILE *out, struct err *e)
 {
+	return dump_write_compare(t, NULL, info, fmt, sel, out, e);
+}
+
+int dump_write_compare(const struct trace *t, const struct trace *b, const struct model_info *info,
+		       enum dump_format fmt, const struct dump_select *sel, FILE *out, struct err *e)
+{
 	if (sel->layer >= t->n_layers)
 		return err_set(e, "--layer %d: the model has layers 0..%d", sel->layer, t->n_layers - 1);
 	if (sel->head >= t->n_heads)
 		return err_set(e, "--head %d: the model has heads 0..%d", sel->head, t->n_heads - 1);
 	if (fmt == DUMP_JSON)
-		dump_json(t, info, sel, out);
+		dump_json(t, b, info, sel, out);
 	else
-		dump_csv(t, sel, out);
+		dump_csv(t, b, sel, out);
 	if (fflush(out) != 0 || ferror(out))
 		return err_set(e, "write error on output");
 	return 0;

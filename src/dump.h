@@ -21,5 +21,10 @@ int dump_parse_format(const char *s);
 /* Write T (restricted by SEL) to OUT. INFO supplies the model description for JSON. */
 int dump_write(const struct trace *t, const struct model_info *info, enum dump_format fmt,
 	       const struct dump_select *sel, FILE *out, struct err *e);
+/* The same with a second text's trace B (--compare, may be NULL): JSON gains "compare" (B's
+ * tokens, ids and attentions, the matching rows and each head's "changed" total variation,
+ * compare.h); CSV gains weight_b and difference (B - A) columns, empty where B has no such cell. */
+int dump_write_compare(const struct trace *t, const struct trace *b, const struct model_info *info,
+		       enum dump_format fmt, const struct dump_select *sel, FILE *out, struct err *e);
 
 #endif

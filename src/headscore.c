@@ -8,6 +8,8 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "compare.h"
+
 static const char *const hs_names[HS_COUNT] = {
 #define HS_NAME(id, name, help) name,
 	HEADSCORES(HS_NAME)
@@ -178,6 +180,13 @@ int headscore_all(const struct trace *t, struct headscore *out)
 			headscore_head(t, l, h, punct, out + (size_t)l * t->n_heads + h);
 	free(punct);
 	return 0;
+}
+
+void headscore_changed(const struct trace *a, const struct trace *b, struct headscore *out)
+{
+	for (int l = 0; l < a->n_layers; l++)
+		for (int h = 0; h < a->n_heads; h++)
+			out[(size_t)l * a->n_heads + h].s[HS_CHANGED] = compare_tv(a, b, l, h);
 }
 
 /* Does head A come before head B when sorting by K? NaN last, then layer/head order. */

@@ -35,7 +35,8 @@
 	X(HS_ENTROPY, "entropy", "mean row entropy in nats (high = broad)") \
 	X(HS_DISTANCE, "distance", "mean attention distance in tokens")     \
 	X(HS_DUP, "dup", "attention to earlier copies of the token")        \
-	X(HS_INDUCTION, "induction", "attention to what followed earlier copies")
+	X(HS_INDUCTION, "induction", "attention to what followed earlier copies") \
+	X(HS_CHANGED, "changed", "attention moved by the second text (total variation)")
 
 enum headscore_kind {
 #define HS_ENUM(id, name, help) id,
@@ -54,8 +55,10 @@ struct headscore {
 	char label[HEADSCORE_LABEL_MAX]; /* "previous", "[CLS]", "broad", …, or "" */
 };
 
-/* Scores of every head: OUT[n_layers * n_heads], layer-major. -1 on OOM. */
+/* Scores of every head: OUT[n_layers * n_heads], layer-major. -1 on OOM. "changed" is NaN. */
 int headscore_all(const struct trace *t, struct headscore *out);
+/* Fill "changed" of OUT (from headscore_all on A): compare_tv of each head between A and B. */
+void headscore_changed(const struct trace *a, const struct trace *b, struct headscore *out);
 
 const char *headscore_name(enum headscore_kind k);
 const char *headscore_help(enum headscore_kind k);

@@ -270,3 +270,21 @@ void heatdata_downsample(const float *in, int rows, int cols, float *out, int ou
 		}
 	}
 }
+
+void heatmat_diff(const struct heatmat *a, const struct heatmat *b, int matching, float *out)
+{
+	for (int r = 0; r < a->rows; r++) {
+		int rb = a->row_tok[r] < matching ? heatmat_find_row(b, a->row_tok[r]) : -1;
+		for (int c = 0; c < a->cols; c++) {
+			size_t k = (size_t)r * a->cols + c;
+			int cb = a->col_tok[c] < matching ? heatmat_find_col(b, a->col_tok[c]) : -1;
+			out[k] = rb >= 0 && cb >= 0 ? b->v[(size_t)rb * b->cols + cb] - a->v[k] : NAN;
+		}
+	}
+}
+
+void heatdata_diverging(const float *d, int n, float *out)
+{
+	for (int i = 0; i < n; i++)
+		out[i] = d[i] == d[i] ? (d[i] + 1) / 2 : NAN;
+}

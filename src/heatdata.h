@@ -54,6 +54,13 @@ void heatmat_mask(const struct heatmat *m, float *x);
 int heatmat_find_row(const struct heatmat *m, int tok);
 int heatmat_find_col(const struct heatmat *m, int tok);
 
+/* The signed difference B − A of two matrices of one head in two texts, laid out like A, into
+ * OUT[a->rows][a->cols] (may be a->v): cells whose query and key are both among the first
+ * MATCHING tokens (compare_rows) and shown in B get B − A, the rest NaN. */
+void heatmat_diff(const struct heatmat *a, const struct heatmat *b, int matching, float *out);
+/* Differences D[n] in [-1, 1] to positions (d + 1) / 2 on a diverging ramp (NaN stays NaN). */
+void heatdata_diverging(const float *d, int n, float *out);
+
 /* Map IN[rows][cols] to colour positions OUT (may equal IN except for HEAT_RANK). NaN stays NaN. */
 void heatdata_scale(const float *in, int rows, int cols, enum heat_scale scale, float *out);
 const char *heatdata_scale_name(enum heat_scale s);

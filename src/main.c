@@ -17,12 +17,13 @@
 #include "ui.h"
 #include "userconf.h"
 #include "view.h"
+#include "words.h"
 
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
 /* For messages and --help; view_find and headscore_by_name decide what is valid. */
 #define PRINT_VIEWS "grid, heatmap, heads, qk, rollout, headview, neuron, vectors, qkstats, dots, softmax"
-#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction"
+#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed"
 
 struct options {
 	const char *model;
@@ -53,12 +54,16 @@ static void usage(FILE *out)
 		"                         " PRINT_VIEWS "\n"
 		"      --layer=L          select layer L (0-based); restricts --dump\n"
 		"      --head=H           select head H (0-based); restricts --dump\n"
-		"      --token=N          select token N (0-based): highlighted in every view\n"
+		"      --token=N[,M...]   select token N (0-based): highlighted in every view;\n"
+		"                         several are marked and their attention combined\n"
 		"      --width=W          width of --print output (default: terminal or 80)\n"
 		"      --scale=SCALE      heatmap colour scale: linear, log, rank (default: linear)\n"
 		"      --mean=WHAT        heatmap of one head (none), the mean of the layer's heads\n"
 		"                         (layer) or of every head (all)\n"
 		"      --hide-special     hide special tokens, renormalising the rows\n"
+		"      --compare=TEXT_B   run the model on TEXT_B too and show what changed\n"
+		"      --words            merge pieces into words (attention to a word summed,\n"
+		"                         from a word averaged); --token counts words\n"
 		"      --before-rotary    Q/K views: queries and keys before rotary (default: after)\n"
 		"      --numbers          write the weights in the heatmap cells\n"
 		"      --sort=SCORE       order of the head finder (--print heads): one of\n"
@@ -95,6 +100,28 @@ static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
 		return -1;
 	}
 	*out = (int)v;
+	return 0;
+}
+
+/* --token N or N,M,...: select the first; with several, mark them all (their attention combined). */
+static int parse_tokens(const char *s, struct ui_options *ui)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "%s", s);
+	int n = 0;
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == (int)(sizeof ui->marks / sizeof *ui->marks)) {
+			fprintf(stderr, "attnscope: --token: at most %d tokens\n", n);
+			return -1;
+		}
+		if (parse_int("--token", tok, 0, 1000000, &ui->marks[n]) < 0)
+			return -1;
+		n++;
+	}
+	if (n == 0)
+		return parse_int("--token", s, 0, 1000000, &ui->token);
+	ui->token = ui->marks[0];
+	ui->n_marks = n > 1 ? n : 0;
 	return 0;
 }
 
@@ -201,7 +228,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
-	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD };
+	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -216,6 +243,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"corpus", required_argument, NULL, OPT_CORPUS}, {"shard", required_argument, NULL, OPT_SHARD},
 		{"keep-going", no_argument, NULL, OPT_KEEP_GOING}, {"save", required_argument, NULL, OPT_SAVE},
 		{"load", required_argument, NULL, OPT_LOAD},
+		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY}, {"words", no_argument, NULL, OPT_WORDS},
+		{"compare", required_argument, NULL, OPT_COMPARE},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -282,7 +311,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->ui.config = optarg;
 			break;
 		case OPT_TOKEN:
-			if (parse_int("--token", optarg, 0, 1000000, &o->ui.token) < 0)
+			if (parse_tokens(optarg, &o->ui) < 0)
 				return 2;
 			break;
 		case OPT_SCALE: {
@@ -332,6 +361,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_LOAD:
 			o->corpus.load = optarg;
+			break;
+		case OPT_WORDS:
+			o->ui.words = true;
+			break;
+		case OPT_COMPARE:
+			o->ui.compare = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -387,8 +422,18 @@ static int run_once(const struct options *o)
 			fprintf(stderr, "attnscope: warning: layer %d produced NaN or Inf values; check the weights\n",
 				t->nonfinite_layer - 1);
 		struct dump_select sel = {.layer = o->layer, .head = o->head};
-		int wrote = o->print_view ? ui_print(t, o->print_view, &o->ui, stdout, &e)
-					  : dump_write(t, model_get_info(m), o->dump_format, &sel, stdout, &e);
+		struct trace *tb = NULL; /* --compare: the second text */
+		int wrote = o->ui.compare ? model_run(m, o->ui.compare, o->pair, NULL, &tb, &e) : 0;
+		bool words = o->ui.words && !o->print_view && wrote == 0;
+		struct trace *w = words ? words_build(t) : NULL, *wb = words && tb ? words_build(tb) : NULL;
+		if (wrote == 0)
+			wrote = o->print_view ? ui_print_compare(t, tb, o->print_view, &o->ui, stdout, &e)
+				: words && (!w || (tb && !wb)) ? err_set(&e, "out of memory")
+				: dump_write_compare(w ? w : t, wb ? wb : tb, model_get_info(m), o->dump_format, &sel,
+						     stdout, &e);
+		trace_free(w);
+		trace_free(wb);
+		trace_free(tb);
 		if (wrote < 0) {
 			fprintf(stderr, "attnscope: %s\n", e.msg);
 			rc = 1;
@@ -466,6 +511,9 @@ int main(int argc, char **argv)
 	o.ui.head = o.head;
 	if (o.dump_format >= 0 && o.print_view) {
 		fprintf(stderr, "attnscope: --dump and --print exclude each other\n");
+		rc = 2;
+	} else if ((o.corpus.corpus || o.corpus.load) && (o.ui.words || o.ui.compare || o.ui.n_marks)) {
+		fprintf(stderr, "attnscope: --words, --compare and token lists apply to one text, not to a corpus\n");
 		rc = 2;
 	} else if (o.corpus.corpus || o.corpus.load) {
 		rc = run_corpus(&o);

@@ -15,9 +15,11 @@
 #include "actions.h"
 #include "aggregate.h"
 #include "canvas.h"
+#include "marks.h"
 #include "shapedesc.h"
 #include "tokstrip.h"
 #include "view.h"
+#include "words.h"
 
 void ui_options_init(struct ui_options *o)
 {
@@ -95,9 +97,13 @@ static void print_header(struct canvas *cv, const struct trace *t, const struct 
 		snprintf(heads + strlen(heads), sizeof heads - strlen(heads), "%s", dot);
 		snprintf(kv, sizeof kv, " (kv %d)", trace_kv_head(t, ctx->head));
 	}
-	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%d tokens%s%s%s%slayer %d head %d%s",
+	char marked[200] = "", lab[160];
+	if (ctx->n_marks)
+		snprintf(marked, sizeof marked, "%scombined: %s", dot, marks_label(ctx, cv->pal->utf8, lab, sizeof lab));
+	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%d %s%s%s%s%slayer %d head %d%s%s",
 		      t->model_name[0] ? print_model_label(t->model_name, label, sizeof label) : "(model)", dot, t->family[0] ? t->family : "?", dot, heads, t->n,
-		      t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head, kv);
+		      t->source ? "words" : "tokens", t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head, kv,
+		      marked);
 }
 
 /* The header of an aggregate: model, family, texts and tokens, view. */
@@ -152,6 +158,9 @@ static void print_ctx_init(struct view_ctx *ctx, const struct ui_options *o, con
 	ctx->layer = o->layer >= 0 ? o->layer : 0;
 	ctx->head = o->head >= 0 ? o->head : 0;
 	ctx->token = o->token;
+	_Static_assert(sizeof o->marks == sizeof ctx->marks, "ui_options.marks holds VIEW_MARKS_MAX tokens");
+	memcpy(ctx->marks, o->marks, sizeof ctx->marks);
+	ctx->n_marks = o->n_marks;
 	ctx->scale = o->scale;
 	ctx->hide_special = o->hide_special;
 	ctx->qk_before_rotary = o->before_rotary;
@@ -159,17 +168,18 @@ static void print_ctx_init(struct view_ctx *ctx, const struct ui_options *o, con
 	ctx->sort = o->sort;
 }
 
-/* Draw the top view of CTX under a header line and (with a trace) the token strip; write it out. */
+/* Draw the top view of CTX under a header line and (with a trace) the token strip, and the second
+ * text's strip when comparing; write it out. */
 static int print_draw(struct view_ctx *ctx, const struct print_setup *p, const struct ui_options *o, FILE *out,
 		      struct err *e)
 {
 	const struct view *v = p->v;
-	const struct trace *t = ctx->trace;
+	const struct trace *t = ctx->trace, *tb = ctx->compare;
 	int width = output_width(o, out);
 	struct canvas probe = {.w = width, .h = 1, .pal = &p->pal};
-	int strip_h = t ? tokstrip_rows(&probe, t, width) : -1;
+	int strip_h = t ? tokstrip_rows(&probe, t, width) : -1, strip_b = t && tb ? 1 + tokstrip_rows(&probe, tb, width) : 0;
 	int view_h = v->height(ctx->state[0], ctx, &probe, width);
-	int height = 1 + 1 + strip_h + 1 + view_h;
+	int height = 1 + 1 + strip_h + strip_b + 1 + view_h;
 	struct canvas *cv = canvas_new(width, height, &p->pal);
 	if (!cv)
 		return err_set(e, "out of memory");
@@ -180,7 +190,13 @@ static int print_draw(struct view_ctx *ctx, const struct print_setup *p, const s
 	} else {
 		print_agg_header(cv, ctx->agg, v->name);
 	}
-	v->draw(ctx->state[0], ctx, cv, (struct rect){0, 3 + strip_h, width, view_h});
+	if (strip_b) { /* the second text under the first, with how they line up */
+		canvas_printf(cv, 0, 2 + strip_h, width, canvas_role(cv, ROLE_LABEL), "compared with (B, %d %s; %s):", tb->n,
+			      tb->source ? "words" : "tokens", tb->n == t->n ? "same length, B - A shown"
+			      : "different lengths, side by side");
+		tokstrip_draw(cv, (struct rect){0, 3 + strip_h, width, strip_b - 1}, tb, -1, true);
+	}
+	v->draw(ctx->state[0], ctx, cv, (struct rect){0, 3 + strip_h + strip_b, width, view_h});
 	canvas_write(cv, out, p->pal.depth != DEPTH_MONO);
 	canvas_free(cv);
 	if (fflush(out) || ferror(out))
@@ -188,7 +204,8 @@ static int print_draw(struct view_ctx *ctx, const struct print_setup *p, const s
 	return 0;
 }
 
-int ui_print(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
+static int print_view(const struct trace *t, const struct trace *tb, const char *view_name,
+		      const struct ui_options *o, FILE *out, struct err *e)
 {
 	struct print_setup p;
 	if (print_setup(view_name, o, out, &p, e) < 0)
@@ -197,6 +214,7 @@ int ui_print(const struct trace *t, const char *view_name, const struct ui_optio
 	struct view_ctx ctx;
 	print_ctx_init(&ctx, o, &p);
 	ctx.trace = t;
+	ctx.compare = tb;
 	if (o->layer >= t->n_layers || o->head >= t->n_heads || o->token >= t->n) {
 		free(p.conf);
 		return err_set(e, "no %s %d: the model has %d layers of %d heads and the text %d tokens",
@@ -204,6 +222,11 @@ int ui_print(const struct trace *t, const char *view_name, const struct ui_optio
 			       o->layer >= t->n_layers ? o->layer : o->head >= t->n_heads ? o->head : o->token,
 			       t->n_layers, t->n_heads, t->n);
 	}
+	for (int i = 0; i < o->n_marks; i++)
+		if (o->marks[i] >= t->n) {
+			free(p.conf);
+			return err_set(e, "no token %d: the text has %d %s", o->marks[i], t->n, t->source ? "words" : "tokens");
+		}
 	view_ctx_clamp(&ctx);
 	if (!view_push(&ctx, v)) {
 		free(p.conf);
@@ -219,6 +242,23 @@ int ui_print(const struct trace *t, const char *view_name, const struct ui_optio
 	int rc = print_draw(&ctx, &p, o, out, e);
 	view_pop_all(&ctx);
 	free(p.conf);
+	return rc;
+}
+
+int ui_print(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
+{
+	return ui_print_compare(t, NULL, view_name, o, out, e);
+}
+
+int ui_print_compare(const struct trace *t, const struct trace *tb, const char *view_name, const struct ui_options *o,
+		     FILE *out, struct err *e)
+{
+	if (!o->words)
+		return print_view(t, tb, view_name, o, out, e);
+	struct trace *w = words_build(t), *wb = tb ? words_build(tb) : NULL;
+	int rc = !w || (tb && !wb) ? err_set(e, "out of memory") : print_view(w, wb, view_name, o, out, e);
+	trace_free(w);
+	trace_free(wb);
 	return rc;
 }
 

@@ -141,14 +141,14 @@ char palette_shade(float v)
 	return shades[i < n ? i : n - 1];
 }
 
-static uint32_t ramp_at(const struct theme *th, float v)
+static uint32_t ramp_at(const uint32_t *ramp, int n, float v)
 {
-	float p = v * (float)(th->n_ramp - 1);
+	float p = v * (float)(n - 1);
 	int i = (int)p;
-	if (i >= th->n_ramp - 1)
-		return th->ramp[th->n_ramp - 1] & 0xffffff;
+	if (i >= n - 1)
+		return ramp[n - 1] & 0xffffff;
 	float f = p - (float)i;
-	uint32_t a = th->ramp[i], b = th->ramp[i + 1], out = 0;
+	uint32_t a = ramp[i], b = ramp[i + 1], out = 0;
 	for (int sh = 0; sh <= 16; sh += 8) {
 		float ca = (float)(a >> sh & 255), cb = (float)(b >> sh & 255);
 		out |= (uint32_t)(ca + (cb - ca) * f + 0.5f) << sh;
@@ -159,6 +159,39 @@ static uint32_t ramp_at(const struct theme *th, float v)
 static double luminance(uint32_t rgb)
 {
 	return (0.2126 * (rgb >> 16 & 255) + 0.7152 * (rgb >> 8 & 255) + 0.0722 * (rgb & 255)) / 255.0;
+}
+
+/* Colours of the PALETTE_LEVELS levels of the ramp RAMP[n] (or, at 16/8 colours, R16[n16] when
+ * given) for DEPTH, with readable text on each. */
+static void resolve_ramp(const uint32_t *ramp, int n, const uint8_t *r16, int n16, enum color_depth depth,
+			 uint32_t *heat, uint32_t *text)
+{
+	for (int l = 0; l < PALETTE_LEVELS; l++) {
+		float v = (float)l / (PALETTE_LEVELS - 1);
+		uint32_t rgb = ramp_at(ramp, n, v), c;
+		if (depth == DEPTH_MONO) {
+			heat[l] = text[l] = COLOR_DEFAULT;
+			continue;
+		}
+		if ((depth == DEPTH_16 || depth == DEPTH_8) && n16 > 0) {
+			int i = (int)(v * (float)n16);
+			if (i >= n16)
+				i = n16 - 1;
+			c = r16[i];
+			if (depth == DEPTH_8 && c >= 8)
+				c -= 8;
+		} else {
+			c = theme_nearest(rgb, depth);
+		}
+		heat[l] = c;
+		bool dark_text = luminance(color_rgb(c)) > 0.5;
+		if (depth == DEPTH_TRUE)
+			text[l] = COLOR_RGB | (dark_text ? 0x000000 : 0xffffff);
+		else if (depth == DEPTH_256)
+			text[l] = dark_text ? 16 : 231;
+		else
+			text[l] = dark_text ? 0 : 7;
+	}
 }
 
 void theme_resolve(const struct theme *th, enum color_depth depth, bool utf8, struct palette *pal)
@@ -179,32 +212,29 @@ void theme_resolve(const struct theme *th, enum color_depth depth, bool utf8, st
 			st->attr = s->attr;
 		}
 	}
-	for (int l = 0; l < PALETTE_LEVELS; l++) {
-		float v = (float)l / (PALETTE_LEVELS - 1);
-		uint32_t rgb = ramp_at(th, v), c;
-		if (depth == DEPTH_MONO) {
-			pal->heat[l] = pal->heat_text[l] = COLOR_DEFAULT;
-			continue;
-		}
-		if ((depth == DEPTH_16 || depth == DEPTH_8) && th->n_ramp16 > 0) {
-			int i = (int)(v * (float)th->n_ramp16);
-			if (i >= th->n_ramp16)
-				i = th->n_ramp16 - 1;
-			c = th->ramp16[i];
-			if (depth == DEPTH_8 && c >= 8)
-				c -= 8;
-		} else {
-			c = theme_nearest(rgb, depth);
-		}
-		pal->heat[l] = c;
-		bool dark_text = luminance(color_rgb(c)) > 0.5;
-		if (depth == DEPTH_TRUE)
-			pal->heat_text[l] = COLOR_RGB | (dark_text ? 0x000000 : 0xffffff);
-		else if (depth == DEPTH_256)
-			pal->heat_text[l] = dark_text ? 16 : 231;
-		else
-			pal->heat_text[l] = dark_text ? 0 : 7;
-	}
+	resolve_ramp(th->ramp, th->n_ramp, th->ramp16, th->n_ramp16, depth, pal->heat, pal->heat_text);
+	/* The diverging ramp: the theme's, else blue → the background → red. */
+	static const uint32_t dark[] = {COLOR_RGB | 0x4393c3, COLOR_RGB | 0x1c1c1c, COLOR_RGB | 0xd6604d};
+	static const uint32_t light[] = {COLOR_RGB | 0x2166ac, COLOR_RGB | 0xf7f7f7, COLOR_RGB | 0xb2182b};
+	static const uint8_t div16[] = {12, 4, 0, 1, 9}, div16_light[] = {4, 12, 15, 9, 1};
+	if (th->n_diverging)
+		resolve_ramp(th->diverging, th->n_diverging, NULL, 0, depth, pal->div, pal->div_text);
+	else
+		resolve_ramp(th->light ? light : dark, 3, th->light ? div16_light : div16, 5, depth, pal->div, pal->div_text);
+}
+
+char palette_shade_diverging(float v)
+{
+	float d = 2 * v - 1;
+	return d <= -0.25f ? '=' : d < -0.02f ? '-' : d < 0.02f ? ' ' : d < 0.25f ? '+' : '#';
+}
+
+void palette_diverging(const struct palette *pal, struct palette *out)
+{
+	*out = *pal;
+	out->diverging = true;
+	memcpy(out->heat, pal->div, sizeof out->heat);
+	memcpy(out->heat_text, pal->div_text, sizeof out->heat_text);
 }
 
 enum color_depth theme_detect_depth(const char *(*getenv_fn)(const char *))
@@ -358,17 +388,18 @@ static int parse_roles(struct theme_parse *p, const yaml_node_t *n, struct theme
 	return 0;
 }
 
-static int parse_ramp(struct theme_parse *p, const yaml_node_t *n, struct theme *th)
+/* A list of colour stops (the key NAME: ramp or diverging) into STOPS, *COUNT of them. */
+static int parse_ramp(struct theme_parse *p, const yaml_node_t *n, const char *name, uint32_t *stops, int *out_n)
 {
 	if (n->type != YAML_SEQUENCE_NODE)
-		return parse_fail(p, n, "'ramp' must be a list of colours, low to high%s", "");
+		return parse_fail(p, n, "'%s' must be a list of colours, low to high", name);
 	int count = (int)(n->data.sequence.items.top - n->data.sequence.items.start);
 	if (count < 2 || count > THEME_RAMP_MAX) {
 		char msg[64];
-		snprintf(msg, sizeof msg, "%d", THEME_RAMP_MAX);
-		return parse_fail(p, n, "'ramp' needs 2 to %s colours", msg);
+		snprintf(msg, sizeof msg, "%s' needs 2 to %d", name, THEME_RAMP_MAX);
+		return parse_fail(p, n, "'%s colours", msg);
 	}
-	th->n_ramp = 0;
+	*out_n = 0;
 	for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
 		const yaml_node_t *c = yaml_document_get_node(p->doc, *it);
 		uint32_t col;
@@ -376,7 +407,7 @@ static int parse_ramp(struct theme_parse *p, const yaml_node_t *n, struct theme 
 			return -1;
 		if (col == COLOR_DEFAULT)
 			return parse_fail(p, c, "a ramp colour cannot be 'default'%s", "");
-		th->ramp[th->n_ramp++] = COLOR_IS_RGB(col) ? col : COLOR_RGB | theme_index_rgb((int)col);
+		stops[(*out_n)++] = COLOR_IS_RGB(col) ? col : COLOR_RGB | theme_index_rgb((int)col);
 	}
 	return 0;
 }
@@ -450,9 +481,12 @@ static int theme_from_document(struct theme_parse *p, struct theme *th)
 				return parse_fail(p, v, "'background' is dark or light%s", "");
 			th->light = !strcmp(s, "light");
 		} else if (key && !strcmp(key, "ramp")) {
-			if (parse_ramp(p, v, th))
+			if (parse_ramp(p, v, "ramp", th->ramp, &th->n_ramp))
 				return -1;
 			have_ramp = true;
+		} else if (key && !strcmp(key, "diverging")) {
+			if (parse_ramp(p, v, "diverging", th->diverging, &th->n_diverging))
+				return -1;
 		} else if (key && !strcmp(key, "ramp16")) {
 			if (parse_ramp16(p, v, th))
 				return -1;
@@ -460,7 +494,7 @@ static int theme_from_document(struct theme_parse *p, struct theme *th)
 			if (parse_roles(p, v, th))
 				return -1;
 		} else {
-			return parse_fail(p, k, "unknown key '%s' (name, description, background, ramp, ramp16, roles)",
+			return parse_fail(p, k, "unknown key '%s' (name, description, background, ramp, ramp16, diverging, roles)",
 					  key ? key : "?");
 		}
 	}

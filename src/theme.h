@@ -83,6 +83,10 @@ struct theme {
 	int n_ramp;
 	uint8_t ramp16[16];                  /* [n_ramp16] palette indices 0..15 for 16/8-colour heatmaps */
 	int n_ramp16;                        /* 0: nearest colours of the ramp */
+	uint32_t diverging[THEME_RAMP_MAX];  /* [n_diverging] COLOR_RGB stops for signed differences, from
+	                                      * -1 through 0 (the middle) to +1; 0: the default for the
+	                                      * background (blue, background-like, red) */
+	int n_diverging;
 };
 
 #define PALETTE_LEVELS 256
@@ -94,6 +98,9 @@ struct palette {
 	struct style role[ROLE_COUNT];
 	uint32_t heat[PALETTE_LEVELS];        /* [level] cell colour for value level/(LEVELS-1) */
 	uint32_t heat_text[PALETTE_LEVELS];   /* [level] black or white text readable on heat[level] */
+	uint32_t div[PALETTE_LEVELS];         /* [level] the diverging ramp: level 0 = -1, the middle 0, top +1 */
+	uint32_t div_text[PALETTE_LEVELS];
+	bool diverging;                       /* heat holds the diverging ramp (palette_diverging) */
 };
 
 /* Names of the roles, NULL past the end (for the man page and the theme parser). */
@@ -127,5 +134,11 @@ uint32_t theme_nearest(uint32_t rgb, enum color_depth depth);
 int palette_level(float v);
 /* The shade character for V in monochrome: one of " .:-=+*#%@". */
 char palette_shade(float v);
+/* The monochrome character for position V of a diverging ramp (d = 2V − 1): ' ' near 0, '-' and
+ * '=' below, '+' and '#' above. */
+char palette_shade_diverging(float v);
+/* PAL with its diverging ramp in place of the heatmap ramp (OUT): draw a signed difference d in
+ * [-1, 1] at position (d + 1) / 2 through a canvas using it. */
+void palette_diverging(const struct palette *pal, struct palette *out);
 
 #endif

@@ -29,9 +29,9 @@ static int bpe_byte(uint32_t cp)
  * family by the pieces themselves. */
 static bool is_bpe(const struct trace *t)
 {
-	if (strstr(t->family, "roberta") || strstr(t->family, "gpt"))
+	if (strstr(t->family, "roberta") || strstr(t->family, "gpt") || strstr(t->family, "modernbert"))
 		return true;
-	if (strstr(t->family, "bert"))
+	if (strstr(t->family, "bert") || strstr(t->family, "electra"))
 		return false;
 	for (int i = 0; i < t->n; i++)
 		if (t->tokens[i] && !strncmp(t->tokens[i], "##", 2) && t->tokens[i][2])
@@ -153,8 +153,8 @@ void tokstrip_text(const struct trace *t, int i, char *buf, size_t n, bool *cont
 	size_t len = 0;
 	buf[0] = 0;
 	*cont = false;
-	if (t->special[i]) {
-		append(buf, n, &len, piece);
+	if (t->special[i] || t->source) {
+		append(buf, n, &len, piece); /* a word trace's tokens are readable already */
 		return;
 	}
 	if (is_spm(t)) {

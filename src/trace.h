@@ -38,6 +38,11 @@ struct trace {
 	                        * (sliding-window attention); -1 = no limit. Read with trace_key_range. */
 	int *win_after;        /* [n_layers] ... up to i + win_after (bidirectional local attention); -1 = none */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
+
+	/* A trace of words (words.c) merged from the pieces of SOURCE; NULL/0 in a trace of pieces. */
+	const struct trace *source; /* the trace of pieces (not owned: it outlives this one) */
+	int *word_of;          /* [source->n] the word each piece belongs to */
+	int *word_start;       /* [n + 1] word w is pieces word_start[w] .. word_start[w + 1] - 1 */
 };
 
 static inline const float *trace_attn(const struct trace *t, int layer, int head)

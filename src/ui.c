@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,18 +21,28 @@
 #include "actions.h"
 #include "canvas.h"
 #include "lineedit.h"
+#include "marks.h"
 #include "print.h"
 #include "runner.h"
 #include "shapedesc.h"
 #include "tokstrip.h"
 #include "userconf.h"
 #include "view.h"
+#include "words.h"
 
 #define UI_MIN_W 40
 #define UI_MIN_H 12
 #define UI_BATCH 512        /* keys read in one go (a paste arrives as one batch) */
 
-enum focus { FOCUS_VIEW, FOCUS_TEXT, FOCUS_PAIR };
+enum focus { FOCUS_VIEW, FOCUS_TEXT, FOCUS_PAIR, FOCUS_COMPARE };
+
+/* Both texts run on the same model through the same runner code, one run at a time: each runner
+ * calls the source through this lock (the engine need not allow two runs at once). */
+struct ui_locked_source {
+	struct ui_source src;           /* what the runners call */
+	const struct ui_source *inner;  /* the real source */
+	pthread_mutex_t lock;
+};
 
 struct ui {
 	const struct ui_source *src;
@@ -41,7 +52,14 @@ struct ui {
 	struct theme theme;
 	struct palette pal;
 	struct view_ctx ctx;
-	struct trace *trace;        /* owned; ctx.trace points here */
+	struct trace *trace;        /* owned; ctx.trace points here, or to words */
+	struct trace *words;        /* owned: the words of trace while they are shown (ACT_WORDS), else NULL */
+	bool show_words;
+	/* The second text (ACT_COMPARE, --compare): its own runner over the same model. */
+	struct ui_locked_source locked;
+	struct runner *runner_b;
+	struct trace *trace_b, *words_b; /* owned; ctx.compare points to one of them, or NULL */
+	struct lineedit compare;
 	struct lineedit text, pair;
 	enum focus focus;
 	int count;                  /* count prefix being typed, -1 for none */
@@ -178,7 +196,7 @@ static void ui_draw_status(struct ui *u, int y)
 	const struct trace *t = u->ctx.trace;
 	char ntok[32] = "-";
 	if (t)
-		snprintf(ntok, sizeof ntok, "%d tok%s", t->n, t->truncated ? " (cut)" : "");
+		snprintf(ntok, sizeof ntok, "%d %s%s", t->n, t->source ? "words" : "tok", t->truncated ? " (cut)" : "");
 	char label[256];
 	const char *base = print_model_label(u->src->name, label, sizeof label);
 	/* Under grouped-query attention: the shape, and the key/value head the selected head reads. */
@@ -188,8 +206,13 @@ static void ui_draw_status(struct ui *u, int y)
 		snprintf(heads + strlen(heads), sizeof heads - strlen(heads), "%s", bar);
 		snprintf(kv, sizeof kv, " kv%d", trace_kv_head(t, u->ctx.head));
 	}
-	snprintf(left, sizeof left, " %s%s%s%s%sL%d H%d%s%s%s%s%s", base, bar, heads, ntok, bar, u->ctx.layer, u->ctx.head,
-		 kv, bar, v->name, vstat[0] ? bar : "", vstat);
+	char marked[200] = "";
+	if (t && u->ctx.n_marks) {
+		char lab[160];
+		snprintf(marked, sizeof marked, "%s%s", bar, marks_label(&u->ctx, cv->pal->utf8, lab, sizeof lab));
+	}
+	snprintf(left, sizeof left, " %s%s%s%s%sL%d H%d%s%s%s%s%s%s", base, bar, heads, ntok, bar, u->ctx.layer, u->ctx.head,
+		 kv, bar, v->name, vstat[0] ? bar : "", vstat, marked);
 	int x = canvas_text(cv, 0, y, cv->w, left, st);
 	/* Then, in priority order: a message, the run state, the pending count. */
 	const char *msg = NULL;
@@ -198,7 +221,7 @@ static void ui_draw_status(struct ui *u, int y)
 		msg = u->ctx.message;
 	else if (u->run_error[0])
 		msg = u->run_error, ms = canvas_role(cv, ROLE_ERROR);
-	else if (runner_busy(u->runner))
+	else if (runner_busy(u->runner) || runner_busy(u->runner_b))
 		msg = "running…";
 	char count[32];
 	if (u->count >= 0) {
@@ -275,9 +298,20 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 			*cx = c, *cy = y;
 		y++;
 	}
+	if (u->compare.len || u->focus == FOCUS_COMPARE) {
+		snprintf(hint, sizeof hint, "(a second text to compare with)");
+		c = ui_draw_input(u, y, "vs", hint, &u->compare, u->focus == FOCUS_COMPARE);
+		if (c >= 0)
+			*cx = c, *cy = y;
+		y++;
+	}
 	if (u->ctx.trace)
 		tokstrip_draw(cv, (struct rect){0, y, cv->w, 2}, u->ctx.trace, u->ctx.token, false);
 	y += 2;
+	if (u->ctx.compare) { /* the second text's tokens under the first's */
+		tokstrip_draw(cv, (struct rect){0, y, cv->w, 2}, u->ctx.compare, -1, false);
+		y += 2;
+	}
 	/* A rule between the strip and the view. */
 	canvas_fill(cv, (struct rect){0, y, cv->w, 1}, canvas_glyph(cv, GLYPH_HLINE), canvas_role(cv, ROLE_DIM));
 	y++;
@@ -350,14 +384,94 @@ static void ui_submit(struct ui *u)
 	runner_submit(u->runner, u->text.buf, b);
 }
 
+/* Run the second text (with the same pair text), or, when it is empty, stop comparing. */
+static void ui_submit_compare(struct ui *u)
+{
+	if (u->compare.len) {
+		const char *b = u->src->supports_pairs && u->pair.len ? u->pair.buf : NULL;
+		runner_submit(u->runner_b, u->compare.buf, b);
+		return;
+	}
+	u->ctx.compare = NULL;
+	trace_free(u->words_b);
+	trace_free(u->trace_b);
+	u->words_b = u->trace_b = NULL;
+	u->ctx.trace_gen++;
+}
+
+/* Input line LE changed: rerun what depends on it. */
+static void ui_changed(struct ui *u, struct lineedit *le)
+{
+	if (le == &u->compare) {
+		ui_submit_compare(u);
+		return;
+	}
+	ui_submit(u);
+	if (le == &u->pair && u->compare.len)
+		ui_submit_compare(u); /* the second text shares the pair */
+}
+
+static int ui_locked_run(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
+			 struct trace **out, struct err *e)
+{
+	struct ui_locked_source *l = ctx;
+	pthread_mutex_lock(&l->lock);
+	int rc = l->inner->run(l->inner->ctx, text, text_b, cancel, out, e);
+	pthread_mutex_unlock(&l->lock);
+	return rc;
+}
+
+/* Point the views at u->trace, or at its words when they are shown (built anew). */
+static void ui_show_trace(struct ui *u)
+{
+	trace_free(u->words);
+	trace_free(u->words_b);
+	u->words = u->words_b = NULL;
+	if (u->show_words && u->trace) {
+		u->words = words_build(u->trace);
+		u->words_b = u->trace_b ? words_build(u->trace_b) : NULL;
+		if (!u->words || (u->trace_b && !u->words_b))
+			snprintf(u->ctx.message, sizeof u->ctx.message, "out of memory merging words");
+	}
+	u->ctx.trace = u->words ? u->words : u->trace;
+	u->ctx.compare = u->words_b ? u->words_b : u->trace_b;
+	u->ctx.trace_gen++;
+	view_ctx_clamp(&u->ctx);
+}
+
 static void ui_new_trace(struct ui *u, struct trace *t)
 {
 	struct trace *old = u->trace;
 	u->trace = t;
-	u->ctx.trace = t;
-	u->ctx.trace_gen++;
-	view_ctx_clamp(&u->ctx);
+	ui_show_trace(u);
 	trace_free(old);
+}
+
+static void ui_new_compare(struct ui *u, struct trace *t)
+{
+	struct trace *old = u->trace_b;
+	u->trace_b = u->compare.len ? t : NULL; /* a late result after the line was cleared: dropped */
+	if (!u->trace_b)
+		trace_free(t);
+	ui_show_trace(u);
+	trace_free(old);
+}
+
+/* Switch between pieces and words, keeping the selected token (a word selects its first piece). */
+static void ui_toggle_words(struct ui *u)
+{
+	struct view_ctx *ctx = &u->ctx;
+	int piece = words_first_piece(ctx->trace, ctx->token);
+	marks_remap(ctx, ctx->trace, u->trace); /* to pieces, */
+	u->show_words = !u->show_words;
+	ui_show_trace(u);
+	marks_remap(ctx, u->trace, ctx->trace); /* then to what is shown */
+	ctx->token = words_of_piece(ctx->trace, piece);
+	view_ctx_clamp(ctx);
+	if (!ctx->message[0])
+		snprintf(ctx->message, sizeof ctx->message, "%s", u->show_words
+			 ? "words: attention to a word summed over its pieces, from a word averaged"
+			 : "pieces (tokens as the model sees them)");
 }
 
 static void ui_select_token(struct ui *u, int dir)
@@ -394,16 +508,18 @@ static void ui_edit(struct ui *u, struct lineedit *le, enum action a)
 	case ACT_ED_KILL_WORD: changed = lineedit_kill_word(le); break;
 	case ACT_ED_DONE: u->focus = FOCUS_VIEW; break;
 	case ACT_ED_NEXT_FIELD:
-		u->focus = u->focus == FOCUS_TEXT && u->src->supports_pairs ? FOCUS_PAIR : FOCUS_VIEW;
+		u->focus = u->focus == FOCUS_TEXT && u->src->supports_pairs ? FOCUS_PAIR
+			   : u->focus != FOCUS_COMPARE && u->compare.len ? FOCUS_COMPARE : FOCUS_VIEW;
 		break;
 	case ACT_ED_PREV_FIELD:
-		u->focus = u->focus == FOCUS_PAIR ? FOCUS_TEXT : FOCUS_VIEW;
+		u->focus = u->focus == FOCUS_PAIR ? FOCUS_TEXT
+			   : u->focus == FOCUS_COMPARE ? (u->src->supports_pairs ? FOCUS_PAIR : FOCUS_TEXT) : FOCUS_VIEW;
 		break;
 	case ACT_ED_QUIT: u->quit = true; break;
 	default: break;
 	}
 	if (changed)
-		ui_submit(u);
+		ui_changed(u, le);
 }
 
 static void ui_global(struct ui *u, enum action a)
@@ -446,6 +562,7 @@ static void ui_global(struct ui *u, enum action a)
 		break;
 	case ACT_TOKEN_CLEAR:
 		ctx->token = -1;
+		ctx->n_marks = 0;
 		break;
 	case ACT_SCALE:
 		ctx->scale = (enum heat_scale)((ctx->scale + 1) % HEAT_SCALE_COUNT);
@@ -460,6 +577,12 @@ static void ui_global(struct ui *u, enum action a)
 		snprintf(ctx->message, sizeof ctx->message, "queries and keys %s%s",
 			 shapedesc_rotary(ctx->trace, ctx->qk_before_rotary),
 			 ctx->qk_before_rotary ? " (not what the scores use)" : " (what the scores use)");
+		break;
+	case ACT_WORDS:
+		ui_toggle_words(u);
+		break;
+	case ACT_COMPARE:
+		u->focus = FOCUS_COMPARE;
 		break;
 	case ACT_SPECIAL:
 		ctx->hide_special = !ctx->hide_special;
@@ -526,7 +649,7 @@ static void ui_keys(struct ui *u, const int *keys, int n)
 			ui_view_key(u, key);
 			continue;
 		}
-		struct lineedit *le = u->focus == FOCUS_PAIR ? &u->pair : &u->text;
+		struct lineedit *le = u->focus == FOCUS_PAIR ? &u->pair : u->focus == FOCUS_COMPARE ? &u->compare : &u->text;
 		/* Enter inside a batch with more keys after it is part of a paste: keep editing. */
 		if (key == K_ENTER && i + 1 < n)
 			key = ' ';
@@ -535,7 +658,7 @@ static void ui_keys(struct ui *u, const int *keys, int n)
 			ui_edit(u, le, a);
 		} else if (key >= ' ' && key < KEY_SPECIAL_BASE) {
 			if (lineedit_insert(le, (uint32_t)key))
-				ui_submit(u);
+				ui_changed(u, le);
 		}
 	}
 }
@@ -607,29 +730,44 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 		return err_set(e, "pipe: %s", strerror(errno));
 	fcntl(u->wake[0], F_SETFL, O_NONBLOCK);
 	fcntl(u->wake[1], F_SETFL, O_NONBLOCK);
-	u->runner = runner_new(src, UI_DEBOUNCE_MS, u->wake[1]);
-	if (!u->runner)
+	u->locked.inner = src;
+	u->locked.src = *src;
+	u->locked.src.ctx = &u->locked;
+	u->locked.src.run = ui_locked_run;
+	pthread_mutex_init(&u->locked.lock, NULL);
+	u->runner = runner_new(&u->locked.src, UI_DEBOUNCE_MS, u->wake[1]);
+	u->runner_b = runner_new(&u->locked.src, UI_DEBOUNCE_MS, u->wake[1]);
+	if (!u->runner || !u->runner_b)
 		return err_set(e, "cannot start the model thread");
 
 	lineedit_set(&u->text, text ? text : "");
 	lineedit_set(&u->pair, text_b ? text_b : "");
+	lineedit_set(&u->compare, o->compare ? o->compare : "");
 	u->ctx.keys = &u->conf.keys;
 	u->ctx.layer = o->layer > 0 ? o->layer : 0;
 	u->ctx.head = o->head > 0 ? o->head : 0;
 	u->ctx.token = o->token;
+	memcpy(u->ctx.marks, o->marks, sizeof u->ctx.marks);
+	u->ctx.n_marks = o->n_marks;
 	u->ctx.scale = o->scale;
 	u->ctx.hide_special = o->hide_special;
 	u->ctx.qk_before_rotary = o->before_rotary;
+	u->show_words = o->words;
 	if (!view_push(&u->ctx, &view_grid))
 		return err_set(e, "out of memory");
 	u->focus = u->text.len ? FOCUS_VIEW : FOCUS_TEXT;
 	ui_submit(u);
+	if (u->compare.len)
+		ui_submit_compare(u);
 	return 0;
 }
 
 static void ui_teardown(struct ui *u)
 {
 	runner_free(u->runner);
+	runner_free(u->runner_b);
+	if (u->locked.inner)
+		pthread_mutex_destroy(&u->locked.lock);
 	view_pop_all(&u->ctx);
 	if (u->screen) {
 		endwin();
@@ -637,7 +775,10 @@ static void ui_teardown(struct ui *u)
 	}
 	canvas_free(u->cv);
 	canvas_free(u->prev);
+	trace_free(u->words);
 	trace_free(u->trace);
+	trace_free(u->words_b);
+	trace_free(u->trace_b);
 	if (u->wake[0] >= 0)
 		close(u->wake[0]);
 	if (u->wake[1] >= 0)
@@ -663,7 +804,7 @@ int ui_run_source(const struct ui_source *src, const char *text, const char *tex
 		dirty = false;
 		struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {u->wake[0], POLLIN, 0}};
 		/* Wake up now and then while the model runs, to keep "running…" honest. */
-		int rc = poll(fds, 2, runner_busy(u->runner) ? 100 : 1000);
+		int rc = poll(fds, 2, runner_busy(u->runner) || runner_busy(u->runner_b) ? 100 : 1000);
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (fds[1].revents & POLLIN) {
@@ -680,6 +821,13 @@ int ui_run_source(const struct ui_source *src, const char *text, const char *tex
 			} else {
 				snprintf(u->run_error, sizeof u->run_error, "%s", re.msg);
 			}
+			dirty = true;
+		}
+		if (runner_take(u->runner_b, &t, &re)) {
+			if (t)
+				ui_new_compare(u, t);
+			else
+				snprintf(u->run_error, sizeof u->run_error, "second text: %s", re.msg);
 			dirty = true;
 		}
 		/* Read every key that is waiting (also after EINTR: a resize arrives as KEY_RESIZE). */

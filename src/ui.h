@@ -35,9 +35,13 @@ struct ui_options {
 	int width;                /* ui_print: 0 = the terminal's width, or 80 when not a terminal */
 	int layer, head;          /* initial selection, -1 = first */
 	int token;                /* initial selected token, -1 = none */
+	int marks[16];            /* initially marked tokens, combined (--token A,B,…; VIEW_MARKS_MAX) */
+	int n_marks;
 	enum heat_scale scale;    /* initial colour scale */
 	bool hide_special;        /* initially hide special tokens (renormalising rows) */
 	bool before_rotary;       /* Q/K views initially show queries and keys before rotary */
+	bool words;               /* merge pieces into words (words.h); --token then counts words */
+	const char *compare;      /* a second text to compare with (--compare), NULL = none */
 	enum heat_agg agg;        /* ui_print heatmap: one head, mean of the layer, mean of all */
 	bool numbers;             /* ui_print heatmap: weights written in the cells */
 	const char *sort;         /* ui_print heads: the score to sort by (a headscore name), NULL = none */
@@ -64,8 +68,12 @@ int ui_run_source(const struct ui_source *src, const char *text, const char *tex
 		  struct err *e);
 
 /* Draw VIEW ("grid" or "heatmap") of T to OUT: a header line, the token strip and the view at its
- * full size, WIDTH columns wide. */
+ * full size, WIDTH columns wide. With O->words, of the words of T. */
 int ui_print(const struct trace *t, const char *view, const struct ui_options *o, FILE *out, struct err *e);
+/* The same comparing T with TB, the second text's trace (NULL: as ui_print): the views show what
+ * changed (compare.h), the header and a second strip show TB. */
+int ui_print_compare(const struct trace *t, const struct trace *tb, const char *view, const struct ui_options *o,
+		     FILE *out, struct err *e);
 
 /* Draw VIEW of the corpus aggregate A to OUT (only "heads" has an aggregate form): a header line
  * (model, texts, tokens) and the view. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "shapedesc.h"
 #include "view.h"
 
@@ -199,6 +200,20 @@ static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct g
 			px[i] = NAN;
 		return true;
 	}
+	if (ctx->compare) { /* the signed difference B − A on the diverging ramp */
+		struct heatmat mb;
+		if (heatmat_build(ctx->compare, layer, head, HEAT_HEAD, ctx->hide_special, &mb)) {
+			heatmat_free(&m);
+			return false;
+		}
+		heatmat_diff(&m, &mb, compare_rows(t, ctx->compare), m.v);
+		heatmat_mask(&m, m.v);
+		heatdata_diverging(m.v, m.rows * m.cols, m.v);
+		heatmat_free(&mb);
+		heatdata_downsample(m.v, m.rows, m.cols, px, lo->px_h, lo->px_w, g->pool);
+		heatmat_free(&m);
+		return true;
+	}
 	heatdata_scale(m.v, m.rows, m.cols, ctx->scale, m.v);
 	int sel_r = ctx->token >= 0 ? heatmat_find_row(&m, ctx->token) : -1;
 	int sel_c = ctx->token >= 0 ? heatmat_find_col(&m, ctx->token) : -1;
@@ -231,6 +246,12 @@ static void grid_thumb(struct grid_state *g, struct view_ctx *ctx, struct canvas
 	}
 	const float *px = g->thumb[idx];
 	int rpc = canvas_heat_rows(cv), ph = lo->px_h, pw = lo->px_w;
+	const struct palette *pal = cv->pal;
+	struct palette div;
+	if (ctx->compare) {
+		palette_diverging(pal, &div);
+		cv->pal = &div;
+	}
 	for (int r = 0; r < lo->th; r++) {
 		for (int c = 0; c < pw; c++) {
 			int r0 = r * rpc, r1 = r0 + 1;
@@ -239,6 +260,7 @@ static void grid_thumb(struct grid_state *g, struct view_ctx *ctx, struct canvas
 			canvas_heat2(cv, x + c, y + r, top, bottom);
 		}
 	}
+	cv->pal = pal;
 }
 
 /* The key/value head row at Y: over each group of query heads sharing a key/value head (the visible
@@ -276,14 +298,21 @@ static void grid_kv_row(struct view_ctx *ctx, struct canvas *cv, const struct gr
 static void grid_legend(struct view_ctx *ctx, struct canvas *cv, int x, int y, int maxw)
 {
 	char label[32];
-	snprintf(label, sizeof label, "%s 0", heatdata_scale_name(ctx->scale));
-	int lw = (int)strlen(label), ramp = 10;
-	if (maxw < lw + ramp + 3)
+	snprintf(label, sizeof label, ctx->compare ? "B - A -1" : "%s 0", heatdata_scale_name(ctx->scale));
+	int lw = (int)strlen(label), ramp = 10, rw = ctx->compare ? 2 : 1;
+	if (maxw < lw + ramp + 2 + rw)
 		return;
 	canvas_text(cv, x, y, lw, label, canvas_role(cv, ROLE_LABEL));
+	const struct palette *pal = cv->pal;
+	struct palette div;
+	if (ctx->compare) {
+		palette_diverging(pal, &div);
+		cv->pal = &div;
+	}
 	for (int i = 0; i < ramp; i++)
 		canvas_heat1(cv, x + lw + 1 + i, y, (float)i / (ramp - 1));
-	canvas_text(cv, x + lw + 2 + ramp, y, 1, "1", canvas_role(cv, ROLE_LABEL));
+	cv->pal = pal;
+	canvas_text(cv, x + lw + 2 + ramp, y, rw, ctx->compare ? "+1" : "1", canvas_role(cv, ROLE_LABEL));
 }
 
 static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
@@ -308,11 +337,17 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 			shown += !t->special[i];
 	bool shrunk = lo.px_w < shown || lo.px_h < shown;
 	char title[256], heads[64];
-	snprintf(title, sizeof title, "%d layers %s %s %s %d%s tokens %s %s", t->n_layers,
+	snprintf(title, sizeof title, "%d layers %s %s %s %d%s %s %s %s", t->n_layers,
 		 cv->pal->utf8 ? "\xc3\x97" : "x", shapedesc_heads(t, heads, sizeof heads), cv->pal->utf8 ? "\xc2\xb7" : "-", shown,
-		 ctx->hide_special ? " non-special" : "", cv->pal->utf8 ? "\xc2\xb7" : "-",
+		 ctx->hide_special ? " non-special" : "", t->source ? "words" : "tokens", cv->pal->utf8 ? "\xc2\xb7" : "-",
 		 shrunk ? (g->pool == HEAT_POOL_MAX ? "thumbnails max-pooled" : "thumbnails mean-pooled")
 			: "thumbnails at full resolution");
+	if (ctx->compare) { /* the second text: what the thumbnails show, and the selected head's change */
+		int rows = compare_rows(t, ctx->compare);
+		snprintf(title + strlen(title), sizeof title - strlen(title), " %s B - A over %d %s rows %s L%d H%d changed %.3f",
+			 cv->pal->utf8 ? "\xc2\xb7" : "-", rows, rows == t->n ? "matching" : "common-prefix",
+			 cv->pal->utf8 ? "\xc2\xb7" : "-", ctx->layer, ctx->head, compare_tv(t, ctx->compare, ctx->layer, ctx->head));
+	}
 	int tw = canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
 	grid_legend(ctx, cv, area.x + tw + 2, area.y, area.w - tw - 2);
 
@@ -452,6 +487,9 @@ static void grid_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
 {
 	struct grid_state *g = state;
 	snprintf(buf, n, "%s-pool", g->pool == HEAT_POOL_MAX ? "max" : "mean");
+	if (ctx->compare && ctx->trace)
+		snprintf(buf + strlen(buf), n - strlen(buf), ", changed %.3f",
+			 compare_tv(ctx->trace, ctx->compare, ctx->layer, ctx->head));
 }
 
 static const enum action grid_actions[] = {

@@ -98,8 +98,15 @@ static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
 		heads_reset(s);
 		return false;
 	}
+	bool comparing = ctx->compare && t && !ctx->agg; /* a corpus aggregate has no second text */
+	if (comparing)
+		headscore_changed(t, ctx->compare, s->s);
 	s->n_cols = 0;
+	if (comparing) /* comparing two texts: what changed comes first */
+		s->cols[s->n_cols++] = HS_CHANGED;
 	for (int k = 0; k < HS_COUNT; k++) {
+		if (k == HS_CHANGED)
+			continue;
 		if (k == HS_NEXT && s->causal)
 			continue;
 		if ((k == HS_DUP || k == HS_INDUCTION) && !s->causal)

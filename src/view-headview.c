@@ -14,6 +14,7 @@
 
 #include "anaview.h"
 #include "chart.h"
+#include "marks.h"
 #include "tokstrip.h"
 #include "view.h"
 
@@ -39,7 +40,7 @@ static void headview_destroy(void *state)
 }
 
 /* Weight of head H between the selected token SEL and token J, as shown. */
-static double hv_weight(const struct headview_state *s, const struct view_ctx *ctx, int h, int sel, int j)
+static double hv_weight1(const struct headview_state *s, const struct view_ctx *ctx, int h, int sel, int j)
 {
 	const struct trace *t = ctx->trace;
 	const float *a = trace_attn(t, ctx->layer, h);
@@ -54,6 +55,18 @@ static double hv_weight(const struct headview_state *s, const struct view_ctx *c
 				sum += a[(size_t)sel * n + k];
 		w = sum > 0 ? w / sum : 0;
 	}
+	return w;
+}
+
+/* The same for the marked tokens when there are any (marks.h): given, the sum of their rows;
+ * received, J's weight on the set (the sum of their columns). */
+static double hv_weight(const struct headview_state *s, const struct view_ctx *ctx, int h, int sel, int j)
+{
+	if (!ctx->n_marks)
+		return hv_weight1(s, ctx, h, sel, j);
+	double w = 0;
+	for (int i = 0; i < ctx->n_marks; i++)
+		w += hv_weight1(s, ctx, h, ctx->marks[i], j);
 	return w;
 }
 
@@ -72,15 +85,20 @@ static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, 
 	}
 	const struct trace *t = ctx->trace;
 	int n = t->n, H = t->n_heads, sel = anaview_token(ctx);
-	char lab[256], sel_lab[256];
+	char lab[256], sel_lab[256], which[32];
 	tokstrip_label(t, sel, cv->pal->utf8, sel_lab, sizeof sel_lab);
+	snprintf(which, sizeof which, "token %d", sel);
+	if (ctx->n_marks) { /* the marked tokens, combined */
+		marks_label(ctx, cv->pal->utf8, sel_lab, sizeof sel_lab);
+		snprintf(which, sizeof which, "%d tokens combined", ctx->n_marks);
+	}
 	const char *dot = anaview_dot(cv);
 	int on = 0;
 	for (int h = 0; h < H; h++)
 		on += hv_head_on(s, h);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
-		      "head view %s layer %d %s attention %s %s (token %d) %s %d of %d heads on%s", dot, ctx->layer, dot,
-		      s->received ? "received by" : "given by", sel_lab, sel, dot, on, H,
+		      "head view %s layer %d %s attention %s %s (%s) %s %d of %d heads on%s", dot, ctx->layer, dot,
+		      s->received ? "received by" : "given by", sel_lab, which, dot, on, H,
 		      ctx->hide_special && !s->received ? ", specials hidden (renormalised)" : "");
 	int qw = 3;
 	for (int j = 0; j < n; j++) {
@@ -125,6 +143,8 @@ static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, 
 		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
 		struct style st = j == sel ? canvas_role(cv, ROLE_TOKEN_SEL)
 					   : canvas_role(cv, t->special[j] ? ROLE_SPECIAL : s->received ? ROLE_QUERY : ROLE_KEY);
+		if (marks_has(ctx, j))
+			st.attr |= ATTR_UNDERLINE | ATTR_BOLD;
 		canvas_text(cv, area.x, yy, qw - 1, lab, st);
 		double mean = 0;
 		for (int h = 0; h < H; h++) {
@@ -157,7 +177,8 @@ static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, 
 	if (best >= 0) {
 		tokstrip_label(t, best, cv->pal->utf8, lab, sizeof lab);
 		canvas_printf(cv, area.x, y + 1 + rows, area.w, canvas_role(cv, ROLE_DIM),
-			      "bar = weight, full width = 1 %s head %d's largest: %s %.4f", dot, ctx->head, lab, wsel);
+			      "bar = weight, full width = 1%s %s head %d's largest: %s %.4f",
+			      ctx->n_marks > 1 && !s->received ? " (sums of rows may pass it)" : "", dot, ctx->head, lab, wsel);
 	}
 	canvas_clip(cv, old);
 }
@@ -184,6 +205,10 @@ static bool headview_act(void *state, struct view_ctx *ctx, enum action a, int c
 		return true;
 	case ACT_PAGE_DOWN:
 		s->row0 += s->page * rep;
+		return true;
+	case ACT_COMBINE:
+		if (ctx->trace)
+			marks_toggle(ctx, anaview_token(ctx));
 		return true;
 	case ACT_REVERSE:
 		s->received = !s->received;
@@ -217,7 +242,7 @@ static void headview_status(void *state, struct view_ctx *ctx, char *buf, size_t
 
 static const enum action headview_actions[] = {
 	ACT_UP, ACT_DOWN, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_TOGGLE, ACT_REVERSE,
-	ACT_LAYER_PREV, ACT_LAYER_NEXT, ACTION_NONE,
+	ACT_LAYER_PREV, ACT_LAYER_NEXT, ACT_COMBINE, ACTION_NONE,
 };
 static const enum action headview_status_keys[] = {ACT_TOGGLE, ACT_REVERSE, ACT_LAYER_NEXT, ACT_HELP, ACT_BACK,
 						   ACTION_NONE};

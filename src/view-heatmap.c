@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
+#include "marks.h"
 #include "shapedesc.h"
 #include "tokstrip.h"
 #include "view.h"
@@ -38,6 +40,11 @@ struct heatmap_state {
 	bool valid;
 	struct heatmat m;
 	float *pos;             /* [m.rows][m.cols] colour positions of m.v under the scale */
+	/* Comparing two texts (ctx->compare) of the same length: m.v holds B − A, pos its place on
+	 * the diverging ramp, va and vb the two weights. Of different lengths: OTHER draws B beside. */
+	bool diff;
+	float *va, *vb;         /* [m.rows][m.cols] */
+	struct heatmap_state *other;
 };
 
 struct hm_layout {
@@ -65,9 +72,40 @@ static void *heatmap_create(struct view_ctx *ctx)
 static void heatmap_destroy(void *state)
 {
 	struct heatmap_state *s = state;
+	if (!s)
+		return;
 	heatmat_free(&s->m);
 	free(s->pos);
+	free(s->va);
+	free(s->vb);
+	heatmap_destroy(s->other);
 	free(s);
+}
+
+/* Turn s->m (text A) into B − A of the same-length text B: keep both weights, diverging positions.
+ * False on OOM. */
+static bool hm_diff(struct heatmap_state *s, struct view_ctx *ctx)
+{
+	struct heatmat mb;
+	size_t cells = (size_t)s->m.rows * s->m.cols;
+	if (heatmat_build(ctx->compare, ctx->layer, ctx->head, s->agg, ctx->hide_special, &mb))
+		return false;
+	s->va = malloc((cells ? cells : 1) * sizeof *s->va);
+	s->vb = malloc((cells ? cells : 1) * sizeof *s->vb);
+	if (!s->va || !s->vb) {
+		heatmat_free(&mb);
+		return false;
+	}
+	memcpy(s->va, s->m.v, cells * sizeof *s->va);
+	heatmat_diff(&s->m, &mb, compare_rows(ctx->trace, ctx->compare), s->m.v);
+	for (size_t k = 0; k < cells; k++)
+		s->vb[k] = s->va[k] + s->m.v[k];
+	heatmat_free(&mb);
+	memcpy(s->pos, s->m.v, cells * sizeof *s->pos);
+	heatmat_mask(&s->m, s->pos);
+	heatdata_diverging(s->pos, (int)cells, s->pos);
+	s->diff = true;
+	return true;
 }
 
 /* Make s->m and s->pos match the context; false when there is nothing to show. */
@@ -81,8 +119,10 @@ static bool hm_ensure(struct heatmap_state *s, struct view_ctx *ctx)
 		return s->m.rows > 0;
 	heatmat_free(&s->m);
 	free(s->pos);
-	s->pos = NULL;
-	s->valid = false;
+	free(s->va);
+	free(s->vb);
+	s->pos = s->va = s->vb = NULL;
+	s->valid = s->diff = false;
 	if (heatmat_build(t, ctx->layer, ctx->head, s->agg, ctx->hide_special, &s->m))
 		return false;
 	s->pos = malloc((s->m.rows ? (size_t)s->m.rows * s->m.cols : 1) * sizeof *s->pos);
@@ -93,6 +133,10 @@ static bool hm_ensure(struct heatmap_state *s, struct view_ctx *ctx)
 	memcpy(s->pos, s->m.v, (size_t)s->m.rows * s->m.cols * sizeof *s->pos);
 	heatmat_mask(&s->m, s->pos);
 	heatdata_scale(s->pos, s->m.rows, s->m.cols, ctx->scale, s->pos);
+	if (ctx->compare && ctx->compare->n == t->n && !hm_diff(s, ctx)) {
+		heatmat_free(&s->m);
+		return false;
+	}
 	s->c_gen = ctx->trace_gen;
 	s->c_layer = ctx->layer;
 	s->c_head = ctx->head;
@@ -185,19 +229,22 @@ static void hm_title(struct heatmap_state *s, struct view_ctx *ctx, char *buf, s
 		snprintf(what, sizeof what, "layer %d, mean of %d heads%s", ctx->layer, t->n_heads, wtext);
 	else
 		snprintf(what, sizeof what, "mean of all %d heads in %d layers", t->n_layers * t->n_heads, t->n_layers);
-	snprintf(buf, n, "%s %s queries %s, keys %s %s %s scale%s", what, dot, utf8 ? "\xe2\x86\x93" : "down",
-		 utf8 ? "\xe2\x86\x92" : "across", dot, heatdata_scale_name(ctx->scale),
-		 ctx->hide_special ? ", specials hidden (rows renormalised)" : "");
+	snprintf(buf, n, "%s %s queries %s, keys %s %s %s%s", what, dot, utf8 ? "\xe2\x86\x93" : "down",
+		 utf8 ? "\xe2\x86\x92" : "across", dot, s->diff ? "B - A (second text minus first), diverging" : heatdata_scale_name(ctx->scale),
+		 s->diff ? "" : " scale");
+	if (ctx->hide_special)
+		snprintf(buf + strlen(buf), n - strlen(buf), ", specials hidden (rows renormalised)");
 }
 
-static struct style token_style(const struct canvas *cv, const struct trace *t, int tok, int selected, int cursor,
+/* A token label: selected, under the cursor, marked (underlined), special or NORMAL. */
+static struct style token_style(const struct canvas *cv, const struct view_ctx *ctx, int tok, int cursor,
 				enum theme_role normal)
 {
-	if (tok == selected)
-		return canvas_role(cv, ROLE_TOKEN_SEL);
-	if (tok == cursor)
-		return canvas_role(cv, ROLE_LABEL_SEL);
-	return canvas_role(cv, t->special[tok] ? ROLE_SPECIAL : normal);
+	struct style st = canvas_role(cv, tok == ctx->token ? ROLE_TOKEN_SEL : tok == cursor ? ROLE_LABEL_SEL
+					  : ctx->trace->special[tok] ? ROLE_SPECIAL : normal);
+	if (marks_has(ctx, tok))
+		st.attr |= ATTR_UNDERLINE | ATTR_BOLD;
+	return st;
 }
 
 static void hm_key_label(struct canvas *cv, const struct hm_layout *lo, int x, int y, const char *lab,
@@ -227,7 +274,11 @@ static void hm_key_label(struct canvas *cv, const struct hm_layout *lo, int x, i
 
 static void hm_format(float p, char *buf, size_t n)
 {
-	if (p >= 0.995f)
+	if (p <= -0.005f) /* a difference B − A */
+		snprintf(buf, n, p <= -0.995f ? "-1." : "-%02d", (int)(-p * 100 + 0.5f));
+	else if (p < 0)
+		snprintf(buf, n, ".00");
+	else if (p >= 0.995f)
 		snprintf(buf, n, "1.0");
 	else
 		snprintf(buf, n, ".%02d", (int)(p * 100 + 0.5f));
@@ -246,6 +297,75 @@ static int cmp_ranked_key(const void *a, const void *b)
 	return x->tok - y->tok;
 }
 
+/* Rank RK[NK] and write "N. weight  token" lines from *LINE on (up to LINES). */
+static void hm_ranked(struct canvas *cv, const struct trace *t, int x, int y, int w, int *line, int lines,
+		      struct ranked_key *rk, int nk, struct style st)
+{
+	qsort(rk, (size_t)nk, sizeof *rk, cmp_ranked_key);
+	for (int j = 0; j < nk && *line < lines; j++, (*line)++) {
+		char kl[256], buf[300];
+		tokstrip_label(t, rk[j].tok, cv->pal->utf8, kl, sizeof kl);
+		snprintf(buf, sizeof buf, "%2d. %.6f  %s", j + 1, rk[j].p, kl);
+		canvas_text(cv, x, y + *line, w, buf, st);
+	}
+}
+
+/* The marked tokens shown in M, as row (COLS false) or column positions into IDX; how many. */
+static int hm_marked(const struct view_ctx *ctx, const struct heatmat *m, bool cols, int *idx)
+{
+	int k = 0;
+	for (int i = 0; i < ctx->n_marks; i++) {
+		int pos = cols ? heatmat_find_col(m, ctx->marks[i]) : heatmat_find_row(m, ctx->marks[i]);
+		if (pos >= 0)
+			idx[k++] = pos;
+	}
+	return k;
+}
+
+/* Panel lines for the marked tokens' combined attention (0 when none are marked). */
+static int hm_combined_lines(const struct view_ctx *ctx, const struct heatmat *m)
+{
+	return ctx->n_marks ? 4 + m->cols + m->rows : 0;
+}
+
+/* The marked tokens' combined attention from *LINE on: the sum of their rows (what they attend
+ * to) and of their columns (who attends to them), each ranked. */
+static void hm_combined(struct view_ctx *ctx, const struct heatmat *m, struct canvas *cv, int x, int y, int w,
+			int *line, int lines)
+{
+	struct style st = canvas_role(cv, ROLE_PANEL), lab = canvas_role(cv, ROLE_LABEL);
+	int idx[VIEW_MARKS_MAX], n = m->rows > m->cols ? m->rows : m->cols;
+	float *sum = malloc((size_t)n * sizeof *sum);
+	struct ranked_key *rk = malloc((size_t)n * sizeof *rk);
+	char names[160], buf[256];
+	if (!sum || !rk) {
+		free(sum);
+		free(rk);
+		return;
+	}
+	marks_label(ctx, cv->pal->utf8, names, sizeof names);
+	int k = hm_marked(ctx, m, false, idx);
+	snprintf(buf, sizeof buf, "%s attend to (sum of %d rows)", names, k);
+	if (*line < lines)
+		canvas_text(cv, x, y + (*line)++, w, buf, lab);
+	marks_given(m->v, m->cols, idx, k, sum);
+	for (int j = 0; j < m->cols; j++)
+		rk[j] = (struct ranked_key){sum[j], m->col_tok[j]};
+	hm_ranked(cv, ctx->trace, x, y, w, line, lines, rk, k ? m->cols : 0, st);
+	(*line)++;
+	k = hm_marked(ctx, m, true, idx);
+	snprintf(buf, sizeof buf, "who attends to %s (sum of %d columns)", names, k);
+	if (*line < lines)
+		canvas_text(cv, x, y + (*line)++, w, buf, lab);
+	marks_received(m->v, m->rows, m->cols, idx, k, sum);
+	for (int i = 0; i < m->rows; i++)
+		rk[i] = (struct ranked_key){sum[i], m->row_tok[i]};
+	hm_ranked(cv, ctx->trace, x, y, w, line, lines, rk, k ? m->rows : 0, st);
+	(*line)++;
+	free(sum);
+	free(rk);
+}
+
 /* The panel: cursor cell, column sum, top keys of the row. LINES rows from (X,Y), or two lines
  * when COMPACT. */
 static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canvas *cv, int x, int y, int w, int lines,
@@ -261,7 +381,7 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 	if (heatmat_masked(m, r, c))
 		snprintf(weight, sizeof weight, "masked (key not visible)");
 	else
-		snprintf(weight, sizeof weight, "%.6f", p);
+		snprintf(weight, sizeof weight, s->diff ? "%+.6f" : "%.6f", p);
 	if (ctx->hide_special)
 		snprintf(kept, sizeof kept, "row kept %.1f%% before renormalising", 100.0 * m->kept[r]);
 	double colsum = 0;
@@ -274,12 +394,12 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 	for (int j = 0; j < m->cols; j++)
 		if (!heatmat_masked(m, r, j))
 			rk[nk++] = (struct ranked_key){m->v[(size_t)r * m->cols + j], m->col_tok[j]};
-	qsort(rk, (size_t)nk, sizeof *rk, cmp_ranked_key);
 	const char *arrow = cv->pal->utf8 ? "\xe2\x86\x92" : "->";
 	if (compact) {
 		snprintf(buf, sizeof buf, "%s %s %s = %s  column sum %.4f%s%s", q, arrow, k, weight, colsum, kept[0] ? "  " : "",
 			 kept);
 		canvas_text(cv, x, y, w, buf, st);
+		qsort(rk, (size_t)nk, sizeof *rk, cmp_ranked_key);
 		if (lines > 1) {
 			int used = canvas_text(cv, x, y + 1, w, "top:", lab);
 			for (int j = 0; j < nk && used < w; j++) {
@@ -303,24 +423,68 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 	} while (0)
 	PANEL_LINE(lab, "query %d  %s", m->row_tok[r], q);
 	PANEL_LINE(lab, "key   %d  %s", m->col_tok[c], k);
-	PANEL_LINE(st, "weight     %s", weight);
+	PANEL_LINE(st, "%s %s", s->diff ? "B - A     " : "weight    ", weight);
+	if (s->diff && lines > 4)
+		PANEL_LINE(st, "A %.6f  B %.6f", s->va[(size_t)r * m->cols + c], s->vb[(size_t)r * m->cols + c]);
 	PANEL_LINE(st, "column sum %.6f", colsum);
 	if (kept[0])
 		PANEL_LINE(st, "%s", kept);
 	line++;
-	PANEL_LINE(lab, "top keys of %s", q);
-	for (int j = 0; j < nk && line < lines; j++) {
-		char kl[256];
-		tokstrip_label(t, rk[j].tok, cv->pal->utf8, kl, sizeof kl);
-		PANEL_LINE(st, "%2d. %.6f  %s", j + 1, rk[j].p, kl);
-	}
+	if (ctx->n_marks)
+		hm_combined(ctx, m, cv, x, y, w, &line, lines);
+	PANEL_LINE(lab, s->diff ? "keys gaining most in B for %s" : "top keys of %s", q);
+	hm_ranked(cv, t, x, y, w, &line, lines, rk, nk, st);
 #undef PANEL_LINE
 	free(rk);
+}
+
+static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, struct canvas *cv, struct rect area);
+
+/* Texts of different lengths: A and B side by side, rows aligned from the first token (their
+ * common prefix first), each in its own state. */
+static bool hm_side_by_side(struct heatmap_state *s, struct view_ctx *ctx)
+{
+	if (!ctx->compare || !ctx->trace || ctx->compare->n == ctx->trace->n)
+		return false;
+	if (!s->other)
+		s->other = heatmap_create(ctx);
+	return s->other != NULL;
+}
+
+/* The contexts of the two sides: A without the comparison, B as the trace. */
+static void hm_sides(const struct view_ctx *ctx, struct view_ctx *a, struct view_ctx *b)
+{
+	*a = *ctx;
+	a->compare = NULL;
+	*b = *a;
+	b->trace = ctx->compare;
+	b->n_marks = 0;
+	if (b->token >= b->trace->n)
+		b->token = b->trace->n - 1;
 }
 
 static void heatmap_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct heatmap_state *s = state;
+	if (hm_side_by_side(s, ctx)) {
+		struct view_ctx a, b;
+		hm_sides(ctx, &a, &b);
+		s->other->agg = s->agg, s->other->numbers = s->numbers;
+		int wa = (area.w - 1) / 2;
+		canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_LABEL),
+			      "A (%d tokens) and B (%d tokens) side by side %s common prefix %d tokens", ctx->trace->n,
+			      ctx->compare->n, cv->pal->utf8 ? "\xc2\xb7" : "-", compare_prefix(ctx->trace, ctx->compare));
+		struct rect ra = {area.x, area.y + 1, wa, area.h - 1}, rb = {area.x + wa + 1, area.y + 1, area.w - wa - 1, area.h - 1};
+		heatmap_draw_one(s, &a, cv, ra);
+		heatmap_draw_one(s->other, &b, cv, rb);
+		ctx->token = a.token;
+		return;
+	}
+	heatmap_draw_one(s, ctx, cv, area);
+}
+
+static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
 	struct rect old = canvas_clip(cv, area);
 	if (!hm_ensure(s, ctx)) {
 		canvas_text(cv, area.x, area.y, area.w, ctx->trace ? "no tokens to show" : "running the model…",
@@ -332,6 +496,12 @@ static void heatmap_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	const struct heatmat *m = &s->m;
 	struct hm_layout lo = hm_layout(s, ctx, cv, area.w, ctx->print ? -1 : area.h);
 	s->page_rows = lo.vis_rows;
+	const struct palette *pal = cv->pal;
+	struct palette div;
+	if (s->diff) { /* B − A on the theme's diverging ramp */
+		palette_diverging(pal, &div);
+		cv->pal = &div;
+	}
 	int r, c;
 	hm_cursor(s, ctx, &r, &c);
 	/* Scroll to keep the cursor visible. */
@@ -358,14 +528,13 @@ static void heatmap_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	hm_title(s, ctx, title, sizeof title, cv->pal->utf8);
 	canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
 
-	int sel = ctx->token;
 	int cur_tok_r = m->row_tok[r], cur_tok_c = m->col_tok[c];
 	for (int j = s->col0; j < s->col0 + lo.vis_cols && j < m->cols; j++) {
 		char lab[256];
 		int tok = m->col_tok[j];
 		tokstrip_label(t, tok, cv->pal->utf8, lab, sizeof lab);
 		hm_key_label(cv, &lo, area.x + lo.mx + (j - s->col0) * lo.cw, area.y + 1, lab,
-			     token_style(cv, t, tok, sel, cur_tok_c, ROLE_KEY));
+			     token_style(cv, ctx, tok, cur_tok_c, ROLE_KEY));
 	}
 	struct style cursor = canvas_role(cv, ROLE_CURSOR);
 	for (int i = s->row0; i < s->row0 + lo.vis_rows && i < m->rows; i++) {
@@ -373,7 +542,7 @@ static void heatmap_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 		char lab[256];
 		int tok = m->row_tok[i];
 		tokstrip_label(t, tok, cv->pal->utf8, lab, sizeof lab);
-		canvas_text(cv, area.x, y, lo.qw - 1, lab, token_style(cv, t, tok, sel, cur_tok_r, ROLE_QUERY));
+		canvas_text(cv, area.x, y, lo.qw - 1, lab, token_style(cv, ctx, tok, cur_tok_r, ROLE_QUERY));
 		for (int j = s->col0; j < s->col0 + lo.vis_cols && j < m->cols; j++) {
 			int x = area.x + lo.mx + (j - s->col0) * lo.cw;
 			float p = m->v[(size_t)i * m->cols + j], v = s->pos[(size_t)i * m->cols + j];
@@ -389,7 +558,7 @@ static void heatmap_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 					canvas_text(cv, x + lo.cw - 3, y, 3, num, cursor);
 				else {
 					for (int k = 0; k < lo.cw; k++)
-						canvas_heat1(cv, x + k, y, cv->pal->depth == DEPTH_MONO && v == v ? 0 : v);
+						canvas_heat1(cv, x + k, y, cv->pal->depth == DEPTH_MONO && v == v ? (s->diff ? 0.5f : 0) : v);
 					if (v == v)
 						canvas_heat_text(cv, x + lo.cw - 3, y, 3, v, num);
 				}
@@ -416,23 +585,51 @@ static void heatmap_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 
 	if (lo.panel_w) {
 		int px = area.x + lo.mx + lo.vis_cols * lo.cw + 2;
-		int lines = ctx->print ? 6 + (ctx->hide_special ? 1 : 0) + m->cols : area.h - 1;
+		int lines = ctx->print ? 6 + (ctx->hide_special ? 1 : 0) + s->diff + m->cols + hm_combined_lines(ctx, m)
+				       : area.h - 1;
 		hm_panel(s, ctx, cv, px, area.y + 1, area.x + area.w - px, lines, r, c, false);
 	} else {
 		hm_panel(s, ctx, cv, area.x, area.y + lo.my + lo.vis_rows, area.w, lo.below, r, c, true);
 	}
+	cv->pal = pal;
 	canvas_clip(cv, old);
 }
+
+static int heatmap_height_one(struct heatmap_state *s, struct view_ctx *ctx, const struct canvas *cv, int width);
 
 static int heatmap_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
 {
 	struct heatmap_state *s = state;
+	if (hm_side_by_side(s, ctx)) {
+		struct view_ctx a, b;
+		hm_sides(ctx, &a, &b);
+		s->other->agg = s->agg, s->other->numbers = s->numbers;
+		int ha = heatmap_height_one(s, &a, cv, (width - 1) / 2), hb = heatmap_height_one(s->other, &b, cv, width - 1 - (width - 1) / 2);
+		return 1 + (ha > hb ? ha : hb);
+	}
+	return heatmap_height_one(s, ctx, cv, width);
+}
+
+static int heatmap_height_one(struct heatmap_state *s, struct view_ctx *ctx, const struct canvas *cv, int width)
+{
 	if (!hm_ensure(s, ctx))
 		return 1;
 	struct hm_layout lo = hm_layout(s, ctx, cv, width, -1);
 	int h = lo.my + lo.vis_rows + lo.below;
-	int panel = lo.panel_w ? 1 + 6 + (ctx->hide_special ? 1 : 0) + s->m.cols : 0;
+	int panel = lo.panel_w ? 1 + 6 + (ctx->hide_special ? 1 : 0) + s->diff + s->m.cols + hm_combined_lines(ctx, &s->m)
+				: 0;
 	return h > panel ? h : panel;
+}
+
+/* Space: mark or unmark the query under the cursor. */
+static bool heatmap_combine(struct heatmap_state *s, struct view_ctx *ctx)
+{
+	if (!hm_ensure(s, ctx))
+		return true;
+	int r, c;
+	hm_cursor(s, ctx, &r, &c);
+	marks_toggle(ctx, s->m.row_tok[r]);
+	return true;
 }
 
 static int clampi(int v, int lo, int hi)
@@ -455,6 +652,8 @@ static bool heatmap_act(void *state, struct view_ctx *ctx, enum action a, int co
 	case ACT_NUMBERS:
 		s->numbers = !s->numbers;
 		return true;
+	case ACT_COMBINE:
+		return heatmap_combine(s, ctx);
 	case ACT_HEAD_PREV:
 	case ACT_HEAD_NEXT:
 	case ACT_LAYER_PREV:
@@ -534,7 +733,7 @@ static void heatmap_status(void *state, struct view_ctx *ctx, char *buf, size_t 
 static const enum action heatmap_actions[] = {
 	ACT_UP, ACT_DOWN, ACT_LEFT, ACT_RIGHT, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_FIRST, ACT_LAST, ACT_COLUMN,
 	ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV, ACT_LAYER_NEXT, ACT_MEAN_HEADS, ACT_MEAN_LAYERS,
-	ACT_NUMBERS, ACTION_NONE,
+	ACT_NUMBERS, ACT_COMBINE, ACTION_NONE,
 };
 static const enum action heatmap_status_keys[] = {ACT_HEAD_NEXT, ACT_LAYER_NEXT, ACT_SCALE, ACT_HELP, ACT_BACK,
 						  ACTION_NONE};

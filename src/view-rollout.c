@@ -16,6 +16,7 @@
 #include "rollout.h"
 #include "tokstrip.h"
 #include "view.h"
+#include "words.h"
 
 #define RO_LABEL_MAX 12
 #define RO_PANEL_W 30
@@ -53,7 +54,7 @@ static bool rollout_ensure(struct rollout_state *s, const struct view_ctx *ctx)
 	struct err e = {{0}};
 	if (!s->all)
 		snprintf(s->error, sizeof s->error, "out of memory");
-	else if (rollout_compute(t, s->all, &e))
+	else if (t->source ? words_rollout(t, s->all, &e) : rollout_compute(t, s->all, &e))
 		snprintf(s->error, sizeof s->error, "%s", e.msg);
 	return !s->error[0];
 }

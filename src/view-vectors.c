@@ -22,6 +22,7 @@
 #include "anaview.h"
 #include "attnvec.h"
 #include "braille.h"
+#include "marks.h"
 #include "tokstrip.h"
 #include "view.h"
 
@@ -48,6 +49,7 @@ struct vectors_state {
 		unsigned gen;
 		const struct trace *t;
 		int a, b, head;         /* head -1: the layer mean */
+		int marks[VIEW_MARKS_MAX], n_marks; /* A is these combined when there are any */
 		bool unit;
 		enum attnvec_special special;
 	} pkey;
@@ -181,6 +183,10 @@ static bool vectors_projections(struct vectors_state *s, const struct view_ctx *
 	memset(&k, 0, sizeof k); /* padding too, for memcmp */
 	k.gen = ctx->trace_gen, k.t = t, k.a = a, k.b = b, k.head = s->head_only ? ctx->head : -1;
 	k.unit = s->unit, k.special = vectors_special(s, ctx);
+	memcpy(k.marks, ctx->marks, (size_t)ctx->n_marks * sizeof *k.marks);
+	k.n_marks = ctx->n_marks;
+	const int *as = k.n_marks ? k.marks : &k.a;
+	int na = k.n_marks ? k.n_marks : 1;
 	if (s->proj && !memcmp(&k, &s->pkey, sizeof k))
 		return true;
 	free(s->proj);
@@ -194,18 +200,20 @@ static bool vectors_projections(struct vectors_state *s, const struct view_ctx *
 	}
 	struct vv_proj_key pk = k;
 	pk.a = pk.b = -1;
+	pk.n_marks = 0;
+	memset(pk.marks, 0, sizeof pk.marks);
 	if (!s->attnscope && !vectors_planes(s, t, &pk))
 		return false;
 	for (int l = 0; l < t->n_layers; l++) {
 		if (!s->attnscope) {
-			s->proj_ok[l] = attnvec_project_xy(&s->planes[l], a, b, &s->proj[l]) == 0;
+			s->proj_ok[l] = attnvec_project_xy_set(&s->planes[l], as, na, b, &s->proj[l]) == 0;
 			continue;
 		}
 		struct attnvec v;
 		struct err e = {{0}};
 		if (attnvec_rows(t, l, k.head, k.special, k.unit, &v, &e))
 			continue;
-		s->proj_ok[l] = attnvec_project(&v, a, b, &s->proj[l]) == 0;
+		s->proj_ok[l] = attnvec_project_set(&v, as, na, b, &s->proj[l]) == 0;
 		attnvec_free(&v);
 	}
 	s->pkey = k;
@@ -308,24 +316,31 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	p.style[3] = canvas_role(cv, ROLE_KEY);
 	bplot_axes(&p);
 	int ia = attnvec_find(v, a), ib = attnvec_find(v, b);
+	if (ctx->n_marks) { /* A is the marked tokens combined: their points are drawn as A's */
+		marks_label(ctx, cv->pal->utf8, la, sizeof la);
+		ia = -1;
+	}
 	for (int i = 0; i < v->m; i++)
-		if (i != ia && i != ib)
+		if (i != ia && i != ib && !marks_has(ctx, v->tok[i]))
 			bplot_line(&p, 0, 0, v->xy[2 * i], v->xy[2 * i + 1], 1);
 	if (ib >= 0)
 		bplot_line(&p, 0, 0, v->xy[2 * ib], v->xy[2 * ib + 1], 3);
-	if (ia >= 0)
-		bplot_line(&p, 0, 0, v->xy[2 * ia], v->xy[2 * ia + 1], 2);
+	for (int i = 0; i < v->m; i++)
+		if (i == ia || marks_has(ctx, v->tok[i]))
+			bplot_line(&p, 0, 0, v->xy[2 * i], v->xy[2 * i + 1], 2);
 	/* Every tip first (labels must not cover them), then labels: A and B before the rest so they are
 	 * never crowded out. */
 	for (int i = 0; i < v->m; i++) {
-		struct style st = canvas_role(cv, i == ia ? ROLE_TOKEN_SEL : i == ib ? ROLE_KEY
+		bool is_a = i == ia || marks_has(ctx, v->tok[i]);
+		struct style st = canvas_role(cv, is_a ? ROLE_TOKEN_SEL : i == ib ? ROLE_KEY
 							 : t->special[v->tok[i]] ? ROLE_SPECIAL : ROLE_TEXT);
-		bplot_marker(&p, cv, v->xy[2 * i], v->xy[2 * i + 1], i == ia || i == ib ? 0x25cf : 0x2022,
-			     i == ia || i == ib ? 'o' : '.', st);
+		bplot_marker(&p, cv, v->xy[2 * i], v->xy[2 * i + 1], is_a || i == ib ? 0x25cf : 0x2022,
+			     is_a || i == ib ? 'o' : '.', st);
 	}
 	for (int k = 0; k < 3; k++)
 		for (int i = 0; i < v->m; i++) {
-			if ((k == 0 && i != ia) || (k == 1 && i != ib) || (k == 2 && (i == ia || i == ib)))
+			bool is_a = i == ia || marks_has(ctx, v->tok[i]);
+			if ((k == 0 && !is_a) || (k == 1 && (i != ib || is_a)) || (k == 2 && (is_a || i == ib)))
 				continue;
 			char lab[300], tl[256];
 			tokstrip_label(t, v->tok[i], cv->pal->utf8, tl, sizeof tl);
@@ -341,15 +356,17 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 		      v->m, dot);
 	bplot_free(&p);
 	if (small_rows > 0) {
+		char anum[48];
+		snprintf(anum, sizeof anum, ctx->n_marks ? "%d combined: rows summed" : "%d", ctx->n_marks ? ctx->n_marks : a);
 		y++;
 		if (s->attnscope)
 			canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_LABEL),
-				      "A = %s (%d) onto B = %s (%d), every layer: B along x, projection (A%sB/|B|%s)B", la, a,
-				      lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".", cv->pal->utf8 ? "\xc2\xb2" : "^2");
+				      "A = %s (%s) onto B = %s (%d), every layer: B along x, projection (A%sB/|B|%s)B", la,
+				      anum, lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".", cv->pal->utf8 ? "\xc2\xb2" : "^2");
 		else
 			canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_LABEL),
-				      "A = %s (%d) onto B = %s (%d), every layer: A and B scaled to 1 in its PCA plane, "
-				      "projection (A%sB)B", la, a, lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".");
+				      "A = %s (%s) onto B = %s (%d), every layer: A and B scaled to 1 in its PCA plane, "
+				      "projection (A%sB)B", la, anum, lb, b, cv->pal->utf8 ? "\xc2\xb7" : ".");
 		int per = area.w / VV_SMALL_W;
 		per = per < 1 ? 1 : per;
 		if (vectors_projections(s, ctx, a, b))
@@ -393,6 +410,10 @@ static bool vectors_act(void *state, struct view_ctx *ctx, enum action a, int co
 			snprintf(ctx->message, sizeof ctx->message, "select a token first");
 		}
 		return true;
+	case ACT_COMBINE:
+		if (ctx->trace)
+			marks_toggle(ctx, vectors_a(s, ctx));
+		return true;
 	case ACT_UP:
 		anaview_move_token(ctx, -rep);
 		return true;
@@ -415,8 +436,8 @@ static void vectors_status(void *state, struct view_ctx *ctx, char *buf, size_t 
 }
 
 static const enum action vectors_actions[] = {
-	ACT_UP, ACT_DOWN, ACT_MARK, ACT_MEAN_HEADS, ACT_NORMALISE, ACT_VARIANT, ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV,
-	ACT_LAYER_NEXT, ACTION_NONE,
+	ACT_UP, ACT_DOWN, ACT_MARK, ACT_COMBINE, ACT_MEAN_HEADS, ACT_NORMALISE, ACT_VARIANT, ACT_HEAD_PREV, ACT_HEAD_NEXT,
+	ACT_LAYER_PREV, ACT_LAYER_NEXT, ACTION_NONE,
 };
 static const enum action vectors_status_keys[] = {ACT_MARK, ACT_VARIANT, ACT_NORMALISE, ACT_MEAN_HEADS, ACT_HELP,
 						  ACT_BACK, ACTION_NONE};

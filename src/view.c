@@ -88,6 +88,11 @@ void view_ctx_clamp(struct view_ctx *ctx)
 		ctx->token = t->n - 1;
 	if (ctx->token < -1)
 		ctx->token = -1;
+	int k = 0;
+	for (int i = 0; i < ctx->n_marks; i++)
+		if (ctx->marks[i] >= 0 && ctx->marks[i] < t->n)
+			ctx->marks[k++] = ctx->marks[i];
+	ctx->n_marks = k;
 }
 
 bool view_handles(const struct view *v, enum action a)

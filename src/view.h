@@ -20,11 +20,14 @@ struct view;
 struct aggregate;
 
 #define VIEW_STACK_MAX 8
+#define VIEW_MARKS_MAX 16
 
 struct view_ctx {
 	const struct trace *trace;    /* the current result; NULL until the first run finishes */
 	const struct aggregate *agg;  /* a corpus aggregate shown instead of a trace (views that
 	                               * support one: the head finder), or NULL */
+	const struct trace *compare;  /* the second text's result (compare.h), NULL for none; trace_gen
+	                               * changes whenever it does too */
 	unsigned trace_gen;           /* changes whenever trace does (views cache by it, not by address) */
 	const struct keymap *keys;    /* for help and status texts */
 	int layer, head;              /* the selected head */
@@ -34,6 +37,8 @@ struct view_ctx {
 	bool qk_before_rotary;        /* Q/K views read queries and keys before rotary (and q/k norm)
 	                               * instead of as the scores use them (rotary models only) */
 	bool print;                   /* headless: draw at natural size, no scrolling */
+	int marks[VIEW_MARKS_MAX];    /* tokens marked to be combined (marks.h), in marking order */
+	int n_marks;
 	const char *sort;             /* initial sort key of a table view (--sort), NULL = its default */
 
 	/* The view stack (the top is the view on screen). */

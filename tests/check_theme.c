@@ -78,7 +78,7 @@ START_TEST(errors_name_line_and_column)
 	expect_error("ramp: ['#000000']\n", "t.yaml:1:7: 'ramp' needs 2 to 32 colours");
 	expect_error("name: x\n", "t.yaml:1:1: the theme has no 'ramp'");
 	expect_error("ramp: ['#000000', '#ffffff']\ncolour: 3\n",
-		     "t.yaml:2:1: unknown key 'colour' (name, description, background, ramp, ramp16, roles)");
+		     "t.yaml:2:1: unknown key 'colour' (name, description, background, ramp, ramp16, diverging, roles)");
 	expect_error("ramp: ['#000000', 300]\n", "t.yaml:1:19: bad colour '300': a palette index is 0-255");
 	expect_error("ramp16: [black, '#ff0000']\nramp: [red, blue]\n",
 		     "t.yaml:1:17: 'ramp16' takes the 16 system colours only (names or 0-15)");
