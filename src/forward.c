@@ -22,10 +22,10 @@ struct fwd_buf {
 	float *cos_l, *sin_l; /* ... of sliding-window layers */
 };
 
-static void fwd_linear(const struct model *m, const float *x, int n, int in, int out, const float *w, const float *b,
-		       float *y, int ldy)
+static void fwd_linear(const struct model *m, const float *x, int n, int in, int out, const struct weight *w,
+		       const float *b, float *y, int ldy)
 {
-	ops_linear(x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy);
+	weight_linear(m->cache, x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy);
 }
 
 /* Apply norm N to X [n][H] into Y (may alias X); a missing norm copies. */
@@ -70,11 +70,11 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 	const struct arch *a = &m->arch;
 	int n = t->n, H = t->hidden, D = t->head_dim, QD = a->q_dim, KD = a->kv_dim, ld = QD + 2 * KD;
 	if (m->fam.fused_qkv) {
-		fwd_linear(m, h, n, H, ld, w->qkv_w, w->qkv_b, b->qkv, ld);
+		fwd_linear(m, h, n, H, ld, &w->qkv_w, w->qkv_b, b->qkv, ld);
 	} else {
-		fwd_linear(m, h, n, H, QD, w->q_w, w->q_b, b->qkv, ld);
-		fwd_linear(m, h, n, H, KD, w->k_w, w->k_b, b->qkv + QD, ld);
-		fwd_linear(m, h, n, H, KD, w->v_w, w->v_b, b->qkv + QD + KD, ld);
+		fwd_linear(m, h, n, H, QD, &w->q_w, w->q_b, b->qkv, ld);
+		fwd_linear(m, h, n, H, KD, &w->k_w, w->k_b, b->qkv + QD, ld);
+		fwd_linear(m, h, n, H, KD, &w->v_w, w->v_b, b->qkv + QD + KD, ld);
 	}
 	bool sliding = a->layer_sliding && a->layer_sliding[l];
 	const struct rope *rope = sliding ? &a->rope_local : &a->rope_global;
@@ -128,7 +128,7 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 		}
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, p, n, v, D, 0.0f, b->ctx + hd * D, QD);
 	}
-	fwd_linear(m, b->ctx, n, QD, t->hidden, m->layers[l].out_w, m->layers[l].out_b, b->proj, t->hidden);
+	fwd_linear(m, b->ctx, n, QD, t->hidden, &m->layers[l].out_w, m->layers[l].out_b, b->proj, t->hidden);
 }
 
 /* MLP of layer L on H [n][hidden] into OUT [n][hidden]. */
@@ -137,20 +137,20 @@ static void fwd_mlp(const struct model *m, int l, const float *h, struct fwd_buf
 	const struct layer_weights *w = &m->layers[l];
 	int H = m->info.hidden, inter = m->info.intermediate;
 	if (m->fam.mlp == MLP_PLAIN) {
-		fwd_linear(m, h, n, H, inter, w->up_w, w->up_b, b->mid, inter);
+		fwd_linear(m, h, n, H, inter, &w->up_w, w->up_b, b->mid, inter);
 		ops_activation(m->act, b->mid, (size_t)n * inter);
 	} else {
 		/* gate | up side by side in B->mid (rows 2I wide), then act(gate) * up packed to rows inter wide */
-		if (w->gate_up_w) {
-			fwd_linear(m, h, n, H, 2 * inter, w->gate_up_w, NULL, b->mid, 2 * inter);
+		if (weight_present(&w->gate_up_w)) {
+			fwd_linear(m, h, n, H, 2 * inter, &w->gate_up_w, NULL, b->mid, 2 * inter);
 		} else {
-			fwd_linear(m, h, n, H, inter, w->gate_w, w->gate_b, b->mid, 2 * inter);
-			fwd_linear(m, h, n, H, inter, w->up_w, w->up_b, b->mid + inter, 2 * inter);
+			fwd_linear(m, h, n, H, inter, &w->gate_w, w->gate_b, b->mid, 2 * inter);
+			fwd_linear(m, h, n, H, inter, &w->up_w, w->up_b, b->mid + inter, 2 * inter);
 		}
 		/* in place: row i's product lands at i*inter, never past the row's own gate values */
 		ops_gated(m->act, b->mid, b->mid + inter, n, inter, 2 * inter, b->mid);
 	}
-	fwd_linear(m, b->mid, n, inter, H, w->down_w, w->down_b, out, H);
+	fwd_linear(m, b->mid, n, inter, H, &w->down_w, w->down_b, out, H);
 }
 
 /* Record the first hidden state holding NaN/Inf: bad weights should be reported, not crash. */
@@ -166,19 +166,26 @@ static void fwd_check_finite(struct trace *t, int layer, const float *x, size_t 
 	}
 }
 
-static void fwd_embed(const struct model *m, struct trace *t, float *x)
+/* Embeddings of T's tokens into X [n][H]: only the rows of the ids are read (and converted) from the
+ * tables. ROW is scratch for H floats. */
+static void fwd_embed(const struct model *m, struct trace *t, float *x, float *row)
 {
 	int H = t->hidden;
 	float scale = m->arch.embed_scale;
 	for (int i = 0; i < t->n; i++) {
 		float *xi = x + (size_t)i * H;
-		const float *te = m->tok_emb + (size_t)t->ids[i] * H;
-		for (int j = 0; j < H; j++)
-			xi[j] = scale > 0 ? te[j] * scale : te[j];
-		if (m->pos_emb)
-			ops_add(xi, m->pos_emb + (size_t)i * H, H);
-		if (m->type_emb)
-			ops_add(xi, m->type_emb + (size_t)t->type_ids[i] * H, H);
+		weight_rows(&m->tok_emb, t->ids[i], 1, xi);
+		if (scale > 0)
+			for (int j = 0; j < H; j++)
+				xi[j] = xi[j] * scale;
+		if (weight_present(&m->pos_emb)) {
+			weight_rows(&m->pos_emb, i, 1, row);
+			ops_add(xi, row, H);
+		}
+		if (weight_present(&m->type_emb)) {
+			weight_rows(&m->type_emb, t->type_ids[i], 1, row);
+			ops_add(xi, row, H);
+		}
 	}
 	fwd_norm(m, &m->emb_ln, x, x, t->n);
 }
@@ -298,7 +305,7 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 		rc = -1;
 		goto done;
 	}
-	fwd_embed(m, t, b.x);
+	fwd_embed(m, t, b.x, b.h);
 	memcpy((float *)trace_hidden(t, 0), b.x, nh * sizeof(float));
 	fwd_check_finite(t, 0, b.x, nh);
 	for (int l = 0; l < t->n_layers; l++) {
