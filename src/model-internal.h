@@ -80,7 +80,7 @@ struct model {
 	struct norm_weights final_ln; /* [hidden] or NULL */
 	struct layer_weights *layers; /* [n_layers] */
 
-	struct wcache *cache;        /* whole matrices converted to float32, within a budget */
+	struct wcache *cache;        /* whole matrices converted to float32, within a budget (default 0) */
 	float **owned;               /* vectors converted from F16/BF16 or copied from unaligned F32 */
 	int n_owned, cap_owned;
 	size_t bytes_converted;      /* how much of the model was converted at load (vectors only) */

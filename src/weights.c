@@ -125,13 +125,13 @@ static size_t wcache_parse(const char *s, size_t fallback)
 	return v >= (double)SIZE_MAX ? SIZE_MAX : (size_t)v;
 }
 
+/* No cache unless asked for. Measured on Qwen2.5-0.5B's shape in BF16 (2 cores): converting tiles
+ * costs next to nothing beside the sgemm (SIMD, from memory read at half the bytes), a 1 GiB cache
+ * made later passes no faster, took 1 GiB more memory and made the first pass ten times slower
+ * (filling fresh pages). It pays where conversion is slow (F16 on a CPU without F16C). */
 size_t wcache_default_budget(void)
 {
-	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-	size_t dflt = pages > 0 && page > 0 ? (size_t)pages * (size_t)page / 8 : (size_t)256 << 20;
-	if (dflt > (size_t)1 << 30)
-		dflt = (size_t)1 << 30;
-	return wcache_parse(getenv("ATTNSCOPE_WEIGHT_CACHE"), dflt);
+	return wcache_parse(getenv("ATTNSCOPE_WEIGHT_CACHE"), 0);
 }
 
 int wcache_init(struct wcache *c, size_t budget)
@@ -202,6 +202,8 @@ static const float *wcache_get(struct wcache *c, const struct weight *w)
 
 /* ---- tiled linears ---- */
 
+#define MAX_THREADS 16
+
 /* Bytes of float32 weights a tile holds: about a core's L2, so sgemm reads the tile from cache
  * right after its conversion wrote it. Tests make it tiny to cut small matrices into many tiles. */
 static size_t tile_bytes = 512u << 10;
@@ -211,12 +213,13 @@ void weight_set_tile_bytes(size_t bytes)
 	tile_bytes = bytes ? bytes : 512u << 10;
 }
 
-/* While tiles run on several threads, each sgemm is single-threaded (OpenBLAS's own threads would
- * fight ours for the cores); the setting is global, so it is counted and restored by the last user. */
+/* While work runs on our threads, each sgemm is single-threaded: OpenBLAS's own threads would fight
+ * ours for the cores (and spin between calls). The setting is global, so users are counted and the
+ * last one restores it. */
 static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
 static int blas_users, blas_saved = 1;
 
-static int blas_single_begin(void)
+int weights_threads_begin(void)
 {
 	pthread_mutex_lock(&blas_lock);
 	if (blas_users++ == 0) {
@@ -224,17 +227,66 @@ static int blas_single_begin(void)
 		if (blas_saved > 1)
 			openblas_set_num_threads(1);
 	}
-	int threads = blas_saved;
+	int threads = blas_saved < 1 ? 1 : blas_saved > MAX_THREADS ? MAX_THREADS : blas_saved;
 	pthread_mutex_unlock(&blas_lock);
 	return threads;
 }
 
-static void blas_single_end(void)
+void weights_threads_end(void)
 {
 	pthread_mutex_lock(&blas_lock);
 	if (--blas_users == 0 && blas_saved > 1)
 		openblas_set_num_threads(blas_saved);
 	pthread_mutex_unlock(&blas_lock);
+}
+
+struct par_job {
+	int n;
+	atomic_int next;
+	void (*fn)(void *ctx, int item, float *scratch);
+	void *ctx;
+	size_t scratch_floats;
+};
+
+static void par_take(struct par_job *j, float *scratch)
+{
+	for (int i = atomic_fetch_add(&j->next, 1); i < j->n; i = atomic_fetch_add(&j->next, 1))
+		j->fn(j->ctx, i, scratch);
+}
+
+static void *par_main(void *arg)
+{
+	struct par_job *j = arg;
+	float *scratch = j->scratch_floats ? malloc(j->scratch_floats * sizeof(float)) : NULL;
+	if (scratch || !j->scratch_floats) /* without memory for its scratch, a helper leaves the items to others */
+		par_take(j, scratch);
+	free(scratch);
+	return NULL;
+}
+
+int weights_parallel(int n, size_t scratch_floats, void (*fn)(void *ctx, int item, float *scratch), void *ctx)
+{
+	struct par_job j = {.n = n, .fn = fn, .ctx = ctx, .scratch_floats = scratch_floats};
+	atomic_init(&j.next, 0);
+	float *scratch = scratch_floats ? malloc(scratch_floats * sizeof(float)) : NULL;
+	if (scratch_floats && !scratch)
+		return -1;
+	int threads = weights_threads_begin();
+	if (threads > n)
+		threads = n;
+	pthread_t tid[MAX_THREADS];
+	int started = 0;
+	for (int i = 1; i < threads; i++) {
+		if (pthread_create(&tid[started], NULL, par_main, &j) != 0)
+			break;
+		started++;
+	}
+	par_take(&j, scratch);
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	weights_threads_end();
+	free(scratch);
+	return 0;
 }
 
 struct tile_job {
@@ -244,18 +296,13 @@ struct tile_job {
 	const float *f;            /* W as float32 (aligned F32 file or the cache), or NULL: convert tiles */
 	bool transposed, beta_one;
 	float *y;
-	int n_tiles;
-	atomic_int next;
 };
 
 /* Take tiles until none is left. Every path runs the same sgemm calls on the same tile shapes, so
  * the results do not depend on where the float32 values come from (mapping, cache or conversion). */
-static void tile_run(struct tile_job *j, float *tile)
+static void tile_one(struct tile_job *j, int t, float *tile)
 {
-	for (;;) {
-		int t = atomic_fetch_add(&j->next, 1);
-		if (t >= j->n_tiles)
-			break;
+	{
 		int o0 = t * j->step, no = j->out - o0 < j->step ? j->out - o0 : j->step;
 		float beta = j->beta_one ? 1.0f : 0.0f;
 		const float *wt;
@@ -284,19 +331,10 @@ static void tile_run(struct tile_job *j, float *tile)
 	}
 }
 
-struct tile_thread {
-	struct tile_job *job;
-	float *tile;
-};
-
-static void *tile_thread_main(void *arg)
+static void tile_item(void *ctx, int item, float *scratch)
 {
-	struct tile_thread *tt = arg;
-	tile_run(tt->job, tt->tile);
-	return NULL;
+	tile_one(ctx, item, scratch);
 }
-
-#define MAX_TILE_THREADS 16
 
 void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
 		   bool transposed, const float *b, float *y, int ldy)
@@ -312,48 +350,27 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 	step = step >= 64 ? step / 64 * 64 : step < 1 ? 1 : step;
 	if (step > out)
 		step = out;
-	struct tile_job j = {x, n, in, out, ldy, step, w, f, transposed, b != NULL, y, (out + step - 1) / step, 0};
-	atomic_init(&j.next, 0);
-	size_t tile_floats = f ? 0 : (size_t)step * in;
-	int threads = j.n_tiles > 1 ? blas_single_begin() : 1;
-	if (threads > MAX_TILE_THREADS)
-		threads = MAX_TILE_THREADS;
-	if (threads > j.n_tiles)
-		threads = j.n_tiles;
-	pthread_t tid[MAX_TILE_THREADS];
-	struct tile_thread tt[MAX_TILE_THREADS];
-	int started = 0;
-	for (int i = 1; i < threads; i++) {
-		tt[i] = (struct tile_thread){&j, f ? NULL : malloc(tile_floats * sizeof(float))};
-		if (!f && !tt[i].tile)
-			break;
-		if (pthread_create(&tid[i], NULL, tile_thread_main, &tt[i]) != 0) {
-			free(tt[i].tile);
-			break;
+	struct tile_job j = {x, n, in, out, ldy, step, w, f, transposed, b != NULL, y};
+	int n_tiles = (out + step - 1) / step;
+	if (n_tiles == 1) { /* one tile: one sgemm, threaded by OpenBLAS as a float32 matrix always was */
+		float *tile = f ? NULL : malloc((size_t)step * in * sizeof(float));
+		if (f || tile) {
+			tile_one(&j, 0, tile);
+			free(tile);
+			return;
 		}
-		started = i;
+	} else if (weights_parallel(n_tiles, f ? 0 : (size_t)step * in, tile_item, &j) == 0) {
+		return;
 	}
-	float *tile = f ? NULL : malloc(tile_floats * sizeof(float));
-	if (f || tile) {
-		tile_run(&j, tile);
-	} else if (started == 0) { /* no memory for even one tile: one row or column at a time */
-		float *row = malloc((size_t)in * sizeof(float));
-		for (int k = 0; row && k < out; k++) {
-			if (transposed)
-				weight_rows(w, k, 1, row);
-			else
-				weight_cols(w, k, 1, row);
-			for (int i = 0; i < n; i++)
-				y[(size_t)i * ldy + k] = (b ? y[(size_t)i * ldy + k] : 0.0f) +
-							 cblas_sdot(in, x + (size_t)i * in, 1, row, 1);
-		}
-		free(row);
+	/* No memory for a single tile: one row or column at a time (the same sums, another order). */
+	float *row = malloc((size_t)in * sizeof(float));
+	for (int k = 0; row && k < out; k++) {
+		if (transposed)
+			weight_rows(w, k, 1, row);
+		else
+			weight_cols(w, k, 1, row);
+		for (int i = 0; i < n; i++)
+			y[(size_t)i * ldy + k] = (b ? y[(size_t)i * ldy + k] : 0.0f) + cblas_sdot(in, x + (size_t)i * in, 1, row, 1);
 	}
-	free(tile);
-	for (int i = 1; i <= started; i++) {
-		pthread_join(tid[i], NULL);
-		free(tt[i].tile);
-	}
-	if (j.n_tiles > 1)
-		blas_single_end();
+	free(row);
 }

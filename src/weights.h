@@ -4,9 +4,9 @@
  * A model does not widen its half-precision weights to float32 at load (a 7 B model in BF16 would
  * need 28 GB instead of 14). A linear layer converts its weight in tiles of output rows (or, for the
  * [in][out] layout, of output columns) small enough to stay in the CPU's cache, and runs sgemm on
- * each tile, the tiles shared between threads. A bounded float32 cache (ATTNSCOPE_WEIGHT_CACHE)
- * keeps whole converted matrices of small models, which then run exactly as a float32 file does.
- * Conversion is exact, so the results are bit-identical whichever path a matrix takes. */
+ * each tile, the tiles shared between threads. An optional float32 cache (ATTNSCOPE_WEIGHT_CACHE,
+ * off by default) keeps whole converted matrices within a byte budget. Conversion is exact and every
+ * path runs the same sgemm calls, so the results are bit-identical whichever path a matrix takes. */
 #ifndef ATTNSCOPE_WEIGHTS_H
 #define ATTNSCOPE_WEIGHTS_H
 
@@ -51,8 +51,7 @@ void weight_cols(const struct weight *w, int64_t c0, int64_t nc, float *dst);
 /* Convert COUNT values of DTYPE at SRC (maybe unaligned) to float32. */
 void weight_convert(enum st_dtype dtype, const uint8_t *src, size_t count, float *dst);
 
-/* The cache budget from ATTNSCOPE_WEIGHT_CACHE ("0", "512M", "2G", "unlimited", bytes), else the
- * default: an eighth of physical memory, at most 1 GiB. */
+/* The cache budget from ATTNSCOPE_WEIGHT_CACHE ("0", "512M", "2G", "unlimited", bytes), else 0. */
 size_t wcache_default_budget(void);
 int wcache_init(struct wcache *c, size_t budget);
 void wcache_free(struct wcache *c);
@@ -65,6 +64,17 @@ size_t wcache_bytes(struct wcache *c);
  * from the mapping through CACHE (may be NULL: tiles only). B may be NULL. */
 void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
 		   bool transposed, const float *b, float *y, int ldy);
+
+/* Run FN(CTX, item, scratch) for items 0 .. N-1 on the engine's threads (as many as OpenBLAS would
+ * use; OpenBLAS is single-threaded meanwhile), each thread with SCRATCH_FLOATS floats of scratch.
+ * Returns -1, having run nothing, when there is no memory for the scratch. */
+int weights_parallel(int n, size_t scratch_floats, void (*fn)(void *ctx, int item, float *scratch), void *ctx);
+
+/* OpenBLAS single-threaded (our threads share the work) until the matching end; nests. Returns the
+ * number of threads to use. (Not around whole forward passes: OpenBLAS rounds a few sums
+ * differently with one thread than with several, and the results must not change.) */
+int weights_threads_begin(void);
+void weights_threads_end(void);
 
 /* Bytes of float32 a tile holds (0: the default, about a core's L2 cache). For tests. */
 void weight_set_tile_bytes(size_t bytes);
