@@ -598,6 +598,7 @@ static int real_child(const struct real_spec *r, const char *dir)
 	struct model *m = NULL;
 	struct err e = {{0}};
 	char tb[96];
+	setvbuf(stdout, NULL, _IOLBF, 0); /* each figure as soon as it is measured */
 	double t0 = now();
 	if (model_open(dir, &m, &e) < 0) {
 		printf("  %s: %s\n", r->name, e.msg);

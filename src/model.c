@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "hfconfig.h"
@@ -84,6 +86,10 @@ static void model_prefault_weight(struct model *m, const struct weight *w)
 static void *model_prefault_main(void *arg)
 {
 	struct model *m = arg;
+#ifdef SYS_gettid
+	/* Low priority: a forward pass running meanwhile (--dump) keeps the cores; idle time reads ahead. */
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+#endif
 	model_prefault_weight(m, &m->pos_emb);
 	model_prefault_weight(m, &m->type_emb);
 	for (int l = 0; l < m->info.n_layers && !m->prefault_stop; l++) {

@@ -207,10 +207,14 @@ static const float *wcache_get(struct wcache *c, const struct weight *w)
 /* Bytes of float32 weights a tile holds: about a core's L2, so sgemm reads the tile from cache
  * right after its conversion wrote it. Tests make it tiny to cut small matrices into many tiles. */
 static size_t tile_bytes = 512u << 10;
+/* At least this many rows or columns a tile: measured on Llama-3.1-8B's down projection (14336
+ * inputs) at 32 tokens, 9-row tiles ran 1.6 times slower than one sgemm, 64-row ones as fast. */
+static int tile_min_step = 64;
 
 void weight_set_tile_bytes(size_t bytes)
 {
 	tile_bytes = bytes ? bytes : 512u << 10;
+	tile_min_step = bytes ? 1 : 64;
 }
 
 /* While work runs on our threads, each sgemm is single-threaded: OpenBLAS's own threads would fight
@@ -348,6 +352,8 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 	/* Tiles of whole multiples of 64 rows or columns (any sgemm kernel's unroll divides them) */
 	int step = (int)(tile_bytes / sizeof(float) / (in ? in : 1));
 	step = step >= 64 ? step / 64 * 64 : step < 1 ? 1 : step;
+	if (step < tile_min_step)
+		step = tile_min_step; /* wide inputs: sgemm repacks X for every tile, so a tile must not be thin */
 	if (step > out)
 		step = out;
 	struct tile_job j = {x, n, in, out, ldy, step, w, f, transposed, b != NULL, y};
