@@ -605,12 +605,18 @@ static int real_child(const struct real_spec *r, const char *dir)
 		return 1;
 	}
 	double load = now() - t0;
+	struct st_set st;
+	t0 = now();
+	double map_time = st_open_dir(dir, &st, &e) == 0 ? now() - t0 : -1;
+	st_close(&st);
 	t0 = now();
 	struct tokenizer *tok = NULL;
 	double tok_load = tokenizer_load(dir, m->fam.tokenizer, &tok, &e) == 0 ? now() - t0 : -1;
 	tokenizer_free(tok);
-	printf("  load %.0f ms%s (of which the tokenizer.json: %.0f ms); converted at load: %zu bytes\n", load * 1e3,
-	       vs_target(load, r->target_load, tb, sizeof tb, "s"), tok_load * 1e3, model_bytes_converted(m));
+	printf("  load %.0f ms%s; measured apart: mapping the weights %.1f ms, reading tokenizer.json %.0f ms;\n"
+	       "  converted at load: %zu bytes (norms)\n",
+	       load * 1e3, vs_target(load, r->target_load, tb, sizeof tb, "s"), map_time * 1e3, tok_load * 1e3,
+	       model_bytes_converted(m));
 	int big = (double)r->layers * r->hidden > 100000; /* the 8 B shape: one run each, it takes a while */
 	double first = real_forward(m, 32, &e);
 	t0 = now();
@@ -665,8 +671,9 @@ static void bench_real(const char *only)
 {
 	char cache[PATH_MAX];
 	bench_cache_dir(cache, sizeof cache);
-	printf("BF16 models of real shapes (random weights; cached in %s, set ATTNSCOPE_BENCH_CACHE to move them)\n\n",
-	       cache);
+	printf("BF16 models of real shapes (random weights; cached in %s, set ATTNSCOPE_BENCH_CACHE to move them);\n"
+	       "machine sgemm rate now %.1f GFLOP/s\n\n",
+	       cache, sgemm_rate());
 	for (size_t i = 0; i < sizeof real_specs / sizeof real_specs[0]; i++) {
 		const struct real_spec *r = &real_specs[i];
 		char dir[PATH_MAX], reason[PATH_MAX + 128] = "", idx[16];
