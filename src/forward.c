@@ -106,29 +106,50 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 	}
 }
 
-/* Self-attention of layer L on input H [n][hidden]; result (after output projection) in B->proj. */
+struct fwd_heads {
+	const struct model *m;
+	struct trace *t;
+	struct fwd_buf *b;
+	int l;
+	float scale;
+};
+
+/* Scores, probabilities and context of head HD (each head writes only its own). */
+static void fwd_head(void *ctx, int hd, float *scratch)
+{
+	const struct fwd_heads *c = ctx;
+	struct trace *t = c->t;
+	int n = t->n, D = t->head_dim, QD = c->m->arch.q_dim, l = c->l;
+	const float *q = trace_q(t, l, hd), *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
+	float *p = (float *)trace_attn(t, l, hd); /* scores, then probabilities, in place */
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, c->scale, q, D, k, D, 0.0f, p, n);
+	if (c->m->arch.softcap > 0)
+		ops_softcap(p, (size_t)n * n, c->m->arch.softcap);
+	for (int i = 0; i < n; i++) {
+		int lo, hi;
+		trace_key_range(t, l, i, &lo, &hi);
+		ops_softmax_range(p + (size_t)i * n, n, lo, hi);
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, p, n, v, D, 0.0f, c->b->ctx + hd * D, QD);
+}
+
+/* Self-attention of layer L on input H [n][hidden]; result (after output projection) in B->proj.
+ * Heads run one after the other (each sgemm threaded by OpenBLAS), or on our threads for models
+ * whose matrices span several tiles. */
 static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, struct trace *t)
 {
-	const struct arch *a = &m->arch;
-	int n = t->n, D = t->head_dim, QD = a->q_dim;
 	fwd_project(m, l, h, b, t);
-	float scale = a->attn_scale;
+	struct fwd_heads c = {m, t, b, l, m->arch.attn_scale};
 	if (m->scale_by_inverse_layer)
-		scale /= (float)(l + 1);
-	for (int hd = 0; hd < t->n_heads; hd++) {
-		const float *q = trace_q(t, l, hd), *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
-		float *p = (float *)trace_attn(t, l, hd); /* scores, then probabilities, in place */
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, scale, q, D, k, D, 0.0f, p, n);
-		if (a->softcap > 0)
-			ops_softcap(p, (size_t)n * n, a->softcap);
-		for (int i = 0; i < n; i++) {
-			int lo, hi;
-			trace_key_range(t, l, i, &lo, &hi);
-			ops_softmax_range(p + (size_t)i * n, n, lo, hi);
-		}
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, p, n, v, D, 0.0f, b->ctx + hd * D, QD);
+		c.scale /= (float)(l + 1);
+	if (m->own_threads) {
+		weights_parallel(t->n_heads, 0, fwd_head, &c);
+	} else {
+		for (int hd = 0; hd < t->n_heads; hd++)
+			fwd_head(&c, hd, NULL);
 	}
-	fwd_linear(m, b->ctx, n, QD, t->hidden, &m->layers[l].out_w, m->layers[l].out_b, b->proj, t->hidden);
+	fwd_linear(m, b->ctx, t->n, m->arch.q_dim, t->hidden, &m->layers[l].out_w, m->layers[l].out_b, b->proj,
+		   t->hidden);
 }
 
 /* MLP of layer L on H [n][hidden] into OUT [n][hidden]. */
@@ -270,6 +291,8 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 	int rc = 0;
 	if (layer < 0 || layer >= t->n_layers || n == 0)
 		return err_set(e, "no layer %d", layer);
+	if (m->own_threads)
+		weights_threads_begin();
 	if (fwd_alloc(m, n, &b) < 0) {
 		rc = err_set(e, "out of memory for %d tokens", n);
 	} else if (m->arch.rotary && (rope_tables(&m->arch.rope_global, n, b.cos_g, b.sin_g, e) < 0 ||
@@ -283,6 +306,8 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 		memcpy((float *)trace_hidden(t, layer + 1), b.x, nh * sizeof(float));
 	}
 	fwd_free(&b);
+	if (m->own_threads)
+		weights_threads_end();
 	return rc;
 }
 
@@ -296,6 +321,8 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 	struct fwd_buf b;
 	int rc = 0;
 	size_t nh = (size_t)n * H;
+	if (m->own_threads) /* OpenBLAS single-threaded for the whole pass: its idle workers spin */
+		weights_threads_begin();
 	if (fwd_alloc(m, n, &b) < 0) {
 		rc = err_set(e, "out of memory for %d tokens", n);
 		goto done;
@@ -322,5 +349,7 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 	}
 done:
 	fwd_free(&b);
+	if (m->own_threads)
+		weights_threads_end();
 	return rc;
 }

@@ -84,6 +84,9 @@ struct model {
 	float **owned;               /* vectors converted from F16/BF16 or copied from unaligned F32 */
 	int n_owned, cap_owned;
 	size_t bytes_converted;      /* how much of the model was converted at load (vectors only) */
+	bool own_threads;            /* matrices span several tiles: the forward pass shares tiles and heads
+				      * between its own threads, OpenBLAS single-threaded (tiny models keep
+				      * OpenBLAS's threading, whose rounding their reference cases pin) */
 	pthread_t prefault;          /* faults the weights in, in the order the forward uses them */
 	bool prefault_running;
 	volatile int prefault_stop;

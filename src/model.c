@@ -421,6 +421,12 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 		goto fail;
 	m->info.supports_pairs = tokenizer_supports_pairs(m->tok);
 	hfconfig_free(&cfg);
+	for (int l = 0; l < m->info.n_layers && !m->own_threads; l++) {
+		const struct layer_weights *w = &m->layers[l];
+		bool t = m->fam.linear == LINEAR_OUT_IN;
+		m->own_threads = weight_tiled(&w->qkv_w, t) || weight_tiled(&w->q_w, t) || weight_tiled(&w->out_w, t) ||
+				 weight_tiled(&w->up_w, t) || weight_tiled(&w->gate_up_w, t) || weight_tiled(&w->down_w, t);
+	}
 	model_start_prefault(m);
 	*out = m;
 	return 0;

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 
+#define MAX_THREADS 16
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define WEIGHTS_X86 1
@@ -202,12 +204,11 @@ static const float *wcache_get(struct wcache *c, const struct weight *w)
 
 /* ---- tiled linears ---- */
 
-#define MAX_THREADS 16
-
 /* Bytes of float32 weights a tile holds: about a core's L2, so sgemm reads the tile from cache
  * right after its conversion wrote it. Tests make it tiny to cut small matrices into many tiles. */
 static size_t tile_bytes = 512u << 10;
-/* At least this many rows or columns a tile: measured on Llama-3.1-8B's down projection (14336
+/* Tiles are whole multiples of 64 rows or columns, and at least this many (wide inputs: sgemm
+ * repacks X for every tile, so a tile must not be thin). Measured on Llama-3.1-8B's down projection (14336
  * inputs) at 32 tokens, 9-row tiles ran 1.6 times slower than one sgemm, 64-row ones as fast. */
 static int tile_min_step = 64;
 
@@ -244,6 +245,42 @@ void weights_threads_end(void)
 	pthread_mutex_unlock(&blas_lock);
 }
 
+/* Tile buffers kept between linears (a few MB): allocating them afresh each time cost the first
+ * forward pass of Qwen2.5-0.5B's shape a third of its CPU time in malloc and page faults. */
+struct scratch {
+	float *p;
+	size_t cap; /* floats */
+};
+static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct scratch scratch_pool[MAX_THREADS];
+static int scratch_free;
+
+static struct scratch scratch_get(size_t floats)
+{
+	struct scratch b = {NULL, 0};
+	pthread_mutex_lock(&scratch_lock);
+	if (scratch_free > 0)
+		b = scratch_pool[--scratch_free];
+	pthread_mutex_unlock(&scratch_lock);
+	if (b.cap < floats) {
+		free(b.p);
+		b.p = malloc(floats * sizeof(float));
+		b.cap = b.p ? floats : 0;
+	}
+	return b;
+}
+
+static void scratch_put(struct scratch b)
+{
+	pthread_mutex_lock(&scratch_lock);
+	if (b.p && scratch_free < MAX_THREADS) {
+		scratch_pool[scratch_free++] = b;
+		b.p = NULL;
+	}
+	pthread_mutex_unlock(&scratch_lock);
+	free(b.p);
+}
+
 struct par_job {
 	int n;
 	atomic_int next;
@@ -261,10 +298,12 @@ static void par_take(struct par_job *j, float *scratch)
 static void *par_main(void *arg)
 {
 	struct par_job *j = arg;
-	float *scratch = j->scratch_floats ? malloc(j->scratch_floats * sizeof(float)) : NULL;
-	if (scratch || !j->scratch_floats) /* without memory for its scratch, a helper leaves the items to others */
-		par_take(j, scratch);
-	free(scratch);
+	struct scratch b = {NULL, 0};
+	if (j->scratch_floats)
+		b = scratch_get(j->scratch_floats);
+	if (b.p || !j->scratch_floats) /* without memory for its scratch, a helper leaves the items to others */
+		par_take(j, b.p);
+	scratch_put(b);
 	return NULL;
 }
 
@@ -272,8 +311,8 @@ int weights_parallel(int n, size_t scratch_floats, void (*fn)(void *ctx, int ite
 {
 	struct par_job j = {.n = n, .fn = fn, .ctx = ctx, .scratch_floats = scratch_floats};
 	atomic_init(&j.next, 0);
-	float *scratch = scratch_floats ? malloc(scratch_floats * sizeof(float)) : NULL;
-	if (scratch_floats && !scratch)
+	struct scratch b = {NULL, 0};
+	if (scratch_floats && !(b = scratch_get(scratch_floats)).p)
 		return -1;
 	int threads = weights_threads_begin();
 	if (threads > n)
@@ -285,11 +324,11 @@ int weights_parallel(int n, size_t scratch_floats, void (*fn)(void *ctx, int ite
 			break;
 		started++;
 	}
-	par_take(&j, scratch);
+	par_take(&j, b.p);
 	for (int i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);
 	weights_threads_end();
-	free(scratch);
+	scratch_put(b);
 	return 0;
 }
 
@@ -340,6 +379,20 @@ static void tile_item(void *ctx, int item, float *scratch)
 	tile_one(ctx, item, scratch);
 }
 
+/* Rows or columns a tile of a linear with IN inputs holds. */
+static int tile_step(int in)
+{
+	int step = (int)(tile_bytes / sizeof(float) / (in ? in : 1));
+	step = step >= 64 ? step / 64 * 64 : step < 1 ? 1 : step;
+	return step < tile_min_step ? tile_min_step : step;
+}
+
+bool weight_tiled(const struct weight *w, bool transposed)
+{
+	int in = (int)(transposed ? w->cols : w->rows), out = (int)(transposed ? w->rows : w->cols);
+	return w->data && out > tile_step(in);
+}
+
 void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
 		   bool transposed, const float *b, float *y, int ldy)
 {
@@ -349,20 +402,16 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 	if (b)
 		for (int i = 0; i < n; i++)
 			memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
-	/* Tiles of whole multiples of 64 rows or columns (any sgemm kernel's unroll divides them) */
-	int step = (int)(tile_bytes / sizeof(float) / (in ? in : 1));
-	step = step >= 64 ? step / 64 * 64 : step < 1 ? 1 : step;
-	if (step < tile_min_step)
-		step = tile_min_step; /* wide inputs: sgemm repacks X for every tile, so a tile must not be thin */
+	int step = tile_step(in);
 	if (step > out)
 		step = out;
 	struct tile_job j = {x, n, in, out, ldy, step, w, f, transposed, b != NULL, y};
 	int n_tiles = (out + step - 1) / step;
 	if (n_tiles == 1) { /* one tile: one sgemm, threaded by OpenBLAS as a float32 matrix always was */
-		float *tile = f ? NULL : malloc((size_t)step * in * sizeof(float));
-		if (f || tile) {
-			tile_one(&j, 0, tile);
-			free(tile);
+		struct scratch t = {NULL, 0};
+		if (f || (t = scratch_get((size_t)step * in)).p) {
+			tile_one(&j, 0, t.p);
+			scratch_put(t);
 			return;
 		}
 	} else if (weights_parallel(n_tiles, f ? 0 : (size_t)step * in, tile_item, &j) == 0) {

@@ -60,6 +60,9 @@ int wcache_register(struct wcache *c, struct weight *w);
 /* Bytes of converted matrices the cache holds now. */
 size_t wcache_bytes(struct wcache *c);
 
+/* True when W is cut into more than one tile (a matrix larger than a tile). */
+bool weight_tiled(const struct weight *w, bool transposed);
+
 /* Y[n][out] = X[n][in] · W + B as ops_linear, W stored [out][in] (TRANSPOSED) or [in][out], read
  * from the mapping through CACHE (may be NULL: tiles only). B may be NULL. */
 void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
