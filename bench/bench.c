@@ -1,14 +1,21 @@
 /* bench.c -- `make bench`: load and forward-pass timings of bert-base- and gpt2-sized models with
- * random weights in the real shapes, against this machine's measured sgemm rate.
+ * random weights in the real shapes, against this machine's measured sgemm rate; then BF16 models of
+ * the real shapes of Qwen2.5-0.5B, Llama-3.2-1B and Llama-3.1-8B (generated once into a cache folder),
+ * each measured in a child process: load, forward at 32 and 128 tokens, peak memory beyond the
+ * mapped weights; and a whole `attnscope --dump` of a GPT-2-sized F32 file with an unaligned header.
  * Prints figures and the targets; it never fails on speed (speed is measured, not asserted). */
 #include <cblas.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,6 +47,7 @@ struct spec {
 	const char *name;
 	int gpt2; /* 0 = BERT layout, 1 = GPT-2 layout */
 	int layers, heads, hidden, inter, vocab, maxpos;
+	int unaligned; /* header length 2 mod 4, as GPT-2's hub file: F32 data not 4-byte aligned */
 };
 
 struct tensor_spec {
@@ -145,7 +153,7 @@ static long long write_model(const struct spec *s, const char *dir)
 		off += 4 * count;
 	}
 	header[hl++] = '}';
-	while ((8 + hl) % 8)
+	while ((8 + hl) % 8 != (s->unaligned ? 2u : 0u))
 		header[hl++] = ' ';
 	snprintf(path, sizeof path, "%s/model.safetensors", dir);
 	FILE *fp = fopen(path, "wb");
@@ -350,13 +358,492 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/* ---- modern models of real shapes, in BF16 ---- */
+
+struct real_spec {
+	const char *name, *model_type, *ref_tokenizer; /* ref_tokenizer: a folder of the shared reference */
+	int hidden, layers, heads, kv_heads, head_dim, inter, vocab, maxpos;
+	int tied, qkv_bias;
+	double rope_theta, rms_eps, llama3_factor; /* llama3_factor 0 = no rope_scaling */
+	double target_load, target_fwd32, target_rss; /* seconds, seconds, GB; 0 = no target */
+};
+
+static const struct real_spec real_specs[] = {
+	{"Qwen2.5-0.5B", "qwen2", "qwen2-tiny", 896, 24, 14, 2, 64, 4864, 151936, 32768, 1, 1, 1e6, 1e-6, 0, 0, 0, 0},
+	{"Llama-3.2-1B", "llama", "llama-tiny-gqa", 2048, 16, 32, 8, 64, 8192, 128256, 131072, 1, 0, 5e5, 1e-5, 32,
+	 1.0, 1.0, 0},
+	{"Llama-3.1-8B", "llama", "llama-tiny-gqa", 4096, 32, 32, 8, 128, 14336, 128256, 131072, 0, 0, 5e5, 1e-5, 8, 0, 0,
+	 2.0},
+};
+
+/* Name and shape of every tensor of a Llama/Qwen2 checkpoint of shape R (d1 = 0: a vector). */
+static int real_tensors(const struct real_spec *r, struct tensor_spec *ts)
+{
+	int n = 0, H = r->hidden, QD = r->heads * r->head_dim, KD = r->kv_heads * r->head_dim, IN = r->inter;
+	char nm[96];
+#define ADD(nm_, a, b) (snprintf(ts[n].name, sizeof ts[n].name, "%s", nm_), ts[n].d0 = (a), ts[n].d1 = (b), n++)
+	ADD("model.embed_tokens.weight", r->vocab, H);
+	for (int l = 0; l < r->layers; l++) {
+		struct {
+			const char *n;
+			int64_t a, b;
+		} t[] = {{"input_layernorm.weight", H, 0},   {"self_attn.q_proj.weight", QD, H},
+			 {"self_attn.q_proj.bias", QD, 0},   {"self_attn.k_proj.weight", KD, H},
+			 {"self_attn.k_proj.bias", KD, 0},   {"self_attn.v_proj.weight", KD, H},
+			 {"self_attn.v_proj.bias", KD, 0},   {"self_attn.o_proj.weight", H, QD},
+			 {"post_attention_layernorm.weight", H, 0}, {"mlp.gate_proj.weight", IN, H},
+			 {"mlp.up_proj.weight", IN, H},       {"mlp.down_proj.weight", H, IN}};
+		for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+			if (!r->qkv_bias && strstr(t[i].n, ".bias"))
+				continue;
+			snprintf(nm, sizeof nm, "model.layers.%d.%s", l, t[i].n);
+			ADD(nm, t[i].a, t[i].b);
+		}
+	}
+	ADD("model.norm.weight", H, 0);
+	if (!r->tied)
+		ADD("lm_head.weight", r->vocab, H);
+#undef ADD
+	return n;
+}
+
+static uint64_t real_file_size(const struct real_spec *r, size_t *header_len, char **header)
+{
+	static struct tensor_spec ts[1024];
+	int n = real_tensors(r, ts);
+	char *h = malloc(1 << 20);
+	size_t hl = sprintf(h, "{\"__metadata__\":{\"format\":\"pt\"}");
+	uint64_t off = 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t count = (uint64_t)ts[i].d0 * (ts[i].d1 ? ts[i].d1 : 1);
+		char shape[64];
+		if (ts[i].d1)
+			snprintf(shape, sizeof shape, "%lld,%lld", (long long)ts[i].d0, (long long)ts[i].d1);
+		else
+			snprintf(shape, sizeof shape, "%lld", (long long)ts[i].d0);
+		hl += sprintf(h + hl, ",\"%s\":{\"dtype\":\"BF16\",\"shape\":[%s],\"data_offsets\":[%llu,%llu]}", ts[i].name,
+			      shape, (unsigned long long)off, (unsigned long long)(off + 2 * count));
+		off += 2 * count;
+	}
+	h[hl++] = '}';
+	while ((8 + hl) % 8)
+		h[hl++] = ' ';
+	*header_len = hl;
+	if (header)
+		*header = h;
+	else
+		free(h);
+	return 8 + hl + off;
+}
+
+/* Plausible random BF16 weights: |w| in [2^-8, 2^-4), random sign; norm gains near 1. Written in
+ * large blocks, so the 16 GB of the 8 B shape take about as long as the disk needs. */
+static int real_write_weights(const struct real_spec *r, FILE *fp)
+{
+	static struct tensor_spec ts[1024];
+	int n = real_tensors(r, ts);
+	size_t cap = 4u << 20;
+	uint16_t *buf = malloc(cap * 2);
+	if (!buf)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		uint64_t count = (uint64_t)ts[i].d0 * (ts[i].d1 ? ts[i].d1 : 1);
+		int gain = !ts[i].d1 && strstr(ts[i].name, "norm");
+		for (uint64_t done = 0; done < count;) {
+			size_t chunk = count - done < cap ? (size_t)(count - done) : cap;
+			for (size_t j = 0; j < chunk; j += 4) {
+				rng_state ^= rng_state << 13;
+				rng_state ^= rng_state >> 7;
+				rng_state ^= rng_state << 17;
+				for (size_t k = 0; k < 4 && j + k < chunk; k++) {
+					uint16_t v = (uint16_t)(rng_state >> (16 * k));
+					buf[j + k] = gain ? (uint16_t)(0x3f80 | (v & 0x0f))
+							  : (uint16_t)((v & 0x8000) | ((0x77 + ((v >> 7) & 3)) << 7) | (v & 0x7f));
+				}
+			}
+			if (fwrite(buf, 2, chunk, fp) != chunk) {
+				free(buf);
+				return -1;
+			}
+			done += chunk;
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+static const char *bench_cache_dir(char *buf, size_t sz)
+{
+	const char *d = getenv("ATTNSCOPE_BENCH_CACHE"), *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	if (d && *d)
+		snprintf(buf, sz, "%s", d);
+	else if (x && *x)
+		snprintf(buf, sz, "%s/attnscope/bench", x);
+	else
+		snprintf(buf, sz, "%s/.cache/attnscope/bench", home && *home ? home : "/tmp");
+	return buf;
+}
+
+static void mkdir_p(const char *path)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof tmp, "%s", path);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(tmp, 0755);
+			*p = '/';
+		}
+	mkdir(tmp, 0755);
+}
+
+/* Make DIR hold a model of shape R (once: kept between runs). Returns 0, or -1 with REASON set when
+ * the shape cannot be measured here (no room on the disk, no tokenizer). */
+static int real_prepare(const struct real_spec *r, const char *dir, char *reason, size_t rsz)
+{
+	char path[PATH_MAX], from[PATH_MAX], ref[PATH_MAX];
+	const char *env_ref = getenv("ATTNSCOPE_SHARED_REF");
+	if (env_ref && *env_ref)
+		snprintf(ref, sizeof ref, "%s/models/%s", env_ref, r->ref_tokenizer);
+	else
+		snprintf(ref, sizeof ref, "%s/../shared/reference/models/%s", model_data_dir(), r->ref_tokenizer);
+	size_t hl;
+	char *header;
+	uint64_t size = real_file_size(r, &hl, &header);
+	mkdir_p(dir);
+	snprintf(path, sizeof path, "%s/model.safetensors", dir);
+	struct stat sb;
+	int have = stat(path, &sb) == 0 && (uint64_t)sb.st_size == size;
+	const char *toks[] = {"tokenizer.json", "tokenizer_config.json"};
+	for (int i = 0; i < 2; i++) {
+		char to[PATH_MAX];
+		snprintf(from, sizeof from, "%s/%s", ref, toks[i]);
+		snprintf(to, sizeof to, "%s/%s", dir, toks[i]);
+		if (stat(to, &sb) != 0 && copy_file(from, to) < 0) {
+			snprintf(reason, rsz, "no tokenizer at %s (set ATTNSCOPE_SHARED_REF)", from);
+			free(header);
+			return -1;
+		}
+	}
+	snprintf(path, sizeof path, "%s/config.json", dir);
+	FILE *fp = fopen(path, "w");
+	if (!fp) {
+		snprintf(reason, rsz, "cannot write %s: %s", path, strerror(errno));
+		free(header);
+		return -1;
+	}
+	fprintf(fp, "{\"model_type\":\"%s\",\"hidden_size\":%d,\"num_hidden_layers\":%d,\"num_attention_heads\":%d,"
+		    "\"num_key_value_heads\":%d,\"head_dim\":%d,\"intermediate_size\":%d,\"vocab_size\":%d,"
+		    "\"max_position_embeddings\":%d,\"rope_theta\":%g,\"rms_norm_eps\":%g,\"hidden_act\":\"silu\","
+		    "\"tie_word_embeddings\":%s,\"torch_dtype\":\"bfloat16\"",
+		r->model_type, r->hidden, r->layers, r->heads, r->kv_heads, r->head_dim, r->inter, r->vocab, r->maxpos,
+		r->rope_theta, r->rms_eps, r->tied ? "true" : "false");
+	if (r->llama3_factor > 0)
+		fprintf(fp, ",\"rope_scaling\":{\"rope_type\":\"llama3\",\"factor\":%g,\"low_freq_factor\":1.0,"
+			    "\"high_freq_factor\":4.0,\"original_max_position_embeddings\":8192}",
+			r->llama3_factor);
+	fprintf(fp, "}\n");
+	fclose(fp);
+	if (have) {
+		free(header);
+		return 0;
+	}
+	struct statvfs vfs;
+	if (statvfs(dir, &vfs) == 0 && (double)vfs.f_bavail * vfs.f_frsize < (double)size + 2e9) {
+		snprintf(reason, rsz, "skipped: the %.1f GB file needs %.1f GB free in %s (with 2 GB to spare), %.1f GB free",
+			 size / 1e9, (size + 2e9) / 1e9, dir, (double)vfs.f_bavail * vfs.f_frsize / 1e9);
+		free(header);
+		return -1;
+	}
+	char tmp[PATH_MAX];
+	snprintf(path, sizeof path, "%s/model.safetensors", dir);
+	snprintf(tmp, sizeof tmp, "%s/model.safetensors.part", dir);
+	printf("  generating %s (%.1f GB of random BF16 weights) in %s ...\n", r->name, size / 1e9, dir);
+	fflush(stdout);
+	double t0 = now();
+	fp = fopen(tmp, "wb");
+	uint64_t len = hl;
+	int rc = fp && fwrite(&len, 8, 1, fp) == 1 && fwrite(header, 1, hl, fp) == hl ? real_write_weights(r, fp) : -1;
+	if (fp && fclose(fp) != 0)
+		rc = -1;
+	free(header);
+	if (rc < 0 || rename(tmp, path) < 0) {
+		snprintf(reason, rsz, "cannot write %s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	printf("  generated in %.0f s\n", now() - t0);
+	return 0;
+}
+
+/* A line of /proc/self/status, in kB (-1 when absent). */
+static long status_kb(const char *key)
+{
+	FILE *fp = fopen("/proc/self/status", "r");
+	char line[256];
+	long v = -1;
+	size_t kl = strlen(key);
+	while (fp && fgets(line, sizeof line, fp))
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
+			v = atol(line + kl + 1);
+	if (fp)
+		fclose(fp);
+	return v;
+}
+
+/* Resident kB of this process's mappings of files whose path contains NEEDLE. */
+static long mapped_rss_kb(const char *needle)
+{
+	FILE *fp = fopen("/proc/self/smaps", "r");
+	char line[PATH_MAX + 128];
+	int inside = 0;
+	long sum = 0;
+	while (fp && fgets(line, sizeof line, fp)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) /* a mapping's first line: addresses, ..., path */
+			inside = strstr(line, needle) != NULL;
+		else if (inside && strncmp(line, "Rss:", 4) == 0)
+			sum += atol(line + 4);
+	}
+	if (fp)
+		fclose(fp);
+	return sum;
+}
+
+static double real_flops(const struct real_spec *r, int n)
+{
+	double H = r->hidden, QD = (double)r->heads * r->head_dim, KD = (double)r->kv_heads * r->head_dim, IN = r->inter;
+	double per_layer = 2.0 * n * H * (QD + 2 * KD) + 2.0 * n * QD * H + 2.0 * 3 * n * H * IN +
+			   2.0 * 2 * (double)n * n * QD;
+	return per_layer * r->layers;
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+static double real_forward(struct model *m, int n, struct err *e)
+{
+	int32_t *ids = malloc(n * sizeof *ids);
+	for (int i = 0; i < n; i++)
+		ids[i] = 1000 + (i * 7919) % 20000;
+	struct trace *t = NULL;
+	double a = now();
+	int rc = model_run_ids(m, ids, NULL, n, NULL, &t, e);
+	double dt = now() - a;
+	trace_free(t);
+	free(ids);
+	return rc < 0 ? -1 : dt;
+}
+
+static const char *vs_target(double v, double target, char *buf, size_t sz, const char *unit)
+{
+	if (target <= 0)
+		snprintf(buf, sz, "%s", "");
+	else
+		snprintf(buf, sz, "  (target <= %g %s: %s)", target, unit, v <= target ? "met" : "MISSED");
+	return buf;
+}
+
+/* The child process measuring shape R in DIR: a fresh process, so its peak RSS is this model's. */
+static int real_child(const struct real_spec *r, const char *dir, int first_only)
+{
+	struct model *m = NULL;
+	struct err e = {{0}};
+	char tb[96];
+	setvbuf(stdout, NULL, _IOLBF, 0); /* each figure as soon as it is measured */
+	double t0 = now();
+	if (model_open(dir, &m, &e) < 0) {
+		printf("  %s: %s\n", r->name, e.msg);
+		return 1;
+	}
+	double load = now() - t0, c0;
+	if (first_only) { /* run with ATTNSCOPE_PREFAULT=0: the first forward takes the page faults */
+		c0 = cpu_seconds();
+		double first = real_forward(m, 32, &e);
+		printf("  without the prefault (ATTNSCOPE_PREFAULT=0): first forward at 32 tokens %.0f ms (CPU time %.0f ms)\n",
+		       first * 1e3, (cpu_seconds() - c0) * 1e3);
+		model_close(m);
+		return 0;
+	}
+	/* The explorer shows its first screen meanwhile; here, wait for the prefault to finish. */
+	model_wait_prefault(m);
+	double prefault = now() - t0 - load;
+	c0 = cpu_seconds();
+	double first = real_forward(m, 32, &e);
+	printf("  load %.0f ms%s; background prefault finished %.0f ms after it;\n"
+	       "  first forward at 32 tokens after the prefault: %.0f ms (CPU time %.0f ms)\n",
+	       load * 1e3, vs_target(load, r->target_load, tb, sizeof tb, "s"), prefault * 1e3, first * 1e3,
+	       (cpu_seconds() - c0) * 1e3);
+	struct st_set st;
+	t0 = now();
+	double map_time = st_open_dir(dir, &st, &e) == 0 ? now() - t0 : -1;
+	st_close(&st);
+	t0 = now();
+	struct tokenizer *tok = NULL;
+	double tok_load = tokenizer_load(dir, m->fam.tokenizer, &tok, &e) == 0 ? now() - t0 : -1;
+	tokenizer_free(tok);
+	printf("  load measured apart: mapping the weights %.1f ms, reading tokenizer.json %.0f ms; "
+	       "converted at load: %zu bytes (norms)\n",
+	       map_time * 1e3, tok_load * 1e3, model_bytes_converted(m));
+	int big = (double)r->layers * r->hidden > 100000; /* the 8 B shape: one run each, it takes a while */
+	const int lengths[] = {32, 128};
+	for (int li = 0; li < 2; li++) {
+		int n = lengths[li];
+		double best = 1e30, best_cpu = 0;
+		for (int rep = 0; rep < (big ? 1 : 2); rep++) {
+			double c1 = cpu_seconds(), dt = real_forward(m, n, &e);
+			if (dt < 0) {
+				printf("  %s\n", e.msg);
+				return 1;
+			}
+			if (dt < best) {
+				best = dt;
+				best_cpu = cpu_seconds() - c1;
+			}
+		}
+		printf("  forward at %3d tokens: %8.0f ms (CPU time %.0f ms), %5.1f GFLOP/s%s\n", n, best * 1e3, best_cpu * 1e3,
+		       real_flops(r, n) / best / 1e9, n == 32 ? vs_target(best, r->target_fwd32, tb, sizeof tb, "s") : "");
+	}
+	long hwm = status_kb("VmHWM"), mapped = mapped_rss_kb(dir);
+	double beyond = (hwm - mapped) / 1048576.0;
+	printf("  peak RSS %.2f GB, of which mapped weights resident %.2f GB: %.2f GB beyond the mapped weights%s;\n"
+	       "  float32 cache holds %.0f MB (ATTNSCOPE_WEIGHT_CACHE; none by default)\n",
+	       hwm / 1048576.0, mapped / 1048576.0, beyond, vs_target(beyond, r->target_rss, tb, sizeof tb, "GB"),
+	       model_bytes_cached(m) / 1048576.0);
+	model_close(m);
+	return 0;
+}
+
+static int run_child(char *const argv[])
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Every real shape (or only the one named ONLY), each in its own process. */
+static void bench_real(const char *only)
+{
+	char cache[PATH_MAX];
+	bench_cache_dir(cache, sizeof cache);
+	printf("BF16 models of real shapes (random weights; cached in %s, set ATTNSCOPE_BENCH_CACHE to move them);\n"
+	       "machine sgemm rate now %.1f GFLOP/s\n\n",
+	       cache, sgemm_rate());
+	for (size_t i = 0; i < sizeof real_specs / sizeof real_specs[0]; i++) {
+		const struct real_spec *r = &real_specs[i];
+		char dir[PATH_MAX], reason[PATH_MAX + 128] = "", idx[16];
+		size_t hl;
+		if (only && strcmp(only, r->name) != 0)
+			continue;
+		snprintf(dir, sizeof dir, "%s/%s", cache, r->name);
+		printf("%s-shaped (hidden %d, %d layers, %d heads, %d kv heads, intermediate %d, vocab %d; %.1f GB BF16)\n",
+		       r->name, r->hidden, r->layers, r->heads, r->kv_heads, r->inter, r->vocab,
+		       real_file_size(r, &hl, NULL) / 1e9);
+		fflush(stdout);
+		if (real_prepare(r, dir, reason, sizeof reason) < 0) {
+			printf("  not measured: %s\n\n", reason);
+			continue;
+		}
+		snprintf(idx, sizeof idx, "%zu", i);
+		char *args[] = {"bench_attnscope", "--real", idx, dir, NULL, NULL};
+		fflush(stdout);
+		if (run_child(args) != 0)
+			printf("  the measuring process failed\n");
+		if ((double)r->layers * r->hidden <= 100000) { /* the same without the prefault (not for 8 B: slow) */
+			args[4] = "first-only";
+			setenv("ATTNSCOPE_PREFAULT", "0", 1);
+			run_child(args);
+			unsetenv("ATTNSCOPE_PREFAULT");
+		}
+		printf("\n");
+	}
+}
+
+/* The whole `attnscope --dump` of 32 tokens on a GPT-2-sized F32 file whose header length is 2 mod 4
+ * (as the hub's): the weights cannot be used in place as floats, and must not be copied whole. */
+static void bench_unaligned_dump(void)
+{
+	const char *bin = getenv("ATTNSCOPE_BIN");
+	if (!bin || !*bin) {
+		printf("unaligned F32 --dump: not measured (set ATTNSCOPE_BIN to the attnscope binary)\n\n");
+		return;
+	}
+	const struct spec s = {"gpt2-sized, unaligned F32", 1, 12, 12, 768, 3072, 50257, 1024, 1};
+	char dir[PATH_MAX];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/attnscope-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		return;
+	long long size = write_model(&s, dir);
+	if (size < 0) {
+		remove_dir(dir);
+		return;
+	}
+	char text[32 * 5 + 1], *p = text;
+	for (int i = 0; i < 32; i++)
+		p += sprintf(p, i ? " word" : "word");
+	double best = 1e30;
+	long maxrss = 0;
+	for (int rep = 0; rep < 3; rep++) {
+		double t0 = now();
+		pid_t pid = fork();
+		if (pid == 0) {
+			int fd = open("/dev/null", O_WRONLY);
+			dup2(fd, 1);
+			execl(bin, bin, "--model", dir, "--dump=json", text, (char *)NULL);
+			_exit(127);
+		}
+		int status;
+		struct rusage ru;
+		if (pid < 0 || wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			printf("unaligned F32 --dump: %s failed\n\n", bin);
+			remove_dir(dir);
+			return;
+		}
+		double dt = now() - t0;
+		best = dt < best ? dt : best;
+		maxrss = ru.ru_maxrss > maxrss ? ru.ru_maxrss : maxrss;
+	}
+	double over = maxrss / 1024.0 - size / 1048576.0;
+	printf("gpt2-sized F32 with an unaligned header (%.0f MB): whole `attnscope --dump=json` of 32 tokens %.0f ms "
+	       "(target <= 500 ms: %s); peak RSS %.0f MB = file size %+.0f MB (target <= +64 MB: %s)\n\n",
+	       size / 1e6, best * 1e3, best <= 0.5 ? "met" : "MISSED", maxrss / 1024.0, over, over <= 64 ? "met" : "MISSED");
+	if (getenv("ATTNSCOPE_BENCH_KEEP"))
+		printf("(kept in %s)\n", dir);
+	else
+		remove_dir(dir);
+}
+
 int main(int argc, char **argv)
 {
+	if ((argc == 4 || argc == 5) && strcmp(argv[1], "--real") == 0) {
+		size_t i = strtoul(argv[2], NULL, 10);
+		return i < sizeof real_specs / sizeof real_specs[0] ? real_child(&real_specs[i], argv[3], argc == 5) : 2;
+	}
+	if (argc > 1 && strcmp(argv[1], "--modern") == 0) { /* only these: --modern [unaligned|SHAPE] */
+		if (argc < 3 || strcmp(argv[2], "unaligned") == 0)
+			bench_unaligned_dump();
+		if (argc < 3 || strcmp(argv[2], "unaligned") != 0)
+			bench_real(argc > 2 ? argv[2] : NULL);
+		return 0;
+	}
 	int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
 	int corpus_only = argc > 1 && strcmp(argv[1], "--corpus") == 0; /* only the corpus-mode figure */
 	const struct spec specs[] = {
-		{"bert-base-sized (12 layers, 12 heads, hidden 768)", 0, 12, 12, 768, 3072, 30522, 512},
-		{"gpt2-sized (12 layers, 12 heads, hidden 768)", 1, 12, 12, 768, 3072, 50257, 1024},
+		{"bert-base-sized (12 layers, 12 heads, hidden 768)", 0, 12, 12, 768, 3072, 30522, 512, 0},
+		{"gpt2-sized (12 layers, 12 heads, hidden 768)", 1, 12, 12, 768, 3072, 50257, 1024, 0},
 	};
 	const int lengths[] = {8, 32, 128, 512};
 	const char *ct = getenv("OPENBLAS_CORETYPE");
@@ -464,15 +951,20 @@ int main(int argc, char **argv)
 		}
 		double load = now() - t0;
 		const struct model_info *info = model_get_info(m);
-		printf("%s (bundled; %d layers, %d heads, hidden %d)\n  load %.1f ms (F16 widened to float32: %zu bytes)\n",
+		printf("%s (bundled; %d layers, %d heads, hidden %d)\n  load %.1f ms (F16: vectors converted at load %zu bytes, "
+		       "matrices used from the mapping)\n",
 		       demos[di], info->n_layers, info->n_heads, info->hidden, load * 1e3, model_bytes_converted(m));
 		bench_keystroke(m, 32, quick ? 1 : 5);
 		bench_keystroke(m, 128, quick ? 1 : 3);
 		model_close(m);
 		printf("\n");
 	}
+	bench_unaligned_dump();
+	bench_real(NULL);
 	printf("targets: forward >= 75%% of the sgemm rate at 128+ tokens; load of a 440 MB model well under 1 s;\n"
-	       "         keystroke -> frame <= 50 ms at 32 tokens; corpus mode 1,000 texts of ~25 tokens <= 60 s.\n");
+	       "         keystroke -> frame <= 50 ms at 32 tokens; unaligned F32 --dump <= 0.5 s within file size + 64 MB;\n"
+	       "         BF16 1 B: load <= 1 s, forward at 32 tokens <= 1 s; 8 B: <= 2 GB beyond the mapped weights;\n"
+	       "         corpus mode 1,000 texts of ~25 tokens <= 60 s.\n");
 	printf("%s\n", below ? "some targets missed (see above)" : "all targets met");
 	return 0;
 }

@@ -22,12 +22,13 @@ struct fwd_buf {
 	float *cos_l, *sin_l; /* ... of sliding-window layers */
 	float *rel;   /* [2 span][H] DeBERTa's relative embeddings after their LayerNorm (NULL otherwise) */
 	float *rel_q, *rel_k; /* [2 span][QD], [2 span][KD] a layer's query/key projections of them */
+	float *row;   /* [E] one embedding row */
 };
 
-static void fwd_linear(const struct model *m, const float *x, int n, int in, int out, const float *w, const float *b,
-		       float *y, int ldy)
+static void fwd_linear(const struct model *m, const float *x, int n, int in, int out, const struct weight *w,
+		       const float *b, float *y, int ldy)
 {
-	ops_linear(x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy);
+	weight_linear(m->cache, x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy);
 }
 
 /* Apply norm N to X [n][d] into Y (may alias X); a missing norm copies. */
@@ -76,11 +77,11 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 	const struct arch *a = &m->arch;
 	int n = t->n, H = t->hidden, D = t->head_dim, QD = a->q_dim, KD = a->kv_dim, ld = QD + 2 * KD;
 	if (m->fam.fused_qkv) {
-		fwd_linear(m, h, n, H, ld, w->qkv_w, w->qkv_b, b->qkv, ld);
+		fwd_linear(m, h, n, H, ld, &w->qkv_w, w->qkv_b, b->qkv, ld);
 	} else {
-		fwd_linear(m, h, n, H, QD, w->q_w, w->q_b, b->qkv, ld);
-		fwd_linear(m, h, n, H, KD, w->k_w, w->k_b, b->qkv + QD, ld);
-		fwd_linear(m, h, n, H, KD, w->v_w, w->v_b, b->qkv + QD + KD, ld);
+		fwd_linear(m, h, n, H, QD, &w->q_w, w->q_b, b->qkv, ld);
+		fwd_linear(m, h, n, H, KD, &w->k_w, w->k_b, b->qkv + QD, ld);
+		fwd_linear(m, h, n, H, KD, &w->v_w, w->v_b, b->qkv + QD + KD, ld);
 	}
 	bool sliding = a->layer_sliding && a->layer_sliding[l];
 	const struct rope *rope = sliding ? &a->rope_local : &a->rope_global;
@@ -112,37 +113,60 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 	}
 }
 
-/* Self-attention of layer L on input H [n][hidden]; result (after output projection) in B->proj. */
+struct fwd_heads {
+	const struct model *m;
+	struct trace *t;
+	struct fwd_buf *b;
+	int l;
+	float scale;
+};
+
+/* Scores, probabilities and context of head HD (each head writes only its own). */
+static void fwd_head(void *ctx, int hd, float *scratch)
+{
+	const struct fwd_heads *c = ctx;
+	struct trace *t = c->t;
+	int n = t->n, D = t->head_dim, QD = c->m->arch.q_dim, l = c->l;
+	const float *q = trace_q(t, l, hd), *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
+	float *p = (float *)trace_attn(t, l, hd); /* scores, then probabilities, in place */
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, c->scale, q, D, k, D, 0.0f, p, n);
+	const struct fwd_buf *b = c->b;
+	if (b->rel) /* DeBERTa: the content-to-position and position-to-content terms */
+		relpos_add(&c->m->relpos, p, n, D, q, k, b->rel_q + hd * D, b->rel_k + trace_kv_head(t, hd) * D, QD,
+			   c->scale);
+	if (c->m->arch.softcap > 0)
+		ops_softcap(p, (size_t)n * n, c->m->arch.softcap);
+	for (int i = 0; i < n; i++) {
+		int lo, hi;
+		trace_key_range(t, l, i, &lo, &hi);
+		ops_softmax_range(p + (size_t)i * n, n, lo, hi);
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, p, n, v, D, 0.0f, c->b->ctx + hd * D, QD);
+}
+
+/* Self-attention of layer L on input H [n][hidden]; result (after output projection) in B->proj.
+ * Heads run one after the other (each sgemm threaded by OpenBLAS), or on our threads for models
+ * whose matrices span several tiles. */
 static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, struct trace *t)
 {
-	const struct arch *a = &m->arch;
-	int n = t->n, D = t->head_dim, QD = a->q_dim;
 	fwd_project(m, l, h, b, t);
 	if (b->rel) { /* DeBERTa (share_att_key): the layer's own q/k projections of the relative embeddings */
 		const struct layer_weights *w = &m->layers[l];
-		int rows = 2 * m->relpos.span;
-		fwd_linear(m, b->rel, rows, t->hidden, QD, w->q_w, w->q_b, b->rel_q, QD);
-		fwd_linear(m, b->rel, rows, t->hidden, a->kv_dim, w->k_w, w->k_b, b->rel_k, a->kv_dim);
+		int rows = 2 * m->relpos.span, QD = m->arch.q_dim, KD = m->arch.kv_dim;
+		fwd_linear(m, b->rel, rows, t->hidden, QD, &w->q_w, w->q_b, b->rel_q, QD);
+		fwd_linear(m, b->rel, rows, t->hidden, KD, &w->k_w, w->k_b, b->rel_k, KD);
 	}
-	float scale = a->attn_scale;
+	struct fwd_heads c = {m, t, b, l, m->arch.attn_scale};
 	if (m->scale_by_inverse_layer)
-		scale /= (float)(l + 1);
-	for (int hd = 0; hd < t->n_heads; hd++) {
-		const float *q = trace_q(t, l, hd), *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
-		float *p = (float *)trace_attn(t, l, hd); /* scores, then probabilities, in place */
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, scale, q, D, k, D, 0.0f, p, n);
-		if (b->rel)
-			relpos_add(&m->relpos, p, n, D, q, k, b->rel_q + hd * D, b->rel_k + trace_kv_head(t, hd) * D, QD, scale);
-		if (a->softcap > 0)
-			ops_softcap(p, (size_t)n * n, a->softcap);
-		for (int i = 0; i < n; i++) {
-			int lo, hi;
-			trace_key_range(t, l, i, &lo, &hi);
-			ops_softmax_range(p + (size_t)i * n, n, lo, hi);
-		}
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, p, n, v, D, 0.0f, b->ctx + hd * D, QD);
+		c.scale /= (float)(l + 1);
+	if (m->own_threads) {
+		weights_parallel(t->n_heads, 0, fwd_head, &c);
+	} else {
+		for (int hd = 0; hd < t->n_heads; hd++)
+			fwd_head(&c, hd, NULL);
 	}
-	fwd_linear(m, b->ctx, n, QD, t->hidden, m->layers[l].out_w, m->layers[l].out_b, b->proj, t->hidden);
+	fwd_linear(m, b->ctx, t->n, m->arch.q_dim, t->hidden, &m->layers[l].out_w, m->layers[l].out_b, b->proj,
+		   t->hidden);
 }
 
 /* MLP of layer L on H [n][hidden] into OUT [n][hidden]. */
@@ -151,20 +175,20 @@ static void fwd_mlp(const struct model *m, int l, const float *h, struct fwd_buf
 	const struct layer_weights *w = &m->layers[l];
 	int H = m->info.hidden, inter = m->info.intermediate;
 	if (m->fam.mlp == MLP_PLAIN) {
-		fwd_linear(m, h, n, H, inter, w->up_w, w->up_b, b->mid, inter);
+		fwd_linear(m, h, n, H, inter, &w->up_w, w->up_b, b->mid, inter);
 		ops_activation(m->act, b->mid, (size_t)n * inter);
 	} else {
 		/* gate | up side by side in B->mid (rows 2I wide), then act(gate) * up packed to rows inter wide */
-		if (w->gate_up_w) {
-			fwd_linear(m, h, n, H, 2 * inter, w->gate_up_w, NULL, b->mid, 2 * inter);
+		if (weight_present(&w->gate_up_w)) {
+			fwd_linear(m, h, n, H, 2 * inter, &w->gate_up_w, NULL, b->mid, 2 * inter);
 		} else {
-			fwd_linear(m, h, n, H, inter, w->gate_w, w->gate_b, b->mid, 2 * inter);
-			fwd_linear(m, h, n, H, inter, w->up_w, w->up_b, b->mid + inter, 2 * inter);
+			fwd_linear(m, h, n, H, inter, &w->gate_w, w->gate_b, b->mid, 2 * inter);
+			fwd_linear(m, h, n, H, inter, &w->up_w, w->up_b, b->mid + inter, 2 * inter);
 		}
 		/* in place: row i's product lands at i*inter, never past the row's own gate values */
 		ops_gated(m->act, b->mid, b->mid + inter, n, inter, 2 * inter, b->mid);
 	}
-	fwd_linear(m, b->mid, n, inter, H, w->down_w, w->down_b, out, H);
+	fwd_linear(m, b->mid, n, inter, H, &w->down_w, w->down_b, out, H);
 }
 
 /* Record the first hidden state holding NaN/Inf: bad weights should be reported, not crash. */
@@ -180,28 +204,34 @@ static void fwd_check_finite(struct trace *t, int layer, const float *x, size_t 
 	}
 }
 
-/* Embeddings of T's tokens into X [n][hidden]; SCRATCH [n][E] holds them first when the tables are
- * narrower than the hidden size (ELECTRA: word + position + type, LayerNorm, then the projection). */
-static void fwd_embed(const struct model *m, struct trace *t, float *x, float *scratch)
+/* Embeddings of T's tokens into X [n][hidden]: only the rows of the ids are read (and converted) from
+ * the tables. The tables are E wide: where E differs from the hidden size (ELECTRA, ALBERT) the rows
+ * go to E_BUF [n][E] for their LayerNorm and then through the projection. ROW is scratch for E floats. */
+static void fwd_embed(const struct model *m, struct trace *t, float *x, float *e_buf, float *row)
 {
 	int E = m->embed_dim, seen = 0;
-	float scale = m->arch.embed_scale, *e = m->emb_proj_w ? scratch : x;
+	float scale = m->arch.embed_scale, *e = weight_present(&m->emb_proj_w) ? e_buf : x;
 	for (int i = 0; i < t->n; i++) {
 		float *ei = e + (size_t)i * E;
-		const float *te = m->tok_emb + (size_t)t->ids[i] * E;
-		for (int j = 0; j < E; j++)
-			ei[j] = scale > 0 ? te[j] * scale : te[j];
+		weight_rows(&m->tok_emb, t->ids[i], 1, ei);
+		if (scale > 0)
+			for (int j = 0; j < E; j++)
+				ei[j] = ei[j] * scale;
 		int pos = i;
 		if (m->fam.positions_after_pad) /* RoBERTa: pad + 1, pad + 2, ... skipping pad tokens */
 			pos = t->ids[i] == m->pad_id ? m->pad_id : m->pad_id + ++seen;
-		if (m->pos_emb)
-			ops_add(ei, m->pos_emb + (size_t)pos * E, E);
-		if (m->type_emb)
-			ops_add(ei, m->type_emb + (size_t)t->type_ids[i] * E, E);
+		if (weight_present(&m->pos_emb)) {
+			weight_rows(&m->pos_emb, pos, 1, row);
+			ops_add(ei, row, E);
+		}
+		if (weight_present(&m->type_emb)) {
+			weight_rows(&m->type_emb, t->type_ids[i], 1, row);
+			ops_add(ei, row, E);
+		}
 	}
 	fwd_norm_dim(m, &m->emb_ln, e, e, t->n, E);
-	if (m->emb_proj_w)
-		fwd_linear(m, scratch, t->n, E, t->hidden, m->emb_proj_w, m->emb_proj_b, x, t->hidden);
+	if (weight_present(&m->emb_proj_w))
+		fwd_linear(m, e_buf, t->n, E, t->hidden, &m->emb_proj_w, m->emb_proj_b, x, t->hidden);
 }
 
 /* One block of layer L on the residual stream B->x. */
@@ -257,19 +287,20 @@ static int fwd_alloc(const struct model *m, int n, struct fwd_buf *b)
 	b->cos_l = malloc(n * half * sizeof(float));
 	b->sin_l = malloc(n * half * sizeof(float));
 	bool rel_ok = true;
-	if (m->rel_emb) {
+	b->row = malloc((m->embed_dim > 0 ? (size_t)m->embed_dim : 1) * sizeof(float));
+	if (weight_present(&m->rel_emb)) {
 		size_t rows = 2 * (size_t)m->relpos.span;
 		b->rel = malloc(rows * H * sizeof(float));
 		b->rel_q = malloc(rows * (size_t)a->q_dim * sizeof(float));
 		b->rel_k = malloc(rows * (size_t)a->kv_dim * sizeof(float));
 		rel_ok = b->rel && b->rel_q && b->rel_k;
 		if (rel_ok) { /* the encoder's LayerNorm of the table, once per run (norm_rel_ebd) */
-			memcpy(b->rel, m->rel_emb, rows * H * sizeof(float));
+			weight_rows(&m->rel_emb, 0, (int64_t)rows, b->rel);
 			fwd_norm(m, &m->rel_ln, b->rel, b->rel, (int)rows);
 		}
 	}
 	return b->x && b->h && b->qkv && b->ctx && b->proj && b->proj2 && b->mid && b->cos_g && b->sin_g && b->cos_l &&
-			       b->sin_l && rel_ok
+			       b->sin_l && b->row && rel_ok
 		       ? 0
 		       : -1;
 }
@@ -290,6 +321,7 @@ static void fwd_free(struct fwd_buf *b)
 	free(b->rel);
 	free(b->rel_q);
 	free(b->rel_k);
+	free(b->row);
 }
 
 int forward_layer(const struct model *m, struct trace *t, int layer, const float *x_in, struct err *e)
@@ -300,6 +332,8 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 	int rc = 0;
 	if (layer < 0 || layer >= t->n_layers || n == 0)
 		return err_set(e, "no layer %d", layer);
+	if (m->own_threads)
+		weights_threads_begin();
 	if (fwd_alloc(m, n, &b) < 0) {
 		rc = err_set(e, "out of memory for %d tokens", n);
 	} else if (m->arch.rotary && (rope_tables(&m->arch.rope_global, n, b.cos_g, b.sin_g, e) < 0 ||
@@ -313,6 +347,8 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 		memcpy((float *)trace_hidden(t, layer + 1), b.x, nh * sizeof(float));
 	}
 	fwd_free(&b);
+	if (m->own_threads)
+		weights_threads_end();
 	return rc;
 }
 
@@ -326,6 +362,8 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 	struct fwd_buf b;
 	int rc = 0;
 	size_t nh = (size_t)n * H;
+	if (m->own_threads) /* OpenBLAS single-threaded for the whole pass: its idle workers spin */
+		weights_threads_begin();
 	if (fwd_alloc(m, n, &b) < 0) {
 		rc = err_set(e, "out of memory for %d tokens", n);
 		goto done;
@@ -335,7 +373,7 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 		rc = -1;
 		goto done;
 	}
-	fwd_embed(m, t, b.x, b.mid);
+	fwd_embed(m, t, b.x, b.mid, b.row);
 	memcpy((float *)trace_hidden(t, 0), b.x, nh * sizeof(float));
 	fwd_check_finite(t, 0, b.x, nh);
 	for (int l = 0; l < t->n_layers; l++) {
@@ -352,5 +390,7 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 	}
 done:
 	fwd_free(&b);
+	if (m->own_threads)
+		weights_threads_end();
 	return rc;
 }

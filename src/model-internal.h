@@ -11,6 +11,7 @@
 #include "rope.h"
 #include "safetensors.h"
 #include "tokenizer.h"
+#include "weights.h"
 
 /* A normalisation layer: LayerNorm (with or without bias) or RMSNorm scaled by (offset + w). */
 struct norm_weights {
@@ -20,21 +21,28 @@ struct norm_weights {
 
 /* One block's weights. "in→out" linears are applied as y = x·W + b whatever the storage layout;
  * the family's linear_layout says whether W is stored [out, in] or [in, out]. NULL bias = none.
+ * Matrices stay where the file has them (struct weight: F32, F16 or BF16 in the mapping, used by
+ * tile or from the float32 cache); vectors (norms, biases) are float32, converted at load if need be.
  * Widths: H = hidden, QD = heads × head_dim, KD = kv_heads × head_dim, I = intermediate. */
 struct layer_weights {
 	struct norm_weights ln1;      /* before attention (pre-LN) or after it (post-LN BERT) */
-	const float *q_w, *k_w, *v_w; /* H→QD, H→KD, H→KD (separate projections) */
+	struct weight q_w, k_w, v_w;  /* H→QD, H→KD, H→KD (separate projections) */
 	const float *q_b, *k_b, *v_b; /* [QD], [KD], [KD] */
-	const float *qkv_w, *qkv_b;   /* H→QD+2KD fused (family qkv_layout), [QD+2KD] */
+	struct weight qkv_w;          /* H→QD+2KD fused (family qkv_layout) */
+	const float *qkv_b;           /* [QD+2KD] */
 	const float *q_norm_w;        /* [head_dim] per-head RMSNorm of q before rotary (Qwen3, Gemma 3) */
 	const float *k_norm_w;        /* [head_dim] */
-	const float *out_w, *out_b;   /* QD→H, [H] */
+	struct weight out_w;          /* QD→H */
+	const float *out_b;           /* [H] */
 	struct norm_weights post_attn; /* Gemma 2/3: normalises the attention output before the residual */
 	struct norm_weights ln2;      /* before the MLP (pre-LN) or after it (post-LN) */
-	const float *up_w, *up_b;     /* H→I, [I] */
-	const float *gate_w, *gate_b; /* H→I gated MLP: down(act(gate x) * up x) */
-	const float *gate_up_w;       /* H→2I fused [gate | up] (Phi-3) */
-	const float *down_w, *down_b; /* I→H, [H] */
+	struct weight up_w;           /* H→I */
+	const float *up_b;            /* [I] */
+	struct weight gate_w;         /* H→I gated MLP: down(act(gate x) * up x) */
+	const float *gate_b;          /* [I] */
+	struct weight gate_up_w;      /* H→2I fused [gate | up] (Phi-3) */
+	struct weight down_w;         /* I→H */
+	const float *down_b;          /* [H] */
 	struct norm_weights post_mlp; /* Gemma 2/3: normalises the MLP output before the residual */
 };
 
@@ -69,20 +77,28 @@ struct model {
 	int pos_rows;                /* rows of the learned position table (config max_position_embeddings) */
 	int pad_id;                  /* RoBERTa: the padding id its positions count from (positions_after_pad) */
 	int embed_dim;               /* E: width of the embedding tables (ELECTRA: embedding_size; else hidden) */
-	const float *tok_emb;        /* [vocab_size][E] */
-	const float *pos_emb;        /* [max_positions][E] or NULL (rotary) */
-	const float *type_emb;       /* [type_vocab][E] or NULL */
+	struct weight tok_emb;       /* [vocab_size][E]: only the rows of a text's ids are read */
+	struct weight pos_emb;       /* [pos_rows][E] or absent (rotary) */
+	struct weight type_emb;      /* [type_vocab][E] or absent */
 	struct norm_weights emb_ln;  /* [E] or NULL */
-	const float *emb_proj_w, *emb_proj_b; /* E→hidden when E differs (ELECTRA's embeddings_project) */
+	struct weight emb_proj_w;    /* E→hidden when E differs (ELECTRA's embeddings_project), or absent */
+	const float *emb_proj_b;     /* [hidden] */
 	struct relpos relpos;        /* DeBERTa: relative-position terms (family position: relative) */
-	const float *rel_emb;        /* [2 span][hidden] relative position embeddings, or NULL */
+	struct weight rel_emb;       /* [2 span][hidden] relative position embeddings, or absent */
 	struct norm_weights rel_ln;  /* [hidden] their LayerNorm (norm_rel_ebd layer_norm) */
 	struct norm_weights final_ln; /* [hidden] or NULL */
 	struct layer_weights *layers; /* [n_layers] */
 
-	float **owned;               /* buffers converted from F16/BF16 or copied from unaligned F32 */
+	struct wcache *cache;        /* whole matrices converted to float32, within a budget (default 0) */
+	float **owned;               /* vectors converted from F16/BF16 or copied from unaligned F32 */
 	int n_owned, cap_owned;
-	size_t bytes_converted;      /* how much of the model had to be copied (reported by the benchmark) */
+	size_t bytes_converted;      /* how much of the model was converted at load (vectors only) */
+	bool own_threads;            /* matrices span several tiles: the forward pass shares tiles and heads
+				      * between its own threads, OpenBLAS single-threaded (tiny models keep
+				      * OpenBLAS's threading, whose rounding their reference cases pin) */
+	pthread_t prefault;          /* faults the weights in, in the order the forward uses them */
+	bool prefault_running;
+	volatile int prefault_stop;
 };
 
 /* Read config.json's shape and block settings into M->info and M->arch (model-config.c). */
@@ -96,7 +112,17 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
  * "teacher forcing", to check each layer's math apart from the rounding earlier layers pass on). */
 int forward_layer(const struct model *m, struct trace *t, int layer, const float *x_in, struct err *e);
 
-/* Bytes of weights converted or copied at load time (0 for aligned F32 files). */
+/* Bytes of weights converted or copied at load time (0 for aligned F32 files; only norms and biases
+ * otherwise: matrices are used from the mapping). */
 size_t model_bytes_converted(const struct model *m);
+
+/* Bytes of matrices the float32 cache holds now (ATTNSCOPE_WEIGHT_CACHE bounds it). */
+size_t model_bytes_cached(const struct model *m);
+
+/* Replace the cache's budget (dropping what it holds): for tests and the benchmark. */
+int model_set_cache_budget(struct model *m, size_t bytes);
+
+/* Wait for the background prefault of the weights to finish (the benchmark times it). */
+void model_wait_prefault(struct model *m);
 
 #endif

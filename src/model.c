@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "hfconfig.h"
@@ -39,6 +42,92 @@ const struct tokenizer *model_get_tokenizer(const struct model *m)
 size_t model_bytes_converted(const struct model *m)
 {
 	return m->bytes_converted;
+}
+
+size_t model_bytes_cached(const struct model *m)
+{
+	return m->cache ? wcache_bytes(m->cache) : 0;
+}
+
+int model_set_cache_budget(struct model *m, size_t bytes)
+{
+	struct wcache *c = m->cache;
+	pthread_mutex_lock(&c->lock);
+	for (int i = 0; i < c->n_slots; i++) {
+		free(c->slots[i]);
+		c->slots[i] = NULL;
+		c->tried[i] = 0;
+	}
+	c->used = 0;
+	c->budget = bytes;
+	pthread_mutex_unlock(&c->lock);
+	return 0;
+}
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14; older kernels say EINVAL and the pages are touched instead */
+#endif
+
+/* Fault W's pages in: ask the kernel to read them ahead, then map them into this process (one
+ * MADV_POPULATE_READ per 8 MB, else a byte a page), so the forward pass takes no page faults. */
+static void model_prefault_weight(struct model *m, const struct weight *w)
+{
+	if (!w->data || m->prefault_stop)
+		return;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)w->rows * w->cols * (w->dtype == ST_F32 ? 4 : 2);
+	uintptr_t lo = (uintptr_t)w->data & ~(uintptr_t)(page - 1), hi = (uintptr_t)w->data + bytes;
+	(void)madvise((void *)lo, hi - lo, MADV_WILLNEED);
+	const size_t chunk = (size_t)8 << 20;
+	for (uintptr_t at = lo; at < hi && !m->prefault_stop; at += chunk) {
+		size_t len = hi - at < chunk ? hi - at : chunk;
+		if (madvise((void *)at, len, MADV_POPULATE_READ) == 0)
+			continue;
+		volatile const uint8_t *p = (const uint8_t *)at;
+		uint8_t sink = 0;
+		for (size_t off = 0; off < len; off += page)
+			sink ^= p[off];
+		(void)sink;
+	}
+}
+
+static void *model_prefault_main(void *arg)
+{
+	struct model *m = arg;
+#ifdef SYS_gettid
+	/* Low priority: a forward pass running meanwhile (--dump) keeps the cores; idle time reads ahead. */
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+#endif
+	model_prefault_weight(m, &m->pos_emb);
+	model_prefault_weight(m, &m->type_emb);
+	model_prefault_weight(m, &m->emb_proj_w);
+	model_prefault_weight(m, &m->rel_emb);
+	for (int l = 0; l < m->info.n_layers && !m->prefault_stop; l++) {
+		const struct layer_weights *w = &m->layers[l];
+		const struct weight *order[] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->out_w,
+						&w->gate_up_w, &w->gate_w, &w->up_w, &w->down_w};
+		for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+			model_prefault_weight(m, order[i]);
+	}
+	return NULL;
+}
+
+/* In the background, unless ATTNSCOPE_PREFAULT=0: the weights are faulted in while the user reads
+ * the first screen, in the order the forward pass uses them (the token table only by its rows). */
+static void model_start_prefault(struct model *m)
+{
+	const char *env = getenv("ATTNSCOPE_PREFAULT");
+	if (env && strcmp(env, "0") == 0)
+		return;
+	m->prefault_stop = 0;
+	m->prefault_running = pthread_create(&m->prefault, NULL, model_prefault_main, m) == 0;
+}
+
+void model_wait_prefault(struct model *m)
+{
+	if (m->prefault_running) {
+		pthread_join(m->prefault, NULL);
+		m->prefault_running = false;
+	}
 }
 
 static int model_keep(struct model *m, float *buf, struct err *e)
@@ -130,10 +219,10 @@ static bool model_role_enabled(const struct model *m, enum family_role role)
 	return true;
 }
 
-/* Bind ROLE (of LAYER) to *OUT, checking the shape against D0 (and D1 when NDIM is 2). When the
- * family does not list the role, *OUT stays NULL; when it lists it, the tensor must exist. */
-static int model_bind(struct model *m, enum family_role role, int layer, int ndim, int64_t d0, int64_t d1,
-		      const float **out, struct err *e)
+/* The tensor bound to ROLE (of LAYER) in *T, its shape checked against D0 (and D1 when NDIM is 2).
+ * When the family does not list the role, *T is NULL; when it lists it, the tensor must exist. */
+static int model_lookup(struct model *m, enum family_role role, int layer, int ndim, int64_t d0, int64_t d1,
+			const struct st_tensor **out, struct err *e)
 {
 	*out = NULL;
 	if (!m->fam.n_names[role] || !model_role_enabled(m, role))
@@ -157,7 +246,41 @@ static int model_bind(struct model *m, enum family_role role, int layer, int ndi
 		return err_set(e, "%s: tensor '%s' has shape %s, expected %s from config.json", t->file, t->name, have,
 			       need);
 	}
-	return model_as_f32(m, t, out, e);
+	*out = t;
+	return 0;
+}
+
+/* Bind the vector ROLE (of LAYER, [D0]) to *OUT as float32 (converted at load when need be). */
+static int model_bind(struct model *m, enum family_role role, int layer, int ndim, int64_t d0, int64_t d1,
+		      const float **out, struct err *e)
+{
+	const struct st_tensor *t;
+	*out = NULL;
+	if (model_lookup(m, role, layer, ndim, d0, d1, &t, e) < 0)
+		return -1;
+	return t ? model_as_f32(m, t, out, e) : 0;
+}
+
+/* Bind the matrix ROLE (of LAYER, [D0][D1]) to *W where the file has it. */
+static int model_bind_matrix(struct model *m, enum family_role role, int layer, int64_t d0, int64_t d1,
+			     struct weight *w, struct err *e)
+{
+	const struct st_tensor *t;
+	memset(w, 0, sizeof *w);
+	w->slot = -1;
+	if (model_lookup(m, role, layer, 2, d0, d1, &t, e) < 0)
+		return -1;
+	if (!t)
+		return 0;
+	if (t->dtype != ST_F32 && t->dtype != ST_F16 && t->dtype != ST_BF16)
+		return err_set(e, "%s: tensor '%s' has dtype %s; expected F32, F16 or BF16", t->file, t->name,
+			       t->dtype_name);
+	*w = (struct weight){t->data, t->dtype, d0, d1, NULL, -1};
+	if (t->dtype == ST_F32 && ((uintptr_t)t->data % sizeof(float)) == 0)
+		w->f32 = (const float *)(const void *)t->data;
+	if (wcache_register(m->cache, w) < 0)
+		return err_set(e, "out of memory");
+	return 0;
 }
 
 /* Shape of an in→out linear weight as stored in this family's layout. */
@@ -173,11 +296,11 @@ static void model_linear_shape(const struct model *m, int64_t in, int64_t out, i
 }
 
 static int model_bind_linear(struct model *m, enum family_role wrole, enum family_role brole, int layer,
-			     int64_t in, int64_t out, const float **w, const float **b, struct err *e)
+			     int64_t in, int64_t out, struct weight *w, const float **b, struct err *e)
 {
 	int64_t d0, d1;
 	model_linear_shape(m, in, out, &d0, &d1);
-	if (model_bind(m, wrole, layer, 2, d0, d1, w, e) < 0)
+	if (model_bind_matrix(m, wrole, layer, d0, d1, w, e) < 0)
 		return -1;
 	return model_bind(m, brole, layer, 1, out, 0, b, e);
 }
@@ -217,7 +340,7 @@ static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struc
 	if (m->fam.mlp == MLP_GATED && m->fam.n_names[WEIGHT_MLP_GATE_UP_W]) {
 		int64_t d0, d1;
 		model_linear_shape(m, H, 2 * I, &d0, &d1);
-		if (model_bind(m, WEIGHT_MLP_GATE_UP_W, l, 2, d0, d1, &w->gate_up_w, e) < 0)
+		if (model_bind_matrix(m, WEIGHT_MLP_GATE_UP_W, l, d0, d1, &w->gate_up_w, e) < 0)
 			return -1;
 	} else {
 		if (model_bind_linear(m, WEIGHT_MLP_UP_W, WEIGHT_MLP_UP_B, l, H, I, &w->up_w, &w->up_b, e) < 0)
@@ -233,24 +356,24 @@ static int model_bind_all(struct model *m, struct err *e)
 {
 	const struct model_info *in = &m->info;
 	int64_t H = in->hidden, E = m->embed_dim;
-	if (model_bind(m, WEIGHT_TOKEN_EMB, -1, 2, in->vocab_size, E, &m->tok_emb, e) < 0 ||
+	if (model_bind_matrix(m, WEIGHT_TOKEN_EMB, -1, in->vocab_size, E, &m->tok_emb, e) < 0 ||
 	    model_bind_norm(m, WEIGHT_EMB_LN_W, WEIGHT_EMB_LN_B, -1, E, &m->emb_ln, e) < 0 ||
 	    model_bind_norm(m, WEIGHT_FINAL_LN_W, WEIGHT_FINAL_LN_B, -1, H, &m->final_ln, e) < 0)
 		return -1;
 	if (m->fam.position == POS_LEARNED &&
-	    model_bind(m, WEIGHT_POS_EMB, -1, 2, m->pos_rows, E, &m->pos_emb, e) < 0)
+	    model_bind_matrix(m, WEIGHT_POS_EMB, -1, m->pos_rows, E, &m->pos_emb, e) < 0)
 		return -1;
-	if (m->type_vocab > 0 && model_bind(m, WEIGHT_TYPE_EMB, -1, 2, m->type_vocab, E, &m->type_emb, e) < 0)
+	if (m->type_vocab > 0 && model_bind_matrix(m, WEIGHT_TYPE_EMB, -1, m->type_vocab, E, &m->type_emb, e) < 0)
 		return -1;
 	/* ELECTRA has embeddings_project only when the embedding size differs from the hidden size. */
 	if (E != H && model_bind_linear(m, WEIGHT_EMB_PROJ_W, WEIGHT_EMB_PROJ_B, -1, E, H, &m->emb_proj_w,
 					&m->emb_proj_b, e) < 0)
 		return -1;
-	if (E != H && !m->emb_proj_w)
+	if (E != H && !weight_present(&m->emb_proj_w))
 		return err_set(e, "%s: embedding size %lld differs from the hidden size %lld, and the family has no "
 			       "embedding projection", m->info.dir, (long long)E, (long long)H);
 	if (m->fam.position == POS_RELATIVE &&
-	    (model_bind(m, WEIGHT_REL_EMB, -1, 2, 2 * (int64_t)m->relpos.span, H, &m->rel_emb, e) < 0 ||
+	    (model_bind_matrix(m, WEIGHT_REL_EMB, -1, 2 * (int64_t)m->relpos.span, H, &m->rel_emb, e) < 0 ||
 	     model_bind_norm(m, WEIGHT_REL_LN_W, WEIGHT_REL_LN_B, -1, H, &m->rel_ln, e) < 0))
 		return -1;
 	m->layers = calloc(in->n_layers, sizeof *m->layers);
@@ -301,12 +424,25 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 		goto fail;
 	if (st_open_dir(m->info.dir, &m->st, e) < 0)
 		goto fail;
+	if (!(m->cache = malloc(sizeof *m->cache)) || wcache_init(m->cache, wcache_default_budget()) < 0) {
+		free(m->cache);
+		m->cache = NULL;
+		err_set(e, "out of memory");
+		goto fail;
+	}
 	if (model_bind_all(m, e) < 0)
 		goto fail;
 	if (tokenizer_load(m->info.dir, m->fam.tokenizer, &m->tok, e) < 0)
 		goto fail;
 	m->info.supports_pairs = tokenizer_supports_pairs(m->tok);
 	hfconfig_free(&cfg);
+	for (int l = 0; l < m->info.n_layers && !m->own_threads; l++) {
+		const struct layer_weights *w = &m->layers[l];
+		bool t = m->fam.linear == LINEAR_OUT_IN;
+		m->own_threads = weight_tiled(&w->qkv_w, t) || weight_tiled(&w->q_w, t) || weight_tiled(&w->out_w, t) ||
+				 weight_tiled(&w->up_w, t) || weight_tiled(&w->gate_up_w, t) || weight_tiled(&w->down_w, t);
+	}
+	model_start_prefault(m);
 	*out = m;
 	return 0;
 fail:
@@ -319,6 +455,12 @@ void model_close(struct model *m)
 {
 	if (!m)
 		return;
+	m->prefault_stop = 1;
+	model_wait_prefault(m);
+	if (m->cache) {
+		wcache_free(m->cache);
+		free(m->cache);
+	}
 	tokenizer_free(m->tok);
 	for (int i = 0; i < m->n_owned; i++)
 		free(m->owned[i]);
@@ -395,7 +537,7 @@ static int model_finish_run(const struct model *m, struct trace *t, const volati
 	if (t->n > m->info.max_positions)
 		rc = err_set(e, "%d tokens exceed the model's %d positions", t->n, m->info.max_positions);
 	for (int i = 0; rc == 0 && i < t->n; i++) {
-		if (!m->type_emb)
+		if (!weight_present(&m->type_emb))
 			t->type_ids[i] = 0; /* no token-type table (DistilBERT, decoders): the model sees none */
 		if (!t->tokens[i])
 			rc = err_set(e, "out of memory");

@@ -212,6 +212,63 @@ START_TEST(test_demo_models)
 }
 END_TEST
 
+/* Bit-exact equality of two traces' numbers (attention, q, k, v before and after rotary, hidden). */
+static void assert_traces_identical(const struct trace *a, const struct trace *b, const char *what)
+{
+	size_t L = a->n_layers, n = a->n, D = a->head_dim;
+	ck_assert_int_eq(a->n, b->n);
+	ck_assert_msg(memcmp(a->attn, b->attn, L * a->n_heads * n * n * sizeof(float)) == 0, "%s: attention", what);
+	ck_assert_msg(memcmp(a->q, b->q, L * a->n_heads * n * D * sizeof(float)) == 0, "%s: queries", what);
+	ck_assert_msg(memcmp(a->k, b->k, L * a->n_kv_heads * n * D * sizeof(float)) == 0, "%s: keys", what);
+	ck_assert_msg(memcmp(a->v, b->v, L * a->n_kv_heads * n * D * sizeof(float)) == 0, "%s: values", what);
+	ck_assert_msg(memcmp(a->hidden_states, b->hidden_states, (L + 1) * n * a->hidden * sizeof(float)) == 0,
+		      "%s: hidden states", what);
+}
+
+/* Half-precision (and unaligned F32) matrices are used from the mapping: converted whole into the
+ * float32 cache, or tile by tile when the cache has no room. Both give the very same numbers (cut
+ * into many small tiles shared by threads here), and the loader converts only the vectors (norms,
+ * biases), not the model. The fidelity cases above run with the default cache. */
+START_TEST(test_weight_paths)
+{
+	const char *names[] = {"llama-gqa", "qwen2-bias", "gpt2-mini", "phi3-fused", "bert-mini"};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char dir[PATH_MAX], path[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s/tests/data/models/%s", srcdir(), names[i]);
+		snprintf(path, sizeof path, "%s/model.safetensors", dir);
+		struct model *m = NULL;
+		struct err e = {{0}};
+		ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);
+		FILE *fp = fopen(path, "rb");
+		ck_assert_ptr_nonnull(fp);
+		fseek(fp, 0, SEEK_END);
+		long size = ftell(fp);
+		fclose(fp);
+		size_t converted = model_bytes_converted(m);
+		printf("%-12s file %ld bytes, converted at load %zu bytes\n", names[i], size, converted);
+		ck_assert_msg(converted * 20 < (size_t)size, "%s: %zu of %ld bytes converted at load", names[i], converted,
+			      size);
+		int32_t ids[24];
+		for (int j = 0; j < 24; j++)
+			ids[j] = 3 + (j * 37) % 200;
+		struct trace *whole = NULL, *tiled = NULL;
+		weight_set_tile_bytes(16 * 4 * 3); /* a few rows or columns a tile: many tiles, several threads */
+		model_set_cache_budget(m, SIZE_MAX);
+		ck_assert_msg(model_run_ids(m, ids, NULL, 24, NULL, &whole, &e) == 0, "%s", e.msg);
+		ck_assert_msg(model_bytes_cached(m) > 0 || strcmp(names[i], "gpt2-mini") == 0, "%s: nothing cached",
+			      names[i]);
+		model_set_cache_budget(m, 0);
+		ck_assert_msg(model_run_ids(m, ids, NULL, 24, NULL, &tiled, &e) == 0, "%s", e.msg);
+		weight_set_tile_bytes(0);
+		ck_assert_uint_eq(model_bytes_cached(m), 0);
+		assert_traces_identical(whole, tiled, names[i]);
+		trace_free(whole);
+		trace_free(tiled);
+		model_close(m);
+	}
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -220,6 +277,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_shared_reference);
 	tcase_add_test(tc, test_own_fixtures);
 	tcase_add_test(tc, test_demo_models);
+	tcase_add_test(tc, test_weight_paths);
 	suite_add_tcase(s, tc);
 	return s;
 }

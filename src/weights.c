@@ -1,0 +1,431 @@
+/* weights.c -- weight matrices used from the mapping: conversion, tiled linears, the float32 cache
+ * (see weights.h). */
+#include "weights.h"
+
+#include <cblas.h>
+#include <ctype.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+
+#define MAX_THREADS 16
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define WEIGHTS_X86 1
+#endif
+
+/* ---- conversion ---- */
+
+static void cvt_bf16(const uint8_t *src, size_t n, float *dst)
+{
+	size_t i = 0;
+#ifdef WEIGHTS_X86
+	const __m128i zero = _mm_setzero_si128();
+	for (; i + 8 <= n; i += 8) { /* bf16 -> f32 is the 16 bits moved up: interleave with zeros */
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)(src + 2 * i));
+		_mm_storeu_si128((__m128i *)(void *)(dst + i), _mm_unpacklo_epi16(zero, v));
+		_mm_storeu_si128((__m128i *)(void *)(dst + i + 4), _mm_unpackhi_epi16(zero, v));
+	}
+#endif
+	for (; i < n; i++) {
+		uint16_t h;
+		memcpy(&h, src + 2 * i, 2);
+		dst[i] = st_bf16_to_f32(h);
+	}
+}
+
+static void cvt_f16_scalar(const uint8_t *src, size_t n, float *dst)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint16_t h;
+		memcpy(&h, src + 2 * i, 2);
+		dst[i] = st_f16_to_f32(h);
+	}
+}
+
+#ifdef WEIGHTS_X86
+__attribute__((target("avx,f16c"))) static void cvt_f16_f16c(const uint8_t *src, size_t n, float *dst)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(src + 2 * i))));
+	cvt_f16_scalar(src + 2 * i, n - i, dst + i);
+}
+#endif
+
+static void cvt_f16(const uint8_t *src, size_t n, float *dst)
+{
+#ifdef WEIGHTS_X86
+	static int has_f16c = -1;
+	if (has_f16c < 0) {
+		__builtin_cpu_init();
+		has_f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+	}
+	if (has_f16c) {
+		cvt_f16_f16c(src, n, dst);
+		return;
+	}
+#endif
+	cvt_f16_scalar(src, n, dst);
+}
+
+void weight_convert(enum st_dtype dtype, const uint8_t *src, size_t count, float *dst)
+{
+	if (dtype == ST_BF16)
+		cvt_bf16(src, count, dst);
+	else if (dtype == ST_F16)
+		cvt_f16(src, count, dst);
+	else
+		memcpy(dst, src, count * sizeof(float)); /* F32, maybe unaligned in the file */
+}
+
+static size_t weight_esize(const struct weight *w)
+{
+	return w->dtype == ST_F32 ? 4 : 2;
+}
+
+void weight_rows(const struct weight *w, int64_t r0, int64_t nr, float *dst)
+{
+	if (w->f32) {
+		memcpy(dst, w->f32 + (size_t)r0 * w->cols, (size_t)nr * w->cols * sizeof(float));
+		return;
+	}
+	weight_convert(w->dtype, w->data + (size_t)r0 * w->cols * weight_esize(w), (size_t)nr * w->cols, dst);
+}
+
+void weight_cols(const struct weight *w, int64_t c0, int64_t nc, float *dst)
+{
+	size_t es = weight_esize(w);
+	for (int64_t r = 0; r < w->rows; r++)
+		weight_convert(w->dtype, w->data + ((size_t)r * w->cols + c0) * es, nc, dst + (size_t)r * nc);
+}
+
+/* ---- the float32 cache ---- */
+
+static size_t wcache_parse(const char *s, size_t fallback)
+{
+	if (!s || !*s)
+		return fallback;
+	if (strcmp(s, "unlimited") == 0 || strcmp(s, "inf") == 0)
+		return SIZE_MAX;
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || v < 0)
+		return fallback;
+	while (isspace((unsigned char)*end))
+		end++;
+	switch (toupper((unsigned char)*end)) {
+	case 'K': v *= 1024.0; break;
+	case 'M': v *= 1024.0 * 1024; break;
+	case 'G': v *= 1024.0 * 1024 * 1024; break;
+	case 'T': v *= 1024.0 * 1024 * 1024 * 1024; break;
+	default: break;
+	}
+	return v >= (double)SIZE_MAX ? SIZE_MAX : (size_t)v;
+}
+
+/* No cache unless asked for. Measured on Qwen2.5-0.5B's shape in BF16 (2 cores): converting tiles
+ * costs next to nothing beside the sgemm (SIMD, from memory read at half the bytes), a 1 GiB cache
+ * made later passes no faster, took 1 GiB more memory and made the first pass ten times slower
+ * (filling fresh pages). It pays where conversion is slow (F16 on a CPU without F16C). */
+size_t wcache_default_budget(void)
+{
+	return wcache_parse(getenv("ATTNSCOPE_WEIGHT_CACHE"), 0);
+}
+
+int wcache_init(struct wcache *c, size_t budget)
+{
+	memset(c, 0, sizeof *c);
+	c->budget = budget;
+	return pthread_mutex_init(&c->lock, NULL) == 0 ? 0 : -1;
+}
+
+void wcache_free(struct wcache *c)
+{
+	for (int i = 0; i < c->n_slots; i++)
+		free(c->slots[i]);
+	free(c->slots);
+	free(c->tried);
+	pthread_mutex_destroy(&c->lock);
+	memset(c, 0, sizeof *c);
+}
+
+int wcache_register(struct wcache *c, struct weight *w)
+{
+	w->slot = -1;
+	if (!w->data || w->dtype == ST_F32) /* aligned F32 is used in place; unaligned F32 is copied by tile */
+		return 0;
+	if (c->n_slots % 64 == 0) {
+		float **s = realloc(c->slots, (c->n_slots + 64) * sizeof *s);
+		if (!s)
+			return -1;
+		c->slots = s;
+		unsigned char *t = realloc(c->tried, c->n_slots + 64);
+		if (!t)
+			return -1;
+		c->tried = t;
+	}
+	c->slots[c->n_slots] = NULL;
+	c->tried[c->n_slots] = 0;
+	w->slot = c->n_slots++;
+	return 0;
+}
+
+size_t wcache_bytes(struct wcache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	size_t used = c->used;
+	pthread_mutex_unlock(&c->lock);
+	return used;
+}
+
+/* W as a whole float32 matrix from the cache (converting it if it fits), or NULL: use tiles. */
+static const float *wcache_get(struct wcache *c, const struct weight *w)
+{
+	if (!c || w->slot < 0 || w->slot >= c->n_slots)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	float *f = c->slots[w->slot];
+	if (!f && !c->tried[w->slot]) {
+		size_t bytes = (size_t)w->rows * w->cols * sizeof(float);
+		c->tried[w->slot] = 1;
+		if (bytes <= c->budget - c->used && (f = malloc(bytes ? bytes : 1)) != NULL) {
+			weight_convert(w->dtype, w->data, (size_t)w->rows * w->cols, f);
+			c->slots[w->slot] = f;
+			c->used += bytes;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return f;
+}
+
+/* ---- tiled linears ---- */
+
+/* Bytes of float32 weights a tile holds: about a core's L2, so sgemm reads the tile from cache
+ * right after its conversion wrote it. Tests make it tiny to cut small matrices into many tiles. */
+static size_t tile_bytes = 512u << 10;
+/* Tiles are whole multiples of 64 rows or columns, and at least this many (wide inputs: sgemm
+ * repacks X for every tile, so a tile must not be thin). Measured on Llama-3.1-8B's down projection (14336
+ * inputs) at 32 tokens, 9-row tiles ran 1.6 times slower than one sgemm, 64-row ones as fast. */
+static int tile_min_step = 64;
+
+void weight_set_tile_bytes(size_t bytes)
+{
+	tile_bytes = bytes ? bytes : 512u << 10;
+	tile_min_step = bytes ? 1 : 64;
+}
+
+/* While work runs on our threads, each sgemm is single-threaded: OpenBLAS's own threads would fight
+ * ours for the cores (and spin between calls). The setting is global, so users are counted and the
+ * last one restores it. */
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static int blas_users, blas_saved = 1;
+
+int weights_threads_begin(void)
+{
+	pthread_mutex_lock(&blas_lock);
+	if (blas_users++ == 0) {
+		blas_saved = openblas_get_num_threads();
+		if (blas_saved > 1)
+			openblas_set_num_threads(1);
+	}
+	int threads = blas_saved < 1 ? 1 : blas_saved > MAX_THREADS ? MAX_THREADS : blas_saved;
+	pthread_mutex_unlock(&blas_lock);
+	return threads;
+}
+
+void weights_threads_end(void)
+{
+	pthread_mutex_lock(&blas_lock);
+	if (--blas_users == 0 && blas_saved > 1)
+		openblas_set_num_threads(blas_saved);
+	pthread_mutex_unlock(&blas_lock);
+}
+
+/* Tile buffers kept between linears (a few MB): allocating them afresh each time cost the first
+ * forward pass of Qwen2.5-0.5B's shape a third of its CPU time in malloc and page faults. */
+struct scratch {
+	float *p;
+	size_t cap; /* floats */
+};
+static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct scratch scratch_pool[MAX_THREADS];
+static int scratch_free;
+
+static struct scratch scratch_get(size_t floats)
+{
+	struct scratch b = {NULL, 0};
+	pthread_mutex_lock(&scratch_lock);
+	if (scratch_free > 0)
+		b = scratch_pool[--scratch_free];
+	pthread_mutex_unlock(&scratch_lock);
+	if (b.cap < floats) {
+		free(b.p);
+		b.p = malloc(floats * sizeof(float));
+		b.cap = b.p ? floats : 0;
+	}
+	return b;
+}
+
+static void scratch_put(struct scratch b)
+{
+	pthread_mutex_lock(&scratch_lock);
+	if (b.p && scratch_free < MAX_THREADS) {
+		scratch_pool[scratch_free++] = b;
+		b.p = NULL;
+	}
+	pthread_mutex_unlock(&scratch_lock);
+	free(b.p);
+}
+
+struct par_job {
+	int n;
+	atomic_int next;
+	void (*fn)(void *ctx, int item, float *scratch);
+	void *ctx;
+	size_t scratch_floats;
+};
+
+static void par_take(struct par_job *j, float *scratch)
+{
+	for (int i = atomic_fetch_add(&j->next, 1); i < j->n; i = atomic_fetch_add(&j->next, 1))
+		j->fn(j->ctx, i, scratch);
+}
+
+static void *par_main(void *arg)
+{
+	struct par_job *j = arg;
+	struct scratch b = {NULL, 0};
+	if (j->scratch_floats)
+		b = scratch_get(j->scratch_floats);
+	if (b.p || !j->scratch_floats) /* without memory for its scratch, a helper leaves the items to others */
+		par_take(j, b.p);
+	scratch_put(b);
+	return NULL;
+}
+
+int weights_parallel(int n, size_t scratch_floats, void (*fn)(void *ctx, int item, float *scratch), void *ctx)
+{
+	struct par_job j = {.n = n, .fn = fn, .ctx = ctx, .scratch_floats = scratch_floats};
+	atomic_init(&j.next, 0);
+	struct scratch b = {NULL, 0};
+	if (scratch_floats && !(b = scratch_get(scratch_floats)).p)
+		return -1;
+	int threads = weights_threads_begin();
+	if (threads > n)
+		threads = n;
+	pthread_t tid[MAX_THREADS];
+	int started = 0;
+	for (int i = 1; i < threads; i++) {
+		if (pthread_create(&tid[started], NULL, par_main, &j) != 0)
+			break;
+		started++;
+	}
+	par_take(&j, b.p);
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	weights_threads_end();
+	scratch_put(b);
+	return 0;
+}
+
+struct tile_job {
+	const float *x;
+	int n, in, out, ldy, step; /* STEP: output rows (transposed) or columns per tile */
+	const struct weight *w;
+	const float *f;            /* W as float32 (aligned F32 file or the cache), or NULL: convert tiles */
+	bool transposed, beta_one;
+	float *y;
+};
+
+/* Take tiles until none is left. Every path runs the same sgemm calls on the same tile shapes, so
+ * the results do not depend on where the float32 values come from (mapping, cache or conversion). */
+static void tile_one(struct tile_job *j, int t, float *tile)
+{
+	{
+		int o0 = t * j->step, no = j->out - o0 < j->step ? j->out - o0 : j->step;
+		float beta = j->beta_one ? 1.0f : 0.0f;
+		const float *wt;
+		int ldw;
+		if (j->transposed) { /* rows o0.. of W [out][in]: y[:, o0..] = x · tileᵀ */
+			if (j->f) {
+				wt = j->f + (size_t)o0 * j->in;
+			} else {
+				weight_rows(j->w, o0, no, tile);
+				wt = tile;
+			}
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->n, no, j->in, 1.0f, j->x, j->in, wt, j->in,
+				    beta, j->y + o0, j->ldy);
+		} else { /* columns o0.. of W [in][out] */
+			if (j->f) {
+				wt = j->f + o0;
+				ldw = j->out;
+			} else {
+				weight_cols(j->w, o0, no, tile);
+				wt = tile;
+				ldw = no;
+			}
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->n, no, j->in, 1.0f, j->x, j->in, wt, ldw,
+				    beta, j->y + o0, j->ldy);
+		}
+	}
+}
+
+static void tile_item(void *ctx, int item, float *scratch)
+{
+	tile_one(ctx, item, scratch);
+}
+
+/* Rows or columns a tile of a linear with IN inputs holds. */
+static int tile_step(int in)
+{
+	int step = (int)(tile_bytes / sizeof(float) / (in ? in : 1));
+	step = step >= 64 ? step / 64 * 64 : step < 1 ? 1 : step;
+	return step < tile_min_step ? tile_min_step : step;
+}
+
+bool weight_tiled(const struct weight *w, bool transposed)
+{
+	int in = (int)(transposed ? w->cols : w->rows), out = (int)(transposed ? w->rows : w->cols);
+	return w->data && out > tile_step(in);
+}
+
+void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
+		   bool transposed, const float *b, float *y, int ldy)
+{
+	const float *f = w->f32 ? w->f32 : wcache_get(cache, w);
+	if (n == 0 || out == 0)
+		return;
+	if (b)
+		for (int i = 0; i < n; i++)
+			memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
+	int step = tile_step(in);
+	if (step > out)
+		step = out;
+	struct tile_job j = {x, n, in, out, ldy, step, w, f, transposed, b != NULL, y};
+	int n_tiles = (out + step - 1) / step;
+	if (n_tiles == 1) { /* one tile: one sgemm, threaded by OpenBLAS as a float32 matrix always was */
+		struct scratch t = {NULL, 0};
+		if (f || (t = scratch_get((size_t)step * in)).p) {
+			tile_one(&j, 0, t.p);
+			scratch_put(t);
+			return;
+		}
+	} else if (weights_parallel(n_tiles, f ? 0 : (size_t)step * in, tile_item, &j) == 0) {
+		return;
+	}
+	/* No memory for a single tile: one row or column at a time (the same sums, another order). */
+	float *row = malloc((size_t)in * sizeof(float));
+	for (int k = 0; row && k < out; k++) {
+		if (transposed)
+			weight_rows(w, k, 1, row);
+		else
+			weight_cols(w, k, 1, row);
+		for (int i = 0; i < n; i++)
+			y[(size_t)i * ldy + k] = (b ? y[(size_t)i * ldy + k] : 0.0f) + cblas_sdot(in, x + (size_t)i * in, 1, row, 1);
+	}
+	free(row);
+}

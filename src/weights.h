@@ -1,0 +1,85 @@
+/* weights.h -- weight matrices used where they are stored: in the safetensors mapping, as F32, F16
+ * or BF16 (private to the engine).
+ *
+ * A model does not widen its half-precision weights to float32 at load (a 7 B model in BF16 would
+ * need 28 GB instead of 14). A linear layer converts its weight in tiles of output rows (or, for the
+ * [in][out] layout, of output columns) small enough to stay in the CPU's cache, and runs sgemm on
+ * each tile, the tiles shared between threads. An optional float32 cache (ATTNSCOPE_WEIGHT_CACHE,
+ * off by default) keeps whole converted matrices within a byte budget. Conversion is exact and every
+ * path runs the same sgemm calls, so the results are bit-identical whichever path a matrix takes. */
+#ifndef ATTNSCOPE_WEIGHTS_H
+#define ATTNSCOPE_WEIGHTS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "safetensors.h"
+
+/* A 2-D tensor as stored: ROWS x COLS values of DTYPE at DATA (in the mapping, maybe unaligned). */
+struct weight {
+	const uint8_t *data;  /* NULL when the model has no such tensor */
+	enum st_dtype dtype;  /* ST_F32, ST_F16 or ST_BF16 */
+	int64_t rows, cols;
+	const float *f32;     /* the mapping itself when it is aligned F32, else NULL */
+	int slot;             /* index into the cache's slots (half-precision weights), -1 = none */
+};
+
+/* Whole matrices converted to float32, kept while they fit a byte budget; filled in first-use
+ * order and never evicted (a forward pass walks the layers in order: with LRU eviction, a model
+ * larger than the budget would convert every matrix twice and keep none). */
+struct wcache {
+	pthread_mutex_t lock;
+	size_t budget, used;  /* bytes */
+	int n_slots;
+	float **slots;        /* [n_slots] converted matrices or NULL */
+	unsigned char *tried; /* [n_slots] 1 when the matrix did not fit (tiles from then on) */
+};
+
+static inline bool weight_present(const struct weight *w)
+{
+	return w->data != NULL;
+}
+
+/* Rows R0 .. R0+NR-1 of W as float32 into DST (NR x cols, dense). */
+void weight_rows(const struct weight *w, int64_t r0, int64_t nr, float *dst);
+
+/* Columns C0 .. C0+NC-1 of every row of W as float32 into DST (rows x NC, dense). */
+void weight_cols(const struct weight *w, int64_t c0, int64_t nc, float *dst);
+
+/* Convert COUNT values of DTYPE at SRC (maybe unaligned) to float32. */
+void weight_convert(enum st_dtype dtype, const uint8_t *src, size_t count, float *dst);
+
+/* The cache budget from ATTNSCOPE_WEIGHT_CACHE ("0", "512M", "2G", "unlimited", bytes), else 0. */
+size_t wcache_default_budget(void);
+int wcache_init(struct wcache *c, size_t budget);
+void wcache_free(struct wcache *c);
+/* Give W a slot when it would need converting (F16/BF16). Returns -1 when out of memory. */
+int wcache_register(struct wcache *c, struct weight *w);
+/* Bytes of converted matrices the cache holds now. */
+size_t wcache_bytes(struct wcache *c);
+
+/* True when W is cut into more than one tile (a matrix larger than a tile). */
+bool weight_tiled(const struct weight *w, bool transposed);
+
+/* Y[n][out] = X[n][in] · W + B as ops_linear, W stored [out][in] (TRANSPOSED) or [in][out], read
+ * from the mapping through CACHE (may be NULL: tiles only). B may be NULL. */
+void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
+		   bool transposed, const float *b, float *y, int ldy);
+
+/* Run FN(CTX, item, scratch) for items 0 .. N-1 on the engine's threads (as many as OpenBLAS would
+ * use; OpenBLAS is single-threaded meanwhile), each thread with SCRATCH_FLOATS floats of scratch.
+ * Returns -1, having run nothing, when there is no memory for the scratch. */
+int weights_parallel(int n, size_t scratch_floats, void (*fn)(void *ctx, int item, float *scratch), void *ctx);
+
+/* OpenBLAS single-threaded (our threads share the work) until the matching end; nests. Returns the
+ * number of threads to use. (Not around whole forward passes: OpenBLAS rounds a few sums
+ * differently with one thread than with several, and the results must not change.) */
+int weights_threads_begin(void);
+void weights_threads_end(void);
+
+/* Bytes of float32 a tile holds (0: the default, about a core's L2 cache). For tests. */
+void weight_set_tile_bytes(size_t bytes);
+
+#endif
