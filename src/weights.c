@@ -13,6 +13,7 @@
 #define MAX_THREADS 16
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define WEIGHTS_X86 1
 #endif
@@ -61,8 +62,11 @@ static void cvt_f16(const uint8_t *src, size_t n, float *dst)
 #ifdef WEIGHTS_X86
 	static int has_f16c = -1;
 	if (has_f16c < 0) {
+		/* F16C from cpuid (clang's __builtin_cpu_supports does not know "f16c"); AVX through the
+		 * builtin, which also checks that the OS saves the AVX registers. */
+		unsigned a, b, c, d;
 		__builtin_cpu_init();
-		has_f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+		has_f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) && __builtin_cpu_supports("avx");
 	}
 	if (has_f16c) {
 		cvt_f16_f16c(src, n, dst);
