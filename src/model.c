@@ -506,6 +506,10 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 	t->causal = in->causal;
 	t->max_positions = in->max_positions;
 	const struct arch *a = &m->arch;
+	t->softcap = a->softcap;
+	t->relative_terms = m->fam.position == POS_RELATIVE;
+	for (int l = 0; l < in->n_layers; l++) /* the multiplier fwd_attention applies, for the views */
+		t->score_scale[l] = m->scale_by_inverse_layer ? a->attn_scale / (float)(l + 1) : a->attn_scale;
 	for (int l = 0; l < in->n_layers; l++) {
 		if (!a->layer_sliding || !a->layer_sliding[l])
 			continue;

@@ -1,6 +1,7 @@
 /* trace.c -- allocation and release of a trace (see trace.h). */
 #include "trace.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 struct trace *trace_new_shaped(const struct trace_shape *s)
@@ -31,6 +32,7 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 	t->hidden_states = calloc((size_t)(s->n_layers + 1) * nn * s->hidden, sizeof(float));
 	t->win_before = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->win_before);
 	t->win_after = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->win_after);
+	t->score_scale = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->score_scale);
 	bool raw_ok = true;
 	if (s->rotary) {
 		t->q_raw = calloc(lh * nn * s->head_dim, sizeof(float));
@@ -38,12 +40,14 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 		raw_ok = t->q_raw && t->k_raw;
 	}
 	if (!t->tokens || !t->ids || !t->type_ids || !t->special || !t->attn || !t->q || !t->k || !t->v ||
-	    !t->hidden_states || !t->win_before || !t->win_after || !raw_ok) {
+	    !t->hidden_states || !t->win_before || !t->win_after || !t->score_scale || !raw_ok) {
 		trace_free(t);
 		return NULL;
 	}
-	for (int l = 0; l < s->n_layers; l++)
+	for (int l = 0; l < s->n_layers; l++) {
 		t->win_before[l] = t->win_after[l] = -1;
+		t->score_scale[l] = (float)(1 / sqrt((double)(s->head_dim > 0 ? s->head_dim : 1)));
+	}
 	return t;
 }
 
@@ -72,6 +76,7 @@ void trace_free(struct trace *t)
 	free(t->k_raw);
 	free(t->win_before);
 	free(t->win_after);
+	free(t->score_scale);
 	free(t->hidden_states);
 	free(t->word_of);
 	free(t->word_start);

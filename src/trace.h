@@ -37,6 +37,10 @@ struct trace {
 	int *win_before;       /* [n_layers] a windowed layer's query i sees keys from i - win_before on
 	                        * (sliding-window attention); -1 = no limit. Read with trace_key_range. */
 	int *win_after;        /* [n_layers] ... up to i + win_after (bidirectional local attention); -1 = none */
+	float *score_scale;    /* [n_layers] a head's scores are q·k times this (1/sqrt(head_dim) unless the model
+	                        * scales otherwise: query_pre_attn_scalar, GPT-2's 1/(layer+1), DeBERTa's 1/sqrt(3d)) */
+	float softcap;         /* scores then pass through softcap · tanh(score / softcap) (Gemma 2); 0 = none */
+	bool relative_terms;   /* the scores also hold terms not computed from q and k (DeBERTa's relative ones) */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
 
 	/* A trace of words (words.c) merged from the pieces of SOURCE; NULL/0 in a trace of pieces. */

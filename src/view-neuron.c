@@ -3,7 +3,8 @@
  *
  * The query vector q is a strip of coloured cells (blue negative, red positive); below it, one row
  * per key token: its key vector k, the element-wise product q×k (whose sum is the score), the
- * score q·k/√d and the softmax weight the model computed, as a number and a bar. Cells carry their
+ * score as the model computes it from q and k (trace score_scale, soft-capping) and the softmax weight
+ * the model computed, as a number and a bar. Cells carry their
  * values when the head dimension leaves room. Up/down move the query token; [ ] and { } pick the
  * head and layer. Keys the query cannot see (causal masking, the layer's sliding window) are marked
  * as masked. All keys are shown (hiding special tokens would change the softmax the weights come
@@ -132,13 +133,21 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 	double qn = 0;
 	for (int x = 0; x < d; x++)
 		qn += qv[x] * qv[x];
-	canvas_printf(cv, px, area.y + 1, -1, canvas_role(cv, ROLE_DIM), "|q| %.3f   colour: -%.2f blue .. +%.2f red",
-		      sqrt(qn), vmax, vmax);
+	char how[96];
+	int used = snprintf(how, sizeof how, "score = q%sk %s %.4g", cv->pal->utf8 ? "\xc2\xb7" : ".",
+			    cv->pal->utf8 ? "\xc3\x97" : "x",
+			    t->score_scale ? t->score_scale[ctx->layer] : 1 / sqrt((double)d));
+	if (t->softcap > 0 && used < (int)sizeof how)
+		used += snprintf(how + used, sizeof how - (size_t)used, ", then %g tanh(/%g)", t->softcap, t->softcap);
+	if (t->relative_terms && used < (int)sizeof how)
+		snprintf(how + used, sizeof how - (size_t)used, " + relative terms (not shown)");
+	canvas_printf(cv, px, area.y + 1, -1, canvas_role(cv, ROLE_DIM), "|q| %.3f   colour: -%.2f blue .. +%.2f red   %s",
+		      sqrt(qn), vmax, vmax, how);
 	int y = area.y + 2;
 	canvas_text(cv, area.x, y, qw - 1, "key", lab_st);
 	canvas_text(cv, kx, y, sw, "k", lab_st);
 	canvas_text(cv, px, y, sw, cv->pal->utf8 ? "q\xc3\x97k" : "q*k", lab_st);
-	canvas_text(cv, sx, y, NV_SCORE_W, cv->pal->utf8 ? "q\xc2\xb7k/\xe2\x88\x9a" "d" : "q.k/sqrt(d)", lab_st);
+	canvas_text(cv, sx, y, NV_SCORE_W, "score", lab_st);
 	canvas_text(cv, wx, y, NV_WEIGHT_W, "weight", lab_st);
 	int rows = ctx->print ? n : area.h - 4;
 	rows = rows > n ? n : rows < 1 ? 1 : rows;
@@ -147,7 +156,8 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 		s->row0 = n - rows;
 	if (s->row0 < 0 || ctx->print)
 		s->row0 = 0;
-	double scale = 1 / sqrt((double)d);
+	/* The score as the model computes it from q and k: its own scaling, then soft-capping. */
+	double scale = t->score_scale ? t->score_scale[ctx->layer] : 1 / sqrt((double)d);
 	for (int r = 0; r < rows; r++) {
 		int j = s->row0 + r, yy = y + 1 + r;
 		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
@@ -162,7 +172,10 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 		nv_strip(cv, kx, yy, kv, d, vmax, cw, sw);
 		nv_strip(cv, px, yy, pv, d, pmax, cw, sw);
 		bool masked = j < klo || j > khi;
-		canvas_printf(cv, sx, yy, NV_SCORE_W - 1, canvas_role(cv, masked ? ROLE_DIM : ROLE_TEXT), "%8.3f", dotp * scale);
+		double score = dotp * scale;
+		if (t->softcap > 0)
+			score = t->softcap * tanh(score / t->softcap);
+		canvas_printf(cv, sx, yy, NV_SCORE_W - 1, canvas_role(cv, masked ? ROLE_DIM : ROLE_TEXT), "%8.3f", score);
 		if (masked) {
 			canvas_text(cv, wx, yy, NV_WEIGHT_W, "masked", canvas_role(cv, ROLE_DIM));
 			continue;

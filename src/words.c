@@ -124,6 +124,9 @@ struct trace *words_build(const struct trace *t)
 	w->max_positions = t->max_positions;
 	w->truncated = t->truncated;
 	w->nonfinite_layer = t->nonfinite_layer;
+	memcpy(w->score_scale, t->score_scale, (size_t)t->n_layers * sizeof *w->score_scale);
+	w->softcap = t->softcap;
+	w->relative_terms = t->relative_terms;
 	for (int i = 0; i < nw; i++) {
 		int p = word_start[i];
 		w->tokens[i] = words_text(t, word_start, i);

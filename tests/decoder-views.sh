@@ -88,5 +88,19 @@ expect_eq "windows" "$(jq -c .model.windows "$TMP/win.json")" '[{"before":3,"aft
 expect_eq "gpt2 shape" "$(jq -c '.model | [.heads, .kv_heads, .rotary, (.windows | map(.before) | unique)]' "$TMP/gpt2.json")" '[2,2,false,[null]]'
 expect_eq "no before-rotary arrays without rotary" "$(jq 'has("queries_before_rotary")' "$TMP/gpt2.json")" false
 
+# The neuron view's scores are the model's: two visible keys' scores differ by the log of their
+# weights' ratio (softmax), with query_pre_attn_scalar's scaling and Gemma 2's soft-capping
+# (gemma2-softcap), GPT-2's 1/(layer+1) (gpt2-mini-bf16) and plain 1/sqrt(d) (llama-gqa).
+for case in "gemma2-softcap 1" "gpt2-mini-bf16 1" "llama-gqa 1"; do
+	set -- $case
+	"$BIN" -m "$M/$1" --print neuron --width 220 --color never --layer "$2" --token 9 "$TEXT" >"$TMP/out" 2>&1
+	worst=$(grep -oE ' -?[0-9]+\.[0-9]{3} [01]\.[0-9]{4}' "$TMP/out" | awk '
+		{ s[NR] = $1; w[NR] = $2; if ($2 > wm) { wm = $2; sm = $1 } }
+		END { worst = 0; for (i = 1; i <= NR; i++) if (w[i] >= 0.05) {
+			d = (s[i] - sm) - log(w[i] / wm); if (d < 0) d = -d; if (d > worst) worst = d }
+			printf "%s", (NR >= 2 && worst < 0.02) ? "consistent" : "off by " worst " over " NR " keys" }')
+	expect_eq "neuron scores match the weights ($1)" "$worst" consistent
+done
+
 echo "decoder-views.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
