@@ -4,6 +4,7 @@
 #define ATTNSCOPE_MODEL_INTERNAL_H
 
 #include "family.h"
+#include "fwdstages.h"
 #include "hfconfig.h"
 #include "model.h"
 #include "ops.h"
@@ -96,6 +97,7 @@ struct model {
 	bool own_threads;            /* matrices span several tiles: the forward pass shares tiles and heads
 				      * between its own threads, OpenBLAS single-threaded (tiny models keep
 				      * OpenBLAS's threading, whose rounding their reference cases pin) */
+	struct fwd_stages *stages;   /* when set, forward_run adds its time per stage there (the benchmark) */
 	pthread_t prefault;          /* faults the weights in, in the order the forward uses them */
 	bool prefault_running;
 	volatile int prefault_stop;
@@ -107,6 +109,13 @@ void model_config_free(struct model *m);
 
 /* The forward pass over token ids (forward.c). Fills T's attention, q, k, v and hidden states. */
 int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e);
+
+/* The same for a causal model, reusing PREV's first R0 tokens (equal to T's first R0 ids): their
+ * rows of attention, q, k, v and hidden states are copied, only tokens R0 .. n-1 are computed.
+ * *REUSED (may be NULL) says how many were copied: 0 where the rotary angles of those positions
+ * change with the length (dynamic NTK, LongRoPE). */
+int forward_run_from(const struct model *m, struct trace *t, const struct trace *prev, int r0,
+		     const volatile int *cancel, int *reused, struct err *e);
 
 /* Run only layer LAYER of T's tokens on the given input X_IN [n][hidden] (a reference's hidden state:
  * "teacher forcing", to check each layer's math apart from the rounding earlier layers pass on). */

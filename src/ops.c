@@ -1,23 +1,8 @@
 /* ops.c -- element-wise and row-wise operations of a transformer block (see ops.h). */
 #include "ops.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
-
-void ops_linear(const float *x, int n, int in, int out, const float *w, bool transposed, const float *b, float *y,
-		int ldy)
-{
-	if (b)
-		for (int i = 0; i < n; i++)
-			memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
-	if (transposed)
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, x, in, w, in, b ? 1.0f : 0.0f, y,
-			    ldy);
-	else
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, out, in, 1.0f, x, in, w, out, b ? 1.0f : 0.0f,
-			    y, ldy);
-}
 
 void ops_layernorm(const float *x, float *y, int n, int d, const float *g, const float *b, double eps)
 {

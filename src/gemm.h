@@ -1,0 +1,23 @@
+/* gemm.h -- the matrix product the engine runs, on the GEMM library chosen at configure time
+ * (--with-gemm: oneDNN or OpenBLAS), so forward.c and weights.c call one function whichever it is.
+ * (private to the engine). */
+#ifndef ATTNSCOPE_GEMM_H
+#define ATTNSCOPE_GEMM_H
+
+#include <stdbool.h>
+
+/* Row-major C[m][n] = ALPHA · A[m][k] · op(B) + BETA · C, op(B) = Bᵀ when TRANS_B (B is [n][k]),
+ * else B ([k][n]). Leading dimensions as in BLAS. */
+void gemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
+	  float beta, float *c, int ldc);
+
+/* True when the library threads one call itself (OpenBLAS): the engine then leaves a lone large
+ * product to it. False (oneDNN here): one call is single-threaded and the engine shares the work
+ * between its own threads (weights_parallel), cut into pieces whose shapes do not depend on the
+ * thread count, so every thread count computes the same sums. */
+bool gemm_threads_itself(void);
+
+/* The library's name, for the benchmark and --version. */
+const char *gemm_backend(void);
+
+#endif
