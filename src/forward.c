@@ -16,7 +16,6 @@
  * A run computes the tokens R0 .. n-1 (ROWS of them): the buffers' rows are those tokens. */
 struct fwd_buf {
 	int r0, rows;
-	const struct trace *prev; /* the run whose first r0 tokens are these (causal models), or NULL */
 	float *x;     /* [n][H] residual stream */
 	float *h;     /* [n][H] normalised input of a sub-block */
 	float *qkv;   /* [n][QD + 2 KD] projections side by side */
@@ -188,7 +187,6 @@ struct fwd_split {
 	const float *cos_t, *sin_t; /* [n][rotary_dim / 2] */
 	const float *qkv;           /* [rows][QD + 2 KD] the projections of tokens r0 .. n-1 */
 	struct trace *t;
-	const struct trace *prev;   /* where tokens 0 .. r0-1 come from (r0 > 0) */
 	int l, r0;
 };
 
@@ -199,22 +197,15 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 	const struct fwd_split *s = ctx;
 	const struct model *m = s->m;
 	struct trace *t = s->t;
-	const struct trace *prev = s->prev;
 	int D = t->head_dim, l = s->l, ld = m->arch.q_dim + 2 * m->arch.kv_dim, group = t->n_heads / t->n_kv_heads;
 	int r0 = s->r0, rows = t->n - r0, half = s->rope->dim / 2;
-	size_t skip = (size_t)r0 * D, prefix = skip * sizeof(float); /* the reused rows */
+	size_t skip = (size_t)r0 * D; /* the reused rows */
 	const float *cos_t = s->cos_t + (size_t)r0 * half, *sin_t = s->sin_t + (size_t)r0 * half;
 	int qc, kc, vc;
 	if (item < t->n_heads) {
 		int hd = item;
 		fwd_head_columns(m, hd, hd / group, &qc, &kc, &vc);
-		float *tq = (float *)trace_q(t, l, hd);
-		if (r0) {
-			memcpy(tq, trace_q(prev, l, hd), prefix);
-			if (t->q_raw)
-				memcpy((float *)trace_q_raw(t, l, hd), trace_q_raw(prev, l, hd), prefix);
-		}
-		tq += skip;
+		float *tq = (float *)trace_q(t, l, hd) + skip;
 		fwd_gather(tq, s->qkv + qc, rows, D, ld);
 		if (t->q_raw)
 			memcpy((float *)trace_q_raw(t, l, hd) + skip, tq, (size_t)rows * D * sizeof(float));
@@ -226,15 +217,7 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 	}
 	int g = item - t->n_heads, first = g * group; /* a query head reading kv head g */
 	fwd_head_columns(m, first, g, &qc, &kc, &vc);
-	float *tk = (float *)trace_k(t, l, first), *tv = (float *)trace_v(t, l, first);
-	if (r0) {
-		memcpy(tk, trace_k(prev, l, first), prefix);
-		memcpy(tv, trace_v(prev, l, first), prefix);
-		if (t->k_raw)
-			memcpy((float *)trace_k_raw(t, l, first), trace_k_raw(prev, l, first), prefix);
-	}
-	tk += skip;
-	tv += skip;
+	float *tk = (float *)trace_k(t, l, first) + skip, *tv = (float *)trace_v(t, l, first) + skip;
 	fwd_gather(tk, s->qkv + kc, rows, D, ld);
 	fwd_gather(tv, s->qkv + vc, rows, D, ld);
 	if (t->k_raw)
@@ -262,7 +245,7 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 	fwd_lap(m, FWD_QKV, &clock);
 	bool sliding = a->layer_sliding && a->layer_sliding[l];
 	struct fwd_split s = {m, w, sliding ? &a->rope_local : &a->rope_global, sliding ? b->cos_l : b->cos_g,
-			      sliding ? b->sin_l : b->sin_g, b->qkv, t, b->prev, l, b->r0};
+			      sliding ? b->sin_l : b->sin_g, b->qkv, t, l, b->r0};
 	int items = t->n_heads + t->n_kv_heads;
 	/* a head's copy is n x head_dim floats: shared between the threads once it is worth a hand-over */
 	if (t->n < 32 || !fwd_own_threads(m) || weights_parallel(items, 0, fwd_split_head, &s) < 0)
@@ -289,10 +272,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	const float *q = trace_q(t, l, hd) + (size_t)r0 * D, *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
 	float *p = (float *)trace_attn(t, l, hd); /* scores, then probabilities, in place */
 	double t0 = c->secs ? fwd_now() : 0, t1 = 0, t2 = 0;
-	/* the reused queries' rows: causal, so keys 0 .. i (the rest of the zeroed trace stays 0) */
-	for (int i = 0; i < r0; i++)
-		memcpy(p + (size_t)i * n, trace_attn(c->b->prev, l, hd) + (size_t)i * c->b->prev->n, (size_t)(i + 1) * sizeof(float));
-	p += (size_t)r0 * n;
+	p += (size_t)r0 * n; /* the reused queries' rows are there already */
 	gemm(true, rows, n, D, c->scale, q, D, k, D, 0.0f, p, n);
 	const struct fwd_buf *b = c->b;
 	if (b->rel) /* DeBERTa: the content-to-position and position-to-content terms */
@@ -564,9 +544,7 @@ static int fwd_prepare(const struct model *m, int n, int rows, struct fwd_buf *b
 	return 0;
 }
 
-/* Ask for huge pages under the trace's large arrays before the pass first writes them: a fresh
- * 150 MB attention array (bert-base, 512 tokens) otherwise takes 37,000 page faults. Advice only. */
-static void fwd_hugepages(const struct trace *t)
+void forward_advise(const struct trace *t)
 {
 #ifdef MADV_HUGEPAGE
 	size_t lh = (size_t)t->n_layers * t->n_heads, lkv = (size_t)t->n_layers * t->n_kv_heads, n = (size_t)t->n;
@@ -616,40 +594,49 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 	return rc;
 }
 
-/* Whether rotary table ROPE gives positions 0 .. R0-1 the same angles at N tokens (COS_T, SIN_T) as
- * at PREV_N: dynamic NTK and LongRoPE scaling depend on the length, and a change means no reuse. */
-static bool fwd_rope_same(const struct rope *rope, int prev_n, int r0, const float *cos_t, const float *sin_t)
+/* Whether rotary table ROPE gives positions 0 .. R0-1 (those a run of LEN tokens had) the same
+ * angles at LEN tokens as COS_T, SIN_T give. */
+static bool fwd_rope_same(const struct rope *rope, int len, int r0, const float *cos_t, const float *sin_t)
 {
-	size_t half = rope->dim / 2, count = (size_t)prev_n * (half ? half : 1);
+	size_t half = rope->dim / 2, rows = (size_t)(len < r0 ? len : r0), count = (size_t)len * (half ? half : 1);
 	float *c = malloc(count * sizeof *c), *s = malloc(count * sizeof *s);
 	struct err e = {{0}};
-	bool same = c && s && rope_tables(rope, prev_n, c, s, &e) == 0 &&
-		    memcmp(c, cos_t, (size_t)r0 * half * sizeof *c) == 0 && memcmp(s, sin_t, (size_t)r0 * half * sizeof *s) == 0;
+	bool same = len > 0 && c && s && rope_tables(rope, len, c, s, &e) == 0 &&
+		    memcmp(c, cos_t, rows * half * sizeof *c) == 0 && memcmp(s, sin_t, rows * half * sizeof *s) == 0;
 	free(c);
 	free(s);
 	return same;
 }
 
-/* The reused rows of T's hidden states (all layers) from PREV. */
-static void fwd_copy_hidden(struct trace *t, const struct trace *prev, int r0)
+bool forward_rope_reusable(const struct model *m, int n, int r0, int len_a, int len_b)
 {
-	for (int l = 0; l <= t->n_layers; l++)
-		memcpy((float *)trace_hidden(t, l), trace_hidden(prev, l), (size_t)r0 * t->hidden * sizeof(float));
-	t->nonfinite_layer = prev->nonfinite_layer;
+	if (!m->arch.rotary || r0 == 0)
+		return true;
+	const struct rope *ropes[2] = {&m->arch.rope_global, &m->arch.rope_local};
+	bool same = true;
+	for (int i = 0; i < 2 && same; i++) {
+		size_t count = (size_t)n * (ropes[i]->dim / 2 ? ropes[i]->dim / 2 : 1);
+		float *c = malloc(count * sizeof *c), *s = malloc(count * sizeof *s);
+		struct err e = {{0}};
+		same = c && s && rope_tables(ropes[i], n, c, s, &e) == 0 && fwd_rope_same(ropes[i], len_a, r0, c, s) &&
+		       fwd_rope_same(ropes[i], len_b, r0, c, s);
+		free(c);
+		free(s);
+	}
+	return same;
 }
 
-int forward_run_from(const struct model *m, struct trace *t, const struct trace *prev, int r0,
-		     const volatile int *cancel, int *reused, struct err *e)
+int forward_run_from(const struct model *m, struct trace *t, int r0, const volatile int *cancel, struct err *e)
 {
 	int n = t->n, H = t->hidden;
 	if (n == 0)
 		return 0;
 	if (n > m->info.max_positions)
 		return err_set(e, "%d tokens exceed the model's %d positions", n, m->info.max_positions);
-	if (!prev || r0 < 0 || r0 > prev->n || r0 >= n)
+	if (r0 < 0 || r0 >= n || !m->fam.causal)
 		r0 = 0;
 	struct fwd_buf b;
-	int rc = 0;
+	int rc = 0, reused_nonfinite = r0 ? t->nonfinite_layer : -1;
 	size_t nh = (size_t)(n - r0) * H;
 	if (fwd_own_threads(m)) /* OpenBLAS single-threaded for the whole pass: its idle workers spin */
 		weights_threads_begin();
@@ -657,25 +644,11 @@ int forward_run_from(const struct model *m, struct trace *t, const struct trace 
 		rc = -1;
 		goto done;
 	}
-	if (r0 && m->arch.rotary && (!fwd_rope_same(&m->arch.rope_global, prev->n, r0, b.cos_g, b.sin_g) ||
-				     !fwd_rope_same(&m->arch.rope_local, prev->n, r0, b.cos_l, b.sin_l))) {
-		fwd_free(&b); /* computing every token after all */
-		r0 = 0;
-		nh = (size_t)n * H;
-		if (fwd_prepare(m, n, n, &b, e) < 0) {
-			rc = -1;
-			goto done;
-		}
-	}
-	b.prev = r0 ? prev : NULL;
-	if (reused)
-		*reused = r0;
-	fwd_hugepages(t);
+	forward_advise(t);
+	t->nonfinite_layer = -1; /* the computed tokens' first, then the earlier of it and the reused ones' */
 	double clock = fwd_clock(m);
 	fwd_embed(m, t, r0, b.x, b.mid, b.row);
 	fwd_lap(m, FWD_EMBED, &clock);
-	if (r0)
-		fwd_copy_hidden(t, prev, r0);
 	size_t skip = (size_t)r0 * H; /* the computed rows' place in a layer's hidden states */
 	memcpy((float *)trace_hidden(t, 0) + skip, b.x, nh * sizeof(float));
 	fwd_check_finite(t, 0, b.x, nh);
@@ -694,6 +667,8 @@ int forward_run_from(const struct model *m, struct trace *t, const struct trace 
 		fwd_check_finite(t, l + 1, b.x, nh);
 		fwd_lap(m, FWD_TRACE, &clock);
 	}
+	if (reused_nonfinite >= 0 && (t->nonfinite_layer < 0 || reused_nonfinite < t->nonfinite_layer))
+		t->nonfinite_layer = reused_nonfinite;
 	if (m->stages)
 		m->stages->runs++;
 done:
@@ -705,5 +680,5 @@ done:
 
 int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e)
 {
-	return forward_run_from(m, t, NULL, 0, cancel, NULL, e);
+	return forward_run_from(m, t, 0, cancel, e);
 }
