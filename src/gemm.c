@@ -65,6 +65,11 @@ bool gemm_threads_itself(void)
 	return false;
 }
 
+bool gemm_rows_exact(void)
+{
+	return true;
+}
+
 const char *gemm_backend(void)
 {
 	return "oneDNN";
@@ -80,6 +85,11 @@ void gemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int ld
 bool gemm_threads_itself(void)
 {
 	return true;
+}
+
+bool gemm_rows_exact(void)
+{
+	return false;
 }
 
 const char *gemm_backend(void)

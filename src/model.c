@@ -15,6 +15,7 @@
 
 #include "hfconfig.h"
 #include "hub.h"
+#include "gemm.h"
 #include "model-internal.h"
 
 /* Bytes the kept last trace of a causal model may take (model_run_reuse): gpt2's shape takes 29 MB
@@ -446,7 +447,7 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 		m->own_threads = weight_tiled(&w->qkv_w, t) || weight_tiled(&w->q_w, t) || weight_tiled(&w->out_w, t) ||
 				 weight_tiled(&w->up_w, t) || weight_tiled(&w->gate_up_w, t) || weight_tiled(&w->down_w, t);
 	}
-	if (m->fam.causal && !m->fam.positions_after_pad && !weight_present(&m->rel_emb)) {
+	if (m->fam.causal && !m->fam.positions_after_pad && !weight_present(&m->rel_emb) && gemm_rows_exact()) {
 		m->prefix = malloc(sizeof *m->prefix);
 		if (m->prefix && prefix_init(m->prefix, MODEL_PREFIX_BUDGET) < 0) {
 			free(m->prefix);

@@ -44,8 +44,9 @@ int model_run(const struct model *m, const char *text, const char *text_b, const
 /* model_run for the explorer, which runs text after text as the user types: a causal model keeps
  * its last trace (within a memory budget) and, when the new text's tokens begin with the same
  * ones, copies their rows and computes only the tokens after them. The result is that of
- * model_run (the same sums for the computed rows; equal within float32 rounding). One such run
- * at a time per model (they take turns); other models run everything, as model_run. */
+ * model_run, bit for bit (the computed rows get the same sums). One such run at a time per model
+ * (they take turns); encoders, and every model where the GEMM library cannot promise the same sums
+ * (gemm_rows_exact: the OpenBLAS build), run everything, as model_run. */
 int model_run_reuse(const struct model *m, const char *text, const char *text_b, const volatile int *cancel,
 		    struct trace **out, struct err *e);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "model-internal.h"
 #include "model.h"
 #include "refcase.h"
@@ -321,7 +322,8 @@ START_TEST(test_prefix_reuse)
 		struct model *m = NULL;
 		struct err e = {{0}};
 		ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);
-		ck_assert_msg((m->prefix != NULL) == model_get_info(m)->causal, "%s: kept trace", models[i].name);
+		bool exact = gemm_rows_exact(); /* else no reuse (the OpenBLAS build) */
+		ck_assert_msg((m->prefix != NULL) == (model_get_info(m)->causal && exact), "%s: kept trace", models[i].name);
 		int reused_total = 0;
 		for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
 			struct trace *whole = NULL, *part = NULL;
@@ -339,7 +341,8 @@ START_TEST(test_prefix_reuse)
 			trace_free(whole);
 			trace_free(part);
 		}
-		ck_assert_msg((reused_total > 0) == models[i].reuses, "%s: %d tokens reused", models[i].name, reused_total);
+		ck_assert_msg((reused_total > 0) == (models[i].reuses && exact), "%s: %d tokens reused", models[i].name,
+			      reused_total);
 		model_close(m);
 	}
 }
