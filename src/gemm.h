@@ -17,8 +17,8 @@ void gemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int ld
  * thread count, so every thread count computes the same sums. */
 bool gemm_threads_itself(void);
 
-/* True when a row of C gets the very same sums however many rows are computed with it (oneDNN
- * with the padding in gemm.c). OpenBLAS's Haswell kernels round a row differently by its place in
+/* True when a row of C gets the very same sums however many rows are computed with it (oneDNN's
+ * AVX-512 kernels with the padding in gemm.c). OpenBLAS's Haswell kernels round a row differently by its place in
  * their register blocks, so a run computing only a text's last tokens could differ from a whole
  * run in the last bits: model_run_reuse reuses tokens only where this holds. */
 bool gemm_rows_exact(void);
