@@ -97,17 +97,10 @@ static void fwd_for(const struct model *m, size_t count, size_t grain, void (*fn
 		fn(ctx, 0, count);
 }
 
-/* Whether the products of M's runs must give a row the sums it would get among more rows: for a
- * model that reuses tokens (model_run_reuse), whose new tokens' rows must equal a whole run's. */
-static bool fwd_exact_rows(const struct model *m)
-{
-	return m->prefix != NULL;
-}
-
 static void fwd_linear(const struct model *m, const float *x, int n, int in, int out, const struct weight *w,
 		       const float *b, float *y, int ldy)
 {
-	weight_linear(m->cache, x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy, fwd_exact_rows(m));
+	weight_linear(m->cache, x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy);
 }
 
 /* Apply norm N to X [n][d] into Y (may alias X); a missing norm copies. */
@@ -280,7 +273,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	float *p = (float *)trace_attn(t, l, hd); /* scores, then probabilities, in place */
 	double t0 = c->secs ? fwd_now() : 0, t1 = 0, t2 = 0;
 	p += (size_t)r0 * n; /* the reused queries' rows are there already */
-	gemm(true, rows, n, D, c->scale, q, D, k, D, 0.0f, p, n, fwd_exact_rows(c->m));
+	gemm(true, rows, n, D, c->scale, q, D, k, D, 0.0f, p, n);
 	const struct fwd_buf *b = c->b;
 	if (b->rel) /* DeBERTa: the content-to-position and position-to-content terms */
 		relpos_add(&c->m->relpos, p, n, D, q, k, b->rel_q + hd * D, b->rel_k + trace_kv_head(t, hd) * D, QD,
@@ -296,7 +289,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	}
 	if (c->secs)
 		t2 = fwd_now();
-	gemm(false, rows, D, n, 1.0f, p, n, v, D, 0.0f, c->b->ctx + hd * D, QD, fwd_exact_rows(c->m));
+	gemm(false, rows, D, n, 1.0f, p, n, v, D, 0.0f, c->b->ctx + hd * D, QD);
 	if (c->secs) {
 		c->secs[hd][0] = t1 - t0;
 		c->secs[hd][1] = t2 - t1;

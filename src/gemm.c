@@ -20,12 +20,12 @@
  * the work; a team per call on a busy 2-core machine cost more than it saved. */
 static _Thread_local bool omp_single;
 
-/* From GEMM_EXACT_ROWS rows of A on, oneDNN 2.6 computes each row of C with the same sums whatever
- * the number of rows (measured for K 64 .. 3072, both layouts, beta 0 and 1, AVX-512 kernels); with
- * fewer, it takes other kernels whose rounding differs. With EXACT_ROWS, fewer rows are computed as
- * that many (zero rows added), so that a run reusing earlier tokens (forward_run_from) computes the
- * new ones exactly as a whole run does. Not for every model: padding 8 rows to 16 cost bert-base's
- * 8-token forward 19 ms of CPU out of 50. */
+/* From this many rows of A on, oneDNN 2.6 computes each row of C with the same sums whatever the
+ * number of rows (measured for K 64 .. 3072, both layouts, beta 0 and 1); with fewer, it takes
+ * other kernels whose rounding differs. Fewer rows are computed as this many (zero rows added), so
+ * a row's result never depends on how many rows were computed with it: a run that reuses earlier
+ * tokens (forward_run_from) computes the new ones exactly as a whole run does. */
+#define GEMM_MIN_ROWS 16
 
 static void gemm_call(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
 		      int ldb, float beta, float *c, int ldc)
@@ -35,7 +35,7 @@ static void gemm_call(bool trans_b, int m, int n, int k, float alpha, const floa
 }
 
 void gemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
-	  float beta, float *c, int ldc, bool exact_rows)
+	  float beta, float *c, int ldc)
 {
 	if (m <= 0 || n <= 0)
 		return;
@@ -43,18 +43,18 @@ void gemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int ld
 		omp_set_num_threads(1);
 		omp_single = true;
 	}
-	float *pad = exact_rows && m < GEMM_EXACT_ROWS ? calloc((size_t)GEMM_EXACT_ROWS * ((size_t)k + n), sizeof(float)) : NULL;
+	float *pad = m < GEMM_MIN_ROWS ? calloc((size_t)GEMM_MIN_ROWS * ((size_t)k + n), sizeof(float)) : NULL;
 	if (!pad) { /* enough rows (or no memory for the padding: the same values within rounding) */
 		gemm_call(trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 		return;
 	}
-	float *pa = pad, *pc = pad + (size_t)GEMM_EXACT_ROWS * k;
+	float *pa = pad, *pc = pad + (size_t)GEMM_MIN_ROWS * k;
 	for (int i = 0; i < m; i++) {
 		memcpy(pa + (size_t)i * k, a + (size_t)i * lda, (size_t)k * sizeof(float));
 		if (beta != 0)
 			memcpy(pc + (size_t)i * n, c + (size_t)i * ldc, (size_t)n * sizeof(float));
 	}
-	gemm_call(trans_b, GEMM_EXACT_ROWS, n, k, alpha, pa, k, b, ldb, beta, pc, n);
+	gemm_call(trans_b, GEMM_MIN_ROWS, n, k, alpha, pa, k, b, ldb, beta, pc, n);
 	for (int i = 0; i < m; i++)
 		memcpy(c + (size_t)i * ldc, pc + (size_t)i * n, (size_t)n * sizeof(float));
 	free(pad);
@@ -78,9 +78,8 @@ const char *gemm_backend(void)
 }
 #else
 void gemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
-	  float beta, float *c, int ldc, bool exact_rows)
+	  float beta, float *c, int ldc)
 {
-	(void)exact_rows; /* OpenBLAS cannot promise it (gemm_rows_exact) */
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
 		    beta, c, ldc);
 }

@@ -6,16 +6,10 @@
 
 #include <stdbool.h>
 
-/* From this many rows of A on, each row of C gets the same sums however many rows are computed
- * (where gemm_rows_exact holds). */
-#define GEMM_EXACT_ROWS 16
-
 /* Row-major C[m][n] = ALPHA · A[m][k] · op(B) + BETA · C, op(B) = Bᵀ when TRANS_B (B is [n][k]),
- * else B ([k][n]). Leading dimensions as in BLAS. EXACT_ROWS: fewer than GEMM_EXACT_ROWS rows get
- * the sums they would get among more (computed as that many, so slower): the runs of a model that
- * reuses tokens ask for it. */
+ * else B ([k][n]). Leading dimensions as in BLAS. */
 void gemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
-	  float beta, float *c, int ldc, bool exact_rows);
+	  float beta, float *c, int ldc);
 
 /* True when the library threads one call itself (OpenBLAS): the engine then leaves a lone large
  * product to it. False (oneDNN here): one call is single-threaded and the engine shares the work

@@ -329,7 +329,7 @@ struct tile_job {
 	int n, in, out, ldy, step; /* STEP: output rows (transposed) or columns per tile */
 	const struct weight *w;
 	const float *f;            /* W as float32 (aligned F32 file or the cache), or NULL: convert tiles */
-	bool transposed, beta_one, exact_rows;
+	bool transposed, beta_one;
 	float *y;
 };
 
@@ -349,7 +349,7 @@ static void tile_one(struct tile_job *j, int t, float *tile)
 				weight_rows(j->w, o0, no, tile);
 				wt = tile;
 			}
-			gemm(true, j->n, no, j->in, 1.0f, j->x, j->in, wt, j->in, beta, j->y + o0, j->ldy, j->exact_rows);
+			gemm(true, j->n, no, j->in, 1.0f, j->x, j->in, wt, j->in, beta, j->y + o0, j->ldy);
 		} else { /* columns o0.. of W [in][out] */
 			if (j->f) {
 				wt = j->f + o0;
@@ -359,7 +359,7 @@ static void tile_one(struct tile_job *j, int t, float *tile)
 				wt = tile;
 				ldw = no;
 			}
-			gemm(false, j->n, no, j->in, 1.0f, j->x, j->in, wt, ldw, beta, j->y + o0, j->ldy, j->exact_rows);
+			gemm(false, j->n, no, j->in, 1.0f, j->x, j->in, wt, ldw, beta, j->y + o0, j->ldy);
 		}
 	}
 }
@@ -385,7 +385,7 @@ bool weight_tiled(const struct weight *w, bool transposed)
 }
 
 void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
-		   bool transposed, const float *b, float *y, int ldy, bool exact_rows)
+		   bool transposed, const float *b, float *y, int ldy)
 {
 	const float *f = w->f32 ? w->f32 : wcache_get(cache, w);
 	if (n == 0 || out == 0)
@@ -396,7 +396,7 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 	int step = tile_step(in);
 	if (step > out)
 		step = out;
-	struct tile_job j = {x, n, in, out, ldy, step, w, f, transposed, b != NULL, exact_rows, y};
+	struct tile_job j = {x, n, in, out, ldy, step, w, f, transposed, b != NULL, y};
 	int n_tiles = (out + step - 1) / step;
 	if (n_tiles == 1) { /* one tile: one sgemm (threaded by OpenBLAS where it is the library) */
 		struct scratch t = {NULL, 0};

@@ -65,10 +65,9 @@ size_t wcache_bytes(struct wcache *c);
 bool weight_tiled(const struct weight *w, bool transposed);
 
 /* Y[n][out] = X[n][in] · W + B, W stored [out][in] (TRANSPOSED, torch Linear) or [in][out] (GPT-2
- * Conv1D), read from the mapping through CACHE (may be NULL: tiles only). B may be NULL.
- * EXACT_ROWS as for gemm. */
+ * Conv1D), read from the mapping through CACHE (may be NULL: tiles only). B may be NULL. */
 void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
-		   bool transposed, const float *b, float *y, int ldy, bool exact_rows);
+		   bool transposed, const float *b, float *y, int ldy);
 
 /* Run FN(CTX, item, scratch) for items 0 .. N-1 on the engine's threads (as many as OpenBLAS would
  * use; OpenBLAS is single-threaded meanwhile), each thread with SCRATCH_FLOATS floats of scratch.
