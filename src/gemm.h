@@ -1,6 +1,6 @@
 /* gemm.h -- the matrix product the engine runs, on the GEMM library chosen at configure time
- * (--with-gemm: oneDNN or OpenBLAS), so forward.c and weights.c call one function whichever it is.
- * (private to the engine). */
+ * (--with-gemm: oneDNN, used where its AVX-512 kernels run, else OpenBLAS; or OpenBLAS alone), so
+ * forward.c and weights.c call one function whichever it is (private to the engine). */
 #ifndef ATTNSCOPE_GEMM_H
 #define ATTNSCOPE_GEMM_H
 
@@ -22,6 +22,12 @@ bool gemm_threads_itself(void);
  * their register blocks, so a run computing only a text's last tokens could differ from a whole
  * run in the last bits: model_run_reuse reuses tokens only where this holds. */
 bool gemm_rows_exact(void);
+
+/* True when oneDNN's AVX-512 kernels run the products. The engine's vector math (ops.c's libmvec
+ * softmax and GELU) goes with them: the fidelity suites pass with both together and with OpenBLAS
+ * and the scalar functions, while OpenBLAS with the vector math moved check_analysis's q.k dot
+ * products 1.3e-5 from numpy's (tolerance 1e-5). */
+bool gemm_avx512(void);
 
 /* The library's name, for the benchmark and --version. */
 const char *gemm_backend(void);

@@ -3,6 +3,8 @@
 
 #include "ops.h"
 
+#include "gemm.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -15,12 +17,13 @@ __attribute__((target("avx512f"))) __m512 _ZGVeN16v_expf(__m512 x);
 __attribute__((target("avx512f"))) __m512 _ZGVeN16v_erff(__m512 x);
 __attribute__((target("avx512f"))) __m512 _ZGVeN16v_tanhf(__m512 x);
 
+/* Only alongside oneDNN's AVX-512 products (gemm_avx512 says why). */
 static bool ops_avx512(void)
 {
 	static int has = -1;
 	if (has < 0) {
 		__builtin_cpu_init();
-		has = __builtin_cpu_supports("avx512f");
+		has = __builtin_cpu_supports("avx512f") && gemm_avx512();
 	}
 	return has;
 }
