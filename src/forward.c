@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "gemm.h"
+#include "headsummary.h"
 #include "model-internal.h"
 
 /* Scratch buffers for one run; sizes in floats (H hidden, QD/KD query/key widths, I intermediate).
@@ -270,9 +271,16 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	struct trace *t = c->t;
 	int n = t->n, D = t->head_dim, QD = c->m->arch.q_dim, l = c->l, r0 = c->b->r0, rows = n - r0;
 	const float *q = trace_q(t, l, hd) + (size_t)r0 * D, *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
-	float *p = (float *)trace_attn(t, l, hd); /* scores, then probabilities, in place */
+	/* scores, then probabilities, in place; a compact trace (long texts) keeps only their summary */
+	float *p = t->attn ? (float *)trace_attn(t, l, hd) : scratch;
+	if (!p) { /* no memory for it: NaN, which the trace reports, rather than garbage */
+		for (int i = 0; i < rows; i++)
+			for (int j = 0; j < D; j++)
+				c->b->ctx[(size_t)i * QD + hd * D + j] = NAN;
+		return;
+	}
 	double t0 = c->secs ? fwd_now() : 0, t1 = 0, t2 = 0;
-	p += (size_t)r0 * n; /* the reused queries' rows are there already */
+	p += (size_t)r0 * n; /* the reused queries' rows are there already (never in a compact trace) */
 	gemm(true, rows, n, D, c->scale, q, D, k, D, 0.0f, p, n);
 	const struct fwd_buf *b = c->b;
 	if (b->rel) /* DeBERTa: the content-to-position and position-to-content terms */
@@ -290,6 +298,8 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	if (c->secs)
 		t2 = fwd_now();
 	gemm(false, rows, D, n, 1.0f, p, n, v, D, 0.0f, c->b->ctx + hd * D, QD);
+	if (!t->attn)
+		headsummary_record(t, l, hd, p);
 	if (c->secs) {
 		c->secs[hd][0] = t1 - t0;
 		c->secs[hd][1] = t2 - t1;
@@ -334,11 +344,16 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 		c.secs = calloc((size_t)t->n_heads, sizeof *c.secs); /* no memory: the heads go untimed */
 		clock = fwd_now();
 	}
+	size_t scratch = t->attn ? 0 : (size_t)t->n * t->n; /* a compact trace: a head's P per thread */
 	if (fwd_own_threads(m)) {
-		weights_parallel(t->n_heads, 0, fwd_head, &c);
+		if (weights_parallel(t->n_heads, scratch, fwd_head, &c) < 0)
+			for (int hd = 0; hd < t->n_heads; hd++)
+				fwd_head(&c, hd, NULL);
 	} else {
+		float *p = scratch ? malloc(scratch * sizeof *p) : NULL;
 		for (int hd = 0; hd < t->n_heads; hd++)
-			fwd_head(&c, hd, NULL);
+			fwd_head(&c, hd, p);
+		free(p);
 	}
 	fwd_heads_lap(m, &c, t->n_heads, &clock);
 	free(c.secs);

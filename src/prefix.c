@@ -41,7 +41,7 @@ static bool prefix_same_shape(const struct prefix_cache *c, const struct trace *
 
 int prefix_shared(const struct prefix_cache *c, const struct trace *t)
 {
-	if (c->n == 0 || !prefix_same_shape(c, t))
+	if (c->n == 0 || !t->attn || !prefix_same_shape(c, t)) /* a compact trace keeps no attention rows */
 		return 0;
 	int r = 0, most = c->n < t->n ? c->n : t->n - 1;
 	while (r < most && c->ids[r] == t->ids[r] && c->type_ids[r] == t->type_ids[r])
@@ -150,6 +150,10 @@ static int prefix_token_nonfinite(const struct trace *t, int i)
 
 void prefix_keep(struct prefix_cache *c, const struct trace *t, int r)
 {
+	if (!t->attn) { /* a compact trace (long texts): nothing to keep */
+		prefix_clear(c);
+		return;
+	}
 	if (!prefix_same_shape(c, t)) {
 		prefix_clear(c);
 		c->n_layers = t->n_layers;
