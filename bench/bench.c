@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "corpusrun.h"
+#include "gemm.h"
 #include "model-internal.h"
 #include "model.h"
 #include "runner.h"
@@ -290,6 +291,63 @@ static void bench_keystroke(struct model *m, int n, int reps)
 	runner_free(r);
 	close(fds[0]);
 	close(fds[1]);
+}
+
+/* (speed) Where a forward pass of N tokens spends its time, per stage (fwdstages.h), over REPS runs. */
+static void bench_stages(struct model *m, int n, int reps)
+{
+	int32_t *ids = malloc(n * sizeof *ids);
+	struct fwd_stages st = {{0}, 0};
+	struct err e = {{0}};
+	for (int i = 0; i < n; i++)
+		ids[i] = 1000 + (i * 7919) % 20000;
+	m->stages = &st;
+	for (int r = 0; r < reps; r++) {
+		struct trace *t = NULL;
+		if (model_run_ids(m, ids, NULL, n, NULL, &t, &e) == 0)
+			trace_free(t);
+	}
+	m->stages = NULL;
+	free(ids);
+	if (st.runs == 0)
+		return;
+	double all = 0;
+	for (int k = 0; k < FWD_STAGES; k++)
+		all += st.seconds[k];
+	printf("  stages at %d tokens (ms per forward, %.1f in all):", n, all / st.runs * 1e3);
+	for (int k = 0; k < FWD_STAGES; k++)
+		printf("%s %s %.1f", k ? "," : "", fwd_stage_name(k), st.seconds[k] / st.runs * 1e3);
+	printf("\n");
+}
+
+/* (speed) The explorer's run after one more word at the end of an N-token text (model_run_reuse:
+ * a causal model computes only the new token) and the grid's redraw. Best of REPS. */
+static void bench_one_more_word(struct model *m, int n, int reps)
+{
+	char *text = bench_text(m, n), *more = malloc(strlen(text) + 8);
+	sprintf(more, "%s word", text);
+	double best = 1e30;
+	int reused = 0;
+	struct err e = {{0}};
+	for (int r = 0; r < reps; r++) {
+		struct trace *t = NULL;
+		if (model_run_reuse(m, text, NULL, NULL, &t, &e) < 0)
+			break;
+		trace_free(t);
+		double t0 = now();
+		if (model_run_reuse(m, more, NULL, NULL, &t, &e) < 0)
+			break;
+		ui_bench_grid_redraw(t, 100, 30, 1, DEPTH_256, true);
+		double dt = now() - t0;
+		best = dt < best ? dt : best;
+		reused = m->prefix ? m->prefix->reused : 0;
+		trace_free(t);
+	}
+	if (best < 1e30)
+		printf("  one more word after %d tokens -> new frame: %.1f ms (%d tokens reused)%s\n", n, best * 1e3, reused,
+		       best > 0.030 ? "  (above the 30 ms target)" : "");
+	free(text);
+	free(more);
 }
 
 /* Peak resident memory so far, in MB (VmHWM). */
@@ -847,8 +905,8 @@ int main(int argc, char **argv)
 	};
 	const int lengths[] = {8, 32, 128, 512};
 	const char *ct = getenv("OPENBLAS_CORETYPE");
-	printf("attnscope benchmark -- %d OpenBLAS threads, OPENBLAS_CORETYPE=%s, %s\n", openblas_get_num_threads(),
-	       ct ? ct : "(unset)", openblas_get_config());
+	printf("attnscope benchmark -- %d OpenBLAS threads, OPENBLAS_CORETYPE=%s, %s; forward GEMM: %s\n",
+	       openblas_get_num_threads(), ct ? ct : "(unset)", openblas_get_config(), gemm_backend());
 	double peak = sgemm_rate();
 	printf("machine sgemm rate (1536^3, best of 5): %.1f GFLOP/s\n\n", peak);
 	int below = 0;
@@ -921,6 +979,9 @@ int main(int argc, char **argv)
 		       forward_flops(s, 32) / 1e9, forward_flops(s, 32) / (peak * 1e9) * 1e3);
 		bench_keystroke(m, 32, quick ? 1 : 5);
 		bench_keystroke(m, 128, quick ? 1 : 3);
+		bench_stages(m, 128, quick ? 1 : 3);
+		if (s->gpt2)
+			bench_one_more_word(m, 128, quick ? 1 : 5);
 		/* A full redraw of the 144-head grid after a new trace (cold) and after a move (warm). */
 		struct trace *t = NULL;
 		char *text = bench_text(m, 128);

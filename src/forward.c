@@ -2,29 +2,101 @@
  * (post-LN BERT, pre-LN GPT-2 and Llama-style decoders, GPT-NeoX's parallel residual, Gemma's
  * sandwich norms), capturing every head's attention probabilities, queries, keys, values and the
  * hidden states. The math follows Hugging Face's eager modeling code operation by operation. */
-#include <cblas.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 
+#include "gemm.h"
 #include "headsummary.h"
 #include "model-internal.h"
 
-/* Scratch buffers for one run; sizes in floats (H hidden, QD/KD query/key widths, I intermediate). */
+/* Scratch buffers for one run; sizes in floats (H hidden, QD/KD query/key widths, I intermediate).
+ * A run computes the tokens R0 .. n-1 (ROWS of them): the buffers' rows are those tokens. */
 struct fwd_buf {
+	int r0, rows;
 	float *x;     /* [n][H] residual stream */
 	float *h;     /* [n][H] normalised input of a sub-block */
 	float *qkv;   /* [n][QD + 2 KD] projections side by side */
 	float *ctx;   /* [n][QD] attention context (heads side by side) */
 	float *proj;  /* [n][H] output of the attention (or MLP) projection */
 	float *proj2; /* [n][H] MLP output beside the attention output (parallel residual) */
-	float *mid;   /* [n][2 I] MLP hidden (gated: gate | up, then the product in the first I) */
+	float *mid;   /* [n][2 I] MLP hidden (gated: gate | up) */
+	float *gated; /* [n][I] act(gate) · up of a gated MLP (NULL otherwise) */
 	float *cos_g, *sin_g; /* [n][rotary_dim / 2] tables of full-attention layers */
 	float *cos_l, *sin_l; /* ... of sliding-window layers */
 	float *rel;   /* [2 span][H] DeBERTa's relative embeddings after their LayerNorm (NULL otherwise) */
 	float *rel_q, *rel_k; /* [2 span][QD], [2 span][KD] a layer's query/key projections of them */
 	float *row;   /* [E] one embedding row */
 };
+
+/* Whether the pass shares its work between its own threads: always where the GEMM library does not
+ * thread a call itself, else for models whose matrices span several tiles. */
+static bool fwd_own_threads(const struct model *m)
+{
+	return m->own_threads || !gemm_threads_itself();
+}
+
+/* ---- the per-stage clock (only when M->stages is set) ---- */
+
+static double fwd_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double fwd_clock(const struct model *m)
+{
+	return m->stages ? fwd_now() : 0;
+}
+
+/* Add the time since *T to stage S and restart *T. */
+static void fwd_lap(const struct model *m, enum fwd_stage s, double *t)
+{
+	if (!m->stages)
+		return;
+	double now = fwd_now();
+	m->stages->seconds[s] += now - *t;
+	*t = now;
+}
+
+const char *fwd_stage_name(enum fwd_stage s)
+{
+	static const char *const names[FWD_STAGES] = {
+		"embed", "q/k/v proj", "scores", "softmax", "PV", "out proj", "norm", "MLP GEMMs", "activation",
+		"residual add", "trace writes",
+	};
+	return s >= 0 && s < FWD_STAGES ? names[s] : "?";
+}
+
+/* ---- element-wise passes over ranges, shared between the threads when long enough ---- */
+
+struct fwd_range {
+	void (*fn)(void *ctx, size_t lo, size_t hi);
+	void *ctx;
+	size_t count, grain;
+};
+
+static void fwd_range_item(void *ctx, int item, float *scratch)
+{
+	const struct fwd_range *r = ctx;
+	size_t lo = (size_t)item * r->grain, hi = lo + r->grain < r->count ? lo + r->grain : r->count;
+	r->fn(r->ctx, lo, hi);
+}
+
+/* FN over 0 .. COUNT-1 in pieces of GRAIN (chosen for some tens of microseconds of work: handing a
+ * piece to another thread costs a few). Each value is computed the same way whoever takes it. */
+static void fwd_for(const struct model *m, size_t count, size_t grain, void (*fn)(void *ctx, size_t lo, size_t hi),
+		    void *ctx)
+{
+	struct fwd_range r = {fn, ctx, count, grain ? grain : 1};
+	size_t pieces = (count + r.grain - 1) / r.grain;
+	if (pieces <= 1 || pieces > 1u << 30 || !fwd_own_threads(m) || weights_parallel((int)pieces, 0, fwd_range_item, &r) < 0)
+		fn(ctx, 0, count);
+}
 
 static void fwd_linear(const struct model *m, const float *x, int n, int in, int out, const struct weight *w,
 		       const float *b, float *y, int ldy)
@@ -45,9 +117,47 @@ static void fwd_norm_dim(const struct model *m, const struct norm_weights *nw, c
 	}
 }
 
+struct fwd_norm_job {
+	const struct model *m;
+	const struct norm_weights *nw;
+	const float *x;
+	float *y;
+	int d;
+};
+
+static void fwd_norm_rows(void *ctx, size_t lo, size_t hi)
+{
+	const struct fwd_norm_job *j = ctx;
+	fwd_norm_dim(j->m, j->nw, j->x + lo * j->d, j->y + lo * j->d, (int)(hi - lo), j->d);
+}
+
+/* Norm of the N rows of X [n][hidden] into Y, rows shared between the threads. */
 static void fwd_norm(const struct model *m, const struct norm_weights *nw, const float *x, float *y, int n)
 {
-	fwd_norm_dim(m, nw, x, y, n, m->info.hidden);
+	struct fwd_norm_job j = {m, nw, x, y, m->info.hidden};
+	double t = fwd_clock(m);
+	fwd_for(m, (size_t)n, 16384 / (size_t)(j.d > 0 ? j.d : 1) + 1, fwd_norm_rows, &j);
+	fwd_lap(m, FWD_NORM, &t);
+}
+
+struct fwd_add_job {
+	float *x;
+	const float *y;
+};
+
+static void fwd_add_range(void *ctx, size_t lo, size_t hi)
+{
+	const struct fwd_add_job *j = ctx;
+	ops_add(j->x + lo, j->y + lo, hi - lo);
+}
+
+/* X += Y for COUNT values (the residual stream). */
+static void fwd_add(const struct model *m, float *x, const float *y, size_t count)
+{
+	struct fwd_add_job j = {x, y};
+	double t = fwd_clock(m);
+	fwd_for(m, count, 65536, fwd_add_range, &j);
+	fwd_lap(m, FWD_ADD, &t);
 }
 
 /* Column offsets of query head HD, and of key/value head G, in the projection row [q | k | v]. */
@@ -71,12 +181,61 @@ static void fwd_gather(float *dst, const float *src, int n, int d, int ld)
 		memcpy(dst + (size_t)i * d, src + (size_t)i * ld, d * sizeof(float));
 }
 
+struct fwd_split {
+	const struct model *m;
+	const struct layer_weights *w;
+	const struct rope *rope;
+	const float *cos_t, *sin_t; /* [n][rotary_dim / 2] */
+	const float *qkv;           /* [rows][QD + 2 KD] the projections of tokens r0 .. n-1 */
+	struct trace *t;
+	int l, r0;
+};
+
+/* Item I < n_heads: query head I; else key/value head I - n_heads. Copy it from the projections into
+ * the trace, then apply q/k norm and rotary there. */
+static void fwd_split_head(void *ctx, int item, float *scratch)
+{
+	const struct fwd_split *s = ctx;
+	const struct model *m = s->m;
+	struct trace *t = s->t;
+	int D = t->head_dim, l = s->l, ld = m->arch.q_dim + 2 * m->arch.kv_dim, group = t->n_heads / t->n_kv_heads;
+	int r0 = s->r0, rows = t->n - r0, half = s->rope->dim / 2;
+	size_t skip = (size_t)r0 * D; /* the reused rows */
+	const float *cos_t = s->cos_t + (size_t)r0 * half, *sin_t = s->sin_t + (size_t)r0 * half;
+	int qc, kc, vc;
+	if (item < t->n_heads) {
+		int hd = item;
+		fwd_head_columns(m, hd, hd / group, &qc, &kc, &vc);
+		float *tq = (float *)trace_q(t, l, hd) + skip;
+		fwd_gather(tq, s->qkv + qc, rows, D, ld);
+		if (t->q_raw)
+			memcpy((float *)trace_q_raw(t, l, hd) + skip, tq, (size_t)rows * D * sizeof(float));
+		if (s->w->q_norm_w)
+			ops_rmsnorm(tq, tq, rows, D, D, s->w->q_norm_w, m->fam.norm_offset, m->ln_eps);
+		if (m->arch.rotary)
+			rope_apply(s->rope, tq, rows, D, cos_t, sin_t);
+		return;
+	}
+	int g = item - t->n_heads, first = g * group; /* a query head reading kv head g */
+	fwd_head_columns(m, first, g, &qc, &kc, &vc);
+	float *tk = (float *)trace_k(t, l, first) + skip, *tv = (float *)trace_v(t, l, first) + skip;
+	fwd_gather(tk, s->qkv + kc, rows, D, ld);
+	fwd_gather(tv, s->qkv + vc, rows, D, ld);
+	if (t->k_raw)
+		memcpy((float *)trace_k_raw(t, l, first) + skip, tk, (size_t)rows * D * sizeof(float));
+	if (s->w->k_norm_w)
+		ops_rmsnorm(tk, tk, rows, D, D, s->w->k_norm_w, m->fam.norm_offset, m->ln_eps);
+	if (m->arch.rotary)
+		rope_apply(s->rope, tk, rows, D, cos_t, sin_t);
+}
+
 /* Project H into q, k, v, copy them per head into the trace, then apply q/k norm and rotary there. */
 static void fwd_project(const struct model *m, int l, const float *h, struct fwd_buf *b, struct trace *t)
 {
 	const struct layer_weights *w = &m->layers[l];
 	const struct arch *a = &m->arch;
-	int n = t->n, H = t->hidden, D = t->head_dim, QD = a->q_dim, KD = a->kv_dim, ld = QD + 2 * KD;
+	int n = b->rows, H = t->hidden, QD = a->q_dim, KD = a->kv_dim, ld = QD + 2 * KD;
+	double clock = fwd_clock(m);
 	if (m->fam.fused_qkv) {
 		fwd_linear(m, h, n, H, ld, &w->qkv_w, w->qkv_b, b->qkv, ld);
 	} else {
@@ -84,34 +243,16 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 		fwd_linear(m, h, n, H, KD, &w->k_w, w->k_b, b->qkv + QD, ld);
 		fwd_linear(m, h, n, H, KD, &w->v_w, w->v_b, b->qkv + QD + KD, ld);
 	}
+	fwd_lap(m, FWD_QKV, &clock);
 	bool sliding = a->layer_sliding && a->layer_sliding[l];
-	const struct rope *rope = sliding ? &a->rope_local : &a->rope_global;
-	const float *cos_t = sliding ? b->cos_l : b->cos_g, *sin_t = sliding ? b->sin_l : b->sin_g;
-	for (int hd = 0; hd < t->n_heads; hd++) {
-		int qc, kc, vc;
-		fwd_head_columns(m, hd, hd / (t->n_heads / t->n_kv_heads), &qc, &kc, &vc);
-		float *tq = (float *)trace_q(t, l, hd);
-		fwd_gather(tq, b->qkv + qc, n, D, ld);
-		if (t->q_raw)
-			memcpy((float *)trace_q_raw(t, l, hd), tq, (size_t)n * D * sizeof(float));
-		if (w->q_norm_w)
-			ops_rmsnorm(tq, tq, n, D, D, w->q_norm_w, m->fam.norm_offset, m->ln_eps);
-		if (a->rotary)
-			rope_apply(rope, tq, n, D, cos_t, sin_t);
-	}
-	for (int g = 0; g < t->n_kv_heads; g++) {
-		int qc, kc, vc, first = g * (t->n_heads / t->n_kv_heads); /* a query head reading kv head g */
-		fwd_head_columns(m, first, g, &qc, &kc, &vc);
-		float *tk = (float *)trace_k(t, l, first), *tv = (float *)trace_v(t, l, first);
-		fwd_gather(tk, b->qkv + kc, n, D, ld);
-		fwd_gather(tv, b->qkv + vc, n, D, ld);
-		if (t->k_raw)
-			memcpy((float *)trace_k_raw(t, l, first), tk, (size_t)n * D * sizeof(float));
-		if (w->k_norm_w)
-			ops_rmsnorm(tk, tk, n, D, D, w->k_norm_w, m->fam.norm_offset, m->ln_eps);
-		if (a->rotary)
-			rope_apply(rope, tk, n, D, cos_t, sin_t);
-	}
+	struct fwd_split s = {m, w, sliding ? &a->rope_local : &a->rope_global, sliding ? b->cos_l : b->cos_g,
+			      sliding ? b->sin_l : b->sin_g, b->qkv, t, l, b->r0};
+	int items = t->n_heads + t->n_kv_heads;
+	/* a head's copy is n x head_dim floats: shared between the threads once it is worth a hand-over */
+	if (t->n < 32 || !fwd_own_threads(m) || weights_parallel(items, 0, fwd_split_head, &s) < 0)
+		for (int i = 0; i < items; i++)
+			fwd_split_head(&s, i, NULL);
+	fwd_lap(m, FWD_TRACE, &clock);
 }
 
 struct fwd_heads {
@@ -120,6 +261,7 @@ struct fwd_heads {
 	struct fwd_buf *b;
 	int l;
 	float scale;
+	double (*secs)[3]; /* [n_heads] seconds in scores, softmax, PV when timed (else NULL) */
 };
 
 /* Scores, probabilities and context of head HD (each head writes only its own). */
@@ -127,31 +269,59 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 {
 	const struct fwd_heads *c = ctx;
 	struct trace *t = c->t;
-	int n = t->n, D = t->head_dim, QD = c->m->arch.q_dim, l = c->l;
-	const float *q = trace_q(t, l, hd), *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
+	int n = t->n, D = t->head_dim, QD = c->m->arch.q_dim, l = c->l, r0 = c->b->r0, rows = n - r0;
+	const float *q = trace_q(t, l, hd) + (size_t)r0 * D, *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
 	/* scores, then probabilities, in place; a compact trace (long texts) keeps only their summary */
 	float *p = t->attn ? (float *)trace_attn(t, l, hd) : scratch;
 	if (!p) { /* no memory for it: NaN, which the trace reports, rather than garbage */
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < rows; i++)
 			for (int j = 0; j < D; j++)
 				c->b->ctx[(size_t)i * QD + hd * D + j] = NAN;
 		return;
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, c->scale, q, D, k, D, 0.0f, p, n);
+	double t0 = c->secs ? fwd_now() : 0, t1 = 0, t2 = 0;
+	p += (size_t)r0 * n; /* the reused queries' rows are there already (never in a compact trace) */
+	gemm(true, rows, n, D, c->scale, q, D, k, D, 0.0f, p, n);
 	const struct fwd_buf *b = c->b;
 	if (b->rel) /* DeBERTa: the content-to-position and position-to-content terms */
 		relpos_add(&c->m->relpos, p, n, D, q, k, b->rel_q + hd * D, b->rel_k + trace_kv_head(t, hd) * D, QD,
 			   c->scale);
 	if (c->m->arch.softcap > 0)
-		ops_softcap(p, (size_t)n * n, c->m->arch.softcap);
-	for (int i = 0; i < n; i++) {
+		ops_softcap(p, (size_t)rows * n, c->m->arch.softcap);
+	if (c->secs)
+		t1 = fwd_now();
+	for (int i = r0; i < n; i++) {
 		int lo, hi;
 		trace_key_range(t, l, i, &lo, &hi);
-		ops_softmax_range(p + (size_t)i * n, n, lo, hi);
+		ops_softmax_range(p + (size_t)(i - r0) * n, n, lo, hi);
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, p, n, v, D, 0.0f, c->b->ctx + hd * D, QD);
+	if (c->secs)
+		t2 = fwd_now();
+	gemm(false, rows, D, n, 1.0f, p, n, v, D, 0.0f, c->b->ctx + hd * D, QD);
 	if (!t->attn)
 		headsummary_record(t, l, hd, p);
+	if (c->secs) {
+		c->secs[hd][0] = t1 - t0;
+		c->secs[hd][1] = t2 - t1;
+		c->secs[hd][2] = fwd_now() - t2;
+	}
+}
+
+/* Share the wall time of the heads (since *T) between the scores, softmax and PV stages in
+ * proportion to the threads' time in each. */
+static void fwd_heads_lap(const struct model *m, const struct fwd_heads *c, int heads, double *t)
+{
+	if (!m->stages)
+		return;
+	double sum[3] = {0, 0, 0}, all = 0, start = *t;
+	for (int hd = 0; c->secs && hd < heads; hd++)
+		for (int s = 0; s < 3; s++)
+			sum[s] += c->secs[hd][s], all += c->secs[hd][s];
+	fwd_lap(m, FWD_SCORES, t);
+	double wall = *t - start;
+	m->stages->seconds[FWD_SCORES] -= wall;
+	for (int s = 0; s < 3; s++)
+		m->stages->seconds[FWD_SCORES + s] += all > 0 ? wall * sum[s] / all : s == 0 ? wall : 0;
 }
 
 /* Self-attention of layer L on input H [n][hidden]; result (after output projection) in B->proj.
@@ -159,6 +329,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
  * whose matrices span several tiles. */
 static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, struct trace *t)
 {
+	double clock = fwd_clock(m);
 	fwd_project(m, l, h, b, t);
 	if (b->rel) { /* DeBERTa (share_att_key): the layer's own q/k projections of the relative embeddings */
 		const struct layer_weights *w = &m->layers[l];
@@ -166,11 +337,15 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 		fwd_linear(m, b->rel, rows, t->hidden, QD, &w->q_w, w->q_b, b->rel_q, QD);
 		fwd_linear(m, b->rel, rows, t->hidden, KD, &w->k_w, w->k_b, b->rel_k, KD);
 	}
-	struct fwd_heads c = {m, t, b, l, m->arch.attn_scale};
+	struct fwd_heads c = {m, t, b, l, m->arch.attn_scale, NULL};
 	if (m->scale_by_inverse_layer)
 		c.scale /= (float)(l + 1);
+	if (m->stages) {
+		c.secs = calloc((size_t)t->n_heads, sizeof *c.secs); /* no memory: the heads go untimed */
+		clock = fwd_now();
+	}
 	size_t scratch = t->attn ? 0 : (size_t)t->n * t->n; /* a compact trace: a head's P per thread */
-	if (m->own_threads) {
+	if (fwd_own_threads(m)) {
 		if (weights_parallel(t->n_heads, scratch, fwd_head, &c) < 0)
 			for (int hd = 0; hd < t->n_heads; hd++)
 				fwd_head(&c, hd, NULL);
@@ -180,8 +355,29 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 			fwd_head(&c, hd, p);
 		free(p);
 	}
-	fwd_linear(m, b->ctx, t->n, m->arch.q_dim, t->hidden, &m->layers[l].out_w, m->layers[l].out_b, b->proj,
+	fwd_heads_lap(m, &c, t->n_heads, &clock);
+	free(c.secs);
+	fwd_linear(m, b->ctx, b->rows, m->arch.q_dim, t->hidden, &m->layers[l].out_w, m->layers[l].out_b, b->proj,
 		   t->hidden);
+	fwd_lap(m, FWD_OUT_PROJ, &clock);
+}
+
+struct fwd_act_job {
+	enum activation act;
+	float *x;           /* plain: values in place */
+	const float *gate;  /* gated: rows STRIDE apart, gate | up */
+	int count, stride;  /* gated: values per row */
+	float *out;         /* gated: [n][count] */
+};
+
+static void fwd_act_range(void *ctx, size_t lo, size_t hi)
+{
+	const struct fwd_act_job *j = ctx;
+	if (j->gate)
+		ops_gated(j->act, j->gate + lo * j->stride, j->gate + lo * j->stride + j->count, (int)(hi - lo), j->count,
+			  j->stride, j->out + lo * j->count);
+	else
+		ops_activation(j->act, j->x + lo, hi - lo);
 }
 
 /* MLP of layer L on H [n][hidden] into OUT [n][hidden]. */
@@ -189,21 +385,29 @@ static void fwd_mlp(const struct model *m, int l, const float *h, struct fwd_buf
 {
 	const struct layer_weights *w = &m->layers[l];
 	int H = m->info.hidden, inter = m->info.intermediate;
+	double t = fwd_clock(m);
+	const float *down_in = b->mid;
 	if (m->fam.mlp == MLP_PLAIN) {
 		fwd_linear(m, h, n, H, inter, &w->up_w, w->up_b, b->mid, inter);
-		ops_activation(m->act, b->mid, (size_t)n * inter);
+		fwd_lap(m, FWD_MLP_GEMM, &t);
+		struct fwd_act_job j = {m->act, b->mid, NULL, 0, 0, NULL};
+		fwd_for(m, (size_t)n * inter, 8192, fwd_act_range, &j);
 	} else {
-		/* gate | up side by side in B->mid (rows 2I wide), then act(gate) * up packed to rows inter wide */
+		/* gate | up side by side in B->mid (rows 2I wide), then act(gate) * up into B->gated */
 		if (weight_present(&w->gate_up_w)) {
 			fwd_linear(m, h, n, H, 2 * inter, &w->gate_up_w, NULL, b->mid, 2 * inter);
 		} else {
 			fwd_linear(m, h, n, H, inter, &w->gate_w, w->gate_b, b->mid, 2 * inter);
 			fwd_linear(m, h, n, H, inter, &w->up_w, w->up_b, b->mid + inter, 2 * inter);
 		}
-		/* in place: row i's product lands at i*inter, never past the row's own gate values */
-		ops_gated(m->act, b->mid, b->mid + inter, n, inter, 2 * inter, b->mid);
+		fwd_lap(m, FWD_MLP_GEMM, &t);
+		struct fwd_act_job j = {m->act, NULL, b->mid, inter, 2 * inter, b->gated};
+		fwd_for(m, (size_t)n, 8192 / (size_t)(inter > 0 ? inter : 1) + 1, fwd_act_range, &j);
+		down_in = b->gated;
 	}
-	fwd_linear(m, b->mid, n, inter, H, &w->down_w, w->down_b, out, H);
+	fwd_lap(m, FWD_ACTIVATION, &t);
+	fwd_linear(m, down_in, n, inter, H, &w->down_w, w->down_b, out, H);
+	fwd_lap(m, FWD_MLP_GEMM, &t);
 }
 
 /* Record the first hidden state holding NaN/Inf: bad weights should be reported, not crash. */
@@ -222,12 +426,12 @@ static void fwd_check_finite(struct trace *t, int layer, const float *x, size_t 
 /* Embeddings of T's tokens into X [n][hidden]: only the rows of the ids are read (and converted) from
  * the tables. The tables are E wide: where E differs from the hidden size (ELECTRA, ALBERT) the rows
  * go to E_BUF [n][E] for their LayerNorm and then through the projection. ROW is scratch for E floats. */
-static void fwd_embed(const struct model *m, struct trace *t, float *x, float *e_buf, float *row)
+static void fwd_embed(const struct model *m, struct trace *t, int r0, float *x, float *e_buf, float *row)
 {
-	int E = m->embed_dim, seen = 0;
+	int E = m->embed_dim, seen = 0, rows = t->n - r0;
 	float scale = m->arch.embed_scale, *e = weight_present(&m->emb_proj_w) ? e_buf : x;
-	for (int i = 0; i < t->n; i++) {
-		float *ei = e + (size_t)i * E;
+	for (int i = r0; i < t->n; i++) {
+		float *ei = e + (size_t)(i - r0) * E;
 		weight_rows(&m->tok_emb, t->ids[i], 1, ei);
 		if (scale > 0)
 			for (int j = 0; j < E; j++)
@@ -244,24 +448,24 @@ static void fwd_embed(const struct model *m, struct trace *t, float *x, float *e
 			ops_add(ei, row, E);
 		}
 	}
-	fwd_norm_dim(m, &m->emb_ln, e, e, t->n, E);
+	fwd_norm_dim(m, &m->emb_ln, e, e, rows, E);
 	if (weight_present(&m->emb_proj_w))
-		fwd_linear(m, e_buf, t->n, E, t->hidden, &m->emb_proj_w, m->emb_proj_b, x, t->hidden);
+		fwd_linear(m, e_buf, rows, E, t->hidden, &m->emb_proj_w, m->emb_proj_b, x, t->hidden);
 }
 
 /* One block of layer L on the residual stream B->x. */
 static void fwd_block(const struct model *m, int l, struct fwd_buf *b, struct trace *t)
 {
 	const struct layer_weights *w = &m->layers[l];
-	int n = t->n;
+	int n = b->rows;
 	size_t nh = (size_t)n * t->hidden;
 	if (m->fam.block == BLOCK_POST_LN) {
 		/* BERT: x = LN1(x + Attn(x)); x = LN2(x + MLP(x)) */
 		fwd_attention(m, l, b->x, b, t);
-		ops_add(b->x, b->proj, nh);
+		fwd_add(m, b->x, b->proj, nh);
 		fwd_norm(m, &w->ln1, b->x, b->x, n);
 		fwd_mlp(m, l, b->x, b, n, b->proj);
-		ops_add(b->x, b->proj, nh);
+		fwd_add(m, b->x, b->proj, nh);
 		fwd_norm(m, &w->ln2, b->x, b->x, n);
 		return;
 	}
@@ -273,30 +477,34 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, struct tr
 		/* GPT-NeoX: x = (mlp(ln2 x) + attn(ln1 x)) + x, both from the same x */
 		fwd_norm(m, &w->ln2, b->x, b->h, n);
 		fwd_mlp(m, l, b->h, b, n, b->proj2);
-		ops_add(b->proj2, b->proj, nh);
-		ops_add(b->x, b->proj2, nh);
+		fwd_add(m, b->proj2, b->proj, nh);
+		fwd_add(m, b->x, b->proj2, nh);
 		return;
 	}
-	ops_add(b->x, b->proj, nh);
+	fwd_add(m, b->x, b->proj, nh);
 	fwd_norm(m, &w->ln2, b->x, b->h, n);
 	fwd_mlp(m, l, b->h, b, n, b->proj);
 	fwd_norm(m, &w->post_mlp, b->proj, b->proj, n);
-	ops_add(b->x, b->proj, nh);
+	fwd_add(m, b->x, b->proj, nh);
 }
 
-static int fwd_alloc(const struct model *m, int n, struct fwd_buf *b)
+/* Buffers for ROWS tokens (R0 = N - ROWS reused), rotary tables for all N. */
+static int fwd_alloc(const struct model *m, int n, int rows_in, struct fwd_buf *b)
 {
 	const struct arch *a = &m->arch;
-	size_t H = m->info.hidden, inter = m->info.intermediate, half = a->rotary ? a->rope_global.dim / 2 : 1;
+	size_t rows = (size_t)rows_in, H = m->info.hidden, inter = m->info.intermediate, half = a->rotary ? a->rope_global.dim / 2 : 1;
 	memset(b, 0, sizeof *b);
-	b->x = malloc(n * H * sizeof(float));
-	b->h = malloc(n * H * sizeof(float));
-	b->qkv = malloc(n * (size_t)(a->q_dim + 2 * a->kv_dim) * sizeof(float));
-	b->ctx = malloc(n * (size_t)a->q_dim * sizeof(float));
-	b->proj = malloc(n * H * sizeof(float));
-	b->proj2 = malloc(n * H * sizeof(float));
+	b->r0 = n - rows;
+	b->rows = rows;
+	b->x = malloc(rows * H * sizeof(float));
+	b->h = malloc(rows * H * sizeof(float));
+	b->qkv = malloc(rows * (size_t)(a->q_dim + 2 * a->kv_dim) * sizeof(float));
+	b->ctx = malloc(rows * (size_t)a->q_dim * sizeof(float));
+	b->proj = malloc(rows * H * sizeof(float));
+	b->proj2 = malloc(rows * H * sizeof(float));
 	size_t mid = 2 * inter > (size_t)m->embed_dim ? 2 * inter : (size_t)m->embed_dim; /* also the embeddings' scratch */
-	b->mid = malloc(n * mid * sizeof(float));
+	b->mid = malloc(rows * mid * sizeof(float));
+	b->gated = m->fam.mlp == MLP_PLAIN ? NULL : malloc(rows * inter * sizeof(float));
 	b->cos_g = malloc(n * half * sizeof(float));
 	b->sin_g = malloc(n * half * sizeof(float));
 	b->cos_l = malloc(n * half * sizeof(float));
@@ -304,17 +512,17 @@ static int fwd_alloc(const struct model *m, int n, struct fwd_buf *b)
 	bool rel_ok = true;
 	b->row = malloc((m->embed_dim > 0 ? (size_t)m->embed_dim : 1) * sizeof(float));
 	if (weight_present(&m->rel_emb)) {
-		size_t rows = 2 * (size_t)m->relpos.span;
-		b->rel = malloc(rows * H * sizeof(float));
-		b->rel_q = malloc(rows * (size_t)a->q_dim * sizeof(float));
-		b->rel_k = malloc(rows * (size_t)a->kv_dim * sizeof(float));
+		size_t span2 = 2 * (size_t)m->relpos.span;
+		b->rel = malloc(span2 * H * sizeof(float));
+		b->rel_q = malloc(span2 * (size_t)a->q_dim * sizeof(float));
+		b->rel_k = malloc(span2 * (size_t)a->kv_dim * sizeof(float));
 		rel_ok = b->rel && b->rel_q && b->rel_k;
 		if (rel_ok) { /* the encoder's LayerNorm of the table, once per run (norm_rel_ebd) */
-			weight_rows(&m->rel_emb, 0, (int64_t)rows, b->rel);
-			fwd_norm(m, &m->rel_ln, b->rel, b->rel, (int)rows);
+			weight_rows(&m->rel_emb, 0, (int64_t)span2, b->rel);
+			fwd_norm(m, &m->rel_ln, b->rel, b->rel, (int)span2);
 		}
 	}
-	return b->x && b->h && b->qkv && b->ctx && b->proj && b->proj2 && b->mid && b->cos_g && b->sin_g && b->cos_l &&
+	return b->x && b->h && b->qkv && b->ctx && b->proj && b->proj2 && b->mid && (b->gated || m->fam.mlp == MLP_PLAIN) && b->cos_g && b->sin_g && b->cos_l &&
 			       b->sin_l && b->row && rel_ok
 		       ? 0
 		       : -1;
@@ -329,6 +537,7 @@ static void fwd_free(struct fwd_buf *b)
 	free(b->proj);
 	free(b->proj2);
 	free(b->mid);
+	free(b->gated);
 	free(b->cos_g);
 	free(b->sin_g);
 	free(b->cos_l);
@@ -339,6 +548,42 @@ static void fwd_free(struct fwd_buf *b)
 	free(b->row);
 }
 
+/* Buffers for ROWS of N tokens and the rotary tables; -1 with E set. */
+static int fwd_prepare(const struct model *m, int n, int rows, struct fwd_buf *b, struct err *e)
+{
+	if (fwd_alloc(m, n, rows, b) < 0)
+		return err_set(e, "out of memory for %d tokens", n);
+	if (m->arch.rotary && (rope_tables(&m->arch.rope_global, n, b->cos_g, b->sin_g, e) < 0 ||
+			       rope_tables(&m->arch.rope_local, n, b->cos_l, b->sin_l, e) < 0))
+		return -1;
+	return 0;
+}
+
+void forward_advise(const struct trace *t)
+{
+#ifdef MADV_HUGEPAGE
+	size_t lh = (size_t)t->n_layers * t->n_heads, lkv = (size_t)t->n_layers * t->n_kv_heads, n = (size_t)t->n;
+	struct {
+		const void *p;
+		size_t bytes;
+	} a[] = {
+		{t->attn, lh * n * n * sizeof(float)},
+		{t->q, lh * n * t->head_dim * sizeof(float)},
+		{t->k, lkv * n * t->head_dim * sizeof(float)},
+		{t->v, lkv * n * t->head_dim * sizeof(float)},
+		{t->hidden_states, (size_t)(t->n_layers + 1) * n * t->hidden * sizeof(float)},
+	};
+	const uintptr_t huge = 2u << 20;
+	for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
+		uintptr_t lo = ((uintptr_t)a[i].p + huge - 1) & ~(huge - 1), hi = ((uintptr_t)a[i].p + a[i].bytes) & ~(huge - 1);
+		if (a[i].p && hi > lo)
+			(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+	}
+#else
+	(void)t;
+#endif
+}
+
 int forward_layer(const struct model *m, struct trace *t, int layer, const float *x_in, struct err *e)
 {
 	int n = t->n;
@@ -347,12 +592,9 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 	int rc = 0;
 	if (layer < 0 || layer >= t->n_layers || n == 0)
 		return err_set(e, "no layer %d", layer);
-	if (m->own_threads)
+	if (fwd_own_threads(m))
 		weights_threads_begin();
-	if (fwd_alloc(m, n, &b) < 0) {
-		rc = err_set(e, "out of memory for %d tokens", n);
-	} else if (m->arch.rotary && (rope_tables(&m->arch.rope_global, n, b.cos_g, b.sin_g, e) < 0 ||
-				      rope_tables(&m->arch.rope_local, n, b.cos_l, b.sin_l, e) < 0)) {
+	if (fwd_prepare(m, n, n, &b, e) < 0) {
 		rc = -1;
 	} else {
 		memcpy(b.x, x_in, nh * sizeof(float));
@@ -362,35 +604,70 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 		memcpy((float *)trace_hidden(t, layer + 1), b.x, nh * sizeof(float));
 	}
 	fwd_free(&b);
-	if (m->own_threads)
+	if (fwd_own_threads(m))
 		weights_threads_end();
 	return rc;
 }
 
-int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e)
+/* Whether rotary table ROPE gives positions 0 .. R0-1 (those a run of LEN tokens had) the same
+ * angles at LEN tokens as COS_T, SIN_T give. */
+static bool fwd_rope_same(const struct rope *rope, int len, int r0, const float *cos_t, const float *sin_t)
+{
+	size_t half = rope->dim / 2, rows = (size_t)(len < r0 ? len : r0), count = (size_t)len * (half ? half : 1);
+	float *c = malloc(count * sizeof *c), *s = malloc(count * sizeof *s);
+	struct err e = {{0}};
+	bool same = len > 0 && c && s && rope_tables(rope, len, c, s, &e) == 0 &&
+		    memcmp(c, cos_t, rows * half * sizeof *c) == 0 && memcmp(s, sin_t, rows * half * sizeof *s) == 0;
+	free(c);
+	free(s);
+	return same;
+}
+
+bool forward_rope_reusable(const struct model *m, int n, int r0, int len_a, int len_b)
+{
+	if (!m->arch.rotary || r0 == 0)
+		return true;
+	const struct rope *ropes[2] = {&m->arch.rope_global, &m->arch.rope_local};
+	bool same = true;
+	for (int i = 0; i < 2 && same; i++) {
+		size_t count = (size_t)n * (ropes[i]->dim / 2 ? ropes[i]->dim / 2 : 1);
+		float *c = malloc(count * sizeof *c), *s = malloc(count * sizeof *s);
+		struct err e = {{0}};
+		same = c && s && rope_tables(ropes[i], n, c, s, &e) == 0 && fwd_rope_same(ropes[i], len_a, r0, c, s) &&
+		       fwd_rope_same(ropes[i], len_b, r0, c, s);
+		free(c);
+		free(s);
+	}
+	return same;
+}
+
+int forward_run_from(const struct model *m, struct trace *t, int r0, const volatile int *cancel, struct err *e)
 {
 	int n = t->n, H = t->hidden;
 	if (n == 0)
 		return 0;
 	if (n > m->info.max_positions)
 		return err_set(e, "%d tokens exceed the model's %d positions", n, m->info.max_positions);
+	if (r0 < 0 || r0 >= n || !m->fam.causal)
+		r0 = 0;
 	struct fwd_buf b;
-	int rc = 0;
-	size_t nh = (size_t)n * H;
-	if (m->own_threads) /* OpenBLAS single-threaded for the whole pass: its idle workers spin */
+	int rc = 0, reused_nonfinite = r0 ? t->nonfinite_layer : -1;
+	size_t nh = (size_t)(n - r0) * H;
+	if (fwd_own_threads(m)) /* OpenBLAS single-threaded for the whole pass: its idle workers spin */
 		weights_threads_begin();
-	if (fwd_alloc(m, n, &b) < 0) {
-		rc = err_set(e, "out of memory for %d tokens", n);
-		goto done;
-	}
-	if (m->arch.rotary && (rope_tables(&m->arch.rope_global, n, b.cos_g, b.sin_g, e) < 0 ||
-			       rope_tables(&m->arch.rope_local, n, b.cos_l, b.sin_l, e) < 0)) {
+	if (fwd_prepare(m, n, n - r0, &b, e) < 0) {
 		rc = -1;
 		goto done;
 	}
-	fwd_embed(m, t, b.x, b.mid, b.row);
-	memcpy((float *)trace_hidden(t, 0), b.x, nh * sizeof(float));
+	forward_advise(t);
+	t->nonfinite_layer = -1; /* the computed tokens' first, then the earlier of it and the reused ones' */
+	double clock = fwd_clock(m);
+	fwd_embed(m, t, r0, b.x, b.mid, b.row);
+	fwd_lap(m, FWD_EMBED, &clock);
+	size_t skip = (size_t)r0 * H; /* the computed rows' place in a layer's hidden states */
+	memcpy((float *)trace_hidden(t, 0) + skip, b.x, nh * sizeof(float));
 	fwd_check_finite(t, 0, b.x, nh);
+	fwd_lap(m, FWD_TRACE, &clock);
 	for (int l = 0; l < t->n_layers; l++) {
 		if (cancel && *cancel) {
 			rc = err_set(e, "cancelled");
@@ -399,13 +676,24 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
 		fwd_block(m, l, &b, t);
 		/* HF reports the last hidden state after the final norm (GPT-2's ln_f, Llama's norm). */
 		if (l == t->n_layers - 1 && m->fam.final_norm_in_trace)
-			fwd_norm(m, &m->final_ln, b.x, b.x, n);
-		memcpy((float *)trace_hidden(t, l + 1), b.x, nh * sizeof(float));
+			fwd_norm(m, &m->final_ln, b.x, b.x, b.rows);
+		clock = fwd_clock(m);
+		memcpy((float *)trace_hidden(t, l + 1) + skip, b.x, nh * sizeof(float));
 		fwd_check_finite(t, l + 1, b.x, nh);
+		fwd_lap(m, FWD_TRACE, &clock);
 	}
+	if (reused_nonfinite >= 0 && (t->nonfinite_layer < 0 || reused_nonfinite < t->nonfinite_layer))
+		t->nonfinite_layer = reused_nonfinite;
+	if (m->stages)
+		m->stages->runs++;
 done:
 	fwd_free(&b);
-	if (m->own_threads)
+	if (fwd_own_threads(m))
 		weights_threads_end();
 	return rc;
+}
+
+int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e)
+{
+	return forward_run_from(m, t, 0, cancel, e);
 }

@@ -4,9 +4,11 @@
 #define ATTNSCOPE_MODEL_INTERNAL_H
 
 #include "family.h"
+#include "fwdstages.h"
 #include "hfconfig.h"
 #include "model.h"
 #include "ops.h"
+#include "prefix.h"
 #include "relpos.h"
 #include "rope.h"
 #include "safetensors.h"
@@ -96,6 +98,8 @@ struct model {
 	bool own_threads;            /* matrices span several tiles: the forward pass shares tiles and heads
 				      * between its own threads, OpenBLAS single-threaded (tiny models keep
 				      * OpenBLAS's threading, whose rounding their reference cases pin) */
+	struct prefix_cache *prefix; /* causal models: the last trace of model_run_reuse (NULL otherwise) */
+	struct fwd_stages *stages;   /* when set, forward_run adds its time per stage there (the benchmark) */
 	pthread_t prefault;          /* faults the weights in, in the order the forward uses them */
 	bool prefault_running;
 	volatile int prefault_stop;
@@ -107,6 +111,19 @@ void model_config_free(struct model *m);
 
 /* The forward pass over token ids (forward.c). Fills T's attention, q, k, v and hidden states. */
 int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e);
+
+/* The same for a causal model whose first R0 tokens' rows (attention, q, k, v, hidden states,
+ * nonfinite_layer) T holds already (prefix_fill): only tokens R0 .. n-1 are computed, with the same
+ * sums a whole run does for them. */
+int forward_run_from(const struct model *m, struct trace *t, int r0, const volatile int *cancel, struct err *e);
+
+/* Whether the rotary angles of positions 0 .. R0-1 are the same at N tokens as at LEN_A and LEN_B
+ * tokens (dynamic NTK scaling changes them past max_positions). */
+bool forward_rope_reusable(const struct model *m, int n, int r0, int len_a, int len_b);
+
+/* Ask for huge pages under T's large arrays before they are first written: a fresh 150 MB
+ * attention array (bert-base, 512 tokens) otherwise takes 37,000 page faults. Advice only. */
+void forward_advise(const struct trace *t);
 
 /* Run only layer LAYER of T's tokens on the given input X_IN [n][hidden] (a reference's hidden state:
  * "teacher forcing", to check each layer's math apart from the rounding earlier layers pass on). */

@@ -41,6 +41,15 @@ const struct tokenizer *model_get_tokenizer(const struct model *m);
 int model_run(const struct model *m, const char *text, const char *text_b, const volatile int *cancel,
 	      struct trace **out, struct err *e);
 
+/* model_run for the explorer, which runs text after text as the user types: a causal model keeps
+ * its last trace (within a memory budget) and, when the new text's tokens begin with the same
+ * ones, copies their rows and computes only the tokens after them. The result is that of
+ * model_run, bit for bit (the computed rows get the same sums). One such run at a time per model
+ * (they take turns); encoders, and every model where the GEMM library cannot promise the same sums
+ * (gemm_rows_exact: the OpenBLAS build), run everything, as model_run. */
+int model_run_reuse(const struct model *m, const char *text, const char *text_b, const volatile int *cancel,
+		    struct trace **out, struct err *e);
+
 /* Run the forward pass on ready-made token ids (N of them, TYPE_IDS may be NULL for all 0).
  * Tokens in the trace are the vocabulary's strings for the ids. */
 int model_run_ids(const struct model *m, const int32_t *ids, const int32_t *type_ids, int n,

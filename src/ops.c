@@ -1,23 +1,33 @@
 /* ops.c -- element-wise and row-wise operations of a transformer block (see ops.h). */
+#include "config.h"
+
 #include "ops.h"
 
-#include <cblas.h>
+#include "gemm.h"
+
 #include <math.h>
 #include <string.h>
 
-void ops_linear(const float *x, int n, int in, int out, const float *w, bool transposed, const float *b, float *y,
-		int ldy)
+#if (defined(__x86_64__) || defined(__i386__)) && defined(HAVE_LIBMVEC)
+#include <immintrin.h>
+#define OPS_AVX512 1
+/* glibc's libmvec: 16 lanes at a time, within 4 ulp of expf/erff/tanhf (measured 3, 4 and 4 over
+ * softmax's and GELU's ranges). A softmax or GELU takes 7 times less time with them. */
+__attribute__((target("avx512f"))) __m512 _ZGVeN16v_expf(__m512 x);
+__attribute__((target("avx512f"))) __m512 _ZGVeN16v_erff(__m512 x);
+__attribute__((target("avx512f"))) __m512 _ZGVeN16v_tanhf(__m512 x);
+
+/* Only alongside oneDNN's AVX-512 products (gemm_avx512 says why). */
+static bool ops_avx512(void)
 {
-	if (b)
-		for (int i = 0; i < n; i++)
-			memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
-	if (transposed)
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, x, in, w, in, b ? 1.0f : 0.0f, y,
-			    ldy);
-	else
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, out, in, 1.0f, x, in, w, out, b ? 1.0f : 0.0f,
-			    y, ldy);
+	static int has = -1;
+	if (has < 0) {
+		__builtin_cpu_init();
+		has = __builtin_cpu_supports("avx512f") && gemm_avx512();
+	}
+	return has;
 }
+#endif
 
 void ops_layernorm(const float *x, float *y, int n, int d, const float *g, const float *b, double eps)
 {
@@ -76,9 +86,40 @@ static inline float ops_act1(enum activation act, float v)
 	return v;
 }
 
+#ifdef OPS_AVX512
+/* ACT of the first COUNT - COUNT % 16 values of X, 16 at a time, in ops_act1's order of operations;
+ * returns how many were done. */
+__attribute__((target("avx512f"))) static size_t ops_activation16(enum activation act, float *x, size_t count)
+{
+	const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), r2 = _mm512_set1_ps((float)M_SQRT1_2);
+	const __m512 k0 = _mm512_set1_ps(0.7978845608028654f), k1 = _mm512_set1_ps(0.044715f);
+	size_t i = 0;
+	if (act == ACT_GELU_ERF) {
+		for (; i + 16 <= count; i += 16) {
+			__m512 v = _mm512_loadu_ps(x + i);
+			__m512 e = _ZGVeN16v_erff(_mm512_mul_ps(v, r2));
+			_mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, e)));
+		}
+	} else if (act == ACT_GELU_TANH) {
+		for (; i + 16 <= count; i += 16) {
+			__m512 v = _mm512_loadu_ps(x + i);
+			__m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
+			__m512 th = _ZGVeN16v_tanhf(_mm512_mul_ps(k0, _mm512_add_ps(v, _mm512_mul_ps(k1, cube))));
+			_mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, th)));
+		}
+	}
+	return i;
+}
+#endif
+
 void ops_activation(enum activation act, float *x, size_t count)
 {
-	for (size_t i = 0; i < count; i++)
+	size_t i = 0;
+#ifdef OPS_AVX512
+	if (ops_avx512())
+		i = ops_activation16(act, x, count);
+#endif
+	for (; i < count; i++)
 		x[i] = ops_act1(act, x[i]);
 }
 
@@ -96,8 +137,41 @@ void ops_softcap(float *s, size_t count, float cap)
 		s[i] = tanhf(s[i] / cap) * cap;
 }
 
+#ifdef OPS_AVX512
+/* ops_softmax_range's exponentials and sum, 16 lanes at a time (the lanes' sums added at the end). */
+__attribute__((target("avx512f"))) static float ops_exp_sum16(float *x, int count, float mx)
+{
+	__m512 m = _mm512_set1_ps(mx), acc = _mm512_setzero_ps();
+	int j = 0;
+	for (; j + 16 <= count; j += 16) {
+		__m512 e = _ZGVeN16v_expf(_mm512_sub_ps(_mm512_loadu_ps(x + j), m));
+		_mm512_storeu_ps(x + j, e);
+		acc = _mm512_add_ps(acc, e);
+	}
+	float sum = _mm512_reduce_add_ps(acc);
+	for (; j < count; j++) {
+		x[j] = expf(x[j] - mx);
+		sum += x[j];
+	}
+	return sum;
+}
+#endif
+
 void ops_softmax_range(float *row, int n, int lo, int hi)
 {
+#ifdef OPS_AVX512
+	if (ops_avx512() && hi - lo + 1 >= 16) {
+		float mx = row[lo];
+		for (int j = lo + 1; j <= hi; j++)
+			mx = row[j] > mx ? row[j] : mx;
+		float inv = 1.0f / ops_exp_sum16(row + lo, hi - lo + 1, mx);
+		for (int j = lo; j <= hi; j++)
+			row[j] *= inv;
+		memset(row, 0, (size_t)lo * sizeof *row);
+		memset(row + hi + 1, 0, (size_t)(n - hi - 1) * sizeof *row);
+		return;
+	}
+#endif
 	float mx = row[lo];
 	for (int j = lo + 1; j <= hi; j++)
 		mx = row[j] > mx ? row[j] : mx;

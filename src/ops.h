@@ -8,11 +8,6 @@
 
 enum activation { ACT_GELU_ERF, ACT_GELU_TANH, ACT_RELU, ACT_SILU };
 
-/* Y[n][out] = X[n][in] · W + B, W stored [out][in] (torch Linear, TRANSPOSED true) or [in][out]
- * (GPT-2 Conv1D); LDY is Y's row stride. B may be NULL. */
-void ops_linear(const float *x, int n, int in, int out, const float *w, bool transposed, const float *b, float *y,
-		int ldy);
-
 /* Row-wise LayerNorm of X [n][d] into Y (may alias): biased variance like torch; B may be NULL. */
 void ops_layernorm(const float *x, float *y, int n, int d, const float *g, const float *b, double eps);
 

@@ -1,12 +1,12 @@
 /* trace.c -- allocation and release of a trace, and a compact trace's recomputed heads (see trace.h). */
 #include "trace.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "ops.h"
 #include "weights.h"
 
@@ -79,14 +79,15 @@ const float *trace_attn_cached(const struct trace *t, int layer, int head)
 
 void trace_head_probs(const struct trace *t, int layer, int head, float *p)
 {
-	/* The operations of forward.c's fwd_head in its order, so the result is the same to the bit. */
+	/* The operations of forward.c's fwd_head in its order (the same gemm call), so the result is the
+	 * same to the bit. */
 	int n = t->n, D = t->head_dim;
 	if (n == 0)
 		return;
 	if (t->blas_serial) /* OpenBLAS's sums depend on its thread count */
 		weights_threads_begin();
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, t->score_scale[layer], trace_q(t, layer, head), D,
-		    trace_k(t, layer, head), D, 0.0f, p, n);
+	gemm(true, n, n, D, t->score_scale[layer], trace_q(t, layer, head), D, trace_k(t, layer, head), D, 0.0f, p,
+	     n);
 	if (t->blas_serial)
 		weights_threads_end();
 	if (t->softcap > 0)

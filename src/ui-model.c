@@ -1,4 +1,5 @@
-/* ui-model.c -- ui_run: the explorer on a real model (a trace source calling model_run).
+/* ui-model.c -- ui_run: the explorer on a real model (a trace source calling model_run_reuse, so
+ * typing at the end of a causal model's text computes only the new tokens).
  * Kept apart from ui.c so tests can run the explorer on synthetic traces without the engine. */
 #include "config.h"
 
@@ -8,7 +9,7 @@
 static int ui_model_run(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
 			struct trace **out, struct err *e)
 {
-	return model_run(ctx, text, text_b, cancel, out, e);
+	return model_run_reuse(ctx, text, text_b, cancel, out, e);
 }
 
 int ui_run(struct model *m, const char *text, const char *text_b, const struct ui_options *o, struct err *e)

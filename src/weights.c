@@ -4,13 +4,14 @@
 
 #include <cblas.h>
 #include <ctype.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "gemm.h"
+#include "workers.h"
 
-#define MAX_THREADS 16
+#define MAX_THREADS WORKERS_MAX
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -213,13 +214,15 @@ static const float *wcache_get(struct wcache *c, const struct weight *w)
 static size_t tile_bytes = 512u << 10;
 /* Tiles are whole multiples of 64 rows or columns, and at least this many (wide inputs: sgemm
  * repacks X for every tile, so a tile must not be thin). Measured on Llama-3.1-8B's down projection (14336
- * inputs) at 32 tokens, 9-row tiles ran 1.6 times slower than one sgemm, 64-row ones as fast. */
-static int tile_min_step = 64;
+ * inputs) at 32 tokens, 9-row tiles ran 1.6 times slower than one sgemm, 64-row ones as fast. oneDNN
+ * wants 128: on bert-base's down projection (3072 inputs) its 64-row tiles ran at 60 % of its rate.
+ * 0 = that default. */
+static int tile_min_step = 0;
 
 void weight_set_tile_bytes(size_t bytes)
 {
 	tile_bytes = bytes ? bytes : 512u << 10;
-	tile_min_step = bytes ? 1 : 64;
+	tile_min_step = bytes ? 1 : 0;
 }
 
 /* While work runs on our threads, each sgemm is single-threaded: OpenBLAS's own threads would fight
@@ -286,54 +289,39 @@ static void scratch_put(struct scratch b)
 }
 
 struct par_job {
-	int n;
-	atomic_int next;
 	void (*fn)(void *ctx, int item, float *scratch);
 	void *ctx;
-	size_t scratch_floats;
+	float *scratch[WORKERS_MAX]; /* each worker's scratch (NULL when none was asked for) */
 };
 
-static void par_take(struct par_job *j, float *scratch)
+static void par_item(void *ctx, int item, int worker)
 {
-	for (int i = atomic_fetch_add(&j->next, 1); i < j->n; i = atomic_fetch_add(&j->next, 1))
-		j->fn(j->ctx, i, scratch);
-}
-
-static void *par_main(void *arg)
-{
-	struct par_job *j = arg;
-	struct scratch b = {NULL, 0};
-	if (j->scratch_floats)
-		b = scratch_get(j->scratch_floats);
-	if (b.p || !j->scratch_floats) /* without memory for its scratch, a helper leaves the items to others */
-		par_take(j, b.p);
-	scratch_put(b);
-	return NULL;
+	struct par_job *j = ctx;
+	j->fn(j->ctx, item, j->scratch[worker]);
 }
 
 int weights_parallel(int n, size_t scratch_floats, void (*fn)(void *ctx, int item, float *scratch), void *ctx)
 {
-	struct par_job j = {.n = n, .fn = fn, .ctx = ctx, .scratch_floats = scratch_floats};
-	atomic_init(&j.next, 0);
-	struct scratch b = {NULL, 0};
-	if (scratch_floats && !(b = scratch_get(scratch_floats)).p)
-		return -1;
-	int threads = weights_threads_begin();
+	struct par_job j = {.fn = fn, .ctx = ctx};
+	struct scratch b[WORKERS_MAX] = {{NULL, 0}};
+	int threads = weights_threads_begin(), rc = 0;
 	if (threads > n)
 		threads = n;
-	pthread_t tid[MAX_THREADS];
-	int started = 0;
-	for (int i = 1; i < threads; i++) {
-		if (pthread_create(&tid[started], NULL, par_main, &j) != 0)
-			break;
-		started++;
+	for (int i = 0; scratch_floats && i < threads; i++) {
+		b[i] = scratch_get(scratch_floats);
+		if (!b[i].p && i == 0)
+			rc = -1;
+		if (!b[i].p) /* without memory for a helper's scratch: fewer threads */
+			threads = i;
+		j.scratch[i] = b[i].p;
 	}
-	par_take(&j, b.p);
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
+	if (rc == 0)
+		workers_run(threads, n, par_item, &j);
+	for (int i = 0; i < WORKERS_MAX; i++)
+		if (b[i].p)
+			scratch_put(b[i]);
 	weights_threads_end();
-	scratch_put(b);
-	return 0;
+	return rc;
 }
 
 struct tile_job {
@@ -361,8 +349,7 @@ static void tile_one(struct tile_job *j, int t, float *tile)
 				weight_rows(j->w, o0, no, tile);
 				wt = tile;
 			}
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->n, no, j->in, 1.0f, j->x, j->in, wt, j->in,
-				    beta, j->y + o0, j->ldy);
+			gemm(true, j->n, no, j->in, 1.0f, j->x, j->in, wt, j->in, beta, j->y + o0, j->ldy);
 		} else { /* columns o0.. of W [in][out] */
 			if (j->f) {
 				wt = j->f + o0;
@@ -372,8 +359,7 @@ static void tile_one(struct tile_job *j, int t, float *tile)
 				wt = tile;
 				ldw = no;
 			}
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->n, no, j->in, 1.0f, j->x, j->in, wt, ldw,
-				    beta, j->y + o0, j->ldy);
+			gemm(false, j->n, no, j->in, 1.0f, j->x, j->in, wt, ldw, beta, j->y + o0, j->ldy);
 		}
 	}
 }
@@ -387,8 +373,9 @@ static void tile_item(void *ctx, int item, float *scratch)
 static int tile_step(int in)
 {
 	int step = (int)(tile_bytes / sizeof(float) / (in ? in : 1));
+	int min = tile_min_step ? tile_min_step : gemm_threads_itself() ? 64 : 128;
 	step = step >= 64 ? step / 64 * 64 : step < 1 ? 1 : step;
-	return step < tile_min_step ? tile_min_step : step;
+	return step < min ? min : step;
 }
 
 bool weight_tiled(const struct weight *w, bool transposed)
@@ -411,7 +398,7 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 		step = out;
 	struct tile_job j = {x, n, in, out, ldy, step, w, f, transposed, b != NULL, y};
 	int n_tiles = (out + step - 1) / step;
-	if (n_tiles == 1) { /* one tile: one sgemm, threaded by OpenBLAS as a float32 matrix always was */
+	if (n_tiles == 1) { /* one tile: one sgemm (threaded by OpenBLAS where it is the library) */
 		struct scratch t = {NULL, 0};
 		if (f || (t = scratch_get((size_t)step * in)).p) {
 			tile_one(&j, 0, t.p);

@@ -6,7 +6,8 @@
  * [in][out] layout, of output columns) small enough to stay in the CPU's cache, and runs sgemm on
  * each tile, the tiles shared between threads. An optional float32 cache (ATTNSCOPE_WEIGHT_CACHE,
  * off by default) keeps whole converted matrices within a byte budget. Conversion is exact and every
- * path runs the same sgemm calls, so the results are bit-identical whichever path a matrix takes. */
+ * path runs the same sgemm calls, so the results are bit-identical whichever path a matrix takes.
+ * Tile shapes never depend on the thread count. */
 #ifndef ATTNSCOPE_WEIGHTS_H
 #define ATTNSCOPE_WEIGHTS_H
 
@@ -63,8 +64,8 @@ size_t wcache_bytes(struct wcache *c);
 /* True when W is cut into more than one tile (a matrix larger than a tile). */
 bool weight_tiled(const struct weight *w, bool transposed);
 
-/* Y[n][out] = X[n][in] · W + B as ops_linear, W stored [out][in] (TRANSPOSED) or [in][out], read
- * from the mapping through CACHE (may be NULL: tiles only). B may be NULL. */
+/* Y[n][out] = X[n][in] · W + B, W stored [out][in] (TRANSPOSED, torch Linear) or [in][out] (GPT-2
+ * Conv1D), read from the mapping through CACHE (may be NULL: tiles only). B may be NULL. */
 void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
 		   bool transposed, const float *b, float *y, int ldy);
 

@@ -4,10 +4,12 @@
 #include <check.h>
 #include <dirent.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemm.h"
 #include "model-internal.h"
 #include "model.h"
 #include "refcase.h"
@@ -269,6 +271,83 @@ START_TEST(test_weight_paths)
 }
 END_TEST
 
+/* Largest difference between two traces' numbers, relative to the larger of 1 and the value. */
+static double traces_max_diff(const struct trace *a, const struct trace *b)
+{
+	size_t L = a->n_layers, n = a->n, D = a->head_dim;
+	struct {
+		const float *x, *y;
+		size_t count;
+	} arr[] = {
+		{a->attn, b->attn, L * a->n_heads * n * n},
+		{a->q, b->q, L * a->n_heads * n * D},
+		{a->k, b->k, L * a->n_kv_heads * n * D},
+		{a->v, b->v, L * a->n_kv_heads * n * D},
+		{a->hidden_states, b->hidden_states, (L + 1) * n * a->hidden},
+		{a->q_raw, b->q_raw, a->q_raw && b->q_raw ? L * a->n_heads * n * D : 0},
+		{a->k_raw, b->k_raw, a->k_raw && b->k_raw ? L * a->n_kv_heads * n * D : 0},
+	};
+	double worst = 0;
+	for (size_t i = 0; i < sizeof arr / sizeof arr[0]; i++)
+		for (size_t j = 0; j < arr[i].count; j++) {
+			double d = fabs((double)arr[i].x[j] - arr[i].y[j]), mag = fabs((double)arr[i].y[j]);
+			d /= mag > 1 ? mag : 1;
+			worst = d > worst ? d : worst;
+		}
+	return worst;
+}
+
+/* The explorer's runs of a causal model reuse the tokens a text shares with the one before (typing
+ * at the end): the result equals a whole run within 1e-6, with sliding windows, grouped queries,
+ * soft-capping and rotary scaling that depends on the length (where nothing may be reused). */
+START_TEST(test_prefix_reuse)
+{
+	const struct {
+		const char *name;
+		bool reuses; /* false: rotary angles depend on the length, nothing is reused */
+	} models[] = {
+		{"gpt2-mini", true}, {"llama-gqa", true}, {"mistral-window", true}, {"gemma2-softcap", true},
+		{"gemma3-local", true}, {"neox-parallel", true}, {"llama-rope-dynamic", true}, {"bert-mini", false},
+	};
+	const char *texts[] = {
+		"The cat sat on the mat",
+		"The cat sat on the mat and looked at the door for a long",
+		"The cat sat on the mat and looked at the door for a long time.",
+		"The cat sat",          /* shorter: its tokens are all in the kept trace */
+		"A dog ran past the cat", /* another start */
+	};
+	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s/tests/data/models/%s", srcdir(), models[i].name);
+		struct model *m = NULL;
+		struct err e = {{0}};
+		ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);
+		bool exact = gemm_rows_exact(); /* else no reuse (the OpenBLAS build) */
+		ck_assert_msg((m->prefix != NULL) == (model_get_info(m)->causal && exact), "%s: kept trace", models[i].name);
+		int reused_total = 0;
+		for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+			struct trace *whole = NULL, *part = NULL;
+			ck_assert_msg(model_run(m, texts[k], NULL, NULL, &whole, &e) == 0, "%s", e.msg);
+			ck_assert_msg(model_run_reuse(m, texts[k], NULL, NULL, &part, &e) == 0, "%s", e.msg);
+			int reused = m->prefix ? m->prefix->reused : 0;
+			ck_assert_int_eq(part->n, whole->n);
+			ck_assert_int_eq(part->nonfinite_layer, whole->nonfinite_layer);
+			double d = traces_max_diff(part, whole);
+			printf("%-18s text %zu: %d tokens, %d reused, max difference %.3g\n", models[i].name, k, whole->n,
+			       reused, d);
+			ck_assert_msg(d <= 1e-6, "%s text %zu: reused %d tokens, differs by %g", models[i].name, k, reused, d);
+			if (k > 0)
+				reused_total += reused;
+			trace_free(whole);
+			trace_free(part);
+		}
+		ck_assert_msg((reused_total > 0) == (models[i].reuses && exact), "%s: %d tokens reused", models[i].name,
+			      reused_total);
+		model_close(m);
+	}
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -278,6 +357,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_own_fixtures);
 	tcase_add_test(tc, test_demo_models);
 	tcase_add_test(tc, test_weight_paths);
+	tcase_add_test(tc, test_prefix_reuse);
 	suite_add_tcase(s, tc);
 	return s;
 }
