@@ -132,14 +132,16 @@ static int copy_file(const char *from, const char *to)
 	return rc;
 }
 
-/* Random values for tensor T, written to FP through BUF (CAP floats), scaled like a trained model's
- * so that heads attend sharply, not near-uniformly (the PyTorch check then has something to catch):
- * norm gains near 1, biases near 0, matrices uniform with a spread that makes q.k/sqrt(d) vary by a
- * few units at hidden 768. */
+/* Random values for tensor T, written to FP through BUF (CAP floats), scaled so that heads attend
+ * sharply in every layer, not near-uniformly (the PyTorch check then has something to catch): norm
+ * gains near 1, biases near 0; matrices reading the residual stream uniform with a spread that makes
+ * q.k/sqrt(d) vary by a few units at hidden 768, those writing back into it small, so that the
+ * tokens stay distinct from layer to layer. */
 static void write_values(FILE *fp, const struct tensor_spec *t, float *buf, size_t cap)
 {
 	int gain = !t->d1 && strstr(t->name, ".weight"); /* the only weight vectors are LayerNorm gains */
-	float spread = t->d1 ? 4.5f : 1.0f, base = gain ? 1.0f : 0.0f;
+	int writes_back = strstr(t->name, "output.dense") || strstr(t->name, "c_proj");
+	float spread = t->d1 && !writes_back ? 4.5f : 1.0f, base = gain ? 1.0f : 0.0f;
 	uint64_t count = (uint64_t)t->d0 * (t->d1 ? t->d1 : 1);
 	for (uint64_t done = 0; done < count;) {
 		size_t chunk = count - done < cap ? (size_t)(count - done) : cap;
@@ -1031,17 +1033,17 @@ static int attnscope_dump(const char *bin, const char *dir, const char *text, co
 }
 
 /* The check the issue asks for in the bench run itself: a text of varied words through the whole
- * `attnscope --dump=json`, and the peer on the ids the dump reports. */
-static void bench_dump_check(struct torch_peer *p, const char *dir)
+ * `attnscope --dump=json`, and the peer on the ids the dump reports. Returns 1 when they differ. */
+static int bench_dump_check(struct torch_peer *p, const char *dir)
 {
 	static const char text[] = "the old town said that it was a good day , and people ran across the field near "
 				   "the river while birds sang in trees";
 	const char *bin = getenv("ATTNSCOPE_BIN");
 	char out[PATH_MAX], per_layer[512], why[512];
-	double worst, sharp;
+	double worst = 0, sharp;
 	if (!bin || !*bin) {
 		printf("  --dump json check: not run (set ATTNSCOPE_BIN to the attnscope binary)\n");
-		return;
+		return 0;
 	}
 	snprintf(out, sizeof out, "%s/dump.json", dir);
 	if (attnscope_dump(bin, dir, text, out) < 0)
@@ -1053,6 +1055,7 @@ static void bench_dump_check(struct torch_peer *p, const char *dir)
 		       "    (<= 1e-4: %s; a row's largest weight %.2f on average); per layer: %s\n",
 		       worst, worst <= 1e-4 ? "same" : "DIFFERENT", sharp, per_layer);
 	unlink(out);
+	return worst > 1e-4;
 }
 
 /* Forward at 8/32/128/512 tokens: attnscope and PyTorch (1 thread and all cores) on the same ids,
@@ -1080,7 +1083,7 @@ static int bench_forward_side_by_side(const struct spec *s, struct model *m, con
 	for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
 		int n = lengths[li];
 		int32_t *ids = bench_ids(n);
-		int rounds = quick ? 1 : 3, reps = quick ? 1 : (n <= 32 ? 6 : n <= 128 ? 3 : 1);
+		int rounds = quick ? 1 : n <= 128 ? 3 : 2, reps = quick ? 1 : (n <= 32 ? 6 : n <= 128 ? 3 : 1);
 		double best = 1e30, peer[2] = {1e30, 1e30}, rate_now = sgemm_rate();
 		struct trace *t = NULL;
 		*peak = rate_now > *peak ? rate_now : *peak;
@@ -1111,29 +1114,30 @@ static int bench_forward_side_by_side(const struct spec *s, struct model *m, con
 		double rate = forward_flops(s, n) / best / 1e9, diff = -1, top = *peak;
 		if (p)
 			diff = peer_attn_diff(p, t, why, sizeof why);
-		printf("  %6d %12.2f", n, best * 1e3);
+		char col1[16] = "-", col2[16] = "-", ratio_s[16] = "-", diff_s[16] = "-", note[160] = "";
+		double ratio = -1;
 		if (p && diff >= 0) {
-			int bt = n_threads > 1 && peer[1] < peer[0];
-			double ratio = best / peer[bt];
-			printf(" %12.2f %12.2f %7.2f", peer[0] * 1e3, n_threads > 1 ? peer[1] * 1e3 : 0.0, ratio);
-			printf(" %8.1f %8.0f%% %14.2g  ratio %s (peer: %d thread%s)%s%s\n", rate, 100 * rate / top, diff,
-			       ratio <= 0.8 ? "met" : "MISSED", threads[bt], threads[bt] > 1 ? "s" : "",
-			       n >= 128 && rate < 0.75 * top ? "; below the 75% sgemm target" : "",
-			       diff <= 1e-4 ? "" : "; ATTENTIONS DIFFER");
-			missed += ratio > 0.8;
-		} else {
-			if (p)
-				printf("  (PyTorch's attentions: %s)", why);
-			printf(" %12s %12s %7s %8.1f %8.0f%%%s\n", "-", "-", "-", rate, 100 * rate / top,
-			       n >= 128 && rate < 0.75 * top ? "  (below the 75% sgemm target)" : "");
-		}
+			int bt = n_threads > 1 && peer[1] < peer[0]; /* PyTorch at its best thread count is the peer */
+			ratio = best / peer[bt];
+			snprintf(col1, sizeof col1, "%.2f", peer[0] * 1e3);
+			if (n_threads > 1)
+				snprintf(col2, sizeof col2, "%.2f", peer[1] * 1e3);
+			snprintf(ratio_s, sizeof ratio_s, "%.2f", ratio);
+			snprintf(diff_s, sizeof diff_s, "%.2g", diff);
+			snprintf(note, sizeof note, "  ratio %s (peer: %d thread%s)%s", ratio <= 0.8 ? "met" : "MISSED",
+				 threads[bt], threads[bt] > 1 ? "s" : "", diff <= 1e-4 ? "" : "; ATTENTIONS DIFFER");
+			missed += (ratio > 0.8) + (diff > 1e-4);
+		} else if (p)
+			snprintf(note, sizeof note, "  (PyTorch's attentions: %s)", why);
+		printf("  %6d %12.2f %12s %12s %7s %8.1f %8.0f%% %14s%s%s\n", n, best * 1e3, col1, col2, ratio_s, rate,
+		       100 * rate / top, diff_s, note, n >= 128 && rate < 0.75 * top ? "; below the 75% sgemm target" : "");
 		missed += n >= 128 && rate < 0.75 * top;
 		trace_free(t);
 		free(ids);
 	}
 	if (p) {
 		printf("  ratio = attnscope / PyTorch at its best thread count (target <= 0.8); of sgemm target >= 75%% at 128+ tokens\n");
-		bench_dump_check(p, dir);
+		missed += bench_dump_check(p, dir);
 	}
 	torch_peer_stop(p);
 	return missed;
@@ -1154,6 +1158,7 @@ static void print_targets(int missed, int forward_only)
 
 int main(int argc, char **argv)
 {
+	setvbuf(stdout, NULL, _IOLBF, 0); /* each figure as soon as it is measured, also into a pipe or file */
 	if ((argc == 4 || argc == 5) && strcmp(argv[1], "--real") == 0) {
 		size_t i = strtoul(argv[2], NULL, 10);
 		return i < sizeof real_specs / sizeof real_specs[0] ? real_child(&real_specs[i], argv[3], argc == 5) : 2;

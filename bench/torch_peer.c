@@ -52,14 +52,20 @@ struct torch_peer *torch_peer_start(const char *datadir, const char *dir, char *
 		snprintf(why, whysz, "no %s", script);
 		return NULL;
 	}
-	if (pipe(in) < 0 || pipe(out) < 0) {
+	if (pipe(in) < 0) {
 		snprintf(why, whysz, "pipe: %s", strerror(errno));
+		return NULL;
+	}
+	if (pipe(out) < 0) {
+		snprintf(why, whysz, "pipe: %s", strerror(errno));
+		close(in[0]), close(in[1]);
 		return NULL;
 	}
 	signal(SIGPIPE, SIG_IGN); /* a peer that died shows as a failed write, not as our death */
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(why, whysz, "fork: %s", strerror(errno));
+		close(in[0]), close(in[1]), close(out[0]), close(out[1]);
 		return NULL;
 	}
 	if (pid == 0) {
@@ -74,9 +80,25 @@ struct torch_peer *torch_peer_start(const char *datadir, const char *dir, char *
 	fcntl(in[1], F_SETFD, FD_CLOEXEC); /* not inherited by the attnscope processes the bench runs */
 	fcntl(out[0], F_SETFD, FD_CLOEXEC);
 	struct torch_peer *p = calloc(1, sizeof *p);
+	if (!p) {
+		close(in[1]); /* the child sees the end of its input and exits */
+		close(out[0]);
+		waitpid(pid, NULL, 0);
+		snprintf(why, whysz, "out of memory");
+		return NULL;
+	}
 	p->pid = pid;
 	p->to = fdopen(in[1], "w");
 	p->from = fdopen(out[0], "r");
+	if (!p->to || !p->from) {
+		snprintf(why, whysz, "fdopen: %s", strerror(errno));
+		if (!p->to)
+			close(in[1]);
+		if (!p->from)
+			close(out[0]);
+		torch_peer_stop(p);
+		return NULL;
+	}
 	if (peer_reply(p, "ready", why, whysz) < 0) {
 		torch_peer_stop(p);
 		return NULL;
