@@ -1102,6 +1102,10 @@ static int bench_forward_side_by_side(const struct spec *s, struct model *m, con
 			}
 			best = a < best ? a : best;
 			for (int ti = 0; p && ti < n_threads; ti++) {
+				/* A thread count twice as slow as the other after the first round cannot become
+				 * the peer: its later rounds are skipped (a loaded machine makes them long). */
+				if (r > 0 && peer[ti] > 2 * peer[!ti])
+					continue;
 				double ms = torch_peer_time(p, threads[ti], reps, r == 0, why, sizeof why);
 				if (ms < 0) {
 					printf("  PyTorch stopped: %s\n", why);

@@ -55,11 +55,20 @@ def read_safetensors(path):
 
 def strip_prefix(weights, prefixes):
     """Drop the first prefix that some tensor names carry (BertForMaskedLM's "bert.", GPT2LMHeadModel's
-    "transformer."), keeping the names the modules use."""
+    "transformer."), keeping the names the modules use, and read the older LayerNorm names (the
+    bert-base-uncased hub file's gamma/beta) as weight/bias, as transformers does on load."""
     for p in prefixes:
         if any(k.startswith(p) for k in weights):
-            return {k[len(p):]: v for k, v in weights.items() if k.startswith(p)}
-    return weights
+            weights = {k[len(p):]: v for k, v in weights.items() if k.startswith(p)}
+            break
+    renamed = {}
+    for k, v in weights.items():
+        if k.endswith("LayerNorm.gamma"):
+            k = k[:-len("gamma")] + "weight"
+        elif k.endswith("LayerNorm.beta"):
+            k = k[:-len("beta")] + "bias"
+        renamed[k] = v
+    return renamed
 
 
 def activation(name):
