@@ -858,6 +858,102 @@ static void bench_real(const char *only)
 	}
 }
 
+/* kB of memory available now (MemAvailable), -1 when unknown. */
+static long mem_available_kb(void)
+{
+	FILE *fp = fopen("/proc/meminfo", "r");
+	char line[256];
+	long v = -1;
+	while (fp && fgets(line, sizeof line, fp))
+		if (strncmp(line, "MemAvailable:", 13) == 0)
+			v = atol(line + 13);
+	if (fp)
+		fclose(fp);
+	return v;
+}
+
+/* The long-text target on a modern decoder (bench_attnscope --long; the run takes minutes once the
+ * trace is small enough to fit): the whole `attnscope --print=grid` of 4,096 tokens on the BF16
+ * Llama-3.2-1B shape, its time and peak RSS. The child may use no more address space than the
+ * memory available now, so a trace that does not fit fails with attnscope's out-of-memory error
+ * instead of pushing the machine into the OOM killer. Returns 1 when the target is missed. */
+static int bench_long_llama(void)
+{
+	const struct real_spec *r = &real_specs[1];
+	const char *bin = getenv("ATTNSCOPE_BIN");
+	const int n = 4096; /* " word" is one token of Llama 3's tokenizer, which adds no BOS here */
+	char cache[PATH_MAX], dir[PATH_MAX], reason[PATH_MAX + 128] = "";
+	size_t hl;
+	if (!bin || !*bin) {
+		printf("%s, %d tokens: not measured (set ATTNSCOPE_BIN to the attnscope binary)\n\n", r->name, n);
+		return 0;
+	}
+	snprintf(dir, sizeof dir, "%s/%s", bench_cache_dir(cache, sizeof cache), r->name);
+	uint64_t file_size = real_file_size(r, &hl, NULL);
+	double file_gb = file_size / 1073741824.0; /* GB of RSS below are of 2^30 bytes too */
+	printf("%s-shaped BF16 (%.1f GB), a text of %d tokens: the whole `attnscope --print=grid`\n", r->name,
+	       file_size / 1e9, n);
+	if (real_prepare(r, dir, reason, sizeof reason) < 0) {
+		printf("  not measured: %s\n\n", reason);
+		return 0;
+	}
+	char *text = malloc((size_t)n * 5 + 1), *p = text;
+	for (int i = 0; i < n; i++)
+		p += sprintf(p, i ? " word" : "word");
+	long avail_kb = mem_available_kb();
+	int errp[2];
+	if (pipe(errp) < 0) {
+		free(text);
+		return 0;
+	}
+	double t0 = now();
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+		dup2(fd, 1);
+		dup2(errp[1], 2);
+		close(errp[0]);
+		close(errp[1]);
+		if (avail_kb > 0) {
+			struct rlimit rl = {.rlim_cur = (rlim_t)avail_kb * 1024, .rlim_max = (rlim_t)avail_kb * 1024};
+			setrlimit(RLIMIT_AS, &rl);
+		}
+		execl(bin, bin, "--model", dir, "--print=grid", "--width=100", text, (char *)NULL);
+		_exit(127);
+	}
+	close(errp[1]);
+	char msg[1024], scratch[256];
+	size_t got = 0;
+	for (;;) { /* read all it writes, keeping the start, so that it never blocks on a full pipe */
+		int keep = got < sizeof msg - 1;
+		ssize_t k = read(errp[0], keep ? msg + got : scratch, keep ? sizeof msg - 1 - got : sizeof scratch);
+		if (k <= 0)
+			break;
+		if (keep)
+			got += (size_t)k;
+	}
+	close(errp[0]);
+	msg[got] = 0;
+	msg[strcspn(msg, "\n")] = 0;
+	int status = 0;
+	struct rusage ru;
+	int ok = pid > 0 && wait4(pid, &status, 0, &ru) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	double dt = now() - t0;
+	free(text);
+	if (!ok) {
+		printf("  failed after %.1f s (%s %d; address space limited to the %.1f GB of memory available):\n  %s\n"
+		       "  (target: trace <= 4 GB: MISSED)\n\n",
+		       dt, WIFSIGNALED(status) ? "signal" : "exit status",
+		       WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status), avail_kb / 1048576.0,
+		       msg[0] ? msg : "(no message)");
+		return 1;
+	}
+	double peak_gb = ru.ru_maxrss / 1048576.0, beyond = peak_gb - file_gb;
+	printf("  %.1f s, peak RSS %.2f GB, %.2f GB beyond the weights' file (target: trace <= 4 GB: %s)\n\n", dt, peak_gb,
+	       beyond, beyond <= 4.0 ? "met" : "MISSED");
+	return beyond > 4.0;
+}
+
 /* The whole `attnscope --dump` of 32 tokens on a GPT-2-sized F32 file whose header length is 2 mod 4
  * (as the hub's): the weights cannot be used in place as floats, and must not be copied whole. */
 static void bench_unaligned_dump(void)
@@ -1167,6 +1263,10 @@ int main(int argc, char **argv)
 		size_t i = strtoul(argv[2], NULL, 10);
 		return i < sizeof real_specs / sizeof real_specs[0] ? real_child(&real_specs[i], argv[3], argc == 5) : 2;
 	}
+	if (argc == 2 && strcmp(argv[1], "--long") == 0) { /* only the 4,096-token Llama-3.2-1B run */
+		bench_long_llama();
+		return 0;
+	}
 	if (argc > 1 && strcmp(argv[1], "--modern") == 0) { /* only these: --modern [unaligned|SHAPE] */
 		if (argc < 3 || strcmp(argv[2], "unaligned") == 0)
 			bench_unaligned_dump();
@@ -1183,7 +1283,7 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--forward") == 0) /* only the bert-base and gpt2 shapes, without corpus mode */
 			forward_only = 1;
 		else {
-			fprintf(stderr, "usage: bench_attnscope [--quick] [--corpus | --forward] | --modern [unaligned|SHAPE]\n");
+			fprintf(stderr, "usage: bench_attnscope [--quick] [--corpus | --forward] | --modern [unaligned|SHAPE] | --long\n");
 			return 2;
 		}
 	}
@@ -1292,6 +1392,7 @@ int main(int argc, char **argv)
 	}
 	bench_unaligned_dump();
 	bench_real(NULL);
+	printf("4,096 tokens on the Llama-3.2-1B shape (the long-text target): bench_attnscope --long, apart (minutes)\n\n");
 	print_targets(below, 0);
 	return 0;
 }
