@@ -13,8 +13,9 @@ It loads MODEL_DIR with bench/torch_families.py, then answers one reply per comm
                                                           file written by `attnscope --dump=json`:
                                                           largest difference, mean of each row's
                                                           largest weight, largest per layer
-Replies "error MESSAGE" when a command fails. At start it prints "ready TORCH_VERSION MAX_THREADS"
-or "error MESSAGE" (torch or numpy missing, a model it cannot read) and exits.
+Replies "error MESSAGE" when a command fails. At start it prints "ready TORCH_VERSION CPUS", or
+"error MESSAGE" and exits (torch or numpy missing, a model it cannot read). It exits at the end of
+its input.
 """
 
 import json
