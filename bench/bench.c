@@ -1297,6 +1297,9 @@ int main(int argc, char **argv)
 	const char *ct = getenv("OPENBLAS_CORETYPE");
 	printf("attnscope benchmark -- %d OpenBLAS threads, OPENBLAS_CORETYPE=%s, %s\n", openblas_get_num_threads(),
 	       ct ? ct : "(unset)", openblas_get_config());
+	const char *mmap_threshold = getenv("MALLOC_MMAP_THRESHOLD_");
+	if (mmap_threshold) /* inherited by the PyTorch peer too: both sides keep freed memory alike */
+		printf("MALLOC_MMAP_THRESHOLD_=%s: glibc serves large blocks from the heap, not fresh mappings\n", mmap_threshold);
 	double peak = sgemm_rate();
 	printf("machine sgemm rate (1536^3, best of 5): %.1f GFLOP/s (measured again before each forward length;\n"
 	       "the shares of it below are of the best rate seen so far)\n\n", peak);
