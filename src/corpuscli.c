@@ -40,6 +40,21 @@ int corpuscli_parse_shard(const char *s, int *k, int *n)
 	return 0;
 }
 
+int corpuscli_parse_head(const char *s, int *layer, int *head)
+{
+	char *end;
+	long a = strtol(s, &end, 10);
+	if (end == s || *end != '.' || a < 0 || a > 1000000 || !(*s >= '0' && *s <= '9'))
+		return -1;
+	const char *p = end + 1;
+	long b = strtol(p, &end, 10);
+	if (end == p || *end || b < 0 || b > 1000000 || !(*p >= '0' && *p <= '9'))
+		return -1;
+	*layer = (int)a;
+	*head = (int)b;
+	return 0;
+}
+
 /* What the run met, on standard error. */
 static void corpuscli_report(const struct aggregate *a, const char *path, bool cancelled)
 {
@@ -102,6 +117,8 @@ int corpuscli_run(const struct corpuscli_opts *o)
 			.shard_n = o->shard_n,
 			.workers = o->workers > 0 ? o->workers : cores > 0 ? (int)cores : 1,
 			.keep_going = o->keep_going,
+			.pca_layer = o->pca_layer,
+			.pca_head = o->pca_head,
 			.progress = isatty(STDERR_FILENO) ? stderr : NULL,
 			.messages = stderr,
 			.cancel = &corpuscli_cancel,

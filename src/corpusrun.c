@@ -118,7 +118,7 @@ static void *corpusrun_work(void *arg)
 				}
 				err_prefix(&e, "line %llu", (unsigned long long)it.line);
 				corpusrun_bad(w, it.line, &e);
-			} else if (aggregate_add(w->agg, t, &e) < 0) {
+			} else if (aggregate_add(w->agg, t, it.line - 1, it.text, it.text_b, &e) < 0) {
 				trace_free(t);
 				w->failed = -1;
 				corpusrun_bad(w, it.line, &e);
@@ -171,7 +171,7 @@ int corpusrun(const struct model *m, const struct corpusrun_opts *o, struct aggr
 	int rc = w ? 0 : err_set(e, "out of memory");
 	for (int i = 0; i < count && rc == 0; i++) {
 		w[i] = (struct corpusrun_worker){.sh = &sh, .index = i, .count = count};
-		w[i].agg = aggregate_new(&am, e);
+		w[i].agg = aggregate_new(&am, o->pca_layer, o->pca_head, e);
 		if (!w[i].agg)
 			rc = -1;
 	}

@@ -4,7 +4,8 @@
  * time with a single-threaded BLAS, which at corpus sizes of ~25 tokens beats one multi-threaded
  * forward). Worker w of W takes the shard's texts w, w + W, w + 2W, … and keeps its own aggregate;
  * the workers' aggregates are merged in order at the end, so a run is deterministic for a given W.
- * Nothing of a text is kept once it is added, so memory stays flat in the number of texts. */
+ * Nothing of a text is kept once it is added but what the token sample takes (bounded by its size),
+ * so memory stays flat in the number of texts. */
 #ifndef ATTNSCOPE_CORPUSRUN_H
 #define ATTNSCOPE_CORPUSRUN_H
 
@@ -19,6 +20,7 @@ struct corpusrun_opts {
 	const char *path;       /* the corpus file, "-" for standard input (then one worker) */
 	int shard_k, shard_n;   /* process the lines i (0-based) with i mod N = K − 1; 1/1 = all */
 	int workers;            /* threads, at least 1 */
+	int pca_layer, pca_head;/* the head whose queries and keys the token sample keeps (aggsample.h) */
 	bool keep_going;        /* report bad lines and go on; otherwise the first one stops the run */
 	FILE *progress;         /* where to draw the progress line (a terminal), or NULL for none */
 	FILE *messages;         /* where bad lines are reported ("PATH: line N: why"), or NULL */

@@ -75,7 +75,8 @@ int ui_print(const struct trace *t, const char *view, const struct ui_options *o
 int ui_print_compare(const struct trace *t, const struct trace *tb, const char *view, const struct ui_options *o,
 		     FILE *out, struct err *e);
 
-/* Draw VIEW of the corpus aggregate A to OUT (only "heads" has an aggregate form): a header line
+/* Draw VIEW of the corpus aggregate A to OUT (heads, qkstats, dots and softmax have an aggregate
+ * form): a header line
  * (model, texts, tokens) and the view. */
 struct aggregate;
 int ui_print_aggregate(const struct aggregate *a, const char *view, const struct ui_options *o, FILE *out,

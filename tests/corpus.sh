@@ -2,7 +2,8 @@
 # corpus.sh -- corpus mode through the real binary: --corpus with --print heads, --dump json|csv and
 # --save; --load; --shard K/N and `attnscope merge` (4 shards merged equal one run up to float
 # rounding); the bad-input rules (empty lines counted, truncation warned, malformed JSON lines
-# stop the run with their line number unless --keep-going); Ctrl-C keeps the partial aggregate.
+# stop the run with their line number unless --keep-going); Ctrl-C keeps the partial aggregate;
+# --print qkstats|dots|softmax of a corpus of one text shows that text's numbers.
 # Needs jq.
 set -u
 BIN=${ATTNSCOPE_BIN:-./attnscope}
@@ -37,7 +38,7 @@ TXT
 expect_eq "corpus counts" "$(jq -c '[.counts.lines, .counts.texts, .counts.empty, .counts.failed]' "$TMP/all.json")" '[11,9,2,0]'
 expect_grep "empty lines reported" "$TMP/err" "c.txt: 2 empty lines skipped"
 expect_eq "format" "$(jq -c '[.format, .version, .model.family, .model.layers, .model.heads, (.heads | length)]' "$TMP/all.json")" \
-	'["attnscope-aggregate",1,"bert",3,2,6]'
+	'["attnscope-aggregate",2,"bert",3,2,6]'
 expect_eq "every head has n texts for prev" "$(jq '[.heads[].prev.n] | unique' -c "$TMP/all.json")" '[9]'
 "$BIN" -m "$BERT" --corpus "$TMP/c.txt" --print heads --width 150 --color never >"$TMP/heads" 2>/dev/null
 expect_eq "print heads status" $? 0
@@ -83,7 +84,54 @@ expect_grep "duplicate shard" "$TMP/err" "m.json: shard 1/4 of $TMP/c.txt is alr
 expect_grep "other model" "$TMP/err" "made with another model"
 echo '{"format": "attnscope-aggregate", "version": 7}' >"$TMP/v7.json"
 "$BIN" --load "$TMP/v7.json" --print heads >"$TMP/out" 2>&1; expect_eq "version 7 status" $? 1
-expect_grep "version 7" "$TMP/out" "v7.json: aggregate format version other is not 1"
+expect_grep "version 7" "$TMP/out" "v7.json: aggregate format version other is not 2"
+echo '{"format": "attnscope-aggregate", "version": 1}' >"$TMP/v1.json"
+"$BIN" --load "$TMP/v1.json" --print heads >"$TMP/out" 2>&1; expect_eq "version 1 status" $? 1
+expect_grep "version 1" "$TMP/out" "v1.json: aggregate format version 1 is older than 2: it lacks the query/key statistics"
+
+# The distributions and query/key moments merge too: histograms bin for bin, moments up to rounding
+expect_eq "merged histograms = one run" "$(jq -c '[.layers[][] | objects | [.n, .exp, .first_bin, .bins, .min, .max]]' "$TMP/m.json")" \
+	"$(jq -c '[.layers[][] | objects | [.n, .exp, .first_bin, .bins, .min, .max]]' "$TMP/all.json")"
+DIFF=$(jq -n --slurpfile a "$TMP/all.json" --slurpfile m "$TMP/m.json" '
+	[([$a[0].heads[].qk | .q_first, .q_rest, .k_first, .k_rest] | to_entries[]) as $e
+	 | ([$m[0].heads[].qk | .q_first, .q_rest, .k_first, .k_rest][$e.key]) as $y | $e.value as $x
+	 | if $x.n != $y.n then 1 else ((($x.mean - $y.mean) | fabs) / ([($x.mean | fabs), 1e-300] | max)),
+	   ((($x.m2 - $y.m2) | fabs) / ([($x.m2 | fabs), 1e-12] | max)) end] | max')
+expect_eq "4 shards merged = one run, query/key moments (max relative difference $DIFF)" "$(jq -n "$DIFF < 1e-12")" true
+for v in qk qkstats dots softmax; do
+	"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --pca-head 0.0 --print $v --layer 2 --width 120 --color never \
+		>"$TMP/run.$v" 2>/dev/null
+	"$BIN" --load "$TMP/m.json" --print $v --layer 2 --width 120 --color never >"$TMP/merged.$v" 2>/dev/null
+	expect_eq "--print $v of the merged shards = of one run" "$(tail -n +2 "$TMP/merged.$v")" "$(tail -n +2 "$TMP/run.$v")"
+done
+expect_grep "--print dots of a corpus" "$TMP/run.dots" "query: the last token of each of 9 texts"
+expect_grep "--print qk of a corpus" "$TMP/run.qk" "query/key geometry · layer 0 head 0 · corpus sample: 103 tokens of 9 texts"
+expect_eq "the sample holds every token" "$(jq '[(.sample.tokens | length), .counts.tokens] | unique | length' "$TMP/all.json")" 1
+expect_eq "merged sample = one run's" "$(jq -c .sample "$TMP/m.json")" "$(jq -c .sample "$TMP/all.json")"
+# --pca-head: another head's vectors; shards of different heads do not merge; out of range
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --pca-head 2.1 --shard 1/4 --save "$TMP/p21.json" 2>/dev/null
+expect_eq "--pca-head 2.1" "$(jq -c '[.sample.layer, .sample.head]' "$TMP/p21.json")" '[2,1]'
+"$BIN" merge "$TMP/p21.json" "$TMP/s2.json" >"$TMP/out" 2>"$TMP/err"; expect_eq "other sample head status" $? 1
+expect_grep "other sample head" "$TMP/err" "s2.json: its token sample holds layer 0 head 0, not layer 2 head 1 (--pca-head)"
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --pca-head 3.0 --save "$TMP/x.json" >"$TMP/out" 2>&1; expect_eq "--pca-head 3.0 status" $? 1
+expect_grep "--pca-head 3.0" "$TMP/out" "no head L3 H0 for the Q/K PCA sample: the model has 3 layers of 2 heads"
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --pca-head 3 --save "$TMP/x.json" >"$TMP/out" 2>&1; expect_eq "--pca-head 3 status" $? 2
+expect_grep "--pca-head 3" "$TMP/out" "--pca-head: '3' is not LAYER.HEAD"
+
+# A corpus of one text: the views' numbers are the text's own (n, mean, std; mean ± std per head)
+nums() { grep -oE '(n [0-9]+  mean [-0-9.]+  std [0-9.]+|[-+][0-9.]+ ± [0-9.]+)' "$1"; }
+for m in "$BERT" "$GPT2"; do
+	printf 'It was the best of times, it was the worst of times.\n' >"$TMP/one.txt"
+	for v in qkstats dots softmax; do
+		for l in 0 2; do
+			"$BIN" -m "$m" --corpus "$TMP/one.txt" --print $v --layer $l --width 150 --color never >"$TMP/agg1" 2>/dev/null
+			"$BIN" -m "$m" --print $v --layer $l --width 150 --color never \
+				'It was the best of times, it was the worst of times.' >"$TMP/text1" 2>/dev/null
+			expect_eq "one text, $(basename "$m") $v layer $l: numbers" "$(nums "$TMP/agg1")" "$(nums "$TMP/text1")"
+			[ -n "$(nums "$TMP/agg1")" ] || bad "one text, $(basename "$m") $v layer $l: no numbers printed"
+		done
+	done
+done
 
 # JSON lines: pairs, a malformed line stops the run (exit 1) unless --keep-going
 printf '{"text": "The cat sat.", "text_b": "It was happy."}\n{"text": "Dogs bark."}\n{"text": broken}\n\n{"txt": "x"}\n{"text": "Birds sing."}\n' >"$TMP/c.jsonl"
@@ -110,7 +158,7 @@ expect_eq "truncated count" "$(jq .counts.truncated "$TMP/long.json")" 1
 "$BIN" -m "$BERT" --corpus "$TMP/c.txt" >"$TMP/out" 2>&1; expect_eq "no output asked status" $? 2
 expect_grep "no output asked" "$TMP/out" "corpus mode needs --print heads, --dump json|csv or --save FILE"
 "$BIN" -m "$BERT" --corpus "$TMP/c.txt" --print grid >"$TMP/out" 2>&1; expect_eq "--print grid status" $? 2
-expect_grep "--print grid" "$TMP/out" "a corpus aggregate prints as --print heads"
+expect_grep "--print grid" "$TMP/out" "a corpus aggregate prints as --print heads, qk, qkstats, dots or softmax"
 "$BIN" -m "$BERT" --corpus "$TMP/c.txt" --shard 5/4 --save x >"$TMP/out" 2>&1; expect_eq "--shard 5/4 status" $? 2
 expect_grep "--shard 5/4" "$TMP/out" "'5/4' is not K/N"
 "$BIN" -m "$BERT" --save x hello >"$TMP/out" 2>&1; expect_eq "--save without corpus" $? 2
