@@ -25,6 +25,15 @@ struct fwd_buf {
 	float *row;   /* [E] one embedding row */
 };
 
+/* The texts of one pass: their rows stacked in the buffers (text i's from row0[i]) so that every
+ * linear, norm and element-wise step runs once over all of them; attention runs text by text. */
+struct fwd_batch {
+	struct trace **t;
+	int nb;
+	const int *row0; /* [nb] */
+	int rows;        /* Σ t[i]->n */
+};
+
 static void fwd_linear(const struct model *m, const float *x, int n, int in, int out, const struct weight *w,
 		       const float *b, float *y, int ldy)
 {
@@ -70,27 +79,22 @@ static void fwd_gather(float *dst, const float *src, int n, int d, int ld)
 		memcpy(dst + (size_t)i * d, src + (size_t)i * ld, d * sizeof(float));
 }
 
-/* Project H into q, k, v, copy them per head into the trace, then apply q/k norm and rotary there. */
-static void fwd_project(const struct model *m, int l, const float *h, struct fwd_buf *b, struct trace *t)
+/* The per-head copies, q/k norm and rotary of the text T whose rows start at ROW0. */
+static void fwd_project_text(const struct model *m, int l, struct fwd_buf *b, struct trace *t, int row0)
 {
 	const struct layer_weights *w = &m->layers[l];
 	const struct arch *a = &m->arch;
-	int n = t->n, H = t->hidden, D = t->head_dim, QD = a->q_dim, KD = a->kv_dim, ld = QD + 2 * KD;
-	if (m->fam.fused_qkv) {
-		fwd_linear(m, h, n, H, ld, &w->qkv_w, w->qkv_b, b->qkv, ld);
-	} else {
-		fwd_linear(m, h, n, H, QD, &w->q_w, w->q_b, b->qkv, ld);
-		fwd_linear(m, h, n, H, KD, &w->k_w, w->k_b, b->qkv + QD, ld);
-		fwd_linear(m, h, n, H, KD, &w->v_w, w->v_b, b->qkv + QD + KD, ld);
-	}
+	int n = t->n, D = t->head_dim, QD = a->q_dim, KD = a->kv_dim, ld = QD + 2 * KD;
+	const float *qkv = b->qkv + (size_t)row0 * ld;
 	bool sliding = a->layer_sliding && a->layer_sliding[l];
 	const struct rope *rope = sliding ? &a->rope_local : &a->rope_global;
-	const float *cos_t = sliding ? b->cos_l : b->cos_g, *sin_t = sliding ? b->sin_l : b->sin_g;
+	size_t at = (size_t)row0 * (a->rotary ? rope->dim / 2 : 0); /* the text's rows of the tables */
+	const float *cos_t = (sliding ? b->cos_l : b->cos_g) + at, *sin_t = (sliding ? b->sin_l : b->sin_g) + at;
 	for (int hd = 0; hd < t->n_heads; hd++) {
 		int qc, kc, vc;
 		fwd_head_columns(m, hd, hd / (t->n_heads / t->n_kv_heads), &qc, &kc, &vc);
 		float *tq = (float *)trace_q(t, l, hd);
-		fwd_gather(tq, b->qkv + qc, n, D, ld);
+		fwd_gather(tq, qkv + qc, n, D, ld);
 		if (t->q_raw)
 			memcpy((float *)trace_q_raw(t, l, hd), tq, (size_t)n * D * sizeof(float));
 		if (w->q_norm_w)
@@ -102,8 +106,8 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 		int qc, kc, vc, first = g * (t->n_heads / t->n_kv_heads); /* a query head reading kv head g */
 		fwd_head_columns(m, first, g, &qc, &kc, &vc);
 		float *tk = (float *)trace_k(t, l, first), *tv = (float *)trace_v(t, l, first);
-		fwd_gather(tk, b->qkv + kc, n, D, ld);
-		fwd_gather(tv, b->qkv + vc, n, D, ld);
+		fwd_gather(tk, qkv + kc, n, D, ld);
+		fwd_gather(tv, qkv + vc, n, D, ld);
 		if (t->k_raw)
 			memcpy((float *)trace_k_raw(t, l, first), tk, (size_t)n * D * sizeof(float));
 		if (w->k_norm_w)
@@ -113,12 +117,31 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 	}
 }
 
+/* Project H into q, k, v, copy them per head into each text's trace, then apply q/k norm and
+ * rotary there. */
+static void fwd_project(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt)
+{
+	const struct layer_weights *w = &m->layers[l];
+	const struct arch *a = &m->arch;
+	int rows = bt->rows, H = m->info.hidden, QD = a->q_dim, KD = a->kv_dim, ld = QD + 2 * KD;
+	if (m->fam.fused_qkv) {
+		fwd_linear(m, h, rows, H, ld, &w->qkv_w, w->qkv_b, b->qkv, ld);
+	} else {
+		fwd_linear(m, h, rows, H, QD, &w->q_w, w->q_b, b->qkv, ld);
+		fwd_linear(m, h, rows, H, KD, &w->k_w, w->k_b, b->qkv + QD, ld);
+		fwd_linear(m, h, rows, H, KD, &w->v_w, w->v_b, b->qkv + QD + KD, ld);
+	}
+	for (int i = 0; i < bt->nb; i++)
+		fwd_project_text(m, l, b, bt->t[i], bt->row0[i]);
+}
+
 struct fwd_heads {
 	const struct model *m;
 	struct trace *t;
 	struct fwd_buf *b;
 	int l;
 	float scale;
+	int row0;     /* the text's first row in B */
 };
 
 /* Scores, probabilities and context of head HD (each head writes only its own). */
@@ -141,32 +164,36 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 		trace_key_range(t, l, i, &lo, &hi);
 		ops_softmax_range(p + (size_t)i * n, n, lo, hi);
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, p, n, v, D, 0.0f, c->b->ctx + hd * D, QD);
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, p, n, v, D, 0.0f,
+		    c->b->ctx + (size_t)c->row0 * QD + hd * D, QD);
 }
 
 /* Self-attention of layer L on input H [n][hidden]; result (after output projection) in B->proj.
  * Heads run one after the other (each sgemm threaded by OpenBLAS), or on our threads for models
  * whose matrices span several tiles. */
-static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, struct trace *t)
+static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt)
 {
-	fwd_project(m, l, h, b, t);
+	int H = m->info.hidden;
+	fwd_project(m, l, h, b, bt);
 	if (b->rel) { /* DeBERTa (share_att_key): the layer's own q/k projections of the relative embeddings */
 		const struct layer_weights *w = &m->layers[l];
 		int rows = 2 * m->relpos.span, QD = m->arch.q_dim, KD = m->arch.kv_dim;
-		fwd_linear(m, b->rel, rows, t->hidden, QD, &w->q_w, w->q_b, b->rel_q, QD);
-		fwd_linear(m, b->rel, rows, t->hidden, KD, &w->k_w, w->k_b, b->rel_k, KD);
+		fwd_linear(m, b->rel, rows, H, QD, &w->q_w, w->q_b, b->rel_q, QD);
+		fwd_linear(m, b->rel, rows, H, KD, &w->k_w, w->k_b, b->rel_k, KD);
 	}
-	struct fwd_heads c = {m, t, b, l, m->arch.attn_scale};
-	if (m->scale_by_inverse_layer)
-		c.scale /= (float)(l + 1);
-	if (m->own_threads) {
-		weights_parallel(t->n_heads, 0, fwd_head, &c);
-	} else {
-		for (int hd = 0; hd < t->n_heads; hd++)
-			fwd_head(&c, hd, NULL);
+	for (int i = 0; i < bt->nb; i++) {
+		struct trace *t = bt->t[i];
+		struct fwd_heads c = {m, t, b, l, m->arch.attn_scale, bt->row0[i]};
+		if (m->scale_by_inverse_layer)
+			c.scale /= (float)(l + 1);
+		if (m->own_threads) {
+			weights_parallel(t->n_heads, 0, fwd_head, &c);
+		} else {
+			for (int hd = 0; hd < t->n_heads; hd++)
+				fwd_head(&c, hd, NULL);
+		}
 	}
-	fwd_linear(m, b->ctx, t->n, m->arch.q_dim, t->hidden, &m->layers[l].out_w, m->layers[l].out_b, b->proj,
-		   t->hidden);
+	fwd_linear(m, b->ctx, bt->rows, m->arch.q_dim, H, &m->layers[l].out_w, m->layers[l].out_b, b->proj, H);
 }
 
 /* MLP of layer L on H [n][hidden] into OUT [n][hidden]. */
@@ -234,15 +261,15 @@ static void fwd_embed(const struct model *m, struct trace *t, float *x, float *e
 		fwd_linear(m, e_buf, t->n, E, t->hidden, &m->emb_proj_w, m->emb_proj_b, x, t->hidden);
 }
 
-/* One block of layer L on the residual stream B->x. */
-static void fwd_block(const struct model *m, int l, struct fwd_buf *b, struct trace *t)
+/* One block of layer L on the residual stream B->x (every text's rows). */
+static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const struct fwd_batch *bt)
 {
 	const struct layer_weights *w = &m->layers[l];
-	int n = t->n;
-	size_t nh = (size_t)n * t->hidden;
+	int n = bt->rows;
+	size_t nh = (size_t)n * m->info.hidden;
 	if (m->fam.block == BLOCK_POST_LN) {
 		/* BERT: x = LN1(x + Attn(x)); x = LN2(x + MLP(x)) */
-		fwd_attention(m, l, b->x, b, t);
+		fwd_attention(m, l, b->x, b, bt);
 		ops_add(b->x, b->proj, nh);
 		fwd_norm(m, &w->ln1, b->x, b->x, n);
 		fwd_mlp(m, l, b->x, b, n, b->proj);
@@ -252,7 +279,7 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, struct tr
 	}
 	/* Pre-LN: x += [post_attn](Attn(LN1 x)); x += [post_mlp](MLP(LN2 x)) */
 	fwd_norm(m, &w->ln1, b->x, b->h, n);
-	fwd_attention(m, l, b->h, b, t);
+	fwd_attention(m, l, b->h, b, bt);
 	fwd_norm(m, &w->post_attn, b->proj, b->proj, n);
 	if (m->arch.parallel_residual) {
 		/* GPT-NeoX: x = (mlp(ln2 x) + attn(ln1 x)) + x, both from the same x */
@@ -341,7 +368,7 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 		rc = -1;
 	} else {
 		memcpy(b.x, x_in, nh * sizeof(float));
-		fwd_block(m, layer, &b, t);
+		fwd_block(m, layer, &b, &(struct fwd_batch){&t, 1, (int[]){0}, n});
 		if (layer == t->n_layers - 1 && m->fam.final_norm_in_trace)
 			fwd_norm(m, &m->final_ln, b.x, b.x, n);
 		memcpy((float *)trace_hidden(t, layer + 1), b.x, nh * sizeof(float));
@@ -354,42 +381,67 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 
 int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e)
 {
-	int n = t->n, H = t->hidden;
-	if (n == 0)
+	return forward_run_batch(m, &t, 1, cancel, e);
+}
+
+int forward_run_batch(const struct model *m, struct trace **t, int nb, const volatile int *cancel, struct err *e)
+{
+	int H = m->info.hidden, rows = 0, rc = 0;
+	int *row0 = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *row0);
+	if (!row0)
+		return err_set(e, "out of memory");
+	for (int i = 0; i < nb; i++) {
+		if (t[i]->n > m->info.max_positions) {
+			free(row0);
+			return err_set(e, "%d tokens exceed the model's %d positions", t[i]->n, m->info.max_positions);
+		}
+		row0[i] = rows;
+		rows += t[i]->n;
+	}
+	if (rows == 0) {
+		free(row0);
 		return 0;
-	if (n > m->info.max_positions)
-		return err_set(e, "%d tokens exceed the model's %d positions", n, m->info.max_positions);
+	}
+	struct fwd_batch bt = {t, nb, row0, rows};
 	struct fwd_buf b;
-	int rc = 0;
-	size_t nh = (size_t)n * H;
 	if (m->own_threads) /* OpenBLAS single-threaded for the whole pass: its idle workers spin */
 		weights_threads_begin();
-	if (fwd_alloc(m, n, &b) < 0) {
-		rc = err_set(e, "out of memory for %d tokens", n);
+	if (fwd_alloc(m, rows, &b) < 0) {
+		rc = err_set(e, "out of memory for %d tokens", rows);
 		goto done;
 	}
-	if (m->arch.rotary && (rope_tables(&m->arch.rope_global, n, b.cos_g, b.sin_g, e) < 0 ||
-			       rope_tables(&m->arch.rope_local, n, b.cos_l, b.sin_l, e) < 0)) {
-		rc = -1;
-		goto done;
+	for (int i = 0; i < nb; i++) { /* each text's positions start at 0 */
+		const struct arch *a = &m->arch;
+		size_t hg = a->rotary ? (size_t)a->rope_global.dim / 2 : 0, hl = a->rotary ? (size_t)a->rope_local.dim / 2 : 0;
+		if (a->rotary && t[i]->n > 0 &&
+		    (rope_tables(&a->rope_global, t[i]->n, b.cos_g + row0[i] * hg, b.sin_g + row0[i] * hg, e) < 0 ||
+		     rope_tables(&a->rope_local, t[i]->n, b.cos_l + row0[i] * hl, b.sin_l + row0[i] * hl, e) < 0)) {
+			rc = -1;
+			goto done;
+		}
+		size_t at = (size_t)row0[i] * H, nh = (size_t)t[i]->n * H;
+		fwd_embed(m, t[i], b.x + at, b.mid + (size_t)row0[i] * m->embed_dim, b.row);
+		memcpy((float *)trace_hidden(t[i], 0), b.x + at, nh * sizeof(float));
+		fwd_check_finite(t[i], 0, b.x + at, nh);
 	}
-	fwd_embed(m, t, b.x, b.mid, b.row);
-	memcpy((float *)trace_hidden(t, 0), b.x, nh * sizeof(float));
-	fwd_check_finite(t, 0, b.x, nh);
-	for (int l = 0; l < t->n_layers; l++) {
+	for (int l = 0; l < m->info.n_layers; l++) {
 		if (cancel && *cancel) {
 			rc = err_set(e, "cancelled");
 			goto done;
 		}
-		fwd_block(m, l, &b, t);
+		fwd_block(m, l, &b, &bt);
 		/* HF reports the last hidden state after the final norm (GPT-2's ln_f, Llama's norm). */
-		if (l == t->n_layers - 1 && m->fam.final_norm_in_trace)
-			fwd_norm(m, &m->final_ln, b.x, b.x, n);
-		memcpy((float *)trace_hidden(t, l + 1), b.x, nh * sizeof(float));
-		fwd_check_finite(t, l + 1, b.x, nh);
+		if (l == m->info.n_layers - 1 && m->fam.final_norm_in_trace)
+			fwd_norm(m, &m->final_ln, b.x, b.x, rows);
+		for (int i = 0; i < nb; i++) {
+			size_t at = (size_t)row0[i] * H, nh = (size_t)t[i]->n * H;
+			memcpy((float *)trace_hidden(t[i], l + 1), b.x + at, nh * sizeof(float));
+			fwd_check_finite(t[i], l + 1, b.x + at, nh);
+		}
 	}
 done:
 	fwd_free(&b);
+	free(row0);
 	if (m->own_threads)
 		weights_threads_end();
 	return rc;
