@@ -119,6 +119,7 @@ int corpuscli_run(const struct corpuscli_opts *o)
 			.keep_going = o->keep_going,
 			.pca_layer = o->pca_layer,
 			.pca_head = o->pca_head,
+			.batch = o->batch,
 			.progress = isatty(STDERR_FILENO) ? stderr : NULL,
 			.messages = stderr,
 			.cancel = &corpuscli_cancel,

@@ -15,6 +15,7 @@ struct corpuscli_opts {
 	int shard_k, shard_n;   /* --shard K/N (1/1 without) */
 	bool keep_going;
 	int pca_layer, pca_head;/* --pca-head L.H: the token sample's head */
+	int batch;              /* --batch N, 0 = the default */
 	bool pca_given;
 	int workers;            /* --threads, 0 = one per core */
 	const char *print_view; /* --print VIEW, or NULL */

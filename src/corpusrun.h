@@ -16,11 +16,22 @@
 #include "err.h"
 #include "model.h"
 
+/* Texts a worker runs through the model together (model_forward_batch): their rows share every
+ * matrix product, so the weights are read once per batch rather than once per text; a batch also
+ * ends at CORPUSRUN_BATCH_ROWS tokens. A text's float32 results can differ in the last bits with
+ * the texts batched with it (the BLAS kernels' rounding depends on the matrix sizes), so only a
+ * batch of 1 makes shards merge to one run's aggregate bit for bit; larger batches agree to
+ * float32 rounding. */
+#define CORPUSRUN_BATCH 16
+#define CORPUSRUN_BATCH_MAX 64
+#define CORPUSRUN_BATCH_ROWS 256
+
 struct corpusrun_opts {
 	const char *path;       /* the corpus file, "-" for standard input (then one worker) */
 	int shard_k, shard_n;   /* process the lines i (0-based) with i mod N = K − 1; 1/1 = all */
 	int workers;            /* threads, at least 1 */
 	int pca_layer, pca_head;/* the head whose queries and keys the token sample keeps (aggsample.h) */
+	int batch;              /* texts per forward pass, 1 .. CORPUSRUN_BATCH_MAX; 0 = CORPUSRUN_BATCH */
 	bool keep_going;        /* report bad lines and go on; otherwise the first one stops the run */
 	FILE *progress;         /* where to draw the progress line (a terminal), or NULL for none */
 	FILE *messages;         /* where bad lines are reported ("PATH: line N: why"), or NULL */

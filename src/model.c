@@ -534,8 +534,8 @@ static int model_check_token(const struct model *m, const struct trace *t, int i
 	return 0;
 }
 
-static int model_finish_run(const struct model *m, struct trace *t, const volatile int *cancel,
-			    struct trace **out, struct err *e)
+/* Check T's tokens against the model (positions, ids, token types); -1 with why. */
+static int model_check_run(const struct model *m, struct trace *t, struct err *e)
 {
 	int rc = 0;
 	if (t->n > m->info.max_positions)
@@ -548,6 +548,13 @@ static int model_finish_run(const struct model *m, struct trace *t, const volati
 		else
 			rc = model_check_token(m, t, i, e);
 	}
+	return rc;
+}
+
+static int model_finish_run(const struct model *m, struct trace *t, const volatile int *cancel,
+			    struct trace **out, struct err *e)
+{
+	int rc = model_check_run(m, t, e);
 	if (rc == 0)
 		rc = forward_run(m, t, cancel, e);
 	if (rc < 0) {
@@ -576,17 +583,16 @@ int model_run_ids(const struct model *m, const int32_t *ids, const int32_t *type
 	return model_finish_run(m, t, cancel, out, e);
 }
 
-int model_run(const struct model *m, const char *text, const char *text_b, const volatile int *cancel,
-	      struct trace **out, struct err *e)
+/* A trace of TEXT's tokens, checked, not run yet. */
+static struct trace *model_tokens(const struct model *m, const char *text, const char *text_b, struct err *e)
 {
-	*out = NULL;
 	struct token_list tl = {0};
 	if (tokenizer_encode(m->tok, text, text_b, m->info.max_positions, &tl, e) < 0)
-		return -1;
+		return NULL;
 	struct trace *t = model_new_trace(m, tl.n, e);
 	if (!t) {
 		token_list_free(&tl);
-		return -1;
+		return NULL;
 	}
 	t->truncated = tl.truncated;
 	for (int i = 0; i < tl.n; i++) {
@@ -596,5 +602,35 @@ int model_run(const struct model *m, const char *text, const char *text_b, const
 		t->tokens[i] = strdup(tl.pieces[i]);
 	}
 	token_list_free(&tl);
-	return model_finish_run(m, t, cancel, out, e);
+	if (model_check_run(m, t, e) < 0) {
+		trace_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int model_prepare(const struct model *m, const char *text, const char *text_b, struct trace **out, struct err *e)
+{
+	*out = model_tokens(m, text, text_b, e);
+	return *out ? 0 : -1;
+}
+
+int model_forward_batch(const struct model *m, struct trace **t, int nb, const volatile int *cancel, struct err *e)
+{
+	return forward_run_batch(m, t, nb, cancel, e);
+}
+
+int model_run(const struct model *m, const char *text, const char *text_b, const volatile int *cancel,
+	      struct trace **out, struct err *e)
+{
+	*out = NULL;
+	struct trace *t = model_tokens(m, text, text_b, e);
+	if (!t)
+		return -1;
+	if (forward_run(m, t, cancel, e) < 0) {
+		trace_free(t);
+		return -1;
+	}
+	*out = t;
+	return 0;
 }

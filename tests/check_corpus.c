@@ -209,6 +209,55 @@ static void same_sample(struct aggsample *a, struct aggsample *b)
 	}
 }
 
+/* Texts run together (model_forward_batch) get what each gets alone (model_run), up to float32
+ * rounding: every family's switches (rotary tables per text, windows, relative positions, GQA,
+ * the embedding projection, parallel residuals). */
+START_TEST(batch_forward_matches)
+{
+	static const char *const models[] = {"bert-mini", "gpt2-mini", "llama-gqa", "mistral-window", "qwen3-qknorm",
+					     "deberta-rel", "electra-proj", "modernbert-window", "gemma3-local",
+					     "llama-rope-dynamic", "neox-parallel", "roberta-pos", "albert-shared"};
+	static const char *const texts[] = {"The cat sat on the mat.", "Who?",
+					    "It was the best of times, it was the worst of times, it was the age of wisdom."};
+	for (size_t mi = 0; mi < sizeof models / sizeof *models; mi++) {
+		char mdir[4096];
+		snprintf(mdir, sizeof mdir, "%s/tests/data/models/%s", srcdir(), models[mi]);
+		struct model *m = NULL;
+		struct err e = {{0}};
+		ck_assert_msg(model_open(mdir, &m, &e) == 0, "%s: %s", models[mi], e.msg);
+		struct trace *b[3], *one = NULL;
+		for (int i = 0; i < 3; i++)
+			ck_assert_msg(model_prepare(m, texts[i], NULL, &b[i], &e) == 0, "%s", e.msg);
+		ck_assert_msg(model_forward_batch(m, b, 3, NULL, &e) == 0, "%s: %s", models[mi], e.msg);
+		double worst = 0, worst_attn = 0;
+		for (int i = 0; i < 3; i++) {
+			ck_assert_msg(model_run(m, texts[i], NULL, NULL, &one, &e) == 0, "%s", e.msg);
+			ck_assert_int_eq(one->n, b[i]->n);
+			size_t na = (size_t)one->n_layers * one->n_heads * one->n * one->n,
+			       nq = (size_t)one->n_layers * one->n_heads * one->n * one->head_dim,
+			       nk = (size_t)one->n_layers * one->n_kv_heads * one->n * one->head_dim,
+			       nh = (size_t)(one->n_layers + 1) * one->n * one->hidden;
+			for (size_t k = 0; k < na; k++)
+				worst_attn = fmax(worst_attn, fabs(one->attn[k] - b[i]->attn[k]));
+			for (size_t k = 0; k < nq; k++)
+				worst = fmax(worst, fabs(one->q[k] - b[i]->q[k]) / fmax(1, fabs(one->q[k])));
+			for (size_t k = 0; k < nk; k++)
+				worst = fmax(worst, fabs(one->v[k] - b[i]->v[k]) / fmax(1, fabs(one->v[k])));
+			for (size_t k = 0; k < nh; k++)
+				worst = fmax(worst, fabs(one->hidden_states[k] - b[i]->hidden_states[k]) /
+							    fmax(1, fabs(one->hidden_states[k])));
+			trace_free(one);
+			trace_free(b[i]);
+		}
+		printf("%s: 3 texts batched vs alone: attention within %.3g, q, v and hidden states within %.3g (relative)\n",
+		       models[mi], worst_attn, worst);
+		/* the product's own tolerance for attention; the states' rounding grows with depth */
+		ck_assert_msg(worst_attn < 1e-5 && worst < 1e-4, "%s: batched differs by %g, %g", models[mi], worst_attn, worst);
+		model_close(m);
+	}
+}
+END_TEST
+
 /* A corpus file of texts with repeats, punctuation, a blank line and a pair in JSON lines. */
 static void write_corpus(const char *path, bool jsonl)
 {
@@ -233,15 +282,21 @@ static void write_corpus(const char *path, bool jsonl)
 	fclose(f);
 }
 
-static struct aggregate *run(const struct model *m, const char *path, int k, int n, int workers)
+/* A run of texts one at a time (batch 1): its figures do not depend on how the texts are grouped. */
+static struct aggregate *run_batch(const struct model *m, const char *path, int k, int n, int workers, int batch)
 {
-	struct corpusrun_opts o = {.path = path, .shard_k = k, .shard_n = n, .workers = workers};
+	struct corpusrun_opts o = {.path = path, .shard_k = k, .shard_n = n, .workers = workers, .batch = batch};
 	struct aggregate *a = NULL;
 	struct err e = {{0}};
 	bool cancelled = true;
 	ck_assert_msg(corpusrun(m, &o, &a, &cancelled, &e) == 0, "%s", e.msg);
 	ck_assert(!cancelled);
 	return a;
+}
+
+static struct aggregate *run(const struct model *m, const char *path, int k, int n, int workers)
+{
+	return run_batch(m, path, k, n, workers, 1);
 }
 
 /* The largest relative difference of any moment, and the counts equal. */
@@ -274,6 +329,28 @@ static double agg_diff(const struct aggregate *a, const struct aggregate *b)
 		worst = fmax(worst, rel(x->mean, y->mean));
 		worst = fmax(worst, fabs(x->m2 - y->m2) / fmax(1e-12, fabs(x->m2)));
 	}
+	return worst;
+}
+
+/* The largest relative difference of the moments of A and B (float32 rounding apart: counts and
+ * histogram totals equal, means and standard deviations close). */
+static double agg_batch_diff(const struct aggregate *a, const struct aggregate *b)
+{
+	ck_assert_uint_eq(a->c.texts, b->c.texts);
+	ck_assert_uint_eq(a->c.tokens, b->c.tokens);
+	double worst = 0;
+	size_t n = (size_t)a->model.n_layers * a->model.n_heads * AGG_SCORES;
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(a->hs[i].n, b->hs[i].n);
+		worst = fmax(worst, fabs(a->hs[i].mean - b->hs[i].mean) / fmax(1e-3, fabs(a->hs[i].mean)));
+	}
+	for (size_t i = 0; i < (size_t)a->model.n_layers * AGG_DISTS; i++) {
+		const struct agghist *x = &a->dist[i], *y = &b->dist[i];
+		ck_assert_uint_eq(x->n, y->n);
+		worst = fmax(worst, fabs(x->mean - y->mean) / fmax(1e-3, fabs(x->mean)));
+		worst = fmax(worst, fabs(agghist_std(x) - agghist_std(y)) / fmax(1e-3, agghist_std(x)));
+	}
+	ck_assert_int_eq(a->sample.n, b->sample.n);
 	return worst;
 }
 
@@ -315,6 +392,13 @@ static void shards_case(const char *model, bool jsonl)
 	/* Two workers split the texts the same way. */
 	struct aggregate *two = run(m, path, 1, 1, 2);
 	ck_assert(agg_diff(one, two) < 1e-12);
+	/* Texts run in batches (the default): the same up to float32 rounding. */
+	struct aggregate *batched = run_batch(m, path, 1, 1, 1, 0);
+	double db = agg_batch_diff(one, batched);
+	printf("%s%s: batches of %d vs one text at a time: max relative difference %.3g\n", model, jsonl ? " (JSON lines)" : "",
+	       CORPUSRUN_BATCH, db);
+	ck_assert_msg(db < 1e-4, "batched differs by %g", db);
+	aggregate_free(batched);
 	/* Merging a shard twice is refused. */
 	ck_assert_int_eq(aggregate_merge(merged, merged, &e), -1);
 	ck_assert_msg(!strncmp(e.msg, "shard 1/4 of ", 13), "%s", e.msg);
@@ -676,6 +760,7 @@ int main(void)
 	tcase_add_test(tc, moments_merge);
 	tcase_add_test(tc, hist_merge);
 	tcase_add_test(tc, sample_merge);
+	tcase_add_test(tc, batch_forward_matches);
 	tcase_add_test(tc, one_text_equals_views);
 	tcase_add_test(tc, shards_equal_one_run);
 	tcase_add_test(tc, aggfile_roundtrip);

@@ -33,14 +33,15 @@ One, two, three, four, five.
 It was the best of times, it was the worst of times.
 TXT
 
-# One run: counts and the head finder's table
-"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --dump json >"$TMP/all.json" 2>"$TMP/err"; expect_eq "corpus dump status" $? 0
+# One run: counts and the head finder's table. Texts one at a time (--batch 1) where runs are
+# compared bit for bit: batched texts agree to float32 rounding only (checked below).
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --batch 1 --dump json >"$TMP/all.json" 2>"$TMP/err"; expect_eq "corpus dump status" $? 0
 expect_eq "corpus counts" "$(jq -c '[.counts.lines, .counts.texts, .counts.empty, .counts.failed]' "$TMP/all.json")" '[11,9,2,0]'
 expect_grep "empty lines reported" "$TMP/err" "c.txt: 2 empty lines skipped"
 expect_eq "format" "$(jq -c '[.format, .version, .model.family, .model.layers, .model.heads, (.heads | length)]' "$TMP/all.json")" \
 	'["attnscope-aggregate",2,"bert",3,2,6]'
 expect_eq "every head has n texts for prev" "$(jq '[.heads[].prev.n] | unique' -c "$TMP/all.json")" '[9]'
-"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --print heads --width 150 --color never >"$TMP/heads" 2>/dev/null
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --batch 1 --print heads --width 150 --color never >"$TMP/heads" 2>/dev/null
 expect_eq "print heads status" $? 0
 expect_grep "print heads header" "$TMP/heads" "bert-mini · bert · corpus: 9 texts"
 expect_grep "print heads mean±std" "$TMP/heads" "mean ± std over 9 texts"
@@ -52,7 +53,7 @@ expect_eq "dump csv header" "$(head -n1 "$TMP/all.csv")" "layer,head,score,n,mea
 expect_eq "dump csv rows" "$(wc -l <"$TMP/all.csv" | tr -d ' ')" "$((1 + 6 * 11))"
 
 # --save / --load: the same table without the model
-"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --save "$TMP/saved.json" 2>/dev/null; expect_eq "save status" $? 0
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --batch 1 --save "$TMP/saved.json" 2>/dev/null; expect_eq "save status" $? 0
 "$BIN" --load "$TMP/saved.json" --print heads --width 150 --color never >"$TMP/heads2" 2>&1
 expect_eq "load status" $? 0
 expect_eq "load prints the same table" "$(cat "$TMP/heads2")" "$(cat "$TMP/heads")"
@@ -61,7 +62,7 @@ expect_eq "load + dump json is the saved file" "$(cat "$TMP/again.json")" "$(cat
 
 # --shard K/N over 4 shards, merged, equals one run (counts exactly, moments up to rounding)
 for k in 1 2 3 4; do
-	"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --shard $k/4 --save "$TMP/s$k.json" 2>/dev/null
+	"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --batch 1 --shard $k/4 --save "$TMP/s$k.json" 2>/dev/null
 done
 expect_eq "shard 1/4 lines" "$(jq .counts.lines "$TMP/s1.json")" 3
 "$BIN" merge -o "$TMP/m.json" "$TMP/s3.json" "$TMP/s1.json" "$TMP/s4.json" "$TMP/s2.json"; expect_eq "merge status" $? 0
@@ -75,6 +76,17 @@ DIFF=$(jq -n --slurpfile a "$TMP/all.json" --slurpfile m "$TMP/m.json" '
 	        ((($x.m2 - $y.m2) | fabs) / ([($x.m2 | fabs), 1e-12] | max)) end] | max')
 echo "corpus.sh: 4 shards merged vs one run: max relative difference $DIFF"
 expect_eq "4 shards merged = one run (max relative difference $DIFF)" "$(jq -n "$DIFF < 1e-12")" true
+# The default batches of texts: the same figures up to float32 rounding
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --dump json >"$TMP/batched.json" 2>/dev/null
+DIFF=$(jq -n --slurpfile a "$TMP/all.json" --slurpfile m "$TMP/batched.json" '
+	[range(0; $a[0].heads | length) as $h | $a[0].scores[] as $s
+	 | ($a[0].heads[$h][$s]) as $x | ($m[0].heads[$h][$s]) as $y
+	 | if $x.n != $y.n then 1 elif $x.n == 0 then 0
+	   else ((($x.mean - $y.mean) | fabs) / ([($x.mean | fabs), 1e-3] | max)) end] | max')
+echo "corpus.sh: batched vs one text at a time: max relative difference $DIFF"
+expect_eq "batched = one at a time up to float32 rounding ($DIFF)" "$(jq -n "$DIFF < 1e-4")" true
+"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --batch 0 --save x >"$TMP/out" 2>&1; expect_eq "--batch 0 status" $? 2
+expect_grep "--batch 0" "$TMP/out" "--batch: '0' is not a number of texts from 1 to 64"
 "$BIN" merge "$TMP/s1.json" "$TMP/s2.json" >"$TMP/out" 2>"$TMP/err"; expect_eq "partial merge status" $? 0
 expect_grep "missing shards warned" "$TMP/err" "warning: 2 of the 4 shards of $TMP/c.txt are missing"
 "$BIN" merge "$TMP/s1.json" "$TMP/m.json" >"$TMP/out" 2>"$TMP/err"; expect_eq "duplicate shard status" $? 1
@@ -99,7 +111,7 @@ DIFF=$(jq -n --slurpfile a "$TMP/all.json" --slurpfile m "$TMP/m.json" '
 	   ((($x.m2 - $y.m2) | fabs) / ([($x.m2 | fabs), 1e-12] | max)) end] | max')
 expect_eq "4 shards merged = one run, query/key moments (max relative difference $DIFF)" "$(jq -n "$DIFF < 1e-12")" true
 for v in qk qkstats dots softmax; do
-	"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --pca-head 0.0 --print $v --layer 2 --width 120 --color never \
+	"$BIN" -m "$BERT" --corpus "$TMP/c.txt" --batch 1 --pca-head 0.0 --print $v --layer 2 --width 120 --color never \
 		>"$TMP/run.$v" 2>/dev/null
 	"$BIN" --load "$TMP/m.json" --print $v --layer 2 --width 120 --color never >"$TMP/merged.$v" 2>/dev/null
 	expect_eq "--print $v of the merged shards = of one run" "$(tail -n +2 "$TMP/merged.$v")" "$(tail -n +2 "$TMP/run.$v")"
