@@ -7,6 +7,13 @@
 #include <string.h>
 
 #include "chart.h"
+#include "view.h"
+
+bool aggview_supports(const struct view *v)
+{
+	return v == &view_heads || v == &view_qk || v == &view_qkstats || v == &view_dots || v == &view_softmax ||
+	       v == &view_help;
+}
 
 struct trace aggview_shape(const struct aggregate *a)
 {

@@ -30,6 +30,10 @@ int corpuscli_parse_head(const char *s, int *layer, int *head);
 /* Run (or load) and write the aggregate. Returns the exit status: 0, 1 on a runtime error, 130
  * when interrupted (after writing what the partial aggregate covers). */
 int corpuscli_run(const struct corpuscli_opts *o);
+/* The explorer on the aggregate: --load's, or a --corpus run going on in the background (needs a
+ * terminal). What the run met is reported on standard error after the explorer closes. Returns
+ * the exit status. */
+int corpuscli_explore(const struct corpuscli_opts *o);
 /* `attnscope merge [-o OUT] FILE...` with ARGV[0] = "merge". Returns the exit status. */
 int corpuscli_merge(int argc, char **argv);
 

@@ -36,6 +36,11 @@ struct corpusrun_opts {
 	FILE *progress;         /* where to draw the progress line (a terminal), or NULL for none */
 	FILE *messages;         /* where bad lines are reported ("PATH: line N: why"), or NULL */
 	const volatile int *cancel; /* when it becomes non-zero the run stops, keeping what is done */
+	/* Called about every 100 ms from corpusrun's own thread with the lines done out of TOTAL (0:
+	 * unknown) after ELAPSED seconds; about once a second SNAPSHOT is a new aggregate of the texts
+	 * done so far (the callee owns it), else NULL. May be NULL. */
+	void (*report)(void *ctx, uint64_t done, uint64_t total, double elapsed, struct aggregate *snapshot);
+	void *report_ctx;
 };
 
 /* Run M over the corpus into a new aggregate *OUT. Returns 0 (with *CANCELLED telling whether the

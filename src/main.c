@@ -507,8 +507,6 @@ static int run_corpus(struct options *o)
 	else if (o->print_view && strcmp(o->print_view, "heads") && strcmp(o->print_view, "qk") &&
 		 strcmp(o->print_view, "qkstats") && strcmp(o->print_view, "dots") && strcmp(o->print_view, "softmax"))
 		why = "a corpus aggregate prints as --print heads, qk, qkstats, dots or softmax";
-	else if (!o->print_view && o->dump_format < 0 && !c->save)
-		why = "corpus mode needs --print heads, --dump json|csv or --save FILE";
 	if (why) {
 		fprintf(stderr, "attnscope: %s\n", why);
 		return 2;
@@ -522,6 +520,8 @@ static int run_corpus(struct options *o)
 	c->print_view = o->print_view;
 	c->dump_format = o->dump_format;
 	c->ui = &o->ui;
+	if (!o->print_view && o->dump_format < 0 && !c->save)
+		return corpuscli_explore(c); /* no output asked: the explorer on the aggregate */
 	return corpuscli_run(c);
 }
 

@@ -59,6 +59,8 @@ struct qk_state {
 	const struct aggregate *c_agg;
 	int *order;          /* [n] sample token of point i */
 	int sel;
+	uint64_t sel_line;   /* the chosen token, found again in a newer aggregate's sample */
+	int sel_token;
 };
 
 static void *qk_create(struct view_ctx *ctx)
@@ -87,6 +89,7 @@ static bool qk_ensure_agg(struct qk_state *s, const struct view_ctx *ctx)
 	s->valid = true, s->c_agg = a, s->gen = ctx->trace_gen, s->t = NULL;
 	s->error[0] = 0;
 	s->n = a->sample.n;
+	int was = s->sel;
 	s->sel = -1;
 	s->xy = malloc((size_t)(s->n > 0 ? 4 * s->n : 1) * sizeof *s->xy);
 	s->order = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *s->order);
@@ -95,6 +98,9 @@ static bool qk_ensure_agg(struct qk_state *s, const struct view_ctx *ctx)
 		snprintf(s->error, sizeof s->error, "out of memory");
 	else if (aggregate_pca(a, s->order, s->xy, s->explained, &e) < 0)
 		snprintf(s->error, sizeof s->error, "%s", e.msg);
+	for (int i = 0; was >= 0 && !s->error[0] && i < s->n; i++) /* still sampled? (a run goes on) */
+		if (a->sample.tok[s->order[i]].line == s->sel_line && a->sample.tok[s->order[i]].token == s->sel_token)
+			s->sel = i;
 	return !s->error[0];
 }
 
@@ -347,9 +353,12 @@ static bool qk_act(void *state, struct view_ctx *ctx, enum action a, int count)
 		switch (a) {
 		case ACT_UP:
 		case ACT_DOWN:
-			if (n > 0) /* from none, down starts at the first sampled token and up at the last */
-				s->sel = s->sel < 0 ? (a == ACT_DOWN ? 0 : n - 1)
-						    : ((s->sel + (a == ACT_DOWN ? rep : -rep)) % n + n) % n;
+			if (n > 0 && qk_ensure_agg(s, ctx) && s->n > 0) { /* from none, down starts at the first, up at the last */
+				s->sel = s->sel < 0 ? (a == ACT_DOWN ? 0 : s->n - 1)
+						    : ((s->sel + (a == ACT_DOWN ? rep : -rep)) % s->n + s->n) % s->n;
+				s->sel_line = ctx->agg->sample.tok[s->order[s->sel]].line;
+				s->sel_token = ctx->agg->sample.tok[s->order[s->sel]].token;
+			}
 			return true;
 		case ACT_NORMALISE:
 			snprintf(ctx->message, sizeof ctx->message, "no normalisation over a corpus sample");

@@ -168,7 +168,7 @@ expect_eq "truncated count" "$(jq .counts.truncated "$TMP/long.json")" 1
 
 # Usage errors
 "$BIN" -m "$BERT" --corpus "$TMP/c.txt" >"$TMP/out" 2>&1; expect_eq "no output asked status" $? 2
-expect_grep "no output asked" "$TMP/out" "corpus mode needs --print heads, --dump json|csv or --save FILE"
+expect_grep "no output asked" "$TMP/out" "the explorer needs a terminal; corpus mode in scripts needs --print, --dump json|csv or --save FILE"
 "$BIN" -m "$BERT" --corpus "$TMP/c.txt" --print grid >"$TMP/out" 2>&1; expect_eq "--print grid status" $? 2
 expect_grep "--print grid" "$TMP/out" "a corpus aggregate prints as --print heads, qk, qkstats, dots or softmax"
 "$BIN" -m "$BERT" --corpus "$TMP/c.txt" --shard 5/4 --save x >"$TMP/out" 2>&1; expect_eq "--shard 5/4 status" $? 2
