@@ -577,8 +577,8 @@ static int aggfile_sample(json_t *j, struct aggregate *a, struct err *e)
 			return err_set(e, "sample.texts[%zu]: lines are not in increasing order", i);
 		prev = line;
 	}
-	float *q = malloc((size_t)s->dim * 2 * sizeof *q), *k = q + s->dim;
-	if (!q)
+	float *q = json_array_size(tokens) ? malloc((size_t)s->dim * 2 * sizeof *q) : NULL, *k = q ? q + s->dim : NULL;
+	if (json_array_size(tokens) && !q)
 		return err_set(e, "out of memory");
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < json_array_size(tokens); i++) {

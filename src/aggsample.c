@@ -16,11 +16,11 @@ int aggsample_init(struct aggsample *s, int layer, int head, int dim, struct err
 	memset(s, 0, sizeof *s);
 	s->layer = layer, s->head = head, s->dim = dim;
 	s->cap = aggsample_cap(dim);
-	size_t cap = s->cap > 0 ? (size_t)s->cap : 1;
+	size_t cap = s->cap > 0 ? (size_t)s->cap : 1, rows = s->cap > 0 ? (size_t)s->cap * (size_t)dim : 1;
 	s->tok = calloc(cap, sizeof *s->tok);
 	s->slot = malloc(cap * sizeof *s->slot);
-	s->q = malloc(cap * (size_t)dim * sizeof *s->q);
-	s->k = malloc(cap * (size_t)dim * sizeof *s->k);
+	s->q = malloc(rows * sizeof *s->q); /* nothing to keep when a vector exceeds the budget */
+	s->k = malloc(rows * sizeof *s->k);
 	if (!s->tok || !s->slot || !s->q || !s->k) {
 		aggsample_free(s);
 		return err_set(e, "out of memory for a sample of %d tokens", aggsample_cap(dim));
