@@ -240,7 +240,8 @@ static void ui_draw_status(struct ui *u, int y)
 	else if (runner_busy(u->runner) || runner_busy(u->runner_b))
 		msg = "running…";
 	char progress[160];
-	if (!msg && u->bg && corpusbg_progress(u->bg, progress, sizeof progress, 72))
+	int room_p = cv->w - x - 4; /* the bar only when there is room: the rate and time left first */
+	if (!msg && u->bg && corpusbg_progress(u->bg, progress, sizeof progress, room_p < 72 ? room_p : 72))
 		msg = progress; /* the corpus run: lines done, rate, time left */
 	char count[32];
 	if (u->count >= 0) {
@@ -962,6 +963,12 @@ int ui_run_corpus(const struct ui_source *src, struct aggregate *agg, const stru
 	u->agg = agg;
 	u->show_agg = true;
 	int rc = ui_setup(u, src, NULL, NULL, o, e);
+	if (rc == 0 && run && !u->agg) { /* an empty aggregate until the first texts are in */
+		struct agg_model am;
+		struct err ignored = {{0}};
+		corpusrun_agg_model(m, &am);
+		u->agg = aggregate_new(&am, run->pca_layer, run->pca_head, &ignored); /* NULL: the run will say why */
+	}
 	if (rc == 0 && run && corpusbg_start(m, run, u->wake[1], &u->bg, e) < 0)
 		rc = -1;
 	if (rc == 0) {
