@@ -58,9 +58,9 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_MEAN_HEADS, "mean-heads", SCOPE_VIEW, "m", "toggle the mean over the layer's heads")   \
 	X(ACT_MEAN_LAYERS, "mean-layers", SCOPE_VIEW, "M", "toggle the mean over all layers and heads") \
 	X(ACT_NUMBERS, "numbers", SCOPE_VIEW, "n", "toggle numbers in the cells")                    \
-	X(ACT_POOL, "pool", SCOPE_VIEW, "d", "shrink thumbnails by max or by mean")                  \
-	X(ACT_ZOOM_IN, "zoom-in", SCOPE_VIEW, "+ =", "larger thumbnails")                            \
-	X(ACT_ZOOM_OUT, "zoom-out", SCOPE_VIEW, "-", "smaller thumbnails")                           \
+	X(ACT_POOL, "pool", SCOPE_VIEW, "d", "shrink thumbnails (heatmap: zoomed cells) by max or by mean")                  \
+	X(ACT_ZOOM_IN, "zoom-in", SCOPE_VIEW, "+ =", "larger thumbnails; heatmap: zoom in (fewer tokens per cell)")                            \
+	X(ACT_ZOOM_OUT, "zoom-out", SCOPE_VIEW, "-", "smaller thumbnails; heatmap: zoom out (a block of tokens per cell)")                           \
 	X(ACT_REVERSE, "reverse", SCOPE_VIEW, "r", "reverse the sort order, or given/received attention") \
 	X(ACT_NORMALISE, "normalise", SCOPE_VIEW, "z", "cycle the normalisation of the vectors") \
 	X(ACT_TOGGLE, "toggle", SCOPE_VIEW, "t", "switch the selected head off or on, or leave out the first token") \

@@ -270,7 +270,7 @@ static void dump_csv(const struct trace *t, const struct trace *b, const struct 
 		for (int h = 0; h < t->n_heads; h++) {
 			if (sel->head >= 0 && h != sel->head)
 				continue;
-			const float *a = trace_attn(t, l, h);
+			const float *a = trace_attn(t, l, h), *pb = b ? trace_attn(b, l, h) : NULL;
 			for (int i = 0; i < t->n; i++) {
 				for (int j = 0; j < t->n; j++) {
 					fprintf(out, "%d,%d,%d,%d,", l, h, i, j);
@@ -280,7 +280,7 @@ static void dump_csv(const struct trace *t, const struct trace *b, const struct 
 					fputc(',', out);
 					dump_float(out, a[(size_t)i * t->n + j]);
 					if (b && i < b->n && j < b->n) {
-						float wb = trace_attn(b, l, h)[(size_t)i * b->n + j];
+						float wb = pb[(size_t)i * b->n + j];
 						fputc(',', out);
 						dump_float(out, wb);
 						fputc(',', out);
@@ -308,6 +308,13 @@ int dump_write_compare(const struct trace *t, const struct trace *b, const struc
 		return err_set(e, "--layer %d: the model has layers 0..%d", sel->layer, t->n_layers - 1);
 	if (sel->head >= t->n_heads)
 		return err_set(e, "--head %d: the model has heads 0..%d", sel->head, t->n_heads - 1);
+	/* A long text's attention is recomputed head by head and would fill the disk: above the trace
+	 * budget (as text, several times its bytes), the user picks the heads. */
+	double heads = (sel->layer >= 0 ? 1.0 : t->n_layers) * (sel->head >= 0 ? 1.0 : t->n_heads);
+	double bytes = 4.0 * heads * t->n * t->n * (b ? 2 : 1);
+	if ((trace_compact(t) || (b && trace_compact(b))) && bytes > trace_budget())
+		return err_set(e, "the attention of %d heads over %d tokens is %.1f GB as float32 (more as text): choose "
+			       "heads with --layer and --head, or raise ATTNSCOPE_TRACE_BUDGET", (int)heads, t->n, bytes / 1e9);
 	if (fmt == DUMP_JSON)
 		dump_json(t, b, info, sel, out);
 	else

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "headsummary.h"
 #include "model-internal.h"
 
 /* Scratch buffers for one run; sizes in floats (H hidden, QD/KD query/key widths, I intermediate). */
@@ -151,7 +152,14 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	struct trace *t = c->t;
 	int n = t->n, D = t->head_dim, QD = c->m->arch.q_dim, l = c->l;
 	const float *q = trace_q(t, l, hd), *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
-	float *p = (float *)trace_attn(t, l, hd); /* scores, then probabilities, in place */
+	/* scores, then probabilities, in place; a compact trace (long texts) keeps only their summary */
+	float *p = t->attn ? (float *)trace_attn(t, l, hd) : scratch;
+	if (!p) { /* no memory for it: NaN, which the trace reports, rather than garbage */
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < D; j++)
+				c->b->ctx[(size_t)(c->row0 + i) * QD + hd * D + j] = NAN;
+		return;
+	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, c->scale, q, D, k, D, 0.0f, p, n);
 	const struct fwd_buf *b = c->b;
 	if (b->rel) /* DeBERTa: the content-to-position and position-to-content terms */
@@ -166,6 +174,8 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	}
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0f, p, n, v, D, 0.0f,
 		    c->b->ctx + (size_t)c->row0 * QD + hd * D, QD);
+	if (!t->attn)
+		headsummary_record(t, l, hd, p);
 }
 
 /* Self-attention of layer L on input H [n][hidden]; result (after output projection) in B->proj.
@@ -186,11 +196,16 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 		struct fwd_heads c = {m, t, b, l, m->arch.attn_scale, bt->row0[i]};
 		if (m->scale_by_inverse_layer)
 			c.scale /= (float)(l + 1);
+		size_t scratch = t->attn ? 0 : (size_t)t->n * t->n; /* a compact trace: a head's P per thread */
 		if (m->own_threads) {
-			weights_parallel(t->n_heads, 0, fwd_head, &c);
+			if (weights_parallel(t->n_heads, scratch, fwd_head, &c) < 0)
+				for (int hd = 0; hd < t->n_heads; hd++)
+					fwd_head(&c, hd, NULL);
 		} else {
+			float *p = scratch ? malloc(scratch * sizeof *p) : NULL;
 			for (int hd = 0; hd < t->n_heads; hd++)
-				fwd_head(&c, hd, NULL);
+				fwd_head(&c, hd, p);
+			free(p);
 		}
 	}
 	fwd_linear(m, b->ctx, bt->rows, m->arch.q_dim, H, &m->layers[l].out_w, m->layers[l].out_b, b->proj, H);

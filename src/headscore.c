@@ -73,11 +73,10 @@ static const struct {
 	{HS_SEP, "[SEP]"},     {HS_PUNCT, "punctuation"}, {HS_DUP, "duplicate"}, {HS_INDUCTION, "induction"},
 };
 
-/* Scores of one head, with PUNCT[n] the tokens' punctuation flags (computed once per trace). */
-static void headscore_head(const struct trace *t, int layer, int head, const bool *punct, struct headscore *out)
+void headscore_head(const struct trace *t, int layer, int head, const float *a, const bool *punct,
+		   struct headscore *out)
 {
 	int n = t->n;
-	const float *a = trace_attn(t, layer, head);
 	memset(out, 0, sizeof *out);
 	out->layer = layer;
 	out->head = head;
@@ -160,8 +159,7 @@ void headscore_label(struct headscore *h, bool first_special, bool causal)
 	snprintf(h->label, sizeof h->label, "%s", label);
 }
 
-/* The punctuation flags of T's tokens, malloc'ed ([n]); NULL on OOM. */
-static bool *headscore_punct_flags(const struct trace *t)
+bool *headscore_punct_flags(const struct trace *t)
 {
 	bool *p = malloc((size_t)(t->n > 0 ? t->n : 1) * sizeof *p);
 	if (p)
@@ -172,12 +170,16 @@ static bool *headscore_punct_flags(const struct trace *t)
 
 int headscore_all(const struct trace *t, struct headscore *out)
 {
+	if (t->scores) { /* a compact trace: recorded by the forward pass while the heads existed */
+		memcpy(out, t->scores, (size_t)t->n_layers * t->n_heads * sizeof *out);
+		return 0;
+	}
 	bool *punct = headscore_punct_flags(t);
 	if (!punct)
 		return -1;
 	for (int l = 0; l < t->n_layers; l++)
 		for (int h = 0; h < t->n_heads; h++)
-			headscore_head(t, l, h, punct, out + (size_t)l * t->n_heads + h);
+			headscore_head(t, l, h, trace_attn(t, l, h), punct, out + (size_t)l * t->n_heads + h);
 	free(punct);
 	return 0;
 }

@@ -57,6 +57,13 @@ struct headscore {
 
 /* Scores of every head: OUT[n_layers * n_heads], layer-major. -1 on OOM. "changed" is NaN. */
 int headscore_all(const struct trace *t, struct headscore *out);
+/* Scores of LAYER/HEAD of T from its probabilities A[n][n], with PUNCT[n] the tokens' punctuation
+ * flags (headscore_punct_flags): what headscore_all gives each head (the forward pass of a compact
+ * trace records them with it). */
+void headscore_head(const struct trace *t, int layer, int head, const float *a, const bool *punct,
+		    struct headscore *out);
+/* headscore_is_punct of every token of T, malloc'ed ([n]); NULL on OOM. */
+bool *headscore_punct_flags(const struct trace *t);
 /* Fill "changed" of OUT (from headscore_all on A): compare_tv of each head between A and B. */
 void headscore_changed(const struct trace *a, const struct trace *b, struct headscore *out);
 

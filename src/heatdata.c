@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "heatdata.h"
+#include "headsummary.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -287,4 +288,30 @@ void heatdata_diverging(const float *d, int n, float *out)
 {
 	for (int i = 0; i < n; i++)
 		out[i] = d[i] == d[i] ? (d[i] + 1) / 2 : NAN;
+}
+
+int heatdata_blocks(const struct trace *t, int layer, int head, bool hide, enum heat_pool pool, float *out)
+{
+	int side = headsummary_side(t, hide);
+	const float *mx = headsummary_blocks(t, layer, head, hide, HEADSUM_MAX);
+	const float *sum = headsummary_blocks(t, layer, head, hide, HEADSUM_SUM);
+	const float *cnt = headsummary_blocks(t, layer, head, hide, HEADSUM_COUNT);
+	for (size_t b = 0; b < (size_t)side * side; b++)
+		out[b] = cnt[b] <= 0 ? NAN : pool == HEAT_POOL_MAX ? mx[b] : (float)((double)sum[b] / cnt[b]);
+	return side;
+}
+
+int heatdata_block_of(const struct trace *t, bool hide, int side, int tok)
+{
+	if (tok < 0 || tok >= t->n || (hide && t->special[tok]) || side <= 0)
+		return -1;
+	int pos = 0, k = 0;
+	for (int i = 0; i < t->n; i++) {
+		pos += i < tok && !(hide && t->special[i]);
+		k += !(hide && t->special[i]);
+	}
+	int b = 0; /* the last block starting at or before POS (headsummary_record's binning) */
+	while (b + 1 < side && heatdata_bin_start(b + 1, k, side) <= pos)
+		b++;
+	return b;
 }

@@ -73,4 +73,12 @@ void heatdata_downsample(const float *in, int rows, int cols, float *out, int ou
 /* First input index covered by output index I of OUT_N bins over N inputs. */
 int heatdata_bin_start(int i, int n, int out_n);
 
+/* A compact trace's recorded blocks of LAYER/HEAD (headsummary.h), specials hidden or not, as the
+ * matrix the grid pools: OUT[side][side] the max (POOL max) or the mean of each block's visible
+ * cells, NaN where it has none. Returns side (headsummary_side). The blocks are single tokens when
+ * the text has at most TRACE_THUMB tokens shown, so pooling them equals pooling heatmat_build's. */
+int heatdata_blocks(const struct trace *t, int layer, int head, bool hide, enum heat_pool pool, float *out);
+/* The block holding token TOK (-1 when hidden) among the SIDE blocks of heatdata_blocks. */
+int heatdata_block_of(const struct trace *t, bool hide, int side, int tok);
+
 #endif

@@ -15,6 +15,7 @@
 
 #include "hfconfig.h"
 #include "hub.h"
+#include "headsummary.h"
 #include "model-internal.h"
 
 const char *model_data_dir(void)
@@ -472,19 +473,32 @@ void model_close(struct model *m)
 	free(m);
 }
 
-/* A trace grows as layers x heads x n^2. A config.json may claim 131072 positions with a tiny
- * hidden size (a 1.5 MB file): 40000 tokens of text then took 12.6 GB. Refuse, before
- * allocating, a trace larger than a quarter of the machine's memory (the views may copy parts). */
+/* Would a full trace of N tokens hold more n x n matrices than the budget allows (trace_budget)?
+ * Then it goes compact: heads are recomputed from q and k when read. Not for models whose scores
+ * hold relative terms (DeBERTa), which q and k alone cannot give back; they have 512 positions. */
+static bool model_trace_compact(const struct model *m, int n)
+{
+	const struct model_info *in = &m->info;
+	return m->fam.position != POS_RELATIVE && 4.0 * in->n_layers * in->n_heads * n * n > trace_budget();
+}
+
+/* A trace grows as layers x heads x n^2, or, compact, as n x hidden plus a few heads. A config.json
+ * may claim 131072 positions with a tiny hidden size (a 1.5 MB file): 40000 tokens of text then
+ * took 12.6 GB. Refuse, before allocating, a trace larger than a quarter of the machine's memory
+ * (the views may copy parts). */
 static int model_check_trace_size(const struct model *m, int n, struct err *e)
 {
 	const struct model_info *in = &m->info;
 	double L = in->n_layers, lh = L * in->n_heads, lkv = L * in->n_kv_heads, raw = in->rotary ? 2 : 1;
-	double bytes = 4.0 * (lh * n * n + raw * (lh + lkv) * n * in->head_dim + lkv * n * in->head_dim +
+	/* a compact trace: its cached heads, one head per forward thread, and the recorded blocks */
+	double maps = model_trace_compact(m, n) ? (TRACE_ATTN_SLOTS + 2.0) * n * n + lh * 6 * TRACE_THUMB * TRACE_THUMB
+						: lh * n * n;
+	double bytes = 4.0 * (maps + raw * (lh + lkv) * n * in->head_dim + lkv * n * in->head_dim +
 			      (L + 1.0) * n * in->hidden);
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	double limit = pages > 0 && page > 0 ? (double)pages * page / 4 : 2e9;
 	if (bytes > limit)
-		return err_set(e, "%d tokens need %.1f GB of attention maps with this model, more than %.1f GB (a quarter "
+		return err_set(e, "%d tokens need a %.1f GB trace with this model, more than %.1f GB (a quarter "
 			       "of this machine's memory): use a shorter text", n, bytes / 1e9, limit / 1e9);
 	return 0;
 }
@@ -495,8 +509,17 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 	const struct model_info *in = &m->info;
 	if (model_check_trace_size(m, n, e) < 0)
 		return NULL;
-	struct trace_shape shape = {in->n_layers, in->n_heads, in->n_kv_heads, in->head_dim, in->hidden, n, in->rotary};
+	struct trace_shape shape = {in->n_layers, in->n_heads, in->n_kv_heads, in->head_dim, in->hidden, n, in->rotary,
+				    model_trace_compact(m, n)};
 	struct trace *t = trace_new_shaped(&shape);
+	if (t && shape.compact) {
+		t->attn_fill = trace_head_probs;
+		t->blas_serial = m->own_threads;
+		if (headsummary_alloc(t) < 0) {
+			trace_free(t);
+			t = NULL;
+		}
+	}
 	if (!t) {
 		err_set(e, "out of memory for a trace of %d tokens", n);
 		return NULL;

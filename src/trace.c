@@ -1,8 +1,117 @@
-/* trace.c -- allocation and release of a trace (see trace.h). */
+/* trace.c -- allocation and release of a trace, and a compact trace's recomputed heads (see trace.h). */
 #include "trace.h"
 
+#include <cblas.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+#include "weights.h"
+
+/* The heads a compact trace recomputed last, least recently used first out; locked, so that reads
+ * from several threads never corrupt it (trace.h says how long a pointer lives). */
+struct trace_cache {
+	pthread_mutex_t lock;
+	unsigned long clock;
+	struct {
+		int layer, head;     /* -1 when empty */
+		unsigned long used;  /* clock at the last request */
+		float *p;            /* [n][n] */
+	} slot[TRACE_ATTN_SLOTS];
+};
+
+static void trace_cache_free(struct trace_cache *c);
+
+/* The slots are allocated up front (pages are only touched when a head fills them), so reading a
+ * head never fails. */
+static struct trace_cache *trace_cache_new(size_t nn)
+{
+	struct trace_cache *c = calloc(1, sizeof *c);
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	for (int i = 0; i < TRACE_ATTN_SLOTS; i++) {
+		c->slot[i].layer = c->slot[i].head = -1;
+		if (!(c->slot[i].p = malloc(nn * sizeof(float)))) {
+			trace_cache_free(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+static void trace_cache_free(struct trace_cache *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < TRACE_ATTN_SLOTS; i++)
+		free(c->slot[i].p);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+const float *trace_attn_cached(const struct trace *t, int layer, int head)
+{
+	struct trace_cache *c = t->cache;
+	pthread_mutex_lock(&c->lock);
+	int hit = -1, old = 0;
+	for (int i = 0; i < TRACE_ATTN_SLOTS; i++) {
+		if (c->slot[i].layer == layer && c->slot[i].head == head)
+			hit = i;
+		if (c->slot[i].used < c->slot[old].used)
+			old = i;
+	}
+	if (hit < 0) {
+		/* Fill the least recently used slot (the same size for every head of the trace). */
+		hit = old;
+		c->slot[hit].layer = c->slot[hit].head = -1;
+		t->attn_fill(t, layer, head, c->slot[hit].p);
+		c->slot[hit].layer = layer;
+		c->slot[hit].head = head;
+	}
+	c->slot[hit].used = ++c->clock;
+	const float *p = c->slot[hit].p;
+	pthread_mutex_unlock(&c->lock);
+	return p;
+}
+
+void trace_head_probs(const struct trace *t, int layer, int head, float *p)
+{
+	/* The operations of forward.c's fwd_head in its order, so the result is the same to the bit. */
+	int n = t->n, D = t->head_dim;
+	if (n == 0)
+		return;
+	if (t->blas_serial) /* OpenBLAS's sums depend on its thread count */
+		weights_threads_begin();
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, t->score_scale[layer], trace_q(t, layer, head), D,
+		    trace_k(t, layer, head), D, 0.0f, p, n);
+	if (t->blas_serial)
+		weights_threads_end();
+	if (t->softcap > 0)
+		ops_softcap(p, (size_t)n * n, t->softcap);
+	for (int i = 0; i < n; i++) {
+		int lo, hi;
+		trace_key_range(t, layer, i, &lo, &hi);
+		ops_softmax_range(p + (size_t)i * n, n, lo, hi);
+	}
+}
+
+double trace_budget(void)
+{
+	const char *s = getenv("ATTNSCOPE_TRACE_BUDGET");
+	if (!s || !*s)
+		return TRACE_BUDGET_DEFAULT;
+	char *end;
+	double v = strtod(s, &end);
+	double unit = *end == 'k' || *end == 'K' ? 1024.0 : *end == 'M' ? 1024.0 * 1024 : *end == 'G' ? 1024.0 * 1024 * 1024 : 1;
+	if (unit > 1)
+		end++;
+	if (end == s || *end || !(v >= 0)) /* not a number: the default, rather than no budget at all */
+		return TRACE_BUDGET_DEFAULT;
+	return v * unit;
+}
 
 struct trace *trace_new_shaped(const struct trace_shape *s)
 {
@@ -25,7 +134,10 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 	t->ids = calloc(nn, sizeof *t->ids);
 	t->type_ids = calloc(nn, sizeof *t->type_ids);
 	t->special = calloc(nn, sizeof *t->special);
-	t->attn = calloc(lh * nn * nn, sizeof(float));
+	if (s->compact)
+		t->cache = trace_cache_new(nn * nn);
+	else
+		t->attn = calloc(lh * nn * nn, sizeof(float));
 	t->q = calloc(lh * nn * s->head_dim, sizeof(float));
 	t->k = calloc(lkv * nn * s->head_dim, sizeof(float));
 	t->v = calloc(lkv * nn * s->head_dim, sizeof(float));
@@ -39,7 +151,7 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 		t->k_raw = calloc(lkv * nn * s->head_dim, sizeof(float));
 		raw_ok = t->q_raw && t->k_raw;
 	}
-	if (!t->tokens || !t->ids || !t->type_ids || !t->special || !t->attn || !t->q || !t->k || !t->v ||
+	if (!t->tokens || !t->ids || !t->type_ids || !t->special || (!t->attn && !t->cache) || !t->q || !t->k || !t->v ||
 	    !t->hidden_states || !t->win_before || !t->win_after || !t->score_scale || !raw_ok) {
 		trace_free(t);
 		return NULL;
@@ -53,7 +165,7 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 
 struct trace *trace_new(int n_layers, int n_heads, int head_dim, int hidden, int n)
 {
-	struct trace_shape s = {n_layers, n_heads, n_heads, head_dim, hidden, n, false};
+	struct trace_shape s = {n_layers, n_heads, n_heads, head_dim, hidden, n, false, false};
 	return trace_new_shaped(&s);
 }
 
@@ -69,6 +181,9 @@ void trace_free(struct trace *t)
 	free(t->type_ids);
 	free(t->special);
 	free(t->attn);
+	trace_cache_free(t->cache);
+	free(t->scores);
+	free(t->thumb);
 	free(t->q);
 	free(t->k);
 	free(t->v);

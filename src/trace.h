@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct headscore;
+struct trace_cache;
+
 struct trace {
 	char model_name[256];  /* what the user asked for, e.g. "demo-bert" or a folder */
 	char family[32];       /* "bert", "gpt2" */
@@ -26,7 +29,8 @@ struct trace {
 	bool truncated;        /* the text was cut to max_positions */
 	int nonfinite_layer;   /* first layer whose output held NaN/Inf (0 = embeddings), -1 = none */
 
-	float *attn;           /* [n_layers][n_heads][n][n] softmax probabilities, row = query */
+	float *attn;           /* [n_layers][n_heads][n][n] softmax probabilities, row = query; NULL in a compact
+	                        * trace (long texts): read a head with trace_attn, which recomputes it */
 	float *q;              /* [n_layers][n_heads][n][head_dim] query as the scores use it (after bias and,
 	                        * where the model has them, q norm and rotary), before the score scaling */
 	float *k;              /* [n_layers][n_kv_heads][n][head_dim] likewise; read it with trace_k */
@@ -43,15 +47,45 @@ struct trace {
 	bool relative_terms;   /* the scores also hold terms not computed from q and k (DeBERTa's relative ones) */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
 
+	/* A compact trace keeps no n x n matrices (32 layers x 32 heads x 4096^2 floats would be 68 GB):
+	 * trace_attn recomputes the head it is asked for with attn_fill (from q and k as the forward pass
+	 * did, or from the pieces for a trace of words) into a cache of the last TRACE_ATTN_SLOTS heads,
+	 * and the forward pass records what the grid and the head finder read of every head. */
+	struct trace_cache *cache; /* NULL in a full trace */
+	bool blas_serial;      /* the forward pass ran its sgemms on one OpenBLAS thread (our own threads
+	                        * took the heads): recomputed heads do too, for the same bits */
+	void (*attn_fill)(const struct trace *t, int layer, int head, float *out /* [n][n] */); /* must be set */
+	struct headscore *scores;  /* [n_layers * n_heads] recorded head-finder scores, or NULL (headscore.h) */
+	float *thumb;          /* [n_layers * n_heads][2][3][TRACE_THUMB^2] recorded block summaries, or NULL:
+	                        * for specials shown [0] and hidden [1] (rows renormalised as heatmat_build does),
+	                        * the max, sum and count of the visible cells of each block (headsummary.h) */
+
 	/* A trace of words (words.c) merged from the pieces of SOURCE; NULL/0 in a trace of pieces. */
 	const struct trace *source; /* the trace of pieces (not owned: it outlives this one) */
 	int *word_of;          /* [source->n] the word each piece belongs to */
 	int *word_start;       /* [n + 1] word w is pieces word_start[w] .. word_start[w + 1] - 1 */
 };
 
+/* Heads a compact trace keeps recomputed: a pointer from trace_attn stays valid until this many
+ * other heads of the same trace have been asked for (so two at once are always safe). The cache is
+ * locked, but that count covers every thread: threads sharing a compact trace must not hold its
+ * pointers across each other's requests (none do: each corpus worker owns its trace, and the
+ * views read theirs from the UI thread). */
+#define TRACE_ATTN_SLOTS 4
+#define TRACE_THUMB 64 /* blocks per side of a compact trace's recorded thumbnails */
+
+const float *trace_attn_cached(const struct trace *t, int layer, int head);
+/* Head HEAD of LAYER: [n][n] probabilities, row = query. In a compact trace the memory belongs to the
+ * cache (see TRACE_ATTN_SLOTS), whose memory is allocated with the trace: this never fails. */
 static inline const float *trace_attn(const struct trace *t, int layer, int head)
 {
+	if (!t->attn)
+		return trace_attn_cached(t, layer, head);
 	return t->attn + ((size_t)layer * t->n_heads + head) * (size_t)t->n * t->n;
+}
+static inline bool trace_compact(const struct trace *t)
+{
+	return t->attn == NULL && t->cache != NULL;
 }
 /* The key/value head that query head HEAD reads. */
 static inline int trace_kv_head(const struct trace *t, int head)
@@ -102,10 +136,21 @@ struct trace *trace_new(int n_layers, int n_heads, int head_dim, int hidden, int
 
 struct trace_shape {
 	int n_layers, n_heads, n_kv_heads, head_dim, hidden, n;
-	bool rotary; /* allocate q_raw/k_raw */
+	bool rotary;  /* allocate q_raw/k_raw */
+	bool compact; /* no attn: set attn_fill (and, for a model's trace, the recorded summaries) */
 };
 /* The same for any shape: N_KV_HEADS must divide N_HEADS. */
 struct trace *trace_new_shaped(const struct trace_shape *s);
+/* Recompute LAYER/HEAD's probabilities from the trace's q and k into OUT[n][n] with the float
+ * operations of the forward pass (scaled q·k, soft-capping, masked softmax): attn_fill of a model's
+ * compact trace. Not for models whose scores hold relative terms. */
+void trace_head_probs(const struct trace *t, int layer, int head, float *out);
+
+/* The bytes of n x n matrices a full trace may hold before a model's trace goes compact: the
+ * environment's ATTNSCOPE_TRACE_BUDGET (bytes, or with a k, M or G suffix), else TRACE_BUDGET_DEFAULT. */
+#define TRACE_BUDGET_DEFAULT (512.0 * 1024 * 1024)
+double trace_budget(void);
+
 /* Free the trace and everything it owns (NULL is fine). */
 void trace_free(struct trace *t);
 

@@ -185,11 +185,41 @@ static void grid_follow(struct grid_state *g, const struct view_ctx *ctx, const 
 		g->col0 = 0;
 }
 
+/* A compact trace (long texts): pool the blocks its forward pass recorded, as grid_pool pools the
+ * matrix, instead of recomputing every head. */
+static bool grid_pool_blocks(struct grid_state *g, struct view_ctx *ctx, const struct grid_layout *lo, int layer,
+			     int head, float *px)
+{
+	const struct trace *t = ctx->trace;
+	float *m = malloc((size_t)TRACE_THUMB * TRACE_THUMB * sizeof *m);
+	if (!m)
+		return false;
+	int side = heatdata_blocks(t, layer, head, ctx->hide_special, g->pool, m);
+	if (side == 0) {
+		for (int i = 0; i < lo->px_w * lo->px_h; i++)
+			px[i] = NAN;
+		free(m);
+		return true;
+	}
+	heatdata_scale(m, side, side, ctx->scale, m);
+	int sel = heatdata_block_of(t, ctx->hide_special, side, ctx->token);
+	if (sel >= 0) /* the selected token's block row and column stay bright */
+		for (int r = 0; r < side; r++)
+			for (int c = 0; c < side; c++)
+				if (r != sel && c != sel)
+					m[(size_t)r * side + c] *= 0.25f;
+	heatdata_downsample(m, side, side, px, lo->px_h, lo->px_w, g->pool);
+	free(m);
+	return true;
+}
+
 /* Compute one head's pooled thumbnail into PX[px_h][px_w]; false on OOM. */
 static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct grid_layout *lo, int layer, int head,
 		      float *px)
 {
 	const struct trace *t = ctx->trace;
+	if (t->thumb && !ctx->compare)
+		return grid_pool_blocks(g, ctx, lo, layer, head, px);
 	struct heatmat m;
 	if (heatmat_build(t, layer, head, HEAT_HEAD, ctx->hide_special, &m))
 		return false;
@@ -342,6 +372,9 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 		 ctx->hide_special ? " non-special" : "", t->source ? "words" : "tokens", cv->pal->utf8 ? "\xc2\xb7" : "-",
 		 shrunk ? (g->pool == HEAT_POOL_MAX ? "thumbnails max-pooled" : "thumbnails mean-pooled")
 			: "thumbnails at full resolution");
+	if (t->thumb && !ctx->compare && shown > TRACE_THUMB) /* a compact trace: the colour scale saw blocks */
+		snprintf(title + strlen(title), sizeof title - strlen(title), " from %d%s%d blocks", TRACE_THUMB,
+			 cv->pal->utf8 ? "\xc3\x97" : "x", TRACE_THUMB);
 	if (ctx->compare) { /* the second text: what the thumbnails show, and the selected head's change */
 		int rows = compare_rows(t, ctx->compare);
 		snprintf(title + strlen(title), sizeof title - strlen(title), " %s B - A over %d %s rows %s L%d H%d changed %.3f",

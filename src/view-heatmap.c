@@ -8,9 +8,12 @@
  * Keys a query cannot see (causal masking, a sliding window) are blank and take no rank; the title
  * names the key/value head a query head reads (GQA) and the layer's window; with specials hidden the
  * panel says how much of the row's weight was left to renormalise (little, under a BOS sink) and
- * ranks only the keys the query may see. */
+ * ranks only the keys the query may see. A long text's matrix zooms out: each cell then shows the
+ * max (or mean) of a block of zoom x zoom token pairs, the title names the zoom and the pooling, and
+ * the cursor still stands on one token pair, whose exact weight the panel and status give. */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +34,9 @@ struct heatmap_state {
 	int cur_row, cur_col;   /* cursor as token indices into the trace */
 	int row0, col0;         /* first visible matrix row and column (positions in m) */
 	int page_rows;          /* matrix rows visible at the last draw */
+	int zoom;               /* token pairs per cell side: 1, 2, 4, ... (1 = one cell per pair) */
+	bool recentre;          /* the zoom changed: put the cursor in the middle at the next draw */
+	enum heat_pool pool;    /* how a zoomed cell aggregates its block */
 	/* The matrix shown, rebuilt when what it depends on changes. */
 	unsigned c_gen;         /* ctx->trace_gen the cache was built for */
 	int c_layer, c_head;
@@ -64,6 +70,8 @@ static void *heatmap_create(struct view_ctx *ctx)
 	if (!s)
 		return NULL;
 	s->agg = HEAT_HEAD;
+	s->zoom = 1;
+	s->pool = HEAT_POOL_MAX;
 	s->cur_row = ctx->token >= 0 ? ctx->token : 0;
 	s->cur_col = s->cur_row;
 	return s;
@@ -168,24 +176,66 @@ static void hm_cursor(struct heatmap_state *s, struct view_ctx *ctx, int *r, int
 	}
 }
 
+/* Cells along a side of N rows (or columns) at zoom Z. */
+static int hm_cells(int n, int z)
+{
+	return (n + z - 1) / z;
+}
+
+/* Cell (I,J) of X[m.rows][m.cols] (m.v or pos) at the zoom: the value itself at zoom 1, else the
+ * max or mean of its block over the keys the queries may see (NaN when it has none). */
+static float hm_block(const struct heatmap_state *s, const float *x, int i, int j)
+{
+	int z = s->zoom, rows = s->m.rows, cols = s->m.cols;
+	if (z == 1)
+		return x[(size_t)i * cols + j];
+	double acc = s->pool == HEAT_POOL_MAX ? -INFINITY : 0;
+	int count = 0;
+	for (int r = i * z; r < (i + 1) * z && r < rows; r++)
+		for (int c = j * z; c < (j + 1) * z && c < cols; c++) {
+			size_t k = (size_t)r * cols + c;
+			if (s->pos[k] != s->pos[k]) /* masked */
+				continue;
+			acc = s->pool == HEAT_POOL_MAX ? (x[k] > acc ? x[k] : acc) : acc + x[k];
+			count++;
+		}
+	return count ? (float)(s->pool == HEAT_POOL_MAX ? acc : acc / count) : NAN;
+}
+
+static struct hm_layout hm_layout_at(struct heatmap_state *s, struct view_ctx *ctx, const struct canvas *cv,
+				     int width, int height);
+
+/* The layout; --print zooms out until every column fits the width. */
 static struct hm_layout hm_layout(struct heatmap_state *s, struct view_ctx *ctx, const struct canvas *cv,
 				  int width, int height)
 {
+	struct hm_layout lo = hm_layout_at(s, ctx, cv, width, height);
+	while (ctx->print && !s->numbers && lo.vis_cols < hm_cells(s->m.cols, s->zoom) && s->zoom < s->m.cols) {
+		s->zoom *= 2;
+		lo = hm_layout_at(s, ctx, cv, width, height);
+	}
+	return lo;
+}
+
+static struct hm_layout hm_layout_at(struct heatmap_state *s, struct view_ctx *ctx, const struct canvas *cv,
+				     int width, int height)
+{
 	struct hm_layout lo;
 	const struct trace *t = ctx->trace;
-	int maxlab = 1;
-	for (int i = 0; i < s->m.rows; i++) {
+	int maxlab = 1, z = s->zoom, rows = hm_cells(s->m.rows, z), cols = hm_cells(s->m.cols, z);
+	for (int i = 0; i < s->m.rows && z == 1; i++) {
 		char lab[256];
 		tokstrip_label(t, s->m.row_tok[i], cv->pal->utf8, lab, sizeof lab);
 		int w = canvas_text_width(cv, lab);
 		if (w > maxlab)
 			maxlab = w;
 	}
+	if (z > 1) /* zoomed: a cell is labelled with the index of its first token */
+		maxlab = snprintf(NULL, 0, "%d", t->n);
 	lo.qw = (maxlab < HM_LABEL_MAX ? maxlab : HM_LABEL_MAX) + 1;
 	if (lo.qw < 3)
 		lo.qw = 3;
 	lo.cw = s->numbers ? 4 : 2;
-	int cols = s->m.cols;
 	lo.panel_w = width >= lo.qw + lo.cw * (cols < 8 ? cols : 8) + 1 + HM_PANEL_W ? HM_PANEL_W : 0;
 	lo.below = lo.panel_w ? 0 : 2;
 	int avail = width - lo.qw - (lo.panel_w ? lo.panel_w + 1 : 0);
@@ -206,9 +256,9 @@ static struct hm_layout hm_layout(struct heatmap_state *s, struct view_ctx *ctx,
 	}
 	lo.mx = lo.qw;
 	lo.my = 1 + lo.label_h;
-	lo.vis_rows = height >= 0 ? height - lo.my - lo.below : s->m.rows;
-	if (lo.vis_rows > s->m.rows)
-		lo.vis_rows = s->m.rows;
+	lo.vis_rows = height >= 0 ? height - lo.my - lo.below : rows;
+	if (lo.vis_rows > rows)
+		lo.vis_rows = rows;
 	if (lo.vis_rows < 1)
 		lo.vis_rows = 1;
 	return lo;
@@ -234,6 +284,9 @@ static void hm_title(struct heatmap_state *s, struct view_ctx *ctx, char *buf, s
 		 s->diff ? "" : " scale");
 	if (ctx->hide_special)
 		snprintf(buf + strlen(buf), n - strlen(buf), ", specials hidden (rows renormalised)");
+	if (s->zoom > 1)
+		snprintf(buf + strlen(buf), n - strlen(buf), " %s zoom 1:%d (cell = %s of %d%s%d)", dot, s->zoom,
+			 s->pool == HEAT_POOL_MAX ? "max" : "mean", s->zoom, utf8 ? "\xc3\x97" : "x", s->zoom);
 }
 
 /* A token label: selected, under the cursor, marked (underlined), special or NORMAL. */
@@ -502,21 +555,27 @@ static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, stru
 		palette_diverging(pal, &div);
 		cv->pal = &div;
 	}
-	int r, c;
+	int r, c, z = s->zoom, rows = hm_cells(m->rows, z), cols = hm_cells(m->cols, z);
 	hm_cursor(s, ctx, &r, &c);
+	int cr = r / z, cc = c / z; /* the cell of the cursor */
+	if (s->recentre) {
+		s->row0 = cr - lo.vis_rows / 2;
+		s->col0 = cc - lo.vis_cols / 2;
+		s->recentre = false;
+	}
 	/* Scroll to keep the cursor visible. */
-	if (r < s->row0)
-		s->row0 = r;
-	if (r >= s->row0 + lo.vis_rows)
-		s->row0 = r - lo.vis_rows + 1;
-	if (c < s->col0)
-		s->col0 = c;
-	if (c >= s->col0 + lo.vis_cols)
-		s->col0 = c - lo.vis_cols + 1;
-	if (s->row0 > m->rows - lo.vis_rows)
-		s->row0 = m->rows - lo.vis_rows;
-	if (s->col0 > m->cols - lo.vis_cols)
-		s->col0 = m->cols - lo.vis_cols;
+	if (cr < s->row0)
+		s->row0 = cr;
+	if (cr >= s->row0 + lo.vis_rows)
+		s->row0 = cr - lo.vis_rows + 1;
+	if (cc < s->col0)
+		s->col0 = cc;
+	if (cc >= s->col0 + lo.vis_cols)
+		s->col0 = cc - lo.vis_cols + 1;
+	if (s->row0 > rows - lo.vis_rows)
+		s->row0 = rows - lo.vis_rows;
+	if (s->col0 > cols - lo.vis_cols)
+		s->col0 = cols - lo.vis_cols;
 	if (s->row0 < 0)
 		s->row0 = 0;
 	if (s->col0 < 0)
@@ -529,24 +588,30 @@ static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, stru
 	canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
 
 	int cur_tok_r = m->row_tok[r], cur_tok_c = m->col_tok[c];
-	for (int j = s->col0; j < s->col0 + lo.vis_cols && j < m->cols; j++) {
+	for (int j = s->col0; j < s->col0 + lo.vis_cols && j < cols; j++) {
 		char lab[256];
-		int tok = m->col_tok[j];
-		tokstrip_label(t, tok, cv->pal->utf8, lab, sizeof lab);
+		int tok = m->col_tok[j * z];
+		if (z > 1)
+			snprintf(lab, sizeof lab, "%d", tok);
+		else
+			tokstrip_label(t, tok, cv->pal->utf8, lab, sizeof lab);
 		hm_key_label(cv, &lo, area.x + lo.mx + (j - s->col0) * lo.cw, area.y + 1, lab,
 			     token_style(cv, ctx, tok, cur_tok_c, ROLE_KEY));
 	}
 	struct style cursor = canvas_role(cv, ROLE_CURSOR);
-	for (int i = s->row0; i < s->row0 + lo.vis_rows && i < m->rows; i++) {
+	for (int i = s->row0; i < s->row0 + lo.vis_rows && i < rows; i++) {
 		int y = area.y + lo.my + (i - s->row0);
 		char lab[256];
-		int tok = m->row_tok[i];
-		tokstrip_label(t, tok, cv->pal->utf8, lab, sizeof lab);
+		int tok = m->row_tok[i * z];
+		if (z > 1)
+			snprintf(lab, sizeof lab, "%d", tok);
+		else
+			tokstrip_label(t, tok, cv->pal->utf8, lab, sizeof lab);
 		canvas_text(cv, area.x, y, lo.qw - 1, lab, token_style(cv, ctx, tok, cur_tok_r, ROLE_QUERY));
-		for (int j = s->col0; j < s->col0 + lo.vis_cols && j < m->cols; j++) {
+		for (int j = s->col0; j < s->col0 + lo.vis_cols && j < cols; j++) {
 			int x = area.x + lo.mx + (j - s->col0) * lo.cw;
-			float p = m->v[(size_t)i * m->cols + j], v = s->pos[(size_t)i * m->cols + j];
-			bool is_cursor = i == r && j == c && !ctx->print;
+			float p = hm_block(s, m->v, i, j), v = hm_block(s, s->pos, i, j);
+			bool is_cursor = i == cr && j == cc && !ctx->print;
 			char num[8];
 			if (s->numbers) {
 				hm_format(p, num, sizeof num);
@@ -576,11 +641,11 @@ static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, stru
 	struct style dim = canvas_role(cv, ROLE_DIM);
 	if (s->col0 > 0)
 		canvas_put(cv, area.x + lo.mx - 1, area.y + lo.my - 1, canvas_glyph(cv, GLYPH_LEFT), dim);
-	if (s->col0 + lo.vis_cols < m->cols)
+	if (s->col0 + lo.vis_cols < cols)
 		canvas_put(cv, area.x + lo.mx + lo.vis_cols * lo.cw, area.y + lo.my - 1, canvas_glyph(cv, GLYPH_RIGHT), dim);
 	if (s->row0 > 0)
 		canvas_put(cv, area.x + lo.qw - 1, area.y + lo.my, canvas_glyph(cv, GLYPH_UP), dim);
-	if (s->row0 + lo.vis_rows < m->rows)
+	if (s->row0 + lo.vis_rows < rows)
 		canvas_put(cv, area.x + lo.qw - 1, area.y + lo.my + lo.vis_rows - 1, canvas_glyph(cv, GLYPH_DOWN), dim);
 
 	if (lo.panel_w) {
@@ -652,6 +717,18 @@ static bool heatmap_act(void *state, struct view_ctx *ctx, enum action a, int co
 	case ACT_NUMBERS:
 		s->numbers = !s->numbers;
 		return true;
+	case ACT_POOL:
+		s->pool = s->pool == HEAT_POOL_MAX ? HEAT_POOL_MEAN : HEAT_POOL_MAX;
+		return true;
+	case ACT_ZOOM_IN:
+		if (s->zoom > 1)
+			s->zoom /= 2, s->recentre = true;
+		return true;
+	case ACT_ZOOM_OUT:
+		/* up to the zoom that puts the whole matrix in one cell */
+		if (t && s->zoom < t->n)
+			s->zoom *= 2, s->recentre = true;
+		return true;
 	case ACT_COMBINE:
 		return heatmap_combine(s, ctx);
 	case ACT_HEAD_PREV:
@@ -676,25 +753,26 @@ static bool heatmap_act(void *state, struct view_ctx *ctx, enum action a, int co
 		return a == ACT_UP || a == ACT_DOWN || a == ACT_LEFT || a == ACT_RIGHT || a == ACT_PAGE_UP ||
 		       a == ACT_PAGE_DOWN || a == ACT_FIRST || a == ACT_LAST || a == ACT_COLUMN;
 	int r, c, rows = s->m.rows, cols = s->m.cols, page = s->page_rows > 1 ? s->page_rows : 1;
+	int step = rep * s->zoom; /* one cell: ZOOM tokens */
 	hm_cursor(s, ctx, &r, &c);
 	switch (a) {
 	case ACT_UP:
-		r -= rep;
+		r -= step;
 		break;
 	case ACT_DOWN:
-		r += rep;
+		r += step;
 		break;
 	case ACT_LEFT:
-		c -= rep;
+		c -= step;
 		break;
 	case ACT_RIGHT:
-		c += rep;
+		c += step;
 		break;
 	case ACT_PAGE_UP:
-		r -= page * rep;
+		r -= page * step;
 		break;
 	case ACT_PAGE_DOWN:
-		r += page * rep;
+		r += page * step;
 		break;
 	case ACT_FIRST:
 		r = count >= 0 ? count : 0;
@@ -733,7 +811,7 @@ static void heatmap_status(void *state, struct view_ctx *ctx, char *buf, size_t 
 static const enum action heatmap_actions[] = {
 	ACT_UP, ACT_DOWN, ACT_LEFT, ACT_RIGHT, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_FIRST, ACT_LAST, ACT_COLUMN,
 	ACT_HEAD_PREV, ACT_HEAD_NEXT, ACT_LAYER_PREV, ACT_LAYER_NEXT, ACT_MEAN_HEADS, ACT_MEAN_LAYERS,
-	ACT_NUMBERS, ACT_COMBINE, ACTION_NONE,
+	ACT_NUMBERS, ACT_COMBINE, ACT_ZOOM_IN, ACT_ZOOM_OUT, ACT_POOL, ACTION_NONE,
 };
 static const enum action heatmap_status_keys[] = {ACT_HEAD_NEXT, ACT_LAYER_NEXT, ACT_SCALE, ACT_HELP, ACT_BACK,
 						  ACTION_NONE};

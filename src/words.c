@@ -97,6 +97,13 @@ static char *words_text(const struct trace *t, const int *word_start, int w)
 	return s;
 }
 
+/* attn_fill of a compact trace of words: the pieces' head, recomputed, merged into words. */
+static void words_fill(const struct trace *w, int layer, int head, float *out)
+{
+	const struct trace *t = w->source;
+	words_merge(trace_attn(t, layer, head), t->n, w->word_of, w->word_start, w->n, out);
+}
+
 struct trace *words_build(const struct trace *t)
 {
 	int n = t->n;
@@ -105,7 +112,7 @@ struct trace *words_build(const struct trace *t)
 		return NULL;
 	int nw = words_split(t, word_of);
 	struct trace_shape shape = {t->n_layers, t->n_heads, t->n_kv_heads > 0 ? t->n_kv_heads : t->n_heads,
-				    t->head_dim, t->hidden, nw, t->rotary && t->q_raw};
+				    t->head_dim, t->hidden, nw, t->rotary && t->q_raw, trace_compact(t)};
 	struct trace *w = trace_new_shaped(&shape);
 	int *word_start = malloc((size_t)(nw + 1) * sizeof *word_start);
 	if (!w || !word_start) {
@@ -139,8 +146,10 @@ struct trace *words_build(const struct trace *t)
 		w->special[i] = t->special[p];
 	}
 	size_t lh = (size_t)t->n_layers * t->n_heads, lkv = (size_t)t->n_layers * w->n_kv_heads;
-	for (size_t b = 0; b < lh; b++)
-		words_merge(t->attn + b * n * n, n, word_of, word_start, nw, w->attn + b * nw * nw);
+	if (w->attn) /* else merged from the pieces when a head is read */
+		for (size_t b = 0; b < lh; b++)
+			words_merge(t->attn + b * n * n, n, word_of, word_start, nw, w->attn + b * nw * nw);
+	w->attn_fill = words_fill;
 	words_mean_blocks(t->q, w->q, lh, n, t->head_dim, word_start, nw);
 	words_mean_blocks(t->k, w->k, lkv, n, t->head_dim, word_start, nw);
 	words_mean_blocks(t->v, w->v, lkv, n, t->head_dim, word_start, nw);
