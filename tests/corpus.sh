@@ -3,7 +3,8 @@
 # --save; --load; --shard K/N and `attnscope merge` (4 shards merged equal one run up to float
 # rounding); the bad-input rules (empty lines counted, truncation warned, malformed JSON lines
 # stop the run with their line number unless --keep-going); Ctrl-C keeps the partial aggregate;
-# --print qkstats|dots|softmax of a corpus of one text shows that text's numbers.
+# --print qkstats|dots|softmax of a corpus of one text shows that text's numbers; compact traces
+# give the same aggregate.
 # Needs jq.
 set -u
 BIN=${ATTNSCOPE_BIN:-./attnscope}
@@ -76,6 +77,9 @@ DIFF=$(jq -n --slurpfile a "$TMP/all.json" --slurpfile m "$TMP/m.json" '
 	        ((($x.m2 - $y.m2) | fabs) / ([($x.m2 | fabs), 1e-12] | max)) end] | max')
 echo "corpus.sh: 4 shards merged vs one run: max relative difference $DIFF"
 expect_eq "4 shards merged = one run (max relative difference $DIFF)" "$(jq -n "$DIFF < 1e-12")" true
+# Compact traces (long texts: heads recomputed from q and k when read) give the same aggregate
+ATTNSCOPE_TRACE_BUDGET=100 "$BIN" -m "$BERT" --corpus "$TMP/c.txt" --batch 1 --dump json >"$TMP/compact.json" 2>/dev/null
+expect_eq "compact traces: the same aggregate" "$(cat "$TMP/compact.json")" "$(cat "$TMP/all.json")"
 # The default batches of texts: the same figures up to float32 rounding
 "$BIN" -m "$BERT" --corpus "$TMP/c.txt" --dump json >"$TMP/batched.json" 2>/dev/null
 DIFF=$(jq -n --slurpfile a "$TMP/all.json" --slurpfile m "$TMP/batched.json" '
