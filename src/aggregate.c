@@ -161,6 +161,19 @@ static void aggregate_add_qk(struct aggregate *a, const struct trace *t)
 		}
 }
 
+/* Keep, in place and in order, the products of X[n] (blocks of D's n_keys keys key_lo, key_lo + 1,
+ * …, one block per pair of heads) whose key is neither the first token nor QUERY; returns how many. */
+static size_t aggregate_notebook_keys(double *x, size_t n, const struct stats_dots *d, int query)
+{
+	size_t kept = 0;
+	for (size_t i = 0; d->n_keys > 0 && i < n; i++) {
+		int j = d->key_lo + (int)(i % (size_t)d->n_keys);
+		if (j != 0 && j != query)
+			x[kept++] = x[i];
+	}
+	return kept;
+}
+
 /* The distributions of every layer of T: the samples of stats_qk_dots (the last query) and
  * stats_attn_groups. -1 on OOM. */
 static int aggregate_add_dists(struct aggregate *a, const struct trace *t, struct err *e)
@@ -169,14 +182,17 @@ static int aggregate_add_dists(struct aggregate *a, const struct trace *t, struc
 		return 0;
 	for (int l = 0; l < t->n_layers; l++) {
 		struct agghist *hl = a->dist + (size_t)l * AGG_DISTS;
-		for (int every = 0; every < 2; every++) {
-			struct stats_dots d;
-			if (stats_qk_dots(t, l, t->n - 1, every ? STATS_DOTS_VISIBLE : STATS_DOTS_NOTEBOOK, &d, e) < 0)
-				return -1;
-			agghist_add(&hl[every ? AGG_DOTS_SAME_EVERY : AGG_DOTS_SAME], d.same, d.n_same);
-			agghist_add(&hl[every ? AGG_DOTS_DIFF_EVERY : AGG_DOTS_DIFF], d.diff, d.n_diff);
-			stats_dots_free(&d);
-		}
+		struct stats_dots d;
+		int query = t->n - 1;
+		if (stats_qk_dots(t, l, query, STATS_DOTS_VISIBLE, &d, e) < 0)
+			return -1;
+		agghist_add(&hl[AGG_DOTS_SAME_EVERY], d.same, d.n_same);
+		agghist_add(&hl[AGG_DOTS_DIFF_EVERY], d.diff, d.n_diff);
+		/* The notebook's keys are these but the first token and the query itself: the same
+		 * products in the same order as stats_qk_dots(STATS_DOTS_NOTEBOOK) gives, computed once. */
+		agghist_add(&hl[AGG_DOTS_SAME], d.same, aggregate_notebook_keys(d.same, d.n_same, &d, query));
+		agghist_add(&hl[AGG_DOTS_DIFF], d.diff, aggregate_notebook_keys(d.diff, d.n_diff, &d, query));
+		stats_dots_free(&d);
 		for (int last = 0; last < 2; last++) {
 			struct stats_groups g;
 			if (stats_attn_groups(t, l, last, &g, e) < 0)
