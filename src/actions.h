@@ -18,7 +18,7 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 /* X(id, name, scope, default keys (space separated), help) */
 #define ACTIONS(X)                                                                                   \
 	X(ACT_BACK, "back", SCOPE_GLOBAL, "q Esc", "close this view; quit from the grid")            \
-	X(ACT_QUIT, "quit", SCOPE_GLOBAL, "Q C-c", "quit at once")                                   \
+	X(ACT_QUIT, "quit", SCOPE_GLOBAL, "Q C-c", "quit at once (a corpus run going on: stop it first, keeping what is done)") \
 	X(ACT_HELP, "help", SCOPE_GLOBAL, "? F1", "show the keys of the current view")               \
 	X(ACT_EDIT, "edit", SCOPE_GLOBAL, "i e Tab", "edit the text (the model reruns as you type)") \
 	X(ACT_EDIT_PAIR, "edit-pair", SCOPE_GLOBAL, "p", "edit the second sentence (pair models)")   \
@@ -31,6 +31,7 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_WORDS, "words", SCOPE_GLOBAL, "w", "merge pieces into words: attention to a word summed, from a word averaged") \
 	X(ACT_COMPARE, "compare", SCOPE_GLOBAL, "C", "compare with a second text: edit it (views show what changed)") \
 	X(ACT_ROTARY, "rotary", SCOPE_GLOBAL, "o", "Q/K views: queries and keys before or after rotary") \
+	X(ACT_CORPUS, "corpus", SCOPE_GLOBAL, "a", "corpus mode: show the corpus aggregate or the text typed") \
 	X(ACT_VIEW_HEADS, "view-heads", SCOPE_GLOBAL, "F", "head finder: every head's pattern scores, sortable") \
 	X(ACT_VIEW_QK, "view-qk", SCOPE_GLOBAL, "K", "query/key geometry of the selected head (joint PCA)") \
 	X(ACT_VIEW_ROLLOUT, "view-rollout", SCOPE_GLOBAL, "R", "attention rollout through the layers up to the selected one") \

@@ -5,16 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pca.h"
+#include "stats.h"
+
 /* Shapes a saved file may claim; far above any real model, low enough that the arrays stay small. */
 #define AGG_MAX_LAYERS 1024
 #define AGG_MAX_HEADS 1024
 #define AGG_MAX_CELLS ((size_t)1 << 18) /* layers × heads */
 
-struct aggregate *aggregate_new(const struct agg_model *m, struct err *e)
+struct aggregate *aggregate_new(const struct agg_model *m, int pca_layer, int pca_head, struct err *e)
 {
 	if (m->n_layers < 1 || m->n_layers > AGG_MAX_LAYERS || m->n_heads < 1 || m->n_heads > AGG_MAX_HEADS ||
 	    (size_t)m->n_layers * m->n_heads > AGG_MAX_CELLS) {
 		err_set(e, "a model of %d layers of %d heads is out of range", m->n_layers, m->n_heads);
+		return NULL;
+	}
+	if (pca_layer < 0 || pca_layer >= m->n_layers || pca_head < 0 || pca_head >= m->n_heads) {
+		err_set(e, "no head L%d H%d for the Q/K PCA sample: the model has %d layers of %d heads", pca_layer,
+			pca_head, m->n_layers, m->n_heads);
 		return NULL;
 	}
 	struct aggregate *a = calloc(1, sizeof *a);
@@ -23,13 +31,27 @@ struct aggregate *aggregate_new(const struct agg_model *m, struct err *e)
 		a->model = *m;
 		a->hs = calloc(cells * AGG_SCORES, sizeof *a->hs);
 		a->scratch = calloc(cells, sizeof *a->scratch);
+		a->qk = calloc(cells, sizeof *a->qk);
+		a->dist = malloc((size_t)m->n_layers * AGG_DISTS * sizeof *a->dist);
 	}
-	if (!a || !a->hs || !a->scratch) {
+	if (!a || !a->hs || !a->scratch || !a->qk || !a->dist ||
+	    aggsample_init(&a->sample, pca_layer, pca_head, m->head_dim, e) < 0) {
 		aggregate_free(a);
 		err_set(e, "out of memory");
 		return NULL;
 	}
+	for (size_t i = 0; i < (size_t)m->n_layers * AGG_DISTS; i++)
+		agghist_init(&a->dist[i]);
 	return a;
+}
+
+const char *aggregate_dist_name(enum agg_dist d)
+{
+	static const char *const names[AGG_DISTS] = {
+		"dots_same", "dots_diff", "dots_same_every", "dots_diff_every",
+		"final_prev", "other_self", "other_self_no_last", "first_self",
+	};
+	return d >= 0 && d < AGG_DISTS ? names[d] : "?";
 }
 
 void aggregate_free(struct aggregate *a)
@@ -41,6 +63,9 @@ void aggregate_free(struct aggregate *a)
 	free(a->src);
 	free(a->hs);
 	free(a->scratch);
+	free(a->qk);
+	free(a->dist);
+	aggsample_free(&a->sample);
 	free(a);
 }
 
@@ -92,13 +117,112 @@ double aggregate_moment_std(const struct agg_moment *m)
 	return m->n < 2 ? 0 : sqrt(m->m2 / (double)(m->n - 1));
 }
 
-int aggregate_add(struct aggregate *a, const struct trace *t, struct err *e)
+double aggregate_moment_pstd(const struct agg_moment *m)
+{
+	return m->n == 0 ? NAN : sqrt(m->m2 / (double)m->n);
+}
+
+struct agg_moment aggregate_qk_moment(const struct agg_qk *s, bool keys, bool first)
+{
+	struct agg_moment m = keys ? s->k_rest : s->q_rest;
+	if (first)
+		aggregate_moment_merge(&m, keys ? &s->k_first : &s->q_first);
+	return m;
+}
+
+/* The moments of X[count] as one block, in two passes (as stats.h's descriptives), merged into M. */
+static void aggregate_block(struct agg_moment *m, const float *x, size_t count)
+{
+	if (count == 0)
+		return;
+	double sum = 0, m2 = 0;
+	for (size_t i = 0; i < count; i++)
+		sum += x[i];
+	double mean = sum / (double)count;
+	for (size_t i = 0; i < count; i++)
+		m2 += (x[i] - mean) * (x[i] - mean);
+	aggregate_moment_merge(m, &(struct agg_moment){.n = count, .mean = mean, .m2 = m2});
+}
+
+/* Query/key moments of every head of T. */
+static void aggregate_add_qk(struct aggregate *a, const struct trace *t)
+{
+	size_t d = (size_t)t->head_dim, rest = t->n > 1 ? (size_t)(t->n - 1) * d : 0;
+	for (int l = 0; l < t->n_layers; l++)
+		for (int h = 0; h < t->n_heads; h++) {
+			struct agg_qk *s = a->qk + (size_t)l * t->n_heads + h;
+			const float *q = trace_q(t, l, h), *k = trace_k(t, l, h);
+			if (t->n < 1)
+				continue;
+			aggregate_block(&s->q_first, q, d);
+			aggregate_block(&s->k_first, k, d);
+			aggregate_block(&s->q_rest, q + d, rest);
+			aggregate_block(&s->k_rest, k + d, rest);
+		}
+}
+
+/* Keep, in place and in order, the products of X[n] (blocks of D's n_keys keys key_lo, key_lo + 1,
+ * …, one block per pair of heads) whose key is neither the first token nor QUERY; returns how many. */
+static size_t aggregate_notebook_keys(double *x, size_t n, const struct stats_dots *d, int query)
+{
+	size_t kept = 0;
+	for (size_t i = 0; d->n_keys > 0 && i < n; i++) {
+		int j = d->key_lo + (int)(i % (size_t)d->n_keys);
+		if (j != 0 && j != query)
+			x[kept++] = x[i];
+	}
+	return kept;
+}
+
+/* The distributions of every layer of T: the samples of stats_qk_dots (the last query) and
+ * stats_attn_groups. -1 on OOM. */
+static int aggregate_add_dists(struct aggregate *a, const struct trace *t, struct err *e)
+{
+	if (t->n < 1)
+		return 0;
+	for (int l = 0; l < t->n_layers; l++) {
+		struct agghist *hl = a->dist + (size_t)l * AGG_DISTS;
+		struct stats_dots d;
+		int query = t->n - 1;
+		if (stats_qk_dots(t, l, query, STATS_DOTS_VISIBLE, &d, e) < 0)
+			return -1;
+		agghist_add(&hl[AGG_DOTS_SAME_EVERY], d.same, d.n_same);
+		agghist_add(&hl[AGG_DOTS_DIFF_EVERY], d.diff, d.n_diff);
+		/* The notebook's keys are these but the first token and the query itself: the same
+		 * products in the same order as stats_qk_dots(STATS_DOTS_NOTEBOOK) gives, computed once. */
+		agghist_add(&hl[AGG_DOTS_SAME], d.same, aggregate_notebook_keys(d.same, d.n_same, &d, query));
+		agghist_add(&hl[AGG_DOTS_DIFF], d.diff, aggregate_notebook_keys(d.diff, d.n_diff, &d, query));
+		stats_dots_free(&d);
+		for (int last = 0; last < 2; last++) {
+			struct stats_groups g;
+			if (stats_attn_groups(t, l, last, &g, e) < 0)
+				return -1;
+			if (last) {
+				agghist_add(&hl[AGG_FINAL_PREV], g.v[STATS_FINAL_PREV], g.n[STATS_FINAL_PREV]);
+				agghist_add(&hl[AGG_OTHER_SELF], g.v[STATS_OTHER_SELF], g.n[STATS_OTHER_SELF]);
+				agghist_add(&hl[AGG_FIRST_SELF], g.v[STATS_FIRST_SELF], g.n[STATS_FIRST_SELF]);
+			} else {
+				agghist_add(&hl[AGG_OTHER_SELF_NOLAST], g.v[STATS_OTHER_SELF], g.n[STATS_OTHER_SELF]);
+			}
+			stats_groups_free(&g);
+		}
+	}
+	return 0;
+}
+
+int aggregate_add(struct aggregate *a, const struct trace *t, uint64_t line, const char *text, const char *text_b,
+		  struct err *e)
 {
 	if (t->n_layers != a->model.n_layers || t->n_heads != a->model.n_heads)
 		return err_set(e, "a trace of %d×%d heads does not fit an aggregate of %d×%d", t->n_layers, t->n_heads,
 			       a->model.n_layers, a->model.n_heads);
-	if (headscore_all(t, a->scratch) < 0)
+	if (t->head_dim != a->model.head_dim)
+		return err_set(e, "a trace of head size %d does not fit an aggregate of head size %d", t->head_dim,
+			       a->model.head_dim);
+	if (headscore_all(t, a->scratch) < 0 || aggregate_add_dists(a, t, e) < 0 ||
+	    aggsample_add(&a->sample, t, line, text, text_b, e) < 0)
 		return err_set(e, "out of memory");
+	aggregate_add_qk(a, t);
 	size_t cells = (size_t)a->model.n_layers * a->model.n_heads;
 	for (size_t c = 0; c < cells; c++) {
 		struct agg_moment *m = a->hs + c * AGG_SCORES;
@@ -134,6 +258,11 @@ int aggregate_merge(struct aggregate *dst, const struct aggregate *src, struct e
 			    src->src[i].shard_n == dst->src[j].shard_n)
 				return err_set(e, "shard %d/%d of %s is already in the aggregate", src->src[i].shard_k,
 					       src->src[i].shard_n, src->src[i].file);
+	if (src->sample.layer != dst->sample.layer || src->sample.head != dst->sample.head)
+		return err_set(e, "its token sample holds layer %d head %d, not layer %d head %d (--pca-head)",
+			       src->sample.layer, src->sample.head, dst->sample.layer, dst->sample.head);
+	if (aggsample_merge(&dst->sample, &src->sample, e) < 0)
+		return -1;
 	int n_src = dst->n_src;
 	for (int i = 0; i < src->n_src; i++) {
 		const struct agg_source *s = &src->src[i];
@@ -146,6 +275,16 @@ int aggregate_merge(struct aggregate *dst, const struct aggregate *src, struct e
 	size_t n = (size_t)dst->model.n_layers * dst->model.n_heads * AGG_SCORES;
 	for (size_t i = 0; i < n; i++)
 		aggregate_moment_merge(&dst->hs[i], &src->hs[i]);
+	for (size_t i = 0; i < (size_t)dst->model.n_layers * dst->model.n_heads; i++) {
+		struct agg_qk *x = &dst->qk[i];
+		const struct agg_qk *y = &src->qk[i];
+		aggregate_moment_merge(&x->q_first, &y->q_first);
+		aggregate_moment_merge(&x->q_rest, &y->q_rest);
+		aggregate_moment_merge(&x->k_first, &y->k_first);
+		aggregate_moment_merge(&x->k_rest, &y->k_rest);
+	}
+	for (size_t i = 0; i < (size_t)dst->model.n_layers * AGG_DISTS; i++)
+		agghist_merge(&dst->dist[i], &src->dist[i]);
 	dst->c.lines += src->c.lines;
 	dst->c.texts += src->c.texts;
 	dst->c.tokens += src->c.tokens;
@@ -154,6 +293,26 @@ int aggregate_merge(struct aggregate *dst, const struct aggregate *src, struct e
 	dst->c.failed += src->c.failed;
 	dst->c.first_special += src->c.first_special;
 	return 0;
+}
+
+int aggregate_pca(const struct aggregate *a, int *order, double *xy, double explained[2], struct err *e)
+{
+	const struct aggsample *s = &a->sample;
+	if (s->n < 1)
+		return err_set(e, "the token sample is empty");
+	if (aggsample_order(s, order, e) < 0)
+		return -1;
+	size_t d = (size_t)s->dim;
+	float *x = malloc(2 * (size_t)s->n * d * sizeof *x); /* [2n][d] queries, then keys */
+	if (!x)
+		return err_set(e, "out of memory");
+	for (int i = 0; i < s->n; i++) {
+		memcpy(x + (size_t)i * d, aggsample_q(s, order[i]), d * sizeof *x);
+		memcpy(x + ((size_t)s->n + i) * d, aggsample_k(s, order[i]), d * sizeof *x);
+	}
+	int rc = pca_2d(x, 2 * s->n, s->dim, xy, explained, e);
+	free(x);
+	return rc;
 }
 
 void aggregate_headscores(const struct aggregate *a, struct headscore *mean, struct headscore *std)

@@ -1,4 +1,5 @@
-/* aggregate.h -- per-head results over a corpus: mergeable accumulators of the head finder's scores.
+/* aggregate.h -- per-head results over a corpus: mergeable accumulators of the head finder's scores,
+ * the query/key statistics and the distributions of q·k products and attention weights.
  *
  * A corpus run adds one trace at a time and keeps nothing of it but these sums, so memory does not
  * grow with the number of texts. Each head's score (headscore.h, plus entropy_norm) is summarised
@@ -6,13 +7,28 @@
  * Two aggregates of the same model combine with Chan et al.'s parallel formulas,
  *   n = na + nb,  δ = mean_b − mean_a,  mean = mean_a + δ·nb/n,  M2 = M2a + M2b + δ²·na·nb/n,
  * so shards merged in any grouping equal one run over all texts up to float rounding. The standard
- * deviation over texts is the sample one, sqrt(M2 / (n − 1)) (0 for one text). */
+ * deviation over texts is the sample one, sqrt(M2 / (n − 1)) (0 for one text).
+ *
+ * Beside the scores, with the samples the single-text views take by default (stats.h), so a corpus
+ * of one text shows that text's numbers:
+ *  - per head, the moments of its query and key activations over tokens × dimensions (the Q/K
+ *    statistics view), the first token's apart from the others' so that either the notebook's
+ *    "first token left out" or "every token" can be shown (std with or without Bessel's correction:
+ *    both follow from M2); a text of one token has only a first token;
+ *  - per layer, agghist.h histograms (with exact moments) of the last token's q·k products with
+ *    keys of the same and of the other heads, for the notebook's keys (1 … n−2) and for every key
+ *    it sees (the dots view), and of the attention-weight groups (the softmax view): the last
+ *    token's weights on earlier tokens, the other tokens' self-attention with and without the last
+ *    token, and the first token's self-attention. Queries and keys are those the scores use (after
+ *    rotary, where the model has it). */
 #ifndef ATTNSCOPE_AGGREGATE_H
 #define ATTNSCOPE_AGGREGATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "agghist.h"
+#include "aggsample.h"
 #include "err.h"
 #include "headscore.h"
 #include "trace.h"
@@ -58,6 +74,26 @@ struct agg_counts {
 	uint64_t first_special; /* texts whose first token is special ([CLS], BOS) */
 };
 
+/* A head's query and key activations: moments of the first token's and of the other tokens'. */
+struct agg_qk {
+	struct agg_moment q_first, q_rest, k_first, k_rest;
+};
+
+/* The distributions kept per layer. */
+enum agg_dist {
+	AGG_DOTS_SAME,        /* the last query · same-head keys 1 … n−2 (notebook 004) */
+	AGG_DOTS_DIFF,        /* … · other heads' keys 1 … n−2 */
+	AGG_DOTS_SAME_EVERY,  /* the last query · every same-head key it sees */
+	AGG_DOTS_DIFF_EVERY,  /* … · every other head's key it sees */
+	AGG_FINAL_PREV,       /* a[n−1][j], j < n−1, every head */
+	AGG_OTHER_SELF,       /* a[i][i], 1 <= i <= n−1 (notebook 004) */
+	AGG_OTHER_SELF_NOLAST,/* a[i][i], 1 <= i < n−1 (attnscope's variant) */
+	AGG_FIRST_SELF,       /* a[0][0] */
+	AGG_DISTS
+};
+/* The name of distribution D in files ("dots_same", …). */
+const char *aggregate_dist_name(enum agg_dist d);
+
 struct aggregate {
 	struct agg_model model;
 	struct agg_counts c;
@@ -65,19 +101,26 @@ struct aggregate {
 	int n_src;
 	struct agg_moment *hs;    /* [n_layers * n_heads][AGG_SCORES], layer-major */
 	struct headscore *scratch;/* [n_layers * n_heads] scores of the trace being added */
+	struct agg_qk *qk;        /* [n_layers * n_heads] */
+	struct agghist *dist;     /* [n_layers][AGG_DISTS] */
+	struct aggsample sample;  /* the tokens of the joint Q/K PCA, with one head's vectors */
 };
 
-/* A new empty aggregate for model M; NULL on OOM or a shape out of range. */
-struct aggregate *aggregate_new(const struct agg_model *m, struct err *e);
+/* A new empty aggregate for model M whose token sample keeps the vectors of head (PCA_LAYER,
+ * PCA_HEAD); NULL on OOM or a shape or head out of range. */
+struct aggregate *aggregate_new(const struct agg_model *m, int pca_layer, int pca_head, struct err *e);
 void aggregate_free(struct aggregate *a);
 
 /* Record a source (FILE, shard K/N); -1 on OOM. */
 int aggregate_add_source(struct aggregate *a, const char *file, int shard_k, int shard_n, uint64_t texts,
 			 bool partial, struct err *e);
-/* Add the head scores of trace T (one text) and count it; -1 on OOM or a trace of another shape. */
-int aggregate_add(struct aggregate *a, const struct trace *t, struct err *e);
-/* Add SRC into DST: moments by Chan's formulas, counts summed, sources appended. -1 when the models
- * differ or a source (file and shard) is in both. */
+/* Add trace T of the text TEXT (and TEXT_B, may be NULL) on line LINE (0-based) of the corpus and
+ * count it; -1 on OOM or a trace of another shape. */
+int aggregate_add(struct aggregate *a, const struct trace *t, uint64_t line, const char *text, const char *text_b,
+		  struct err *e);
+/* Add SRC into DST: moments by Chan's formulas, histograms and counts summed, samples merged,
+ * sources appended. -1 (DST unchanged) when the models or the samples' heads differ, or a source
+ * (file and shard) is in both. */
 int aggregate_merge(struct aggregate *dst, const struct aggregate *src, struct err *e);
 
 /* Moments of one head's score K. */
@@ -85,10 +128,28 @@ static inline const struct agg_moment *aggregate_moment(const struct aggregate *
 {
 	return a->hs + ((size_t)layer * a->model.n_heads + head) * AGG_SCORES + k;
 }
+static inline const struct agg_qk *aggregate_qk(const struct aggregate *a, int layer, int head)
+{
+	return a->qk + (size_t)layer * a->model.n_heads + head;
+}
+static inline const struct agghist *aggregate_dist(const struct aggregate *a, int layer, enum agg_dist d)
+{
+	return a->dist + (size_t)layer * AGG_DISTS + d;
+}
+/* A head's query (KEYS false) or key moments over the tokens after the first, or over every token
+ * (Chan's merge of the two) with FIRST. */
+struct agg_moment aggregate_qk_moment(const struct agg_qk *s, bool keys, bool first);
 void aggregate_moment_add(struct agg_moment *m, double x);
 void aggregate_moment_merge(struct agg_moment *m, const struct agg_moment *other);
 /* Sample standard deviation: sqrt(M2 / (n − 1)); 0 for n = 1, NaN for n = 0. */
 double aggregate_moment_std(const struct agg_moment *m);
+/* Population standard deviation: sqrt(M2 / n); NaN for n = 0. */
+double aggregate_moment_pstd(const struct agg_moment *m);
+
+/* The joint PCA of the sample's queries and keys (pca.h), the tokens taken in key order: ORDER[n]
+ * receives the sample's token indices in that order, XY [2 n][2] the coordinates of the n queries,
+ * then of the n keys, EXPLAINED the two axes' shares. -1 on OOM or when the sample is empty. */
+int aggregate_pca(const struct aggregate *a, int *order, double *xy, double explained[2], struct err *e);
 
 /* Per head, the mean scores (NaN where no text defined one) in MEAN and the standard deviations
  * in STD (may be NULL), both [n_layers * n_heads]; MEAN gets the head finder's label of the means,

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include "aggview.h"
 #include "chart.h"
 #include "stats.h"
 
@@ -29,6 +30,11 @@ bool anaview_nav(struct view_ctx *ctx, enum action a, int count)
 	int rep = count > 0 ? count : 1;
 	if (a != ACT_HEAD_PREV && a != ACT_HEAD_NEXT && a != ACT_LAYER_PREV && a != ACT_LAYER_NEXT)
 		return false;
+	struct trace shape;
+	if (ctx->agg) { /* an aggregate's views move over its model's heads */
+		shape = aggview_shape(ctx->agg);
+		t = &shape;
+	}
 	if (!t)
 		return true;
 	if (a == ACT_LAYER_PREV || a == ACT_LAYER_NEXT) {

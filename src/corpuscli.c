@@ -40,6 +40,37 @@ int corpuscli_parse_shard(const char *s, int *k, int *n)
 	return 0;
 }
 
+int corpuscli_parse_head(const char *s, int *layer, int *head)
+{
+	char *end;
+	long a = strtol(s, &end, 10);
+	if (end == s || *end != '.' || a < 0 || a > 1000000 || !(*s >= '0' && *s <= '9'))
+		return -1;
+	const char *p = end + 1;
+	long b = strtol(p, &end, 10);
+	if (end == p || *end || b < 0 || b > 1000000 || !(*p >= '0' && *p <= '9'))
+		return -1;
+	*layer = (int)a;
+	*head = (int)b;
+	return 0;
+}
+
+/* The run's options from the command line's (no progress, messages or cancel flag yet). */
+static void corpuscli_run_opts(const struct corpuscli_opts *o, struct corpusrun_opts *ro)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	*ro = (struct corpusrun_opts){
+		.path = o->corpus,
+		.shard_k = o->shard_k,
+		.shard_n = o->shard_n,
+		.workers = o->workers > 0 ? o->workers : cores > 0 ? (int)cores : 1,
+		.keep_going = o->keep_going,
+		.pca_layer = o->pca_layer,
+		.pca_head = o->pca_head,
+		.batch = o->batch,
+	};
+}
+
 /* What the run met, on standard error. */
 static void corpuscli_report(const struct aggregate *a, const char *path, bool cancelled)
 {
@@ -95,17 +126,11 @@ int corpuscli_run(const struct corpuscli_opts *o)
 			fprintf(stderr, "attnscope: %s\n", e.msg);
 			return 1;
 		}
-		long cores = sysconf(_SC_NPROCESSORS_ONLN);
-		struct corpusrun_opts ro = {
-			.path = o->corpus,
-			.shard_k = o->shard_k,
-			.shard_n = o->shard_n,
-			.workers = o->workers > 0 ? o->workers : cores > 0 ? (int)cores : 1,
-			.keep_going = o->keep_going,
-			.progress = isatty(STDERR_FILENO) ? stderr : NULL,
-			.messages = stderr,
-			.cancel = &corpuscli_cancel,
-		};
+		struct corpusrun_opts ro;
+		corpuscli_run_opts(o, &ro);
+		ro.progress = isatty(STDERR_FILENO) ? stderr : NULL;
+		ro.messages = stderr;
+		ro.cancel = &corpuscli_cancel;
 		struct sigaction sa = {.sa_handler = corpuscli_on_sigint}, old;
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGINT, &sa, &old);
@@ -121,6 +146,66 @@ int corpuscli_run(const struct corpuscli_opts *o)
 	int rc = corpuscli_write(a, o);
 	aggregate_free(a);
 	return rc ? rc : cancelled ? 130 : 0;
+}
+
+static int corpuscli_model_run(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
+				struct trace **out, struct err *e)
+{
+	return model_run(ctx, text, text_b, cancel, out, e);
+}
+
+/* The explorer's text source without a model (--load): an empty text gives an empty trace of the
+ * aggregate's model (CTX, its struct agg_model), any other says why it cannot run. */
+static int corpuscli_no_model(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
+			      struct trace **out, struct err *e)
+{
+	const struct agg_model *m = ctx;
+	(void)text_b, (void)cancel;
+	*out = NULL;
+	if (text[0])
+		return err_set(e, "no model loaded (--load): give -m MODEL --corpus FILE to run texts too");
+	*out = trace_new(m->n_layers, m->n_heads, m->head_dim, m->hidden, 0);
+	return *out ? 0 : err_set(e, "out of memory");
+}
+
+int corpuscli_explore(const struct corpuscli_opts *o)
+{
+	struct err e = {{0}};
+	struct aggregate *a = NULL, *final = NULL;
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "attnscope: the explorer needs a terminal; corpus mode in scripts needs --print, "
+				"--dump json|csv or --save FILE\n");
+		return 2;
+	}
+	int rc;
+	if (o->load) {
+		if (aggfile_load(o->load, &a, &e) < 0) {
+			fprintf(stderr, "attnscope: %s\n", e.msg);
+			return 1;
+		}
+		struct agg_model shape = a->model;
+		struct ui_source src = {.name = shape.name, .ctx = &shape, .run = corpuscli_no_model};
+		rc = ui_run_corpus(&src, a, NULL, NULL, o->ui, &final, &e);
+	} else {
+		struct model *m = NULL;
+		if (model_open(o->model, &m, &e) < 0) {
+			fprintf(stderr, "attnscope: %s\n", e.msg);
+			return 1;
+		}
+		const struct model_info *info = model_get_info(m);
+		struct ui_source src = {
+			.name = info->name, .supports_pairs = info->supports_pairs, .ctx = m, .run = corpuscli_model_run};
+		struct corpusrun_opts ro;
+		corpuscli_run_opts(o, &ro);
+		rc = ui_run_corpus(&src, NULL, m, &ro, o->ui, &final, &e);
+		model_close(m);
+	}
+	if (rc < 0)
+		fprintf(stderr, "attnscope: %s\n", e.msg);
+	else if (final && o->corpus)
+		corpuscli_report(final, o->corpus, final->n_src > 0 && final->src[0].partial);
+	aggregate_free(final);
+	return rc < 0 ? 1 : 0;
 }
 
 int corpuscli_merge(int argc, char **argv)

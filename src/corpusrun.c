@@ -26,6 +26,7 @@ struct corpusrun_shared {
 struct corpusrun_worker {
 	struct corpusrun_shared *sh;
 	int index, count;
+	pthread_mutex_t lock;   /* held while the worker changes AGG, so a snapshot can read it */
 	struct aggregate *agg;
 	int failed;             /* -1 when the worker itself could not go on (OOM, read error) */
 };
@@ -56,7 +57,9 @@ void corpusrun_agg_model(const struct model *m, struct agg_model *out)
 static void corpusrun_bad(struct corpusrun_worker *w, uint64_t line, const struct err *why)
 {
 	struct corpusrun_shared *sh = w->sh;
+	pthread_mutex_lock(&w->lock);
 	w->agg->c.failed++;
+	pthread_mutex_unlock(&w->lock);
 	pthread_mutex_lock(&sh->lock);
 	if (sh->o->keep_going) {
 		if (sh->o->messages) {
@@ -77,6 +80,72 @@ static bool corpusrun_stopped(const struct corpusrun_shared *sh)
 	return __atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE) || (sh->o->cancel && *sh->o->cancel);
 }
 
+/* Add DELTA to the worker's count *C under its lock. */
+static void corpusrun_count(struct corpusrun_worker *w, uint64_t *c, int64_t delta)
+{
+	pthread_mutex_lock(&w->lock);
+	*c += (uint64_t)delta;
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* A text read and tokenized, waiting for its batch's forward pass. */
+struct corpusrun_pending {
+	struct trace *t;
+	uint64_t line;       /* 1-based */
+	char *text, *text_b; /* copies: the reader's strings last until its next line */
+};
+
+/* Why batches (corpusrun.h): at ~25 tokens a text, one text at a time spent more time reading and
+ * packing the weights than multiplying; 256 rows make that cost small beside the arithmetic, while
+ * memory stays small (a bert-base trace of 25 tokens is ~4 MB). */
+
+static void corpusrun_drop(struct corpusrun_pending *p, int *n)
+{
+	for (int i = 0; i < *n; i++) {
+		trace_free(p[i].t);
+		free(p[i].text);
+		free(p[i].text_b);
+	}
+	*n = 0;
+}
+
+/* Run the pending texts through the model together and add them in line order. -1 when the run
+ * must stop (cancelled: the texts are not counted; or the aggregate failed). */
+static int corpusrun_flush(struct corpusrun_worker *w, struct corpusrun_pending *p, int *n, struct err *e)
+{
+	struct corpusrun_shared *sh = w->sh;
+	const struct corpusrun_opts *o = sh->o;
+	struct trace *t[CORPUSRUN_BATCH_MAX];
+	int rc = 0;
+	for (int i = 0; i < *n; i++)
+		t[i] = p[i].t;
+	if (*n > 0 && model_forward_batch(sh->m, t, *n, o->cancel, e) < 0) {
+		if (o->cancel && *o->cancel) {
+			corpusrun_count(w, &w->agg->c.lines, -(int64_t)*n); /* the interrupted texts are not in the aggregate */
+			corpusrun_drop(p, n);
+			return -1;
+		}
+		for (int i = 0; i < *n; i++) { /* out of memory for the batch: each of its lines says so */
+			struct err why = *e;
+			err_prefix(&why, "line %llu", (unsigned long long)p[i].line);
+			corpusrun_bad(w, p[i].line, &why);
+		}
+	} else {
+		for (int i = 0; i < *n && rc == 0; i++) {
+			pthread_mutex_lock(&w->lock);
+			rc = aggregate_add(w->agg, p[i].t, p[i].line - 1, p[i].text, p[i].text_b, e);
+			pthread_mutex_unlock(&w->lock);
+			if (rc < 0) {
+				w->failed = -1;
+				corpusrun_bad(w, p[i].line, e);
+			}
+		}
+	}
+	__atomic_add_fetch(&sh->lines_done, (uint64_t)*n, __ATOMIC_RELAXED);
+	corpusrun_drop(p, n);
+	return rc;
+}
+
 static void *corpusrun_work(void *arg)
 {
 	struct corpusrun_worker *w = arg;
@@ -84,6 +153,9 @@ static void *corpusrun_work(void *arg)
 	const struct corpusrun_opts *o = sh->o;
 	struct corpus_reader *r = NULL;
 	struct err e = {{0}};
+	struct corpusrun_pending pend[CORPUSRUN_BATCH_MAX];
+	int n_pend = 0, rows = 0, batch = o->batch > 0 && o->batch <= CORPUSRUN_BATCH_MAX ? o->batch : CORPUSRUN_BATCH;
+	bool ended = false; /* the shard's lines were all read */
 	uint64_t stride = (uint64_t)o->shard_n * w->count, mine = (uint64_t)(o->shard_k - 1) + (uint64_t)o->shard_n * w->index;
 	if (corpus_open(o->path, &r, &e) < 0) {
 		w->failed = -1;
@@ -95,8 +167,10 @@ static void *corpusrun_work(void *arg)
 		bool ours = i % stride == mine;
 		e.msg[0] = 0;
 		got = corpus_next(r, ours, &it, &e);
-		if (got == 0)
+		if (got == 0) {
+			ended = true;
 			break;
+		}
 		if (got < 0) {
 			corpusrun_bad(w, i + 1, &e);
 			w->failed = -1;
@@ -104,31 +178,40 @@ static void *corpusrun_work(void *arg)
 		}
 		if (!ours)
 			continue;
-		w->agg->c.lines++;
+		corpusrun_count(w, &w->agg->c.lines, 1);
 		if (it.kind == CORPUS_EMPTY) {
-			w->agg->c.empty++;
+			corpusrun_count(w, &w->agg->c.empty, 1);
 		} else if (it.kind == CORPUS_BAD) {
 			corpusrun_bad(w, it.line, &e);
 		} else {
-			struct trace *t = NULL;
-			if (model_run(sh->m, it.text, it.text_b, o->cancel, &t, &e) < 0) {
-				if (o->cancel && *o->cancel) {
-					w->agg->c.lines--; /* the interrupted text is not in the aggregate */
-					break;
-				}
+			struct corpusrun_pending *p = &pend[n_pend];
+			*p = (struct corpusrun_pending){.line = it.line};
+			if (model_prepare(sh->m, it.text, it.text_b, &p->t, &e) < 0) {
 				err_prefix(&e, "line %llu", (unsigned long long)it.line);
 				corpusrun_bad(w, it.line, &e);
-			} else if (aggregate_add(w->agg, t, &e) < 0) {
-				trace_free(t);
+			} else if (!(p->text = strdup(it.text)) || (it.text_b && !(p->text_b = strdup(it.text_b)))) {
+				n_pend++;
+				err_set(&e, "out of memory");
 				w->failed = -1;
 				corpusrun_bad(w, it.line, &e);
 				break;
 			} else {
-				trace_free(t);
+				rows += p->t->n;
+				if (++n_pend == batch || rows >= CORPUSRUN_BATCH_ROWS) {
+					rows = 0;
+					if (corpusrun_flush(w, pend, &n_pend, &e) < 0)
+						break;
+				}
+				continue; /* counted as done with its batch */
 			}
 		}
 		__atomic_add_fetch(&sh->lines_done, 1, __ATOMIC_RELAXED);
 	}
+	if (ended && !corpusrun_stopped(sh) && w->failed == 0)
+		corpusrun_flush(w, pend, &n_pend, &e);
+	else if (n_pend > 0 && o->cancel && *o->cancel)
+		corpusrun_count(w, &w->agg->c.lines, -(int64_t)n_pend); /* read but not run before Ctrl-C */
+	corpusrun_drop(pend, &n_pend);
 done:
 	if (w->failed < 0 && e.msg[0]) {
 		pthread_mutex_lock(&sh->lock);
@@ -146,6 +229,23 @@ done:
 static uint64_t corpusrun_shard_lines(long long lines, int k, int n)
 {
 	return lines < k ? 0 : (uint64_t)(lines - k) / (uint64_t)n + 1;
+}
+
+/* A new aggregate of what the workers W[count] hold now (NULL on OOM). */
+static struct aggregate *corpusrun_snapshot(struct corpusrun_worker *w, int count, const struct corpusrun_opts *o)
+{
+	struct err e = {{0}};
+	struct aggregate *s = aggregate_new(&w[0].agg->model, o->pca_layer, o->pca_head, &e);
+	for (int i = 0; s && i < count; i++) {
+		pthread_mutex_lock(&w[i].lock);
+		int rc = aggregate_merge(s, w[i].agg, &e);
+		pthread_mutex_unlock(&w[i].lock);
+		if (rc < 0) {
+			aggregate_free(s);
+			s = NULL;
+		}
+	}
+	return s;
 }
 
 static void corpusrun_draw(FILE *f, const struct corpusrun_shared *sh, uint64_t total, double t0)
@@ -171,7 +271,8 @@ int corpusrun(const struct model *m, const struct corpusrun_opts *o, struct aggr
 	int rc = w ? 0 : err_set(e, "out of memory");
 	for (int i = 0; i < count && rc == 0; i++) {
 		w[i] = (struct corpusrun_worker){.sh = &sh, .index = i, .count = count};
-		w[i].agg = aggregate_new(&am, e);
+		pthread_mutex_init(&w[i].lock, NULL);
+		w[i].agg = aggregate_new(&am, o->pca_layer, o->pca_head, e);
 		if (!w[i].agg)
 			rc = -1;
 	}
@@ -191,9 +292,12 @@ int corpusrun(const struct model *m, const struct corpusrun_opts *o, struct aggr
 			__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
 			err_set(&sh.err, "cannot start a worker thread");
 		}
-		while (__atomic_load_n(&sh.finished, __ATOMIC_ACQUIRE) < started) {
+		for (int tick = 1; __atomic_load_n(&sh.finished, __ATOMIC_ACQUIRE) < started; tick++) {
 			if (o->progress)
 				corpusrun_draw(o->progress, &sh, total, t0);
+			if (o->report)
+				o->report(o->report_ctx, __atomic_load_n(&sh.lines_done, __ATOMIC_RELAXED), total,
+					  corpusrun_now() - t0, tick % 10 == 0 ? corpusrun_snapshot(w, started, o) : NULL);
 			nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
 		}
 		for (int i = 0; i < started; i++)
@@ -221,8 +325,10 @@ int corpusrun(const struct model *m, const struct corpusrun_opts *o, struct aggr
 		*out = w[0].agg;
 		w[0].agg = NULL;
 	}
-	for (int i = 0; w && i < count; i++)
+	for (int i = 0; w && i < count; i++) {
 		aggregate_free(w[i].agg);
+		pthread_mutex_destroy(&w[i].lock);
+	}
 	free(w);
 	pthread_mutex_destroy(&sh.lock);
 	return rc;

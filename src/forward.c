@@ -14,7 +14,8 @@
 #include "model-internal.h"
 
 /* Scratch buffers for one run; sizes in floats (H hidden, QD/KD query/key widths, I intermediate).
- * A run computes the tokens R0 .. n-1 (ROWS of them): the buffers' rows are those tokens. */
+ * A run computes ROWS rows: the tokens R0 .. n-1 of one text (R0 > 0 when a causal model reuses the
+ * rows of a text it ran before), or every token of several texts, stacked (corpus mode). */
 struct fwd_buf {
 	int r0, rows;
 	float *x;     /* [n][H] residual stream */
@@ -30,6 +31,15 @@ struct fwd_buf {
 	float *rel;   /* [2 span][H] DeBERTa's relative embeddings after their LayerNorm (NULL otherwise) */
 	float *rel_q, *rel_k; /* [2 span][QD], [2 span][KD] a layer's query/key projections of them */
 	float *row;   /* [E] one embedding row */
+};
+
+/* The texts of one pass: their rows stacked in the buffers (text i's from row0[i]) so that every
+ * linear, norm and element-wise step runs once over all of them; attention runs text by text. The
+ * rotary tables hold each text's positions from the same row0[i]. */
+struct fwd_batch {
+	struct trace **t;
+	int nb;
+	const int *row0; /* [nb] */
 };
 
 /* Whether the pass shares its work between its own threads: always where the GEMM library does not
@@ -229,12 +239,13 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 		rope_apply(s->rope, tk, rows, D, cos_t, sin_t);
 }
 
-/* Project H into q, k, v, copy them per head into the trace, then apply q/k norm and rotary there. */
-static void fwd_project(const struct model *m, int l, const float *h, struct fwd_buf *b, struct trace *t)
+/* Project H into q, k, v, copy them per head into each text's trace, then apply q/k norm and rotary
+ * there. */
+static void fwd_project(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt)
 {
 	const struct layer_weights *w = &m->layers[l];
 	const struct arch *a = &m->arch;
-	int n = b->rows, H = t->hidden, QD = a->q_dim, KD = a->kv_dim, ld = QD + 2 * KD;
+	int n = b->rows, H = m->info.hidden, QD = a->q_dim, KD = a->kv_dim, ld = QD + 2 * KD;
 	double clock = fwd_clock(m);
 	if (m->fam.fused_qkv) {
 		fwd_linear(m, h, n, H, ld, &w->qkv_w, w->qkv_b, b->qkv, ld);
@@ -245,13 +256,18 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 	}
 	fwd_lap(m, FWD_QKV, &clock);
 	bool sliding = a->layer_sliding && a->layer_sliding[l];
-	struct fwd_split s = {m, w, sliding ? &a->rope_local : &a->rope_global, sliding ? b->cos_l : b->cos_g,
-			      sliding ? b->sin_l : b->sin_g, b->qkv, t, l, b->r0};
-	int items = t->n_heads + t->n_kv_heads;
-	/* a head's copy is n x head_dim floats: shared between the threads once it is worth a hand-over */
-	if (t->n < 32 || !fwd_own_threads(m) || weights_parallel(items, 0, fwd_split_head, &s) < 0)
-		for (int i = 0; i < items; i++)
-			fwd_split_head(&s, i, NULL);
+	const struct rope *rope = sliding ? &a->rope_local : &a->rope_global;
+	for (int i = 0; i < bt->nb; i++) {
+		struct trace *t = bt->t[i];
+		size_t at = (size_t)bt->row0[i] * (rope->dim / 2); /* the text's rows of the rotary tables */
+		struct fwd_split s = {m, w, rope, (sliding ? b->cos_l : b->cos_g) + at, (sliding ? b->sin_l : b->sin_g) + at,
+				      b->qkv + (size_t)bt->row0[i] * ld, t, l, b->r0};
+		int items = t->n_heads + t->n_kv_heads;
+		/* a head's copy is n x head_dim floats: shared between the threads once it is worth a hand-over */
+		if (t->n < 32 || !fwd_own_threads(m) || weights_parallel(items, 0, fwd_split_head, &s) < 0)
+			for (int it = 0; it < items; it++)
+				fwd_split_head(&s, it, NULL);
+	}
 	fwd_lap(m, FWD_TRACE, &clock);
 }
 
@@ -262,6 +278,7 @@ struct fwd_heads {
 	int l;
 	float scale;
 	double (*secs)[3]; /* [n_heads] seconds in scores, softmax, PV when timed (else NULL) */
+	float *ctx;        /* the text's first row of B->ctx */
 };
 
 /* Scores, probabilities and context of head HD (each head writes only its own). */
@@ -276,7 +293,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	if (!p) { /* no memory for it: NaN, which the trace reports, rather than garbage */
 		for (int i = 0; i < rows; i++)
 			for (int j = 0; j < D; j++)
-				c->b->ctx[(size_t)i * QD + hd * D + j] = NAN;
+				c->ctx[(size_t)i * QD + hd * D + j] = NAN;
 		return;
 	}
 	double t0 = c->secs ? fwd_now() : 0, t1 = 0, t2 = 0;
@@ -297,7 +314,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	}
 	if (c->secs)
 		t2 = fwd_now();
-	gemm(false, rows, D, n, 1.0f, p, n, v, D, 0.0f, c->b->ctx + hd * D, QD);
+	gemm(false, rows, D, n, 1.0f, p, n, v, D, 0.0f, c->ctx + hd * D, QD);
 	if (!t->attn)
 		headsummary_record(t, l, hd, p);
 	if (c->secs) {
@@ -324,41 +341,43 @@ static void fwd_heads_lap(const struct model *m, const struct fwd_heads *c, int 
 		m->stages->seconds[FWD_SCORES + s] += all > 0 ? wall * sum[s] / all : s == 0 ? wall : 0;
 }
 
-/* Self-attention of layer L on input H [n][hidden]; result (after output projection) in B->proj.
- * Heads run one after the other (each sgemm threaded by OpenBLAS), or on our threads for models
- * whose matrices span several tiles. */
-static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, struct trace *t)
+/* Self-attention of layer L on input H [rows][hidden]; result (after output projection) in B->proj.
+ * Heads run one after the other (each sgemm threaded by the GEMM library), or on our threads. */
+static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt)
 {
+	int H = m->info.hidden;
 	double clock = fwd_clock(m);
-	fwd_project(m, l, h, b, t);
+	fwd_project(m, l, h, b, bt);
 	if (b->rel) { /* DeBERTa (share_att_key): the layer's own q/k projections of the relative embeddings */
 		const struct layer_weights *w = &m->layers[l];
 		int rows = 2 * m->relpos.span, QD = m->arch.q_dim, KD = m->arch.kv_dim;
-		fwd_linear(m, b->rel, rows, t->hidden, QD, &w->q_w, w->q_b, b->rel_q, QD);
-		fwd_linear(m, b->rel, rows, t->hidden, KD, &w->k_w, w->k_b, b->rel_k, KD);
+		fwd_linear(m, b->rel, rows, H, QD, &w->q_w, w->q_b, b->rel_q, QD);
+		fwd_linear(m, b->rel, rows, H, KD, &w->k_w, w->k_b, b->rel_k, KD);
 	}
-	struct fwd_heads c = {m, t, b, l, m->arch.attn_scale, NULL};
-	if (m->scale_by_inverse_layer)
-		c.scale /= (float)(l + 1);
-	if (m->stages) {
-		c.secs = calloc((size_t)t->n_heads, sizeof *c.secs); /* no memory: the heads go untimed */
-		clock = fwd_now();
-	}
-	size_t scratch = t->attn ? 0 : (size_t)t->n * t->n; /* a compact trace: a head's P per thread */
-	if (fwd_own_threads(m)) {
-		if (weights_parallel(t->n_heads, scratch, fwd_head, &c) < 0)
+	for (int i = 0; i < bt->nb; i++) {
+		struct trace *t = bt->t[i];
+		struct fwd_heads c = {m, t, b, l, m->arch.attn_scale, NULL, b->ctx + (size_t)bt->row0[i] * m->arch.q_dim};
+		if (m->scale_by_inverse_layer)
+			c.scale /= (float)(l + 1);
+		if (m->stages) {
+			c.secs = calloc((size_t)t->n_heads, sizeof *c.secs); /* no memory: the heads go untimed */
+			clock = fwd_now();
+		}
+		size_t scratch = t->attn ? 0 : (size_t)t->n * t->n; /* a compact trace: a head's P per thread */
+		if (fwd_own_threads(m)) {
+			if (weights_parallel(t->n_heads, scratch, fwd_head, &c) < 0)
+				for (int hd = 0; hd < t->n_heads; hd++)
+					fwd_head(&c, hd, NULL);
+		} else {
+			float *p = scratch ? malloc(scratch * sizeof *p) : NULL;
 			for (int hd = 0; hd < t->n_heads; hd++)
-				fwd_head(&c, hd, NULL);
-	} else {
-		float *p = scratch ? malloc(scratch * sizeof *p) : NULL;
-		for (int hd = 0; hd < t->n_heads; hd++)
-			fwd_head(&c, hd, p);
-		free(p);
+				fwd_head(&c, hd, p);
+			free(p);
+		}
+		fwd_heads_lap(m, &c, t->n_heads, &clock);
+		free(c.secs);
 	}
-	fwd_heads_lap(m, &c, t->n_heads, &clock);
-	free(c.secs);
-	fwd_linear(m, b->ctx, b->rows, m->arch.q_dim, t->hidden, &m->layers[l].out_w, m->layers[l].out_b, b->proj,
-		   t->hidden);
+	fwd_linear(m, b->ctx, b->rows, m->arch.q_dim, H, &m->layers[l].out_w, m->layers[l].out_b, b->proj, H);
 	fwd_lap(m, FWD_OUT_PROJ, &clock);
 }
 
@@ -453,15 +472,15 @@ static void fwd_embed(const struct model *m, struct trace *t, int r0, float *x, 
 		fwd_linear(m, e_buf, rows, E, t->hidden, &m->emb_proj_w, m->emb_proj_b, x, t->hidden);
 }
 
-/* One block of layer L on the residual stream B->x. */
-static void fwd_block(const struct model *m, int l, struct fwd_buf *b, struct trace *t)
+/* One block of layer L on the residual stream B->x (every text's rows). */
+static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const struct fwd_batch *bt)
 {
 	const struct layer_weights *w = &m->layers[l];
 	int n = b->rows;
-	size_t nh = (size_t)n * t->hidden;
+	size_t nh = (size_t)n * m->info.hidden;
 	if (m->fam.block == BLOCK_POST_LN) {
 		/* BERT: x = LN1(x + Attn(x)); x = LN2(x + MLP(x)) */
-		fwd_attention(m, l, b->x, b, t);
+		fwd_attention(m, l, b->x, b, bt);
 		fwd_add(m, b->x, b->proj, nh);
 		fwd_norm(m, &w->ln1, b->x, b->x, n);
 		fwd_mlp(m, l, b->x, b, n, b->proj);
@@ -471,7 +490,7 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, struct tr
 	}
 	/* Pre-LN: x += [post_attn](Attn(LN1 x)); x += [post_mlp](MLP(LN2 x)) */
 	fwd_norm(m, &w->ln1, b->x, b->h, n);
-	fwd_attention(m, l, b->h, b, t);
+	fwd_attention(m, l, b->h, b, bt);
 	fwd_norm(m, &w->post_attn, b->proj, b->proj, n);
 	if (m->arch.parallel_residual) {
 		/* GPT-NeoX: x = (mlp(ln2 x) + attn(ln1 x)) + x, both from the same x */
@@ -488,13 +507,16 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, struct tr
 	fwd_add(m, b->x, b->proj, nh);
 }
 
-/* Buffers for ROWS tokens (R0 = N - ROWS reused), rotary tables for all N. */
-static int fwd_alloc(const struct model *m, int n, int rows_in, struct fwd_buf *b)
+/* Buffers for ROWS computed rows (R0 = the first computed token of a single text), rotary tables of N
+ * rows (the single text's every position, or the stacked texts' rows). */
+static int fwd_alloc(const struct model *m, int n, int rows_in, int r0, struct fwd_buf *b)
 {
 	const struct arch *a = &m->arch;
 	size_t rows = (size_t)rows_in, H = m->info.hidden, inter = m->info.intermediate, half = a->rotary ? a->rope_global.dim / 2 : 1;
+	if (a->rotary && (size_t)a->rope_local.dim / 2 > half)
+		half = a->rope_local.dim / 2;
 	memset(b, 0, sizeof *b);
-	b->r0 = n - rows;
+	b->r0 = r0;
 	b->rows = rows;
 	b->x = malloc(rows * H * sizeof(float));
 	b->h = malloc(rows * H * sizeof(float));
@@ -548,14 +570,20 @@ static void fwd_free(struct fwd_buf *b)
 	free(b->row);
 }
 
-/* Buffers for ROWS of N tokens and the rotary tables; -1 with E set. */
-static int fwd_prepare(const struct model *m, int n, int rows, struct fwd_buf *b, struct err *e)
+/* Buffers for the computed rows of the texts of BT (from token R0 of a single text) and each text's
+ * rotary tables; -1 with E set. */
+static int fwd_prepare(const struct model *m, const struct fwd_batch *bt, int r0, struct fwd_buf *b, struct err *e)
 {
-	if (fwd_alloc(m, n, rows, b) < 0)
+	const struct arch *a = &m->arch;
+	int last = bt->nb - 1, n = bt->row0[last] + bt->t[last]->n; /* rows of the tables */
+	if (fwd_alloc(m, n, n - r0, r0, b) < 0)
 		return err_set(e, "out of memory for %d tokens", n);
-	if (m->arch.rotary && (rope_tables(&m->arch.rope_global, n, b->cos_g, b->sin_g, e) < 0 ||
-			       rope_tables(&m->arch.rope_local, n, b->cos_l, b->sin_l, e) < 0))
-		return -1;
+	for (int i = 0; a->rotary && i < bt->nb; i++) { /* each text's positions start at 0 */
+		size_t hg = a->rope_global.dim / 2, hl = a->rope_local.dim / 2, at = (size_t)bt->row0[i];
+		if (rope_tables(&a->rope_global, bt->t[i]->n, b->cos_g + at * hg, b->sin_g + at * hg, e) < 0 ||
+		    rope_tables(&a->rope_local, bt->t[i]->n, b->cos_l + at * hl, b->sin_l + at * hl, e) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -594,11 +622,12 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 		return err_set(e, "no layer %d", layer);
 	if (fwd_own_threads(m))
 		weights_threads_begin();
-	if (fwd_prepare(m, n, n, &b, e) < 0) {
+	struct fwd_batch bt = {&t, 1, (const int[]){0}};
+	if (fwd_prepare(m, &bt, 0, &b, e) < 0) {
 		rc = -1;
 	} else {
 		memcpy(b.x, x_in, nh * sizeof(float));
-		fwd_block(m, layer, &b, t);
+		fwd_block(m, layer, &b, &bt);
 		if (layer == t->n_layers - 1 && m->fam.final_norm_in_trace)
 			fwd_norm(m, &m->final_ln, b.x, b.x, n);
 		memcpy((float *)trace_hidden(t, layer + 1), b.x, nh * sizeof(float));
@@ -641,59 +670,86 @@ bool forward_rope_reusable(const struct model *m, int n, int r0, int len_a, int 
 	return same;
 }
 
-int forward_run_from(const struct model *m, struct trace *t, int r0, const volatile int *cancel, struct err *e)
+/* The pass over the NB texts T (a single one from token R0 when R0 > 0: its earlier rows are there). */
+static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, const volatile int *cancel, struct err *e)
 {
-	int n = t->n, H = t->hidden;
-	if (n == 0)
-		return 0;
-	if (n > m->info.max_positions)
-		return err_set(e, "%d tokens exceed the model's %d positions", n, m->info.max_positions);
-	if (r0 < 0 || r0 >= n || !m->fam.causal)
+	int H = m->info.hidden, rows = 0;
+	if (nb != 1 || r0 < 0 || r0 >= t[0]->n || !m->fam.causal)
 		r0 = 0;
+	int *row0 = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *row0);
+	if (!row0)
+		return err_set(e, "out of memory");
+	for (int i = 0; i < nb; i++) {
+		if (t[i]->n > m->info.max_positions) {
+			free(row0);
+			return err_set(e, "%d tokens exceed the model's %d positions", t[i]->n, m->info.max_positions);
+		}
+		row0[i] = rows;
+		rows += t[i]->n;
+	}
+	if (rows == 0) {
+		free(row0);
+		return 0;
+	}
+	struct fwd_batch bt = {t, nb, row0};
 	struct fwd_buf b;
-	int rc = 0, reused_nonfinite = r0 ? t->nonfinite_layer : -1;
-	size_t nh = (size_t)(n - r0) * H;
+	int rc = 0, reused_nonfinite = r0 ? t[0]->nonfinite_layer : -1;
 	if (fwd_own_threads(m)) /* OpenBLAS single-threaded for the whole pass: its idle workers spin */
 		weights_threads_begin();
-	if (fwd_prepare(m, n, n - r0, &b, e) < 0) {
+	if (fwd_prepare(m, &bt, r0, &b, e) < 0) {
 		rc = -1;
 		goto done;
 	}
-	forward_advise(t);
-	t->nonfinite_layer = -1; /* the computed tokens' first, then the earlier of it and the reused ones' */
 	double clock = fwd_clock(m);
-	fwd_embed(m, t, r0, b.x, b.mid, b.row);
+	/* text i's computed rows: tokens r0 .. n-1, at row0[i] in the buffers and r0 in its trace */
+	for (int i = 0; i < nb; i++) {
+		forward_advise(t[i]);
+		t[i]->nonfinite_layer = -1; /* the computed tokens' first, then the earlier of it and the reused ones' */
+		fwd_embed(m, t[i], r0, b.x + (size_t)row0[i] * H, b.mid + (size_t)row0[i] * m->embed_dim, b.row);
+	}
 	fwd_lap(m, FWD_EMBED, &clock);
-	size_t skip = (size_t)r0 * H; /* the computed rows' place in a layer's hidden states */
-	memcpy((float *)trace_hidden(t, 0) + skip, b.x, nh * sizeof(float));
-	fwd_check_finite(t, 0, b.x, nh);
-	fwd_lap(m, FWD_TRACE, &clock);
-	for (int l = 0; l < t->n_layers; l++) {
-		if (cancel && *cancel) {
-			rc = err_set(e, "cancelled");
-			goto done;
+	for (int l = 0; l <= m->info.n_layers; l++) {
+		if (l > 0) {
+			if (cancel && *cancel) {
+				rc = err_set(e, "cancelled");
+				goto done;
+			}
+			fwd_block(m, l - 1, &b, &bt);
+			/* HF reports the last hidden state after the final norm (GPT-2's ln_f, Llama's norm). */
+			if (l == m->info.n_layers && m->fam.final_norm_in_trace)
+				fwd_norm(m, &m->final_ln, b.x, b.x, b.rows);
+			clock = fwd_clock(m);
 		}
-		fwd_block(m, l, &b, t);
-		/* HF reports the last hidden state after the final norm (GPT-2's ln_f, Llama's norm). */
-		if (l == t->n_layers - 1 && m->fam.final_norm_in_trace)
-			fwd_norm(m, &m->final_ln, b.x, b.x, b.rows);
-		clock = fwd_clock(m);
-		memcpy((float *)trace_hidden(t, l + 1) + skip, b.x, nh * sizeof(float));
-		fwd_check_finite(t, l + 1, b.x, nh);
+		for (int i = 0; i < nb; i++) { /* layer l's hidden states (0 = embeddings) */
+			size_t nh = (size_t)(t[i]->n - r0) * H;
+			memcpy((float *)trace_hidden(t[i], l) + (size_t)r0 * H, b.x + (size_t)row0[i] * H, nh * sizeof(float));
+			fwd_check_finite(t[i], l, b.x + (size_t)row0[i] * H, nh);
+		}
 		fwd_lap(m, FWD_TRACE, &clock);
 	}
-	if (reused_nonfinite >= 0 && (t->nonfinite_layer < 0 || reused_nonfinite < t->nonfinite_layer))
-		t->nonfinite_layer = reused_nonfinite;
+	if (reused_nonfinite >= 0 && (t[0]->nonfinite_layer < 0 || reused_nonfinite < t[0]->nonfinite_layer))
+		t[0]->nonfinite_layer = reused_nonfinite;
 	if (m->stages)
 		m->stages->runs++;
 done:
 	fwd_free(&b);
+	free(row0);
 	if (fwd_own_threads(m))
 		weights_threads_end();
 	return rc;
 }
 
+int forward_run_from(const struct model *m, struct trace *t, int r0, const volatile int *cancel, struct err *e)
+{
+	return fwd_pass(m, &t, 1, r0, cancel, e);
+}
+
 int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e)
 {
-	return forward_run_from(m, t, 0, cancel, e);
+	return fwd_pass(m, &t, 1, 0, cancel, e);
+}
+
+int forward_run_batch(const struct model *m, struct trace **t, int nb, const volatile int *cancel, struct err *e)
+{
+	return nb > 0 ? fwd_pass(m, t, nb, 0, cancel, e) : 0;
 }

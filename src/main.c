@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "corpuscli.h"
+#include "corpusrun.h"
 #include "dump.h"
 #include "headscore.h"
 #include "model.h"
@@ -74,13 +75,17 @@ static void usage(FILE *out)
 		"                         $XDG_CONFIG_HOME/attnscope/config.yaml)\n"
 		"      --threads=N        use N threads for the forward pass (default: all cores)\n"
 		"\n"
-		"Corpus mode (with --print heads, --dump json|csv or --save):\n"
+		"Corpus mode (with --print heads|qk|qkstats|dots|softmax, --dump json|csv or --save):\n"
 		"      --corpus=FILE      run the model over every line of FILE (text, or JSON lines\n"
 		"                         with \"text\" and \"text_b\") and aggregate per head\n"
 		"      --shard=K/N        only the lines K, K+N, K+2N, ... (1-based K)\n"
 		"      --keep-going       report bad lines and go on instead of stopping\n"
 		"      --save=FILE        write the aggregate to FILE\n"
 		"      --load=FILE        read a saved aggregate instead of running a model\n"
+		"      --pca-head=L.H     the head whose queries and keys the joint PCA's token\n"
+		"                         sample keeps (default: --layer and --head, else 0.0)\n"
+		"      --batch=N          texts run through the model together (default 16;\n"
+		"                         1 makes shards merge to one run bit for bit)\n"
 		"  -h, --help             display this help and exit\n"
 		"  -V, --version          output version information and exit\n"
 		"\n"
@@ -228,7 +233,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
-	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE };
+	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
+	       OPT_PCA_HEAD, OPT_BATCH };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -242,7 +248,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY},
 		{"corpus", required_argument, NULL, OPT_CORPUS}, {"shard", required_argument, NULL, OPT_SHARD},
 		{"keep-going", no_argument, NULL, OPT_KEEP_GOING}, {"save", required_argument, NULL, OPT_SAVE},
-		{"load", required_argument, NULL, OPT_LOAD},
+		{"load", required_argument, NULL, OPT_LOAD},     {"pca-head", required_argument, NULL, OPT_PCA_HEAD},
+		{"batch", required_argument, NULL, OPT_BATCH},
 		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY}, {"words", no_argument, NULL, OPT_WORDS},
 		{"compare", required_argument, NULL, OPT_COMPARE},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
@@ -355,6 +362,24 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_KEEP_GOING:
 			o->corpus.keep_going = true;
+			break;
+		case OPT_BATCH: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (end == optarg || *end || v < 1 || v > CORPUSRUN_BATCH_MAX) {
+				fprintf(stderr, "attnscope: --batch: '%s' is not a number of texts from 1 to %d\n", optarg,
+					CORPUSRUN_BATCH_MAX);
+				return 2;
+			}
+			o->corpus.batch = (int)v;
+			break;
+		}
+		case OPT_PCA_HEAD:
+			if (corpuscli_parse_head(optarg, &o->corpus.pca_layer, &o->corpus.pca_head) < 0) {
+				fprintf(stderr, "attnscope: --pca-head: '%s' is not LAYER.HEAD (e.g. 3.7)\n", optarg);
+				return 2;
+			}
+			o->corpus.pca_given = true;
 			break;
 		case OPT_SAVE:
 			o->corpus.save = optarg;
@@ -475,23 +500,28 @@ static int run_corpus(struct options *o)
 		why = "--corpus and --load take no TEXT";
 	else if (o->pair)
 		why = "--pair: give pairs as JSON lines with \"text_b\" in the corpus";
-	else if (c->load && (c->shard_n > 1 || c->keep_going))
-		why = "--shard and --keep-going apply to --corpus, not --load";
+	else if (c->load && (c->shard_n > 1 || c->keep_going || c->pca_given || c->batch))
+		why = "--shard, --keep-going, --pca-head and --batch apply to --corpus, not --load";
 	else if (o->dump_format >= 0 && (o->layer >= 0 || o->head >= 0))
 		why = "--layer and --head do not restrict the dump of an aggregate";
-	else if (o->print_view && strcmp(o->print_view, "heads"))
-		why = "a corpus aggregate prints as --print heads";
-	else if (!o->print_view && o->dump_format < 0 && !c->save)
-		why = "corpus mode needs --print heads, --dump json|csv or --save FILE";
+	else if (o->print_view && strcmp(o->print_view, "heads") && strcmp(o->print_view, "qk") &&
+		 strcmp(o->print_view, "qkstats") && strcmp(o->print_view, "dots") && strcmp(o->print_view, "softmax"))
+		why = "a corpus aggregate prints as --print heads, qk, qkstats, dots or softmax";
 	if (why) {
 		fprintf(stderr, "attnscope: %s\n", why);
 		return 2;
+	}
+	if (!c->pca_given) { /* the head the user names */
+		c->pca_layer = o->layer >= 0 ? o->layer : 0;
+		c->pca_head = o->head >= 0 ? o->head : 0;
 	}
 	c->model = o->model;
 	c->workers = o->threads;
 	c->print_view = o->print_view;
 	c->dump_format = o->dump_format;
 	c->ui = &o->ui;
+	if (!o->print_view && o->dump_format < 0 && !c->save)
+		return corpuscli_explore(c); /* no output asked: the explorer on the aggregate */
 	return corpuscli_run(c);
 }
 
@@ -517,8 +547,8 @@ int main(int argc, char **argv)
 		rc = 2;
 	} else if (o.corpus.corpus || o.corpus.load) {
 		rc = run_corpus(&o);
-	} else if (o.corpus.save || o.corpus.shard_n > 1 || o.corpus.keep_going) {
-		fprintf(stderr, "attnscope: --save, --shard and --keep-going need --corpus (or --load)\n");
+	} else if (o.corpus.save || o.corpus.shard_n > 1 || o.corpus.keep_going || o.corpus.pca_given || o.corpus.batch) {
+		fprintf(stderr, "attnscope: --save, --shard, --keep-going, --pca-head and --batch need --corpus (or --load)\n");
 		rc = 2;
 	} else if (o.dump_format >= 0 || o.print_view) {
 		rc = run_once(&o);

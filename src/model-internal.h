@@ -111,6 +111,9 @@ void model_config_free(struct model *m);
 
 /* The forward pass over token ids (forward.c). Fills T's attention, q, k, v and hidden states. */
 int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e);
+/* The same for the NB texts T[nb] at once: their rows stacked for every matrix product (the weights
+ * are read once for all of them), attention text by text; each trace gets what forward_run gives. */
+int forward_run_batch(const struct model *m, struct trace **t, int nb, const volatile int *cancel, struct err *e);
 
 /* The same for a causal model whose first R0 tokens' rows (attention, q, k, v, hidden states,
  * nonfinite_layer) T holds already (prefix_fill): only tokens R0 .. n-1 are computed, with the same

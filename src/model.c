@@ -663,6 +663,21 @@ static struct trace *model_tokenized(const struct model *m, const char *text, co
 	return t;
 }
 
+int model_prepare(const struct model *m, const char *text, const char *text_b, struct trace **out, struct err *e)
+{
+	*out = model_tokenized(m, text, text_b, e);
+	if (*out && model_check_tokens(m, *out, e) < 0) {
+		trace_free(*out);
+		*out = NULL;
+	}
+	return *out ? 0 : -1;
+}
+
+int model_forward_batch(const struct model *m, struct trace **t, int nb, const volatile int *cancel, struct err *e)
+{
+	return forward_run_batch(m, t, nb, cancel, e);
+}
+
 int model_run(const struct model *m, const char *text, const char *text_b, const volatile int *cancel,
 	      struct trace **out, struct err *e)
 {

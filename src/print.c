@@ -265,8 +265,13 @@ int ui_print_compare(const struct trace *t, const struct trace *tb, const char *
 int ui_print_aggregate(const struct aggregate *a, const char *view_name, const struct ui_options *o, FILE *out,
 		       struct err *e)
 {
-	if (strcmp(view_name, "heads"))
-		return err_set(e, "--print %s needs one text; a corpus aggregate prints as heads", view_name);
+	static const char *const agg_views[] = {"heads", "qk", "qkstats", "dots", "softmax"};
+	bool known = false;
+	for (size_t i = 0; i < sizeof agg_views / sizeof *agg_views; i++)
+		known |= !strcmp(view_name, agg_views[i]);
+	if (!known)
+		return err_set(e, "--print %s needs one text; a corpus aggregate prints as heads, qk, qkstats, dots or softmax",
+			       view_name);
 	if (o->layer >= a->model.n_layers || o->head >= a->model.n_heads)
 		return err_set(e, "no %s %d: the model has %d layers of %d heads", o->layer >= a->model.n_layers ? "layer" : "head",
 			       o->layer >= a->model.n_layers ? o->layer : o->head, a->model.n_layers, a->model.n_heads);

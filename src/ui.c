@@ -19,7 +19,10 @@
 #include <unistd.h>
 
 #include "actions.h"
+#include "aggregate.h"
+#include "aggview.h"
 #include "canvas.h"
+#include "corpusbg.h"
 #include "lineedit.h"
 #include "marks.h"
 #include "print.h"
@@ -68,6 +71,11 @@ struct ui {
 	SCREEN *screen;             /* the curses screen, NULL before setup */
 	char run_error[ERR_MSG_MAX];
 	bool quit;
+	/* Corpus mode: the aggregate (owned; the newest snapshot while the run goes on) and the run. */
+	struct aggregate *agg;
+	struct corpusbg *bg;
+	bool show_agg;          /* the views show agg rather than the typed text */
+	bool bg_reported;       /* the run's end was said */
 };
 
 /* ---- curses output ---- */
@@ -182,6 +190,12 @@ static int ui_draw_input(struct ui *u, int y, const char *label, const char *hin
 	return focused ? x0 + cursor : -1;
 }
 
+static bool ui_corpus_running(struct ui *u)
+{
+	char none[2];
+	return u->bg && corpusbg_progress(u->bg, none, sizeof none, 1);
+}
+
 static void ui_draw_status(struct ui *u, int y)
 {
 	struct canvas *cv = u->cv;
@@ -193,9 +207,11 @@ static void ui_draw_status(struct ui *u, int y)
 	char left[512], vstat[128] = "";
 	if (v->status)
 		v->status(vs, &u->ctx, vstat, sizeof vstat);
-	const struct trace *t = u->ctx.trace;
-	char ntok[32] = "-";
-	if (t)
+	const struct trace *t = u->ctx.agg ? NULL : u->ctx.trace;
+	char ntok[48] = "-";
+	if (u->ctx.agg)
+		snprintf(ntok, sizeof ntok, "corpus %llu texts", (unsigned long long)u->ctx.agg->c.texts);
+	else if (t)
 		snprintf(ntok, sizeof ntok, "%d %s%s", t->n, t->source ? "words" : "tok", t->truncated ? " (cut)" : "");
 	char label[256];
 	const char *base = print_model_label(u->src->name, label, sizeof label);
@@ -223,6 +239,10 @@ static void ui_draw_status(struct ui *u, int y)
 		msg = u->run_error, ms = canvas_role(cv, ROLE_ERROR);
 	else if (runner_busy(u->runner) || runner_busy(u->runner_b))
 		msg = "running…";
+	char progress[160];
+	int room_p = cv->w - x - 4; /* the bar only when there is room: the rate and time left first */
+	if (!msg && u->bg && corpusbg_progress(u->bg, progress, sizeof progress, room_p < 72 ? room_p : 72))
+		msg = progress; /* the corpus run: lines done, rate, time left */
 	char count[32];
 	if (u->count >= 0) {
 		snprintf(count, sizeof count, "count %d", u->count);
@@ -305,8 +325,15 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 			*cx = c, *cy = y;
 		y++;
 	}
-	if (u->ctx.trace)
+	if (u->ctx.agg) {
+		char line[256], ka[32];
+		snprintf(line, sizeof line, "corpus aggregate of %llu texts%s %s %s shows the text typed instead",
+			 (unsigned long long)u->ctx.agg->c.texts, ui_corpus_running(u) ? " so far" : "",
+			 cv->pal->utf8 ? "\xc2\xb7" : "-", ui_first_key(u, ACT_CORPUS, ka, sizeof ka));
+		canvas_text(cv, 0, y, cv->w, line, canvas_role(cv, ROLE_LABEL));
+	} else if (u->ctx.trace) {
 		tokstrip_draw(cv, (struct rect){0, y, cv->w, 2}, u->ctx.trace, u->ctx.token, false);
+	}
 	y += 2;
 	if (u->ctx.compare) { /* the second text's tokens under the first's */
 		tokstrip_draw(cv, (struct rect){0, y, cv->w, 2}, u->ctx.compare, -1, false);
@@ -316,7 +343,19 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 	canvas_fill(cv, (struct rect){0, y, cv->w, 1}, canvas_glyph(cv, GLYPH_HLINE), canvas_role(cv, ROLE_DIM));
 	y++;
 	const struct view *v = u->ctx.stack[u->ctx.depth - 1];
-	v->draw(u->ctx.state[u->ctx.depth - 1], &u->ctx, cv, (struct rect){0, y, cv->w, cv->h - 1 - y});
+	if (u->ctx.agg && !aggview_supports(v)) { /* a view of one text, with the corpus shown */
+		char kv[7][32], line[320];
+		snprintf(line, sizeof line, "The %s view needs one text: %s shows the text typed (%s to type one).",
+			 v->name, ui_first_key(u, ACT_CORPUS, kv[0], sizeof kv[0]), ui_first_key(u, ACT_EDIT, kv[1], sizeof kv[1]));
+		canvas_text(cv, 0, y, cv->w, line, canvas_role(cv, ROLE_LABEL));
+		snprintf(line, sizeof line, "Over the corpus: head finder %s, Q/K geometry %s, Q/K statistics %s, products %s, "
+			 "weight distributions %s.", ui_first_key(u, ACT_VIEW_HEADS, kv[2], sizeof kv[2]),
+			 ui_first_key(u, ACT_VIEW_QK, kv[3], sizeof kv[3]), ui_first_key(u, ACT_VIEW_QKSTATS, kv[4], sizeof kv[4]),
+			 ui_first_key(u, ACT_VIEW_DOTS, kv[5], sizeof kv[5]), ui_first_key(u, ACT_VIEW_SOFTMAX, kv[6], sizeof kv[6]));
+		canvas_text(cv, 0, y + 1, cv->w, line, canvas_role(cv, ROLE_DIM));
+	} else {
+		v->draw(u->ctx.state[u->ctx.depth - 1], &u->ctx, cv, (struct rect){0, y, cv->w, cv->h - 1 - y});
+	}
 	ui_draw_status(u, cv->h - 1);
 }
 
@@ -522,6 +561,33 @@ static void ui_edit(struct ui *u, struct lineedit *le, enum action a)
 		ui_changed(u, le);
 }
 
+/* Point the views at the aggregate (when shown) or at the text. */
+static void ui_show_corpus(struct ui *u)
+{
+	u->ctx.agg = u->show_agg ? u->agg : NULL;
+	u->ctx.trace_gen++;
+	view_ctx_clamp(&u->ctx);
+}
+
+static void ui_toggle_corpus(struct ui *u)
+{
+	if (!u->agg) {
+		snprintf(u->ctx.message, sizeof u->ctx.message, "%s", u->bg ? "no corpus text is done yet" : "not in corpus mode");
+		return;
+	}
+	u->show_agg = !u->show_agg;
+	ui_show_corpus(u);
+	snprintf(u->ctx.message, sizeof u->ctx.message, "%s", u->show_agg ? "the corpus aggregate" : "the text typed");
+}
+
+/* A newer aggregate from the corpus run (owned from now on). */
+static void ui_new_agg(struct ui *u, struct aggregate *a)
+{
+	aggregate_free(u->agg);
+	u->agg = a;
+	ui_show_corpus(u);
+}
+
 static void ui_global(struct ui *u, enum action a)
 {
 	struct view_ctx *ctx = &u->ctx;
@@ -533,7 +599,15 @@ static void ui_global(struct ui *u, enum action a)
 			view_pop(ctx);
 		break;
 	case ACT_QUIT:
+		if (ui_corpus_running(u)) { /* first stop the corpus run */
+			corpusbg_stop(u->bg);
+			snprintf(ctx->message, sizeof ctx->message, "stopping the corpus run: the texts done are kept");
+			break;
+		}
 		u->quit = true;
+		break;
+	case ACT_CORPUS:
+		ui_toggle_corpus(u);
 		break;
 	case ACT_HELP:
 		if (ctx->stack[ctx->depth - 1] == &view_help)
@@ -775,6 +849,8 @@ static void ui_teardown(struct ui *u)
 	}
 	canvas_free(u->cv);
 	canvas_free(u->prev);
+	corpusbg_free(u->bg);
+	aggregate_free(u->agg);
 	trace_free(u->words);
 	trace_free(u->trace);
 	trace_free(u->words_b);
@@ -785,17 +861,9 @@ static void ui_teardown(struct ui *u)
 		close(u->wake[1]);
 }
 
-int ui_run_source(const struct ui_source *src, const char *text, const char *text_b, const struct ui_options *o,
-		  struct err *e)
+/* The event loop, until the user quits. */
+static void ui_loop(struct ui *u)
 {
-	struct ui *u = calloc(1, sizeof *u);
-	if (!u)
-		return err_set(e, "out of memory");
-	if (ui_setup(u, src, text, text_b, o, e)) {
-		ui_teardown(u);
-		free(u);
-		return -1;
-	}
 	bool dirty = true;
 	int keys[UI_BATCH];
 	while (!u->quit) {
@@ -804,7 +872,7 @@ int ui_run_source(const struct ui_source *src, const char *text, const char *tex
 		dirty = false;
 		struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {u->wake[0], POLLIN, 0}};
 		/* Wake up now and then while the model runs, to keep "running…" honest. */
-		int rc = poll(fds, 2, runner_busy(u->runner) || runner_busy(u->runner_b) ? 100 : 1000);
+		int rc = poll(fds, 2, runner_busy(u->runner) || runner_busy(u->runner_b) || ui_corpus_running(u) ? 100 : 1000);
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (fds[1].revents & POLLIN) {
@@ -821,6 +889,22 @@ int ui_run_source(const struct ui_source *src, const char *text, const char *tex
 			} else {
 				snprintf(u->run_error, sizeof u->run_error, "%s", re.msg);
 			}
+			dirty = true;
+		}
+		struct aggregate *snap = u->bg ? corpusbg_take(u->bg) : NULL;
+		if (snap) {
+			ui_new_agg(u, snap);
+			dirty = true;
+		}
+		if (u->bg && !u->bg_reported && !ui_corpus_running(u)) { /* the run ended: say how */
+			bool cancelled;
+			u->bg_reported = true;
+			if (corpusbg_result(u->bg, &cancelled, &re) < 0)
+				snprintf(u->run_error, sizeof u->run_error, "corpus: %s", re.msg);
+			else if (u->agg)
+				snprintf(u->ctx.message, sizeof u->ctx.message, "corpus run %s: %llu texts, %llu lines",
+					 cancelled ? "stopped" : "done", (unsigned long long)u->agg->c.texts,
+					 (unsigned long long)u->agg->c.lines);
 			dirty = true;
 		}
 		if (runner_take(u->runner_b, &t, &re)) {
@@ -848,7 +932,62 @@ int ui_run_source(const struct ui_source *src, const char *text, const char *tex
 		if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL))
 			break;
 	}
+}
+
+int ui_run_source(const struct ui_source *src, const char *text, const char *text_b, const struct ui_options *o,
+		  struct err *e)
+{
+	struct ui *u = calloc(1, sizeof *u);
+	if (!u)
+		return err_set(e, "out of memory");
+	if (ui_setup(u, src, text, text_b, o, e)) {
+		ui_teardown(u);
+		free(u);
+		return -1;
+	}
+	ui_loop(u);
 	ui_teardown(u);
 	free(u);
 	return 0;
+}
+
+int ui_run_corpus(const struct ui_source *src, struct aggregate *agg, const struct model *m,
+		  const struct corpusrun_opts *run, const struct ui_options *o, struct aggregate **out, struct err *e)
+{
+	*out = NULL;
+	struct ui *u = calloc(1, sizeof *u);
+	if (!u) {
+		aggregate_free(agg);
+		return err_set(e, "out of memory");
+	}
+	u->agg = agg;
+	u->show_agg = true;
+	int rc = ui_setup(u, src, NULL, NULL, o, e);
+	if (rc == 0 && run && !u->agg) { /* an empty aggregate until the first texts are in */
+		struct agg_model am;
+		struct err ignored = {{0}};
+		corpusrun_agg_model(m, &am);
+		u->agg = aggregate_new(&am, run->pca_layer, run->pca_head, &ignored); /* NULL: the run will say why */
+	}
+	if (rc == 0 && run && corpusbg_start(m, run, u->wake[1], &u->bg, e) < 0)
+		rc = -1;
+	if (rc == 0) {
+		u->focus = FOCUS_VIEW;
+		ui_show_corpus(u);
+		view_push(&u->ctx, &view_heads); /* the head finder first: the corpus's main table */
+		ui_loop(u);
+		if (u->bg) { /* a run still going stops; its final aggregate (with its source) is the result */
+			corpusbg_finish(u->bg);
+			struct aggregate *last = corpusbg_take(u->bg);
+			if (last) {
+				aggregate_free(u->agg);
+				u->agg = last;
+			}
+		}
+		*out = u->agg;
+		u->agg = NULL;
+	}
+	ui_teardown(u);
+	free(u);
+	return rc;
 }

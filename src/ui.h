@@ -67,6 +67,17 @@ int ui_run(struct model *m, const char *text, const char *text_b, const struct u
 int ui_run_source(const struct ui_source *src, const char *text, const char *text_b, const struct ui_options *o,
 		  struct err *e);
 
+/* The explorer on a corpus aggregate: AGG (owned from now on; may be NULL) or, when RUN is not
+ * NULL, the aggregate of a corpus run of model M going on in the background (corpusbg.h), its
+ * progress in the status bar and its snapshots shown as they come; the first Ctrl-C stops it,
+ * keeping what is done. SRC runs the texts the user types (the same model, or a source that says
+ * there is none). *OUT receives the aggregate shown at the end (the caller frees it). 0 when the
+ * user quits, -1 with a message. */
+struct aggregate;
+struct corpusrun_opts;
+int ui_run_corpus(const struct ui_source *src, struct aggregate *agg, const struct model *m,
+		  const struct corpusrun_opts *run, const struct ui_options *o, struct aggregate **out, struct err *e);
+
 /* Draw VIEW ("grid" or "heatmap") of T to OUT: a header line, the token strip and the view at its
  * full size, WIDTH columns wide. With O->words, of the words of T. */
 int ui_print(const struct trace *t, const char *view, const struct ui_options *o, FILE *out, struct err *e);
@@ -75,7 +86,8 @@ int ui_print(const struct trace *t, const char *view, const struct ui_options *o
 int ui_print_compare(const struct trace *t, const struct trace *tb, const char *view, const struct ui_options *o,
 		     FILE *out, struct err *e);
 
-/* Draw VIEW of the corpus aggregate A to OUT (only "heads" has an aggregate form): a header line
+/* Draw VIEW of the corpus aggregate A to OUT (heads, qkstats, dots and softmax have an aggregate
+ * form): a header line
  * (model, texts, tokens) and the view. */
 struct aggregate;
 int ui_print_aggregate(const struct aggregate *a, const char *view, const struct ui_options *o, FILE *out,

@@ -11,13 +11,19 @@
  * layer. Under grouped-query attention "other heads" are the other key/value heads, and a line
  * names the query heads that share each key head (their products with it are same-head
  * products). With rotary the products use queries and keys after rotary (what the scores use)
- * or, toggled, before. */
+ * or, toggled, before.
+ *
+ * On a corpus aggregate (ctx->agg) the histograms pool every text's products, the query being each
+ * text's last token (as for one text with no token selected); the bins are the aggregate's
+ * (agghist.h), the count, mean and std exact, and there is no density curve (it would need every
+ * value). */
 #include "config.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "aggview.h"
 #include "anaview.h"
 #include "chart.h"
 #include "shapedesc.h"
@@ -43,10 +49,74 @@ static void dots_destroy(void *state)
 	free(state);
 }
 
+/* Columns per histogram, histogram bins and bin width for AREA: side by side or stacked. */
+static void dots_layout(struct rect area, int *side, int *cw, int *bins, int *bw)
+{
+	*side = area.w >= 2 * 24 + 4;
+	*cw = *side ? (area.w - 4) / 2 : area.w;
+	*bins = *cw / 2 > 40 ? 40 : *cw / 2;
+	if (*bins < 4)
+		*bins = *cw >= 4 ? 4 : 1;
+	*bw = *cw / *bins > 2 ? 2 : *cw / *bins;
+	if (*bw < 1)
+		*bw = 1;
+}
+
+static void dots_draw_agg(struct dots_state *s, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	const struct aggregate *a = ctx->agg;
+	struct trace shape = aggview_shape(a);
+	const struct trace *t = &shape;
+	const char *dot = anaview_dot(cv), *ell = cv->pal->utf8 ? "\xe2\x80\xa6" : "-";
+	bool gqa = shapedesc_gqa(t);
+	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
+		      "q%sk products %s layer %d %s query: the last token of each of %llu texts %s same head vs other %sheads",
+		      dot, dot, ctx->layer, dot, (unsigned long long)a->c.texts, dot, gqa ? "key " : "");
+	if (s->every_key)
+		canvas_text(cv, area.x, area.y + 1, area.w, "attnscope: every key the query sees", canvas_role(cv, ROLE_LABEL));
+	else
+		canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_LABEL),
+			      "notebook 004: keys 1%sn-2 of each text = those it sees but the first token (the attention sink) "
+			      "and itself", ell);
+	int top = 2, side, cw, bins, bw;
+	dots_layout(area, &side, &cw, &bins, &bw);
+	const struct agghist *same = aggregate_dist(a, ctx->layer, s->every_key ? AGG_DOTS_SAME_EVERY : AGG_DOTS_SAME),
+			     *diff = aggregate_dist(a, ctx->layer, s->every_key ? AGG_DOTS_DIFF_EVERY : AGG_DOTS_DIFF);
+	for (int k = 0; k < 2; k++) {
+		const struct agghist *h = k ? diff : same;
+		int x = area.x + (side ? k * (cw + 4) : 0);
+		int y = area.y + top + (side ? 0 : k * (DOTS_HEAD_ROWS + DOTS_HIST_ROWS + 1));
+		const char *what = !k ? (gqa ? "same key head (q of h, the k it reads)" : "same head (what attention uses)")
+				      : gqa ? "other key heads (k of kv g != kv(h))" : "different heads (q of h, k of g != h)";
+		canvas_text(cv, x, y, cw, what, canvas_role(cv, ROLE_LABEL));
+		if (h->n == 0) {
+			canvas_text(cv, x, y + 1, cw, k && t->n_kv_heads < 2 ? "(none: the layer has one head)" : "(none: no keys left)",
+				    canvas_role(cv, ROLE_DIM));
+			continue;
+		}
+		canvas_printf(cv, x, y + 1, cw, canvas_role(cv, ROLE_PANEL), "n %llu  mean %.3f  std %.3f", (unsigned long long)h->n,
+			      h->mean, agghist_std(h));
+		double lo, hi;
+		uint64_t maxc;
+		int cols = aggview_hist(cv, (struct rect){x, y + DOTS_HEAD_ROWS, bins * bw, DOTS_HIST_ROWS}, h,
+					k ? same : diff, bins, canvas_role(cv, k ? ROLE_KEY : ROLE_QUERY), &lo, &hi, &maxc);
+		canvas_printf(cv, x, y + 2, cw, canvas_role(cv, ROLE_DIM), "min %.3g  max %.3g  bars %.3g wide", h->min, h->max,
+			      cols > 0 ? (hi - lo) / cols : 0);
+	}
+	int bottom = top + (side ? DOTS_HEAD_ROWS + DOTS_HIST_ROWS : 2 * (DOTS_HEAD_ROWS + DOTS_HIST_ROWS) + 1);
+	canvas_text(cv, area.x, area.y + bottom, area.w, "no density curves over a corpus (they need every value)",
+		    canvas_role(cv, ROLE_DIM));
+}
+
 static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct dots_state *s = state;
 	struct rect old = canvas_clip(cv, area);
+	if (ctx->agg) {
+		dots_draw_agg(s, ctx, cv, area);
+		canvas_clip(cv, old);
+		return;
+	}
 	if (!anaview_ready(ctx, cv, area)) {
 		canvas_clip(cv, old);
 		return;
@@ -105,14 +175,8 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 		lo = 0, hi = 1;
 	if (!(hi > lo))
 		lo = lo - 1, hi = lo + 2;
-	int side = area.w >= 2 * 24 + 4;
-	int cw = side ? (area.w - 4) / 2 : area.w;
-	int bins = cw / 2 > 40 ? 40 : cw / 2;
-	if (bins < 4)
-		bins = cw >= 4 ? 4 : 1;
-	int bw = cw / bins > 2 ? 2 : cw / bins;
-	if (bw < 1)
-		bw = 1;
+	int side, cw, bins, bw;
+	dots_layout(area, &side, &cw, &bins, &bw);
 	for (int k = 0; k < 2; k++) {
 		const double *v = k ? d.diff : d.same;
 		size_t n = k ? d.n_diff : d.n_same;
@@ -147,8 +211,8 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 static int dots_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
 {
 	(void)state, (void)cv;
-	int one = DOTS_HEAD_ROWS + DOTS_HIST_ROWS, top = ctx->trace && shapedesc_gqa(ctx->trace) ? 3 : 2;
-	return top + (width >= 2 * 24 + 4 ? one : 2 * one + 1);
+	int one = DOTS_HEAD_ROWS + DOTS_HIST_ROWS, top = !ctx->agg && ctx->trace && shapedesc_gqa(ctx->trace) ? 3 : 2;
+	return top + (width >= 2 * 24 + 4 ? one : 2 * one + 1) + (ctx->agg ? 1 : 0); /* the aggregate's footnote */
 }
 
 static bool dots_act(void *state, struct view_ctx *ctx, enum action a, int count)
@@ -162,10 +226,11 @@ static bool dots_act(void *state, struct view_ctx *ctx, enum action a, int count
 									: "the notebook's keys: not the first, not itself");
 		return true;
 	case ACT_UP:
-		anaview_move_token(ctx, -rep);
-		return true;
 	case ACT_DOWN:
-		anaview_move_token(ctx, rep);
+		if (ctx->agg)
+			snprintf(ctx->message, sizeof ctx->message, "over a corpus the query is each text's last token");
+		else
+			anaview_move_token(ctx, a == ACT_UP ? -rep : rep);
 		return true;
 	case ACT_HEAD_PREV:
 	case ACT_HEAD_NEXT:
@@ -178,7 +243,10 @@ static bool dots_act(void *state, struct view_ctx *ctx, enum action a, int count
 static void dots_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
 {
 	struct dots_state *s = state;
-	snprintf(buf, n, "layer %d query %d, %s keys", ctx->layer, anaview_token(ctx), s->every_key ? "every" : "notebook");
+	if (ctx->agg)
+		snprintf(buf, n, "layer %d last queries, %s keys", ctx->layer, s->every_key ? "every" : "notebook");
+	else
+		snprintf(buf, n, "layer %d query %d, %s keys", ctx->layer, anaview_token(ctx), s->every_key ? "every" : "notebook");
 }
 
 static const enum action dots_actions[] = {ACT_UP, ACT_DOWN, ACT_LAYER_PREV, ACT_LAYER_NEXT, ACT_VARIANT, ACTION_NONE};

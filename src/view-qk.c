@@ -9,7 +9,12 @@
  * token's query, key and link are highlighted and labelled first. Under grouped-query attention the
  * keys are those of the key/value head the query head reads (the title names it and its group). For
  * rotary models the vectors are those the scores use (after rotary and q/k norm) or, toggled by the
- * rotary key, the projections before; the title says which. */
+ * rotary key, the projections before; the title says which.
+ *
+ * On a corpus aggregate (ctx->agg) the scatter is AttentionViz's main view: the joint PCA of the
+ * queries and keys of a uniform sample of the corpus's tokens (aggregate.h), of the head the sample
+ * keeps (--pca-head). Up/down walk through the sampled tokens (in the sample's random order); the
+ * one chosen is highlighted and the line under the title shows the text it came from. */
 #include "config.h"
 
 #include <math.h>
@@ -17,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggregate.h"
 #include "anaview.h"
 #include "braille.h"
 #include "pca.h"
@@ -26,6 +32,9 @@
 #include "view.h"
 
 #define QK_PLOT_ROWS 22   /* plot height in --print */
+/* Rows above the plot (title, two lines of measures) and below (legend). */
+#define QK_TOP 3
+#define QK_BOTTOM 2
 #define QK_GLYPH_Q 0x25cf /* ● */
 #define QK_GLYPH_K 0x25c6 /* ◆ */
 
@@ -46,6 +55,12 @@ struct qk_state {
 	double explained[2];
 	struct qknorm qn;
 	char error[128];
+	/* On an aggregate: the PCA of its sample, and the sampled token chosen (-1 none). */
+	const struct aggregate *c_agg;
+	int *order;          /* [n] sample token of point i */
+	int sel;
+	uint64_t sel_line;   /* the chosen token, found again in a newer aggregate's sample */
+	int sel_token;
 };
 
 static void *qk_create(struct view_ctx *ctx)
@@ -59,19 +74,112 @@ static void qk_destroy(void *state)
 	struct qk_state *s = state;
 	free(s->xy);
 	free(s->argmax);
+	free(s->order);
 	free(s);
+}
+
+/* The PCA of the aggregate's sample, once per aggregate (it does not change with the head). */
+static bool qk_ensure_agg(struct qk_state *s, const struct view_ctx *ctx)
+{
+	const struct aggregate *a = ctx->agg;
+	if (s->valid && s->c_agg == a && s->gen == ctx->trace_gen)
+		return !s->error[0];
+	free(s->xy), free(s->argmax), free(s->order);
+	s->argmax = NULL;
+	s->valid = true, s->c_agg = a, s->gen = ctx->trace_gen, s->t = NULL;
+	s->error[0] = 0;
+	s->n = a->sample.n;
+	int was = s->sel;
+	s->sel = -1;
+	s->xy = malloc((size_t)(s->n > 0 ? 4 * s->n : 1) * sizeof *s->xy);
+	s->order = malloc((size_t)(s->n > 0 ? s->n : 1) * sizeof *s->order);
+	struct err e = {{0}};
+	if (!s->xy || !s->order)
+		snprintf(s->error, sizeof s->error, "out of memory");
+	else if (aggregate_pca(a, s->order, s->xy, s->explained, &e) < 0)
+		snprintf(s->error, sizeof s->error, "%s", e.msg);
+	for (int i = 0; was >= 0 && !s->error[0] && i < s->n; i++) /* still sampled? (a run goes on) */
+		if (a->sample.tok[s->order[i]].line == s->sel_line && a->sample.tok[s->order[i]].token == s->sel_token)
+			s->sel = i;
+	return !s->error[0];
+}
+
+/* The joint PCA of a corpus's token sample. */
+static void qk_draw_agg(struct qk_state *s, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	const struct aggregate *a = ctx->agg;
+	const struct aggsample *smp = &a->sample;
+	const char *dot = anaview_dot(cv);
+	if (!qk_ensure_agg(s, ctx)) {
+		canvas_text(cv, area.x, area.y, area.w, s->error, canvas_role(cv, ROLE_ERROR));
+		return;
+	}
+	int n = s->n, sel = s->sel;
+	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
+		      "query/key geometry %s layer %d head %d %s corpus sample: %d tokens of %llu texts %s joint PCA %.0f%% + %.0f%%",
+		      dot, smp->layer, smp->head, dot, n, (unsigned long long)a->c.texts, dot, 100 * s->explained[0],
+		      100 * s->explained[1]);
+	canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_PANEL),
+		      "AttentionViz: queries and keys of a uniform sample of <= %d tokens; this head only%s", smp->cap,
+		      smp->layer != ctx->layer || smp->head != ctx->head ? " (--pca-head)" : "");
+	if (sel >= 0 && sel < n) {
+		const struct aggsample_tok *t = &smp->tok[s->order[sel]];
+		canvas_printf(cv, area.x, area.y + 2, area.w, canvas_role(cv, ROLE_TOKEN_SEL), "%s (line %llu, token %d): %s%s%s",
+			      t->piece, (unsigned long long)t->line + 1, t->token, t->text, t->text_b ? " | " : "",
+			      t->text_b ? t->text_b : "");
+	} else {
+		canvas_text(cv, area.x, area.y + 2, area.w, "no sampled token chosen: up/down choose one, and its text shows here",
+			    canvas_role(cv, ROLE_DIM));
+	}
+	int ph = ctx->print ? QK_PLOT_ROWS : area.h - QK_TOP - QK_BOTTOM;
+	if (ph < 3)
+		ph = 3;
+	struct rect pr = {area.x, area.y + QK_TOP, area.w, ph};
+	double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
+	for (int i = 0; i < 2 * n; i++) {
+		xmin = fmin(xmin, s->xy[2 * i]), xmax = fmax(xmax, s->xy[2 * i]);
+		ymin = fmin(ymin, s->xy[2 * i + 1]), ymax = fmax(ymax, s->xy[2 * i + 1]);
+	}
+	struct bplot p;
+	if (bplot_init(&p, cv, pr, xmin, xmax, ymin, ymax, true))
+		return;
+	struct style sq = canvas_role(cv, ROLE_QUERY), sk = canvas_role(cv, ROLE_KEY), ssel = canvas_role(cv, ROLE_TOKEN_SEL);
+	bplot_axes(&p);
+	for (int i = 0; i < n; i++)
+		bplot_marker(&p, cv, s->xy[2 * (n + i)], s->xy[2 * (n + i) + 1], QK_GLYPH_K, 'x', sk);
+	for (int i = 0; i < n; i++)
+		bplot_marker(&p, cv, s->xy[2 * i], s->xy[2 * i + 1], QK_GLYPH_Q, 'o', sq);
+	if (sel >= 0 && sel < n) {
+		const char *piece = smp->tok[s->order[sel]].piece;
+		bplot_marker(&p, cv, s->xy[2 * (n + sel)], s->xy[2 * (n + sel) + 1], QK_GLYPH_K, 'x', ssel);
+		bplot_marker(&p, cv, s->xy[2 * sel], s->xy[2 * sel + 1], QK_GLYPH_Q, 'o', ssel);
+		bplot_label(&p, cv, s->xy[2 * sel], s->xy[2 * sel + 1], piece, ssel);
+		bplot_label(&p, cv, s->xy[2 * (n + sel)], s->xy[2 * (n + sel) + 1], piece, ssel);
+	}
+	bplot_flush(&p, cv);
+	int ly = pr.y + pr.h, x = area.x;
+	x += canvas_text(cv, x, ly, -1, cv->pal->utf8 ? "\xe2\x97\x8f" : "o", sq);
+	x += canvas_text(cv, x, ly, -1, " query  ", canvas_role(cv, ROLE_LABEL));
+	x += canvas_text(cv, x, ly, -1, cv->pal->utf8 ? "\xe2\x97\x86" : "x", sk);
+	x += canvas_text(cv, x, ly, -1, " key  ", canvas_role(cv, ROLE_LABEL));
+	canvas_printf(cv, x, ly, -1, canvas_role(cv, ROLE_DIM), "%s axes through the origin %s not normalised, no links over a corpus",
+		      dot, dot);
+	canvas_printf(cv, area.x, ly + 1, area.w, canvas_role(cv, ROLE_DIM),
+		      "tokens sampled by a hash of (line, token): shards merge to the same sample");
+	bplot_free(&p);
 }
 
 static bool qk_ensure(struct qk_state *s, const struct view_ctx *ctx)
 {
 	struct trace tmp;
 	const struct trace *t = shapedesc_qk_trace(ctx->trace, ctx->qk_before_rotary, &tmp);
-	if (s->valid && s->gen == ctx->trace_gen && s->t == ctx->trace && s->layer == ctx->layer && s->head == ctx->head &&
-	    s->c_mode == s->mode && s->c_before == ctx->qk_before_rotary)
+	if (s->valid && !s->c_agg && s->gen == ctx->trace_gen && s->t == ctx->trace && s->layer == ctx->layer &&
+	    s->head == ctx->head && s->c_mode == s->mode && s->c_before == ctx->qk_before_rotary)
 		return !s->error[0];
 	free(s->xy);
 	free(s->argmax);
-	s->xy = NULL, s->argmax = NULL;
+	free(s->order);
+	s->xy = NULL, s->argmax = NULL, s->order = NULL, s->c_agg = NULL;
 	s->valid = true, s->gen = ctx->trace_gen, s->t = ctx->trace, s->layer = ctx->layer, s->head = ctx->head;
 	s->c_mode = s->mode;
 	s->c_before = ctx->qk_before_rotary;
@@ -117,14 +225,16 @@ static const char *qk_mode_name(enum qk_mode m)
 	return m == QK_RAW ? "no" : m == QK_NORMS ? "equal mean norms" : "distance tracks dot product";
 }
 
-/* Rows above the plot (title, two lines of measures) and below (legend). */
-#define QK_TOP 3
-#define QK_BOTTOM 2
 
 static void qk_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct qk_state *s = state;
 	struct rect old = canvas_clip(cv, area);
+	if (ctx->agg) {
+		qk_draw_agg(s, ctx, cv, area);
+		canvas_clip(cv, old);
+		return;
+	}
 	if (!anaview_ready(ctx, cv, area)) {
 		canvas_clip(cv, old);
 		return;
@@ -238,6 +348,28 @@ static int qk_height(void *state, struct view_ctx *ctx, const struct canvas *cv,
 static bool qk_act(void *state, struct view_ctx *ctx, enum action a, int count)
 {
 	struct qk_state *s = state;
+	if (ctx->agg) {
+		int n = ctx->agg->sample.n, rep = count > 0 ? count : 1;
+		switch (a) {
+		case ACT_UP:
+		case ACT_DOWN:
+			if (n > 0 && qk_ensure_agg(s, ctx) && s->n > 0) { /* from none, down starts at the first, up at the last */
+				s->sel = s->sel < 0 ? (a == ACT_DOWN ? 0 : s->n - 1)
+						    : ((s->sel + (a == ACT_DOWN ? rep : -rep)) % s->n + s->n) % s->n;
+				s->sel_line = ctx->agg->sample.tok[s->order[s->sel]].line;
+				s->sel_token = ctx->agg->sample.tok[s->order[s->sel]].token;
+			}
+			return true;
+		case ACT_NORMALISE:
+			snprintf(ctx->message, sizeof ctx->message, "no normalisation over a corpus sample");
+			return true;
+		case ACT_OPEN:
+			snprintf(ctx->message, sizeof ctx->message, "a corpus aggregate has no heatmap");
+			return true;
+		default:
+			return anaview_nav(ctx, a, count);
+		}
+	}
 	switch (a) {
 	case ACT_NORMALISE:
 		s->mode = (enum qk_mode)((s->mode + (count > 0 ? count : 1)) % QK_MODES);
@@ -261,6 +393,10 @@ static void qk_status(void *state, struct view_ctx *ctx, char *buf, size_t n)
 {
 	struct qk_state *s = state;
 	buf[0] = 0;
+	if (ctx->agg) {
+		snprintf(buf, n, "sample of L%d H%d, %d tokens", ctx->agg->sample.layer, ctx->agg->sample.head, ctx->agg->sample.n);
+		return;
+	}
 	if (!ctx->trace || ctx->trace->n == 0 || !qk_ensure(s, ctx))
 		return;
 	if (s->mode == QK_RAW)

@@ -9,7 +9,11 @@
  * population std (n), attnscope's variant. Layer keys change the layer; the selected head is
  * highlighted. Under grouped-query attention each key/value head's bar comes once, after the query
  * heads that share it ("kv1 k"), and the scatters pair each query head with it. For rotary models
- * the vectors are those the scores use or, toggled, the projections before rotary. */
+ * the vectors are those the scores use or, toggled, the projections before rotary.
+ *
+ * On a corpus aggregate (ctx->agg) the means and standard deviations are over every token of every
+ * text (aggregate.h keeps the first tokens' moments apart, so t works there too), with the queries
+ * and keys the scores use. */
 #include "config.h"
 
 #include <math.h>
@@ -17,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aggview.h"
 #include "anaview.h"
 #include "braille.h"
 #include "shapedesc.h"
@@ -81,37 +86,62 @@ static void qkstats_scatter(struct canvas *cv, struct rect r, const struct stats
 	bplot_free(&p);
 }
 
+/* The descriptives of LAYER's heads over the corpus of A, as stats_qk_desc gives them for a text. */
+static void qkstats_from_agg(const struct aggregate *a, int layer, const struct qkstats_state *s,
+			     struct stats_qk_desc *d)
+{
+	for (int h = 0; h < a->model.n_heads; h++) {
+		struct agg_moment q = aggregate_qk_moment(aggregate_qk(a, layer, h), false, s->keep_first),
+				  k = aggregate_qk_moment(aggregate_qk(a, layer, h), true, s->keep_first);
+		d[h].q_mean = q.n ? q.mean : 0;
+		d[h].k_mean = k.n ? k.mean : 0;
+		d[h].q_std = q.n ? (s->population ? aggregate_moment_pstd(&q) : aggregate_moment_std(&q)) : 0;
+		d[h].k_std = k.n ? (s->population ? aggregate_moment_pstd(&k) : aggregate_moment_std(&k)) : 0;
+		d[h].count = (size_t)q.n;
+	}
+}
+
 static void qkstats_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct qkstats_state *s = state;
 	struct rect old = canvas_clip(cv, area);
-	if (!anaview_ready(ctx, cv, area)) {
+	const struct aggregate *agg = ctx->agg;
+	if (!agg && !anaview_ready(ctx, cv, area)) {
 		canvas_clip(cv, old);
 		return;
 	}
 	struct trace tmp;
-	const struct trace *t = shapedesc_qk_trace(ctx->trace, ctx->qk_before_rotary, &tmp);
+	const struct trace *t = agg ? (tmp = aggview_shape(agg), &tmp) : shapedesc_qk_trace(ctx->trace, ctx->qk_before_rotary, &tmp);
 	int H = t->n_heads;
 	struct stats_qk_desc *d = calloc((size_t)H, sizeof *d);
 	if (!d) {
 		canvas_clip(cv, old);
 		return;
 	}
-	stats_qk_desc(t, ctx->layer, !s->keep_first, !s->population, d);
-	const char *dot = anaview_dot(cv);
+	if (agg)
+		qkstats_from_agg(agg, ctx->layer, s, d);
+	else
+		stats_qk_desc(t, ctx->layer, !s->keep_first, !s->population, d);
+	const char *dot = anaview_dot(cv), *times = cv->pal->utf8 ? "\xc3\x97" : "x";
 	char rot[48] = "";
 	if (t->rotary)
 		snprintf(rot, sizeof rot, " %s %s", dot, shapedesc_rotary(t, ctx->qk_before_rotary));
+	bool keep_first = s->keep_first || (!agg && t->n < 2);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
 		      "query/key statistics %s layer %d %s mean %s std over tokens %s dimensions %s first token %s%s", dot,
-		      ctx->layer, dot, cv->pal->utf8 ? "\xc2\xb1" : "+-", cv->pal->utf8 ? "\xc3\x97" : "x", dot,
-		      s->keep_first || t->n < 2 ? "included" : "left out", rot);
-	int first_token = s->keep_first || t->n < 2 ? 0 : 1;
-	canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_LABEL),
-		      "%s: std over %s %s n %zu per mean: tokens %d%s%d %s %d dims",
-		      s->population ? "attnscope" : "notebook 004", s->population ? "n, the population's" : "n-1, Bessel (torch's std())",
-		      dot, d[0].count, first_token, cv->pal->utf8 ? "\xe2\x80\xa6" : "-", t->n - 1, cv->pal->utf8 ? "\xc3\x97" : "x",
-		      t->head_dim);
+		      ctx->layer, dot, cv->pal->utf8 ? "\xc2\xb1" : "+-", times, dot, keep_first ? "included" : "left out",
+		      rot);
+	const char *how = s->population ? "attnscope" : "notebook 004",
+		   *div = s->population ? "n, the population's" : "n-1, Bessel (torch's std())";
+	if (agg)
+		canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_LABEL),
+			      "%s: std over %s %s n %zu per mean: %s of %llu texts %s %d dims (as the scores use them)",
+			      how, div, dot, d[0].count, keep_first ? "every token" : "the tokens after the first",
+			      (unsigned long long)agg->c.texts, times, t->head_dim);
+	else
+		canvas_printf(cv, area.x, area.y + 1, area.w, canvas_role(cv, ROLE_LABEL),
+			      "%s: std over %s %s n %zu per mean: tokens %d%s%d %s %d dims", how, div, dot, d[0].count,
+			      keep_first ? 0 : 1, cv->pal->utf8 ? "\xe2\x80\xa6" : "-", t->n - 1, times, t->head_dim);
 	/* Error bars on one axis through 0. */
 	double lo = 0, hi = 0;
 	for (int h = 0; h < H; h++) {
@@ -174,7 +204,8 @@ static void qkstats_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 static int qkstats_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
 {
 	(void)state, (void)cv;
-	const struct trace *t = ctx->trace;
+	struct trace shape;
+	const struct trace *t = ctx->agg ? (shape = aggview_shape(ctx->agg), &shape) : ctx->trace;
 	int H = t ? t->n_heads : 0, K = t ? (shapedesc_gqa(t) ? t->n_kv_heads : H) : 0;
 	return 3 + H + K + 1 + (width >= 60 ? 1 : 2) * (QS_SCATTER_ROWS + 1);
 }
