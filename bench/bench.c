@@ -24,6 +24,7 @@
 #include "model-internal.h"
 #include "model.h"
 #include "runner.h"
+#include "tokenizer.h"
 #include "ui.h"
 
 #include "torch_peer.h"
@@ -456,7 +457,21 @@ static void bench_stages(struct model *m, int n, int reps)
 	double all = 0;
 	for (int k = 0; k < FWD_STAGES; k++)
 		all += st.seconds[k];
-	printf("  stages at %d tokens (ms per forward, %.1f in all):", n, all / st.runs * 1e3);
+	/* Tokenizing comes before the forward pass: the same number of tokens from a text, best of REPS. */
+	char *text = bench_text(m, n);
+	double tok = 1e30;
+	for (int r = 0; r < reps; r++) {
+		struct token_list tl = {0};
+		double t0 = now();
+		int rc = tokenizer_encode(model_get_tokenizer(m), text, NULL, model_get_info(m)->max_positions, &tl, &e);
+		double dt = now() - t0;
+		token_list_free(&tl);
+		if (rc == 0 && dt < tok)
+			tok = dt;
+	}
+	free(text);
+	printf("  stages at %d tokens (ms per forward, %.1f in all; before it, tokenize %.2f):", n, all / st.runs * 1e3,
+	       tok < 1e30 ? tok * 1e3 : -1.0);
 	for (int k = 0; k < FWD_STAGES; k++)
 		printf("%s %s %.1f", k ? "," : "", fwd_stage_name(k), st.seconds[k] / st.runs * 1e3);
 	printf("\n");
