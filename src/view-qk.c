@@ -104,6 +104,23 @@ static bool qk_ensure_agg(struct qk_state *s, const struct view_ctx *ctx)
 	return !s->error[0];
 }
 
+/* The scatter's plot PR below the title lines, its bounds those of the N queries and N keys in S->xy
+ * (and the origin); non-zero when it cannot be drawn. */
+static int qk_plot_begin(const struct qk_state *s, const struct view_ctx *ctx, struct canvas *cv, struct rect area, int n,
+			 struct bplot *p, struct rect *pr)
+{
+	int ph = ctx->print ? QK_PLOT_ROWS : area.h - QK_TOP - QK_BOTTOM;
+	if (ph < 3)
+		ph = 3;
+	*pr = (struct rect){area.x, area.y + QK_TOP, area.w, ph};
+	double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
+	for (int i = 0; i < 2 * n; i++) {
+		xmin = fmin(xmin, s->xy[2 * i]), xmax = fmax(xmax, s->xy[2 * i]);
+		ymin = fmin(ymin, s->xy[2 * i + 1]), ymax = fmax(ymax, s->xy[2 * i + 1]);
+	}
+	return bplot_init(p, cv, *pr, xmin, xmax, ymin, ymax, true);
+}
+
 /* The joint PCA of a corpus's token sample. */
 static void qk_draw_agg(struct qk_state *s, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
@@ -131,17 +148,9 @@ static void qk_draw_agg(struct qk_state *s, struct view_ctx *ctx, struct canvas 
 		canvas_text(cv, area.x, area.y + 2, area.w, "no sampled token chosen: up/down choose one, and its text shows here",
 			    canvas_role(cv, ROLE_DIM));
 	}
-	int ph = ctx->print ? QK_PLOT_ROWS : area.h - QK_TOP - QK_BOTTOM;
-	if (ph < 3)
-		ph = 3;
-	struct rect pr = {area.x, area.y + QK_TOP, area.w, ph};
-	double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
-	for (int i = 0; i < 2 * n; i++) {
-		xmin = fmin(xmin, s->xy[2 * i]), xmax = fmax(xmax, s->xy[2 * i]);
-		ymin = fmin(ymin, s->xy[2 * i + 1]), ymax = fmax(ymax, s->xy[2 * i + 1]);
-	}
 	struct bplot p;
-	if (bplot_init(&p, cv, pr, xmin, xmax, ymin, ymax, true))
+	struct rect pr;
+	if (qk_plot_begin(s, ctx, cv, area, n, &p, &pr))
 		return;
 	struct style sq = canvas_role(cv, ROLE_QUERY), sk = canvas_role(cv, ROLE_KEY), ssel = canvas_role(cv, ROLE_TOKEN_SEL);
 	bplot_axes(&p);
@@ -271,17 +280,9 @@ static void qk_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct
 		      q->meandist_before > 0 ? q->argmax_before / q->meandist_before : 0, arrow,
 		      q->meandist_after > 0 ? q->argmax_after / q->meandist_after : 0);
 
-	int ph = ctx->print ? QK_PLOT_ROWS : area.h - QK_TOP - QK_BOTTOM;
-	if (ph < 3)
-		ph = 3;
-	struct rect pr = {area.x, area.y + QK_TOP, area.w, ph};
-	double xmin = 0, xmax = 0, ymin = 0, ymax = 0;
-	for (int i = 0; i < 2 * n; i++) {
-		xmin = fmin(xmin, s->xy[2 * i]), xmax = fmax(xmax, s->xy[2 * i]);
-		ymin = fmin(ymin, s->xy[2 * i + 1]), ymax = fmax(ymax, s->xy[2 * i + 1]);
-	}
 	struct bplot p;
-	if (bplot_init(&p, cv, pr, xmin, xmax, ymin, ymax, true)) {
+	struct rect pr;
+	if (qk_plot_begin(s, ctx, cv, area, n, &p, &pr)) {
 		canvas_clip(cv, old);
 		return;
 	}
