@@ -1448,6 +1448,13 @@ int main(int argc, char **argv)
 		/* The floor under any keystroke latency: the forward's arithmetic at the machine's sgemm rate. */
 		printf("  a forward at 32 tokens is %.2f GFLOP: %.0f ms at the sgemm rate, the least any keystroke can take\n",
 		       forward_flops(s, 32) / 1e9, forward_flops(s, 32) / (peak * 1e9) * 1e3);
+		/* What the explorer does once the first screen is up (model_promote_weights). */
+		double tp = now();
+		model_promote_weights(m);
+		model_wait_prefault(m);
+		printf("  the explorer's background copy of the weights to huge pages: %.0f MB in %.0f ms (none when the\n"
+		       "  page cache holds the file in 2 MB folios, which the kernel maps in huge pages itself)\n",
+		       model_bytes_promoted(m) / 1e6, (now() - tp) * 1e3);
 		below += bench_keystroke(m, 32, quick ? 1 : 5, s->gpt2 ? 0 : 50);
 		bench_keystroke(m, 128, quick ? 1 : 3, 0);
 		bench_stages(m, 128, quick ? 1 : 3);

@@ -482,6 +482,7 @@ static int run_tui(const struct options *o)
 		fprintf(stderr, "attnscope: %s\n", e.msg);
 		return 1;
 	}
+	model_promote_weights(m); /* the explorer runs the model on every edit */
 	int rc = ui_run(m, o->text ? o->text : "", o->pair, &o->ui, &e) < 0 ? 1 : 0;
 	if (rc)
 		fprintf(stderr, "attnscope: %s\n", e.msg);

@@ -100,9 +100,13 @@ struct model {
 				      * OpenBLAS's threading, whose rounding their reference cases pin) */
 	struct prefix_cache *prefix; /* causal models: the last trace of model_run_reuse (NULL otherwise) */
 	struct fwd_stages *stages;   /* when set, forward_run adds its time per stage there (the benchmark) */
-	pthread_t prefault;          /* faults the weights in, in the order the forward uses them */
+	pthread_t prefault;          /* faults the weights in, in the order the forward uses them, then
+				      * moves them to huge pages if model_promote_weights asked */
 	bool prefault_running;
 	volatile int prefault_stop;
+	pthread_mutex_t prefault_lock; /* guards the three below */
+	bool prefault_idle;          /* no background thread will look at promote_wanted any more */
+	bool promote_wanted, promote_started;
 };
 
 /* Read config.json's shape and block settings into M->info and M->arch (model-config.c). */
@@ -141,6 +145,9 @@ size_t model_bytes_cached(const struct model *m);
 
 /* Replace the cache's budget (dropping what it holds): for tests and the benchmark. */
 int model_set_cache_budget(struct model *m, size_t bytes);
+
+/* Bytes of the weights model_promote_weights moved to huge pages (the benchmark prints them). */
+size_t model_bytes_promoted(const struct model *m);
 
 /* Wait for the background prefault of the weights to finish (the benchmark times it). */
 void model_wait_prefault(struct model *m);

@@ -81,8 +81,6 @@ int model_set_cache_budget(struct model *m, size_t bytes)
  * MADV_POPULATE_READ per 8 MB, else a byte a page), so the forward pass takes no page faults. */
 static void model_prefault_weight(struct model *m, const struct weight *w)
 {
-	if (!w->data || m->prefault_stop)
-		return;
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)w->rows * w->cols * (w->dtype == ST_F32 ? 4 : 2);
 	uintptr_t lo = (uintptr_t)w->data & ~(uintptr_t)(page - 1), hi = (uintptr_t)w->data + bytes;
 	(void)madvise((void *)lo, hi - lo, MADV_WILLNEED);
@@ -99,24 +97,69 @@ static void model_prefault_weight(struct model *m, const struct weight *w)
 	}
 }
 
-static void *model_prefault_main(void *arg)
+/* Move W's pages to huge pages where the kernel mapped its file in 4 KB ones (st_promote). */
+static void model_promote_weight(struct model *m, const struct weight *w)
 {
-	struct model *m = arg;
-#ifdef SYS_gettid
-	/* Low priority: a forward pass running meanwhile (--dump) keeps the cores; idle time reads ahead. */
-	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
-#endif
-	model_prefault_weight(m, &m->pos_emb);
-	model_prefault_weight(m, &m->type_emb);
-	model_prefault_weight(m, &m->emb_proj_w);
-	model_prefault_weight(m, &m->rel_emb);
+	size_t bytes = (size_t)w->rows * w->cols * (w->dtype == ST_F32 ? 4 : 2), chunk = (size_t)8 << 20;
+	for (size_t at = 0; at < bytes && !m->prefault_stop; at += chunk)
+		st_promote(&m->st, w->data + at, bytes - at < chunk ? bytes - at : chunk);
+}
+
+/* FN on every mapped weight, in the order the forward pass uses them (the token table only by its
+ * rows: not here). */
+static void model_each_weight(struct model *m, void (*fn)(struct model *m, const struct weight *w))
+{
+	const struct weight *first[] = {&m->pos_emb, &m->type_emb, &m->emb_proj_w, &m->rel_emb};
+	for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+		if (first[i]->data && !m->prefault_stop)
+			fn(m, first[i]);
 	for (int l = 0; l < m->info.n_layers && !m->prefault_stop; l++) {
 		const struct layer_weights *w = &m->layers[l];
 		const struct weight *order[] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->out_w,
 						&w->gate_up_w, &w->gate_w, &w->up_w, &w->down_w};
 		for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-			model_prefault_weight(m, order[i]);
+			if (order[i]->data && !m->prefault_stop)
+				fn(m, order[i]);
 	}
+}
+
+/* Whether the background thread should go on to huge pages: model_promote_weights asked for it.
+ * Else the thread is idle from now on, and model_promote_weights starts one. */
+static bool model_promote_claimed(struct model *m)
+{
+	pthread_mutex_lock(&m->prefault_lock);
+	bool go = m->promote_wanted && !m->promote_started;
+	if (go)
+		m->promote_started = true;
+	else
+		m->prefault_idle = true;
+	pthread_mutex_unlock(&m->prefault_lock);
+	return go;
+}
+
+static void model_background_priority(void)
+{
+#ifdef SYS_gettid
+	/* Low priority: a forward pass running meanwhile (--dump) keeps the cores; idle time reads ahead. */
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+#endif
+}
+
+static void *model_prefault_main(void *arg)
+{
+	struct model *m = arg;
+	model_background_priority();
+	model_each_weight(m, model_prefault_weight);
+	if (model_promote_claimed(m))
+		model_each_weight(m, model_promote_weight);
+	return NULL;
+}
+
+static void *model_promote_main(void *arg)
+{
+	struct model *m = arg;
+	model_background_priority();
+	model_each_weight(m, model_promote_weight);
 	return NULL;
 }
 
@@ -125,10 +168,35 @@ static void *model_prefault_main(void *arg)
 static void model_start_prefault(struct model *m)
 {
 	const char *env = getenv("ATTNSCOPE_PREFAULT");
+	m->prefault_stop = 0;
+	if (env && strcmp(env, "0") == 0) {
+		m->prefault_idle = true;
+		return;
+	}
+	m->prefault_running = pthread_create(&m->prefault, NULL, model_prefault_main, m) == 0;
+	m->prefault_idle = !m->prefault_running;
+}
+
+void model_promote_weights(struct model *m)
+{
+	const char *env = getenv("ATTNSCOPE_PREFAULT");
 	if (env && strcmp(env, "0") == 0)
 		return;
-	m->prefault_stop = 0;
-	m->prefault_running = pthread_create(&m->prefault, NULL, model_prefault_main, m) == 0;
+	pthread_mutex_lock(&m->prefault_lock);
+	m->promote_wanted = true;
+	bool start = m->prefault_idle && !m->promote_started;
+	if (start)
+		m->promote_started = true;
+	pthread_mutex_unlock(&m->prefault_lock);
+	if (!start)
+		return;
+	model_wait_prefault(m); /* the faulting thread, finished */
+	m->prefault_running = pthread_create(&m->prefault, NULL, model_promote_main, m) == 0;
+}
+
+size_t model_bytes_promoted(const struct model *m)
+{
+	return st_promoted_bytes(&m->st);
 }
 
 void model_wait_prefault(struct model *m)
@@ -433,6 +501,8 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 	struct model *m = calloc(1, sizeof *m);
 	if (!m)
 		return err_set(e, "out of memory");
+	pthread_mutex_init(&m->prefault_lock, NULL);
+	m->prefault_idle = true; /* until model_start_prefault */
 	struct hfconfig cfg = {0};
 	snprintf(m->info.name, sizeof m->info.name, "%s", name_or_dir);
 	if (hub_resolve(name_or_dir, m->info.dir, sizeof m->info.dir, e) < 0)
@@ -505,6 +575,7 @@ void model_close(struct model *m)
 	model_config_free(m);
 	st_close(&m->st);
 	family_free(&m->fam);
+	pthread_mutex_destroy(&m->prefault_lock);
 	free(m);
 }
 

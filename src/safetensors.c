@@ -1,11 +1,13 @@
 /* safetensors.c -- parse and validate safetensors headers, map the data (see safetensors.h). */
 #include "safetensors.h"
+#include "hugemap.h"
 #include "jsoncap.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,9 +231,11 @@ static int st_map_file(const char *path, struct st_set *set, struct err *e)
 	map->size = (size_t)sb.st_size;
 	map->addr = NULL;
 	map->borrowed = 0;
+	map->huge = 0;
+	map->promoted = NULL;
 	map->path = strdup(path);
 	if (map->size > 0) {
-		map->addr = mmap(NULL, map->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		map->addr = hugemap_file(fd, map->size);
 		if (map->addr == MAP_FAILED) {
 			int errnum = errno;
 			close(fd);
@@ -265,6 +269,49 @@ int st_open_file(const char *path, struct st_set *set, struct err *e)
 	return 0;
 }
 
+/* Whether MAP's 2 MB pages should be copied to anonymous huge pages: the kernel gives them, it
+ * did not map the file in 2 MB entries itself, and a second copy of the file fits in free memory
+ * twice over (the copy cannot be dropped under pressure as page cache can). */
+static int st_promote_decide(const struct st_map *map)
+{
+	long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	bool fits = pages > 0 && page > 0 && map->size / (size_t)page < (size_t)pages / 2;
+	bool aligned = ((uintptr_t)map->addr & (HUGEMAP_PAGE - 1)) == 0;
+	return map->size >= HUGEMAP_PAGE && aligned && fits && hugemap_available() && !hugemap_mapped_huge(map->addr) ? 1 : -1;
+}
+
+void st_promote(struct st_set *set, const void *p, size_t len)
+{
+	const char *c = p;
+	for (int f = 0; f < set->n_files; f++) {
+		struct st_map *map = &set->files[f];
+		char *base = map->addr;
+		if (map->borrowed || !base || c < base || c >= base + map->size)
+			continue;
+		if (map->huge == 0 && (map->huge = st_promote_decide(map)) > 0 &&
+		    !(map->promoted = calloc(map->size / HUGEMAP_PAGE + 1, 1)))
+			map->huge = -1;
+		if (map->huge < 0)
+			return;
+		/* whole 2 MB pages only: the file's last partial one stays mapped from the file */
+		size_t whole = map->size / HUGEMAP_PAGE, first = (size_t)(c - base) / HUGEMAP_PAGE;
+		size_t end = ((size_t)(c - base) + len + HUGEMAP_PAGE - 1) / HUGEMAP_PAGE;
+		for (size_t i = first; i < end && i < whole; i++)
+			if (!map->promoted[i] && hugemap_promote(base + i * HUGEMAP_PAGE, HUGEMAP_PAGE) == 0)
+				map->promoted[i] = 1;
+		return;
+	}
+}
+
+size_t st_promoted_bytes(const struct st_set *set)
+{
+	size_t bytes = 0;
+	for (int f = 0; f < set->n_files; f++)
+		for (size_t i = 0; set->files[f].promoted && i < set->files[f].size / HUGEMAP_PAGE; i++)
+			bytes += set->files[f].promoted[i] ? HUGEMAP_PAGE : 0;
+	return bytes;
+}
+
 int st_parse_buffer(const void *buf, size_t size, const char *name, struct st_set *set, struct err *e)
 {
 	memset(set, 0, sizeof *set);
@@ -273,7 +320,7 @@ int st_parse_buffer(const void *buf, size_t size, const char *name, struct st_se
 		set->files = NULL;
 		return err_set(e, "out of memory");
 	}
-	set->files[0] = (struct st_map){set->files[0].path, (void *)buf, size, 1};
+	set->files[0] = (struct st_map){set->files[0].path, (void *)buf, size, 1, -1, NULL};
 	set->n_files = 1;
 	if (st_parse(set, &set->files[0], e) < 0 || st_finish(set, e) < 0) {
 		st_close(set);
@@ -370,6 +417,7 @@ void st_close(struct st_set *set)
 		if (set->files[i].addr && !set->files[i].borrowed)
 			munmap(set->files[i].addr, set->files[i].size);
 		free(set->files[i].path);
+		free(set->files[i].promoted);
 	}
 	free(set->files);
 	memset(set, 0, sizeof *set);

@@ -35,6 +35,8 @@ struct st_set {
 		void *addr;
 		size_t size;
 		int borrowed;   /* addr is the caller's buffer (st_parse_buffer), not a mapping */
+		int huge;       /* st_promote: 0 not decided yet, 1 promote its 2 MB pages, -1 leave it */
+		unsigned char *promoted; /* st_promote: per 2 MB page of the mapping, moved already */
 	} *files;               /* [n_files] */
 	int n_tensors;
 	struct st_tensor *tensors; /* [n_tensors], sorted by name */
@@ -48,6 +50,13 @@ int st_parse_buffer(const void *buf, size_t size, const char *name, struct st_se
 /* Map DIR/model.safetensors, or every shard named in DIR/model.safetensors.index.json. */
 int st_open_dir(const char *dir, struct st_set *set, struct err *e);
 void st_close(struct st_set *set);
+
+/* Move the 2 MB pages under [P, P + LEN) of a mapped file to anonymous huge pages when the kernel
+ * could not map that file in 2 MB entries (hugemap.h). The first call for a file decides, from what
+ * is resident of it: call it after faulting in a weight. One thread at a time; readers may run. */
+void st_promote(struct st_set *set, const void *p, size_t len);
+/* Bytes st_promote moved to huge pages. */
+size_t st_promoted_bytes(const struct st_set *set);
 
 const struct st_tensor *st_find(const struct st_set *set, const char *name);
 size_t st_dtype_size(enum st_dtype dt);

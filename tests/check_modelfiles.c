@@ -4,6 +4,7 @@
 #include <check.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hugemap.h"
 #include "model.h"
 #include "safetensors.h"
 
@@ -351,6 +353,74 @@ START_TEST(test_half_conversion)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- huge pages (hugemap.h) */
+
+#define BIG_FLOATS (3 * (1 << 20)) /* 12 MB: whole 2 MB pages inside */
+
+struct reader {
+	const float *x;
+	volatile int stop;
+	long bad, reads;
+};
+
+/* Reads the mapping over and over while the main thread moves it to anonymous pages. */
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+	while (!r->stop) {
+		for (int i = 0; i < BIG_FLOATS; i += 1024)
+			r->bad += r->x[i] != (float)i;
+		r->reads++;
+	}
+	return NULL;
+}
+
+START_TEST(test_huge_page_copy_keeps_every_value)
+{
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%s/big.safetensors", tmpdir);
+	char header[128];
+	int hl = snprintf(header, sizeof header,
+			  "{\"big\":{\"dtype\":\"F32\",\"shape\":[%d],\"data_offsets\":[0,%zu]}}", BIG_FLOATS,
+			  (size_t)BIG_FLOATS * 4);
+	while ((8 + hl) % 8)
+		header[hl++] = ' ';
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	uint64_t len = (uint64_t)hl;
+	fwrite(&len, 8, 1, f);
+	fwrite(header, 1, (size_t)hl, f);
+	for (int i = 0; i < BIG_FLOATS; i++) {
+		float v = (float)i;
+		fwrite(&v, 4, 1, f);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+
+	struct st_set set;
+	struct err e = {{0}};
+	ck_assert_msg(st_open_file(path, &set, &e) == 0, "%s", e.msg);
+	ck_assert_int_eq((uintptr_t)set.files[0].addr % HUGEMAP_PAGE, 0); /* mapped at a 2 MB boundary */
+	const float *x = (const float *)(const void *)st_find(&set, "big")->data;
+	struct reader r = {x, 0, 0, 0};
+	pthread_t tid;
+	ck_assert_int_eq(pthread_create(&tid, NULL, reader_main, &r), 0);
+	/* moved in place while another thread reads it: the same bytes throughout */
+	char *base = set.files[0].addr;
+	ck_assert_int_eq(hugemap_promote(base + HUGEMAP_PAGE, 2 * HUGEMAP_PAGE), 0);
+	ck_assert_int_eq(hugemap_promote(base + 1, HUGEMAP_PAGE), -1); /* not at a 2 MB boundary */
+	st_promote(&set, x, (size_t)BIG_FLOATS * 4); /* the rest, if this kernel maps the file in 4 KB pages */
+	r.stop = 1;
+	pthread_join(tid, NULL);
+	ck_assert_int_eq(r.bad, 0);
+	ck_assert_int_gt(r.reads, 0);
+	for (int i = 0; i < BIG_FLOATS; i++)
+		if (x[i] != (float)i)
+			ck_abort_msg("value %d changed to %g", i, x[i]);
+	ck_assert_uint_le(st_promoted_bytes(&set), set.files[0].size);
+	st_close(&set);
+}
+END_TEST
+
 static Suite *modelfiles_suite(void)
 {
 	Suite *s = suite_create("modelfiles");
@@ -374,6 +444,7 @@ static Suite *modelfiles_suite(void)
 	tcase_add_test(tc, test_missing_folder_and_files);
 	tcase_add_test(tc, test_nan_weights_do_not_crash);
 	tcase_add_test(tc, test_half_conversion);
+	tcase_add_test(tc, test_huge_page_copy_keeps_every_value);
 	suite_add_tcase(s, tc);
 	return s;
 }
