@@ -52,6 +52,15 @@ static void trace_cache_free(struct trace_cache *c)
 	free(c);
 }
 
+static _Thread_local void (*recompute_hook)(void *arg, const struct trace *t);
+static _Thread_local void *recompute_arg;
+
+void trace_on_recompute(void (*hook)(void *arg, const struct trace *t), void *arg)
+{
+	recompute_hook = hook;
+	recompute_arg = arg;
+}
+
 const float *trace_attn_cached(const struct trace *t, int layer, int head)
 {
 	struct trace_cache *c = t->cache;
@@ -63,7 +72,8 @@ const float *trace_attn_cached(const struct trace *t, int layer, int head)
 		if (c->slot[i].used < c->slot[old].used)
 			old = i;
 	}
-	if (hit < 0) {
+	bool filled = hit < 0;
+	if (filled) {
 		/* Fill the least recently used slot (the same size for every head of the trace). */
 		hit = old;
 		c->slot[hit].layer = c->slot[hit].head = -1;
@@ -74,6 +84,8 @@ const float *trace_attn_cached(const struct trace *t, int layer, int head)
 	c->slot[hit].used = ++c->clock;
 	const float *p = c->slot[hit].p;
 	pthread_mutex_unlock(&c->lock);
+	if (filled && recompute_hook)
+		recompute_hook(recompute_arg, t);
 	return p;
 }
 

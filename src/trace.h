@@ -75,6 +75,10 @@ struct trace {
 #define TRACE_THUMB 64 /* blocks per side of a compact trace's recorded thumbnails */
 
 const float *trace_attn_cached(const struct trace *t, int layer, int head);
+/* On this thread, call HOOK(ARG, trace) after each head a compact trace recomputes (NULL: none). A
+ * view that reads every head of a long text recomputes them all, for seconds or minutes: the
+ * explorer shows the count meanwhile. */
+void trace_on_recompute(void (*hook)(void *arg, const struct trace *t), void *arg);
 /* Head HEAD of LAYER: [n][n] probabilities, row = query. In a compact trace the memory belongs to the
  * cache (see TRACE_ATTN_SLOTS), whose memory is allocated with the trace: this never fails. */
 static inline const float *trace_attn(const struct trace *t, int layer, int head)

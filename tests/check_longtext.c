@@ -200,6 +200,39 @@ START_TEST(test_pointer_lifetime)
 }
 END_TEST
 
+static void count_recompute(void *arg, const struct trace *t)
+{
+	(void)t;
+	++*(int *)arg;
+}
+
+/* The explorer counts the heads a view makes a compact trace recompute: once per head filled,
+ * never for a head still cached, and only on the thread that asked. */
+START_TEST(test_recompute_hook)
+{
+	struct model *m = open_fixture("llama-gqa");
+	struct trace *full, *c;
+	run_both(m, "0", &full, &c);
+	int count = 0;
+	trace_on_recompute(count_recompute, &count);
+	(void)trace_attn(c, 0, 0);
+	(void)trace_attn(c, 0, 1);
+	(void)trace_attn(c, 0, 0); /* cached */
+	(void)trace_attn(full, 0, 2); /* a full trace computes nothing */
+	ck_assert_int_eq(count, 2);
+	for (int l = 0; l < c->n_layers; l++)
+		for (int h = 0; h < c->n_heads; h++)
+			(void)trace_attn(c, l, h);
+	ck_assert_int_eq(count, 2 + c->n_layers * c->n_heads - 2);
+	trace_on_recompute(NULL, NULL);
+	(void)trace_attn(c, 0, 0);
+	ck_assert_int_eq(count, 2 + c->n_layers * c->n_heads - 2);
+	trace_free(full);
+	trace_free(c);
+	model_close(m);
+}
+END_TEST
+
 START_TEST(test_budget_parse)
 {
 	setenv("ATTNSCOPE_TRACE_BUDGET", "2k", 1);
@@ -229,6 +262,7 @@ int main(void)
 	tcase_add_test(tc, test_relative_stays_full);
 	tcase_add_test(tc, test_pointer_lifetime);
 	tcase_add_test(tc, test_budget_parse);
+	tcase_add_test(tc, test_recompute_hook);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
