@@ -34,20 +34,26 @@ int attnvec_rows(const struct trace *t, int layer, int head, enum attnvec_specia
 	}
 	out->m = m;
 	out->rows = malloc((size_t)m * m * sizeof *out->rows);
-	double *row = malloc((size_t)m * sizeof *row); /* [m] one row in double */
-	if (!out->rows || !row) {
-		free(row);
+	double *acc = calloc((size_t)m * m, sizeof *acc); /* [m][m] the heads' sum, in double */
+	if (!out->rows || !acc) {
+		free(acc);
 		attnvec_free(out);
 		return err_set(e, "out of memory");
 	}
+	/* Head by head: a compact trace (long texts) recomputes a head each time it is not among the
+	 * last few asked for, so the heads are the outer loop. The sums add the heads in the same
+	 * order as per cell. */
 	int h0 = head < 0 ? 0 : head, h1 = head < 0 ? t->n_heads : head + 1;
+	for (int h = h0; h < h1 && !trace_recompute_stopped(); h++) {
+		const float *p = trace_attn(t, layer, h);
+		for (int a = 0; a < m; a++)
+			for (int b = 0; b < m; b++)
+				acc[(size_t)a * m + b] += p[(size_t)out->tok[a] * n + out->tok[b]];
+	}
 	for (int a = 0; a < m; a++) {
-		double sum = 0, sq = 0;
+		double sum = 0, sq = 0, *row = acc + (size_t)a * m;
 		for (int b = 0; b < m; b++) {
-			double s = 0;
-			for (int h = h0; h < h1; h++)
-				s += trace_attn(t, layer, h)[(size_t)out->tok[a] * n + out->tok[b]];
-			row[b] = s / (h1 - h0);
+			row[b] /= h1 - h0;
 			sum += row[b];
 		}
 		if (special == ATTNVEC_DROP_RENORM && sum > 0)
@@ -58,7 +64,7 @@ int attnvec_rows(const struct trace *t, int layer, int head, enum attnvec_specia
 		for (int b = 0; b < m; b++)
 			out->rows[(size_t)a * m + b] = (float)(unit && sq > 0 ? row[b] / sqrt(sq) : row[b]);
 	}
-	free(row);
+	free(acc);
 	return 0;
 }
 

@@ -84,7 +84,7 @@ int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg,
 		h0 = 0, h1 = t->n_heads;
 	if (agg == HEAT_ALL_MEAN)
 		l0 = 0, l1 = t->n_layers, h0 = 0, h1 = t->n_heads;
-	for (int l = l0; l < l1; l++)
+	for (int l = l0; l < l1 && !trace_recompute_stopped(); l++)
 		for (int h = h0; h < h1; h++) {
 			const float *a = trace_attn(t, l, h);
 			for (size_t i = 0; i < nn; i++)

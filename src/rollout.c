@@ -19,6 +19,10 @@ int rollout_compute(const struct trace *t, float *out, struct err *e)
 		return err_set(e, "out of memory");
 	}
 	for (int l = 0; l < L; l++) {
+		if (trace_recompute_stopped()) {
+			free(a), free(r), free(nr);
+			return err_set(e, "stopped");
+		}
 		memset(a, 0, nn * sizeof *a);
 		for (int h = 0; h < H; h++) {
 			const float *p = trace_attn(t, l, h);

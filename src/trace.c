@@ -55,10 +55,22 @@ static void trace_cache_free(struct trace_cache *c)
 static _Thread_local void (*recompute_hook)(void *arg, const struct trace *t);
 static _Thread_local void *recompute_arg;
 
+static _Thread_local bool recompute_stopped;
+
 void trace_on_recompute(void (*hook)(void *arg, const struct trace *t), void *arg)
 {
 	recompute_hook = hook;
 	recompute_arg = arg;
+}
+
+void trace_stop_recompute(bool stop)
+{
+	recompute_stopped = stop;
+}
+
+bool trace_recompute_stopped(void)
+{
+	return recompute_stopped;
 }
 
 const float *trace_attn_cached(const struct trace *t, int layer, int head)
@@ -77,6 +89,12 @@ const float *trace_attn_cached(const struct trace *t, int layer, int head)
 		/* Fill the least recently used slot (the same size for every head of the trace). */
 		hit = old;
 		c->slot[hit].layer = c->slot[hit].head = -1;
+		if (recompute_stopped) { /* the caller will throw its result away: finite, not this head */
+			c->slot[hit].used = ++c->clock;
+			const float *junk = c->slot[hit].p;
+			pthread_mutex_unlock(&c->lock);
+			return junk;
+		}
 		t->attn_fill(t, layer, head, c->slot[hit].p);
 		c->slot[hit].layer = layer;
 		c->slot[hit].head = head;

@@ -79,6 +79,12 @@ const float *trace_attn_cached(const struct trace *t, int layer, int head);
  * view that reads every head of a long text recomputes them all, for seconds or minutes: the
  * explorer shows the count meanwhile. */
 void trace_on_recompute(void (*hook)(void *arg, const struct trace *t), void *arg);
+/* The user stopped such a view (STOP true), until it is called with false: on this thread, a head
+ * a compact trace does not hold is no longer recomputed: trace_attn returns some other finite
+ * values at once, and the loops over every head (rollout, means, vectors) end early. Whatever was
+ * computed meanwhile must be thrown away: the explorer closes the view. */
+void trace_stop_recompute(bool stop);
+bool trace_recompute_stopped(void);
 /* Head HEAD of LAYER: [n][n] probabilities, row = query. In a compact trace the memory belongs to the
  * cache (see TRACE_ATTN_SLOTS), whose memory is allocated with the trace: this never fails. */
 static inline const float *trace_attn(const struct trace *t, int layer, int head)

@@ -83,6 +83,7 @@ struct ui {
 	int recomputed;
 	double recompute_start, recompute_last;
 	bool recompute_shown;   /* the status line was written around the canvas: repaint all */
+	char recompute_what[96]; /* what was done when Esc stopped it */
 };
 
 /* ---- curses output ---- */
@@ -178,7 +179,7 @@ static void ui_on_recompute(void *arg, const struct trace *t)
 		return;
 	char line[200], took[32];
 	progress_duration(took, sizeof took, now - u->recompute_start);
-	snprintf(line, sizeof line, " recomputing the heads of this %d-token text: %d done in %s (%.2f s each); Ctrl-C quits ",
+	snprintf(line, sizeof line, " recomputing the heads of this %d-token text: %d done in %s (%.2f s each); Esc stops, Ctrl-C quits ",
 		 t->n, u->recomputed, took, (now - u->recompute_start) / u->recomputed);
 	attron(A_REVERSE);
 	mvaddnstr(LINES - 1, 0, line, COLS);
@@ -194,10 +195,37 @@ static void ui_on_recompute(void *arg, const struct trace *t)
 			fprintf(stderr, "attnscope: stopped while recomputing the heads of a %d-token text\n", t->n);
 			_exit(130);
 		}
+		if (ch == 27) { /* ui_render closes the view once it has run out */
+			trace_stop_recompute(true);
+			snprintf(u->recompute_what, sizeof u->recompute_what, "%d heads of the %d-token text recomputed in %s",
+				 u->recomputed, t->n, took);
+			continue;
+		}
 		keys[n++] = ch;
 	}
 	while (n > 0)
 		ungetch(keys[--n]);
+}
+
+/* Esc stopped a view's recomputation: what it computed meanwhile is not the model's, so the view
+ * closes (or, in the grid, the comparison of every head ends), and the status line says so. */
+static void ui_submit_compare(struct ui *u);
+
+static void ui_recompute_stopped(struct ui *u)
+{
+	struct view_ctx *ctx = &u->ctx;
+	const char *name = ctx->stack[ctx->depth - 1]->name;
+	if (ctx->depth > 1) {
+		view_pop(ctx);
+	} else if (ctx->compare) {
+		lineedit_set(&u->compare, "");
+		ui_submit_compare(u);
+		name = "comparison";
+	} else {
+		ctx->trace_gen++; /* the view stays: what it cached is made again */
+	}
+	trace_stop_recompute(false);
+	snprintf(ctx->message, sizeof ctx->message, "stopped the %s: %s", name, u->recompute_what);
 }
 
 /* ---- frame ---- */
@@ -426,6 +454,10 @@ static void ui_render(struct ui *u)
 	}
 	int cx, cy;
 	ui_draw(u, &cx, &cy);
+	if (trace_recompute_stopped()) {
+		ui_recompute_stopped(u);
+		ui_draw(u, &cx, &cy);
+	}
 	if (u->recompute_shown) { /* the progress line went around the canvas */
 		u->recompute_shown = false;
 		ui_invalidate(u);

@@ -13,6 +13,7 @@
 #include "headsummary.h"
 #include "heatdata.h"
 #include "model.h"
+#include "rollout.h"
 #include "words.h"
 
 static const char *srcdir(void)
@@ -233,6 +234,34 @@ START_TEST(test_recompute_hook)
 }
 END_TEST
 
+/* Esc in the explorer: the loops over every head end with "stopped", nothing stopped is cached,
+ * and once resumed the same computation gives the full trace's numbers. */
+START_TEST(test_recompute_stop)
+{
+	struct model *m = open_fixture("llama-gqa");
+	struct trace *full, *c;
+	run_both(m, "0", &full, &c);
+	size_t nn = (size_t)c->n * c->n, all = (size_t)c->n_layers * nn;
+	float *want = malloc(all * sizeof *want), *got = malloc(all * sizeof *got);
+	struct err e = {{0}};
+	ck_assert_int_eq(rollout_compute(full, want, &e), 0);
+	trace_stop_recompute(true);
+	ck_assert(trace_recompute_stopped());
+	ck_assert_int_ne(rollout_compute(c, got, &e), 0);
+	ck_assert_str_eq(e.msg, "stopped");
+	(void)trace_attn(c, 1, 1); /* not recomputed: must not stay cached as head (1, 1) */
+	trace_stop_recompute(false);
+	ck_assert(memcmp(trace_attn(c, 1, 1), trace_attn(full, 1, 1), nn * sizeof(float)) == 0);
+	ck_assert_int_eq(rollout_compute(c, got, &e), 0);
+	ck_assert(memcmp(got, want, all * sizeof *got) == 0);
+	free(want);
+	free(got);
+	trace_free(full);
+	trace_free(c);
+	model_close(m);
+}
+END_TEST
+
 START_TEST(test_budget_parse)
 {
 	setenv("ATTNSCOPE_TRACE_BUDGET", "2k", 1);
@@ -263,6 +292,7 @@ int main(void)
 	tcase_add_test(tc, test_pointer_lifetime);
 	tcase_add_test(tc, test_budget_parse);
 	tcase_add_test(tc, test_recompute_hook);
+	tcase_add_test(tc, test_recompute_stop);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
