@@ -24,6 +24,24 @@ bool anaview_ready(const struct view_ctx *ctx, struct canvas *cv, struct rect ar
 	return false;
 }
 
+bool anaview_begin(const struct view_ctx *ctx, struct canvas *cv, struct rect area, struct rect *old)
+{
+	*old = canvas_clip(cv, area);
+	if (anaview_ready(ctx, cv, area))
+		return true;
+	canvas_clip(cv, *old);
+	return false;
+}
+
+bool anaview_failed(struct canvas *cv, struct rect area, struct rect old, const char *error)
+{
+	if (!error)
+		return false;
+	canvas_text(cv, area.x, area.y, area.w, error, canvas_role(cv, ROLE_ERROR));
+	canvas_clip(cv, old);
+	return true;
+}
+
 bool anaview_nav(struct view_ctx *ctx, enum action a, int count)
 {
 	const struct trace *t = ctx->trace;

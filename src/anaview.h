@@ -1,6 +1,6 @@
-/* anaview.h -- pieces the analysis views share: the "no trace yet" message, moving the selected
- * head, layer and token, the selected token with a fallback, and a histogram with its kernel
- * density curve. */
+/* anaview.h -- pieces the analysis views share: the "no trace yet" message and a draw's opening,
+ * moving the selected head, layer and token, the selected token with a fallback, and a histogram
+ * with its kernel density curve. */
 #ifndef ATTNSCOPE_ANAVIEW_H
 #define ATTNSCOPE_ANAVIEW_H
 
@@ -10,6 +10,12 @@
 
 /* False (after writing why in AREA) when there is no trace or no token to analyse. */
 bool anaview_ready(const struct view_ctx *ctx, struct canvas *cv, struct rect area);
+/* A draw's opening: clip to AREA (*OLD receives the clip to put back) and check anaview_ready;
+ * false, with the clip put back, when there is nothing to draw. */
+bool anaview_begin(const struct view_ctx *ctx, struct canvas *cv, struct rect area, struct rect *old);
+/* When ERROR is not NULL (a view's cache could not be built): write it on AREA's first line, put
+ * back the clip OLD and return true, for the draw to return. */
+bool anaview_failed(struct canvas *cv, struct rect area, struct rect old, const char *error);
 /* Handle head-prev/next (through all heads of all layers) and layer-prev/next; false for others. */
 bool anaview_nav(struct view_ctx *ctx, enum action a, int count);
 /* Move the selected token by DELTA (up/down in token-following views), clamped; from "none" it

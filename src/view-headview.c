@@ -78,11 +78,9 @@ static bool hv_head_on(const struct headview_state *s, int h)
 static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct headview_state *s = state;
-	struct rect old = canvas_clip(cv, area);
-	if (!anaview_ready(ctx, cv, area)) {
-		canvas_clip(cv, old);
+	struct rect old;
+	if (!anaview_begin(ctx, cv, area, &old))
 		return;
-	}
 	const struct trace *t = ctx->trace;
 	int n = t->n, H = t->n_heads, sel = anaview_token(ctx);
 	char lab[256], sel_lab[256], which[32];

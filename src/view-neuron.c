@@ -74,11 +74,9 @@ static int nv_strip(struct canvas *cv, int x, int y, const double *vals, int d, 
 static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct neuron_state *s = state;
-	struct rect old = canvas_clip(cv, area);
-	if (!anaview_ready(ctx, cv, area)) {
-		canvas_clip(cv, old);
+	struct rect old;
+	if (!anaview_begin(ctx, cv, area, &old))
 		return;
-	}
 	struct trace tmp;
 	const struct trace *t = shapedesc_qk_trace(ctx->trace, ctx->qk_before_rotary, &tmp);
 	int n = t->n, d = t->head_dim, qi = anaview_token(ctx), klo, khi;

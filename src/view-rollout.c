@@ -88,16 +88,9 @@ static void rollout_matrix(const struct rollout_state *s, const struct view_ctx 
 static void rollout_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct rollout_state *s = state;
-	struct rect old = canvas_clip(cv, area);
-	if (!anaview_ready(ctx, cv, area)) {
-		canvas_clip(cv, old);
+	struct rect old;
+	if (!anaview_begin(ctx, cv, area, &old) || anaview_failed(cv, area, old, rollout_ensure(s, ctx) ? NULL : s->error))
 		return;
-	}
-	if (!rollout_ensure(s, ctx)) {
-		canvas_text(cv, area.x, area.y, area.w, s->error, canvas_role(cv, ROLE_ERROR));
-		canvas_clip(cv, old);
-		return;
-	}
 	const struct trace *t = ctx->trace;
 	int *idx = malloc((size_t)t->n * sizeof *idx);
 	int m = idx ? rollout_tokens(ctx, idx) : 0;
