@@ -66,6 +66,24 @@ bool anaview_nav(struct view_ctx *ctx, enum action a, int count)
 	return true;
 }
 
+bool anaview_token_keys(struct view_ctx *ctx, enum action a, int count)
+{
+	int rep = count > 0 ? count : 1;
+	if (a != ACT_UP && a != ACT_DOWN)
+		return false;
+	anaview_move_token(ctx, a == ACT_UP ? -rep : rep);
+	return true;
+}
+
+bool anaview_scroll_keys(enum action a, int count, int *row0, int page)
+{
+	int rep = count > 0 ? count : 1;
+	if (a != ACT_PAGE_UP && a != ACT_PAGE_DOWN)
+		return false;
+	*row0 += (a == ACT_PAGE_UP ? -page : page) * rep;
+	return true;
+}
+
 void anaview_move_token(struct view_ctx *ctx, int delta)
 {
 	const struct trace *t = ctx->trace;

@@ -224,25 +224,18 @@ static int rollout_height(void *state, struct view_ctx *ctx, const struct canvas
 static bool rollout_act(void *state, struct view_ctx *ctx, enum action a, int count)
 {
 	struct rollout_state *s = state;
-	int rep = count > 0 ? count : 1;
+	int rep = count > 0 ? count : 1, page = s->page > 1 ? s->page : 1;
 	switch (a) {
-	case ACT_UP:
-		anaview_move_token(ctx, -rep);
-		return true;
-	case ACT_DOWN:
-		anaview_move_token(ctx, rep);
-		return true;
 	case ACT_PAGE_UP:
-		anaview_move_token(ctx, -rep * (s->page > 1 ? s->page : 1));
-		return true;
 	case ACT_PAGE_DOWN:
-		anaview_move_token(ctx, rep * (s->page > 1 ? s->page : 1));
+		/* The draw keeps the selected row in sight: a page moves the token, not the rows. */
+		anaview_move_token(ctx, a == ACT_PAGE_UP ? -rep * page : rep * page);
 		return true;
 	case ACT_LAYER_PREV:
 	case ACT_LAYER_NEXT:
 		return anaview_nav(ctx, a, count);
 	default:
-		return false;
+		return anaview_token_keys(ctx, a, count);
 	}
 }
 

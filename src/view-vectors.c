@@ -380,7 +380,6 @@ static int vectors_height(void *state, struct view_ctx *ctx, const struct canvas
 static bool vectors_act(void *state, struct view_ctx *ctx, enum action a, int count)
 {
 	struct vectors_state *s = state;
-	int rep = count > 0 ? count : 1;
 	switch (a) {
 	case ACT_MEAN_HEADS:
 		s->head_only = !s->head_only;
@@ -407,14 +406,8 @@ static bool vectors_act(void *state, struct view_ctx *ctx, enum action a, int co
 		if (ctx->trace)
 			marks_toggle(ctx, vectors_a(s, ctx));
 		return true;
-	case ACT_UP:
-		anaview_move_token(ctx, -rep);
-		return true;
-	case ACT_DOWN:
-		anaview_move_token(ctx, rep);
-		return true;
 	default:
-		return anaview_nav(ctx, a, count);
+		return anaview_token_keys(ctx, a, count) || anaview_nav(ctx, a, count);
 	}
 }
 
