@@ -42,17 +42,24 @@ bool anaview_failed(struct canvas *cv, struct rect area, struct rect old, const 
 	return true;
 }
 
+static bool nav_action(enum action a)
+{
+	return a == ACT_HEAD_PREV || a == ACT_HEAD_NEXT || a == ACT_LAYER_PREV || a == ACT_LAYER_NEXT;
+}
+
 bool anaview_nav(struct view_ctx *ctx, enum action a, int count)
 {
-	const struct trace *t = ctx->trace;
+	if (!ctx->agg || !nav_action(a))
+		return anaview_nav_shape(ctx, ctx->trace, a, count);
+	struct trace shape = aggview_shape(ctx->agg); /* an aggregate's views move over its model's heads */
+	return anaview_nav_shape(ctx, &shape, a, count);
+}
+
+bool anaview_nav_shape(struct view_ctx *ctx, const struct trace *t, enum action a, int count)
+{
 	int rep = count > 0 ? count : 1;
-	if (a != ACT_HEAD_PREV && a != ACT_HEAD_NEXT && a != ACT_LAYER_PREV && a != ACT_LAYER_NEXT)
+	if (!nav_action(a))
 		return false;
-	struct trace shape;
-	if (ctx->agg) { /* an aggregate's views move over its model's heads */
-		shape = aggview_shape(ctx->agg);
-		t = &shape;
-	}
 	if (!t)
 		return true;
 	if (a == ACT_LAYER_PREV || a == ACT_LAYER_NEXT) {

@@ -18,6 +18,8 @@ bool anaview_begin(const struct view_ctx *ctx, struct canvas *cv, struct rect ar
 bool anaview_failed(struct canvas *cv, struct rect area, struct rect old, const char *error);
 /* Handle head-prev/next (through all heads of all layers) and layer-prev/next; false for others. */
 bool anaview_nav(struct view_ctx *ctx, enum action a, int count);
+/* The same over the heads and layers of SHAPE (NULL: nothing to move), whatever ctx->agg is. */
+bool anaview_nav_shape(struct view_ctx *ctx, const struct trace *shape, enum action a, int count);
 /* Up/down move the selected token COUNT times (at least once); false for other actions. */
 bool anaview_token_keys(struct view_ctx *ctx, enum action a, int count);
 /* Page up/down in a list that scrolls under the selected token: *ROW0 moves by PAGE rows COUNT
