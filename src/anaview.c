@@ -24,17 +24,42 @@ bool anaview_ready(const struct view_ctx *ctx, struct canvas *cv, struct rect ar
 	return false;
 }
 
+bool anaview_begin(const struct view_ctx *ctx, struct canvas *cv, struct rect area, struct rect *old)
+{
+	*old = canvas_clip(cv, area);
+	if (anaview_ready(ctx, cv, area))
+		return true;
+	canvas_clip(cv, *old);
+	return false;
+}
+
+bool anaview_failed(struct canvas *cv, struct rect area, struct rect old, const char *error)
+{
+	if (!error)
+		return false;
+	canvas_text(cv, area.x, area.y, area.w, error, canvas_role(cv, ROLE_ERROR));
+	canvas_clip(cv, old);
+	return true;
+}
+
+static bool nav_action(enum action a)
+{
+	return a == ACT_HEAD_PREV || a == ACT_HEAD_NEXT || a == ACT_LAYER_PREV || a == ACT_LAYER_NEXT;
+}
+
 bool anaview_nav(struct view_ctx *ctx, enum action a, int count)
 {
-	const struct trace *t = ctx->trace;
+	if (!ctx->agg || !nav_action(a))
+		return anaview_nav_shape(ctx, ctx->trace, a, count);
+	struct trace shape = aggview_shape(ctx->agg); /* an aggregate's views move over its model's heads */
+	return anaview_nav_shape(ctx, &shape, a, count);
+}
+
+bool anaview_nav_shape(struct view_ctx *ctx, const struct trace *t, enum action a, int count)
+{
 	int rep = count > 0 ? count : 1;
-	if (a != ACT_HEAD_PREV && a != ACT_HEAD_NEXT && a != ACT_LAYER_PREV && a != ACT_LAYER_NEXT)
+	if (!nav_action(a))
 		return false;
-	struct trace shape;
-	if (ctx->agg) { /* an aggregate's views move over its model's heads */
-		shape = aggview_shape(ctx->agg);
-		t = &shape;
-	}
 	if (!t)
 		return true;
 	if (a == ACT_LAYER_PREV || a == ACT_LAYER_NEXT) {
@@ -45,6 +70,24 @@ bool anaview_nav(struct view_ctx *ctx, enum action a, int count)
 		ctx->layer = idx / t->n_heads;
 		ctx->head = idx % t->n_heads;
 	}
+	return true;
+}
+
+bool anaview_token_keys(struct view_ctx *ctx, enum action a, int count)
+{
+	int rep = count > 0 ? count : 1;
+	if (a != ACT_UP && a != ACT_DOWN)
+		return false;
+	anaview_move_token(ctx, a == ACT_UP ? -rep : rep);
+	return true;
+}
+
+bool anaview_scroll_keys(enum action a, int count, int *row0, int page)
+{
+	int rep = count > 0 ? count : 1;
+	if (a != ACT_PAGE_UP && a != ACT_PAGE_DOWN)
+		return false;
+	*row0 += (a == ACT_PAGE_UP ? -page : page) * rep;
 	return true;
 }
 

@@ -78,11 +78,9 @@ static bool hv_head_on(const struct headview_state *s, int h)
 static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct headview_state *s = state;
-	struct rect old = canvas_clip(cv, area);
-	if (!anaview_ready(ctx, cv, area)) {
-		canvas_clip(cv, old);
+	struct rect old;
+	if (!anaview_begin(ctx, cv, area, &old))
 		return;
-	}
 	const struct trace *t = ctx->trace;
 	int n = t->n, H = t->n_heads, sel = anaview_token(ctx);
 	char lab[256], sel_lab[256], which[32];
@@ -193,19 +191,10 @@ static bool headview_act(void *state, struct view_ctx *ctx, enum action a, int c
 {
 	struct headview_state *s = state;
 	int rep = count > 0 ? count : 1;
+	/* Up/down move the token; page keys scroll the list under it. */
+	if (anaview_token_keys(ctx, a, count) || anaview_scroll_keys(a, count, &s->row0, s->page))
+		return true;
 	switch (a) {
-	case ACT_UP:
-		anaview_move_token(ctx, -rep);
-		return true;
-	case ACT_DOWN:
-		anaview_move_token(ctx, rep);
-		return true;
-	case ACT_PAGE_UP:
-		s->row0 -= s->page * rep;
-		return true;
-	case ACT_PAGE_DOWN:
-		s->row0 += s->page * rep;
-		return true;
 	case ACT_COMBINE:
 		if (ctx->trace)
 			marks_toggle(ctx, anaview_token(ctx));

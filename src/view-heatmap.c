@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "anaview.h"
 #include "compare.h"
 #include "marks.h"
 #include "shapedesc.h"
@@ -735,17 +736,8 @@ static bool heatmap_act(void *state, struct view_ctx *ctx, enum action a, int co
 	case ACT_HEAD_NEXT:
 	case ACT_LAYER_PREV:
 	case ACT_LAYER_NEXT:
-		if (!t)
-			return true;
-		if (a == ACT_LAYER_PREV || a == ACT_LAYER_NEXT) {
-			ctx->layer = clampi(ctx->layer + (a == ACT_LAYER_NEXT ? rep : -rep), 0, t->n_layers - 1);
-		} else {
-			int idx = ctx->layer * t->n_heads + ctx->head + (a == ACT_HEAD_NEXT ? rep : -rep);
-			idx = clampi(idx, 0, t->n_layers * t->n_heads - 1);
-			ctx->layer = idx / t->n_heads;
-			ctx->head = idx % t->n_heads;
-		}
-		return true;
+		/* Over the text's heads, also while a corpus aggregate is shown (not anaview_nav). */
+		return anaview_nav_shape(ctx, t, a, count);
 	default:
 		break;
 	}

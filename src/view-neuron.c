@@ -74,11 +74,9 @@ static int nv_strip(struct canvas *cv, int x, int y, const double *vals, int d, 
 static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct neuron_state *s = state;
-	struct rect old = canvas_clip(cv, area);
-	if (!anaview_ready(ctx, cv, area)) {
-		canvas_clip(cv, old);
+	struct rect old;
+	if (!anaview_begin(ctx, cv, area, &old))
 		return;
-	}
 	struct trace tmp;
 	const struct trace *t = shapedesc_qk_trace(ctx->trace, ctx->qk_before_rotary, &tmp);
 	int n = t->n, d = t->head_dim, qi = anaview_token(ctx), klo, khi;
@@ -201,23 +199,9 @@ static int neuron_height(void *state, struct view_ctx *ctx, const struct canvas 
 static bool neuron_act(void *state, struct view_ctx *ctx, enum action a, int count)
 {
 	struct neuron_state *s = state;
-	int rep = count > 0 ? count : 1;
-	switch (a) {
-	case ACT_UP:
-		anaview_move_token(ctx, -rep);
-		return true;
-	case ACT_DOWN:
-		anaview_move_token(ctx, rep);
-		return true;
-	case ACT_PAGE_UP:
-		s->row0 -= s->page * rep;
-		return true;
-	case ACT_PAGE_DOWN:
-		s->row0 += s->page * rep;
-		return true;
-	default:
-		return anaview_nav(ctx, a, count);
-	}
+	/* Up/down move the query token; page keys scroll the keys under it. */
+	return anaview_token_keys(ctx, a, count) || anaview_scroll_keys(a, count, &s->row0, s->page) ||
+	       anaview_nav(ctx, a, count);
 }
 
 static void neuron_status(void *state, struct view_ctx *ctx, char *buf, size_t n)

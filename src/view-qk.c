@@ -376,17 +376,11 @@ static bool qk_act(void *state, struct view_ctx *ctx, enum action a, int count)
 		s->mode = (enum qk_mode)((s->mode + (count > 0 ? count : 1)) % QK_MODES);
 		snprintf(ctx->message, sizeof ctx->message, "normalisation: %s", qk_mode_name(s->mode));
 		return true;
-	case ACT_UP:
-		anaview_move_token(ctx, -(count > 0 ? count : 1));
-		return true;
-	case ACT_DOWN:
-		anaview_move_token(ctx, count > 0 ? count : 1);
-		return true;
 	case ACT_OPEN:
 		ctx->push = &view_heatmap;
 		return true;
 	default:
-		return anaview_nav(ctx, a, count);
+		return anaview_token_keys(ctx, a, count) || anaview_nav(ctx, a, count);
 	}
 }
 

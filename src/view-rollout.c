@@ -88,16 +88,9 @@ static void rollout_matrix(const struct rollout_state *s, const struct view_ctx 
 static void rollout_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct rollout_state *s = state;
-	struct rect old = canvas_clip(cv, area);
-	if (!anaview_ready(ctx, cv, area)) {
-		canvas_clip(cv, old);
+	struct rect old;
+	if (!anaview_begin(ctx, cv, area, &old) || anaview_failed(cv, area, old, rollout_ensure(s, ctx) ? NULL : s->error))
 		return;
-	}
-	if (!rollout_ensure(s, ctx)) {
-		canvas_text(cv, area.x, area.y, area.w, s->error, canvas_role(cv, ROLE_ERROR));
-		canvas_clip(cv, old);
-		return;
-	}
 	const struct trace *t = ctx->trace;
 	int *idx = malloc((size_t)t->n * sizeof *idx);
 	int m = idx ? rollout_tokens(ctx, idx) : 0;
@@ -231,25 +224,18 @@ static int rollout_height(void *state, struct view_ctx *ctx, const struct canvas
 static bool rollout_act(void *state, struct view_ctx *ctx, enum action a, int count)
 {
 	struct rollout_state *s = state;
-	int rep = count > 0 ? count : 1;
+	int rep = count > 0 ? count : 1, page = s->page > 1 ? s->page : 1;
 	switch (a) {
-	case ACT_UP:
-		anaview_move_token(ctx, -rep);
-		return true;
-	case ACT_DOWN:
-		anaview_move_token(ctx, rep);
-		return true;
 	case ACT_PAGE_UP:
-		anaview_move_token(ctx, -rep * (s->page > 1 ? s->page : 1));
-		return true;
 	case ACT_PAGE_DOWN:
-		anaview_move_token(ctx, rep * (s->page > 1 ? s->page : 1));
+		/* The draw keeps the selected row in sight: a page moves the token, not the rows. */
+		anaview_move_token(ctx, a == ACT_PAGE_UP ? -rep * page : rep * page);
 		return true;
 	case ACT_LAYER_PREV:
 	case ACT_LAYER_NEXT:
 		return anaview_nav(ctx, a, count);
 	default:
-		return false;
+		return anaview_token_keys(ctx, a, count);
 	}
 }
 

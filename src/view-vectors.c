@@ -262,16 +262,9 @@ static void vectors_small(struct vectors_state *s, struct view_ctx *ctx, struct 
 static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct vectors_state *s = state;
-	struct rect old = canvas_clip(cv, area);
-	if (!anaview_ready(ctx, cv, area)) {
-		canvas_clip(cv, old);
+	struct rect old;
+	if (!anaview_begin(ctx, cv, area, &old) || anaview_failed(cv, area, old, vectors_ensure(s, ctx) ? NULL : s->error))
 		return;
-	}
-	if (!vectors_ensure(s, ctx)) {
-		canvas_text(cv, area.x, area.y, area.w, s->error, canvas_role(cv, ROLE_ERROR));
-		canvas_clip(cv, old);
-		return;
-	}
 	const struct trace *t = ctx->trace;
 	const struct attnvec *v = &s->v;
 	const char *dot = anaview_dot(cv);
@@ -387,7 +380,6 @@ static int vectors_height(void *state, struct view_ctx *ctx, const struct canvas
 static bool vectors_act(void *state, struct view_ctx *ctx, enum action a, int count)
 {
 	struct vectors_state *s = state;
-	int rep = count > 0 ? count : 1;
 	switch (a) {
 	case ACT_MEAN_HEADS:
 		s->head_only = !s->head_only;
@@ -414,14 +406,8 @@ static bool vectors_act(void *state, struct view_ctx *ctx, enum action a, int co
 		if (ctx->trace)
 			marks_toggle(ctx, vectors_a(s, ctx));
 		return true;
-	case ACT_UP:
-		anaview_move_token(ctx, -rep);
-		return true;
-	case ACT_DOWN:
-		anaview_move_token(ctx, rep);
-		return true;
 	default:
-		return anaview_nav(ctx, a, count);
+		return anaview_token_keys(ctx, a, count) || anaview_nav(ctx, a, count);
 	}
 }
 
