@@ -39,40 +39,50 @@ static void headview_destroy(void *state)
 	free(state);
 }
 
-/* Weight of head H between the selected token SEL and token J, as shown. */
-static double hv_weight1(const struct headview_state *s, const struct view_ctx *ctx, int h, int sel, int j)
+static bool hv_head_on(const struct headview_state *s, int h)
+{
+	return h >= HV_HEADS_MAX || !s->off[h];
+}
+
+/* Add to W[n] head H's weights between token SEL and every token, as shown: given, SEL's row
+ * (renormalised without the specials when they are hidden); received, SEL's column. */
+static void hv_add_weights(const struct headview_state *s, const struct view_ctx *ctx, int h, int sel, double *w)
 {
 	const struct trace *t = ctx->trace;
 	const float *a = trace_attn(t, ctx->layer, h);
 	int n = t->n;
-	if (s->received)
-		return a[(size_t)j * n + sel];
-	double w = a[(size_t)sel * n + j];
-	if (ctx->hide_special) {
-		double sum = 0;
+	double sum = 0;
+	if (!s->received && ctx->hide_special)
 		for (int k = 0; k < n; k++)
 			if (!t->special[k])
 				sum += a[(size_t)sel * n + k];
-		w = sum > 0 ? w / sum : 0;
+	for (int j = 0; j < n; j++) {
+		if (s->received)
+			w[j] += a[(size_t)j * n + sel];
+		else if (ctx->hide_special)
+			w[j] += sum > 0 ? a[(size_t)sel * n + j] / sum : 0;
+		else
+			w[j] += a[(size_t)sel * n + j];
+	}
+}
+
+/* Every shown head's weights [H][n] between the selected token SEL, or the marked tokens when there
+ * are any (marks.h: given, the sum of their rows; received, the weight on the set), and each token;
+ * NULL when out of memory. Head by head: a compact trace (long texts) recomputes a head each time
+ * it is not among the last few read, so the rows drawn must not read the heads in turn. */
+static double *hv_weights(const struct headview_state *s, const struct view_ctx *ctx, int sel)
+{
+	const struct trace *t = ctx->trace;
+	double *w = calloc((size_t)t->n_heads * t->n, sizeof *w);
+	for (int h = 0; w && h < t->n_heads; h++) {
+		if (h < HV_HEADS_MAX && s->off[h])
+			continue;
+		if (!ctx->n_marks)
+			hv_add_weights(s, ctx, h, sel, w + (size_t)h * t->n);
+		for (int i = 0; i < ctx->n_marks; i++)
+			hv_add_weights(s, ctx, h, ctx->marks[i], w + (size_t)h * t->n);
 	}
 	return w;
-}
-
-/* The same for the marked tokens when there are any (marks.h): given, the sum of their rows;
- * received, J's weight on the set (the sum of their columns). */
-static double hv_weight(const struct headview_state *s, const struct view_ctx *ctx, int h, int sel, int j)
-{
-	if (!ctx->n_marks)
-		return hv_weight1(s, ctx, h, sel, j);
-	double w = 0;
-	for (int i = 0; i < ctx->n_marks; i++)
-		w += hv_weight1(s, ctx, h, ctx->marks[i], j);
-	return w;
-}
-
-static bool hv_head_on(const struct headview_state *s, int h)
-{
-	return h >= HV_HEADS_MAX || !s->off[h];
 }
 
 static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
@@ -91,6 +101,9 @@ static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, 
 		snprintf(which, sizeof which, "%d tokens combined", ctx->n_marks);
 	}
 	const char *dot = anaview_dot(cv);
+	double *wt = hv_weights(s, ctx, sel);
+	if (anaview_failed(cv, area, old, wt ? NULL : "out of memory"))
+		return;
 	int on = 0;
 	for (int h = 0; h < H; h++)
 		on += hv_head_on(s, h);
@@ -148,7 +161,7 @@ static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, 
 		for (int h = 0; h < H; h++) {
 			if (!hv_head_on(s, h))
 				continue;
-			double w = hv_weight(s, ctx, h, sel, j);
+			double w = wt[(size_t)h * n + j];
 			mean += w;
 			struct style bs = {chart_category(cv, h), COLOR_DEFAULT, 0};
 			if (h == ctx->head && cv->pal->depth == DEPTH_MONO)
@@ -168,7 +181,7 @@ static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, 
 	for (int j = 0; j < n && !isnan(wsel); j++) {
 		if (ctx->hide_special && t->special[j])
 			continue;
-		double w = hv_weight(s, ctx, ctx->head, sel, j);
+		double w = wt[(size_t)ctx->head * n + j];
 		if (best < 0 || w > wsel)
 			wsel = w, best = j;
 	}
@@ -178,6 +191,7 @@ static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, 
 			      "bar = weight, full width = 1%s %s head %d's largest: %s %.4f",
 			      ctx->n_marks > 1 && !s->received ? " (sums of rows may pass it)" : "", dot, ctx->head, lab, wsel);
 	}
+	free(wt);
 	canvas_clip(cv, old);
 }
 
