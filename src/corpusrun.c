@@ -31,13 +31,6 @@ struct corpusrun_worker {
 	int failed;             /* -1 when the worker itself could not go on (OOM, read error) */
 };
 
-static double corpusrun_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 void corpusrun_agg_model(const struct model *m, struct agg_model *out)
 {
 	const struct model_info *in = model_get_info(m);
@@ -252,7 +245,7 @@ static void corpusrun_draw(FILE *f, const struct corpusrun_shared *sh, uint64_t 
 {
 	char line[160];
 	progress_format(line, sizeof line, __atomic_load_n(&sh->lines_done, __ATOMIC_RELAXED), total,
-			corpusrun_now() - t0, 79, "lines");
+			progress_now() - t0, 79, "lines");
 	fprintf(f, "\r%s\033[K", line);
 	fflush(f);
 }
@@ -284,7 +277,7 @@ int corpusrun(const struct model *m, const struct corpusrun_opts *o, struct aggr
 			openblas_set_num_threads(1);
 		pthread_t *tid = calloc((size_t)count, sizeof *tid);
 		int started = 0;
-		double t0 = corpusrun_now();
+		double t0 = progress_now();
 		for (; tid && started < count; started++)
 			if (pthread_create(&tid[started], NULL, corpusrun_work, &w[started]))
 				break;
@@ -297,7 +290,7 @@ int corpusrun(const struct model *m, const struct corpusrun_opts *o, struct aggr
 				corpusrun_draw(o->progress, &sh, total, t0);
 			if (o->report)
 				o->report(o->report_ctx, __atomic_load_n(&sh.lines_done, __ATOMIC_RELAXED), total,
-					  corpusrun_now() - t0, tick % 10 == 0 ? corpusrun_snapshot(w, started, o) : NULL);
+					  progress_now() - t0, tick % 10 == 0 ? corpusrun_snapshot(w, started, o) : NULL);
 			nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
 		}
 		for (int i = 0; i < started; i++)

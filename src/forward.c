@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "gemm.h"
 #include "headsummary.h"
 #include "model-internal.h"
+#include "progress.h"
 
 /* Scratch buffers for one run; sizes in floats (H hidden, QD/KD query/key widths, I intermediate).
  * A run computes ROWS rows: the tokens R0 .. n-1 of one text (R0 > 0 when a causal model reuses the
@@ -51,16 +51,9 @@ static bool fwd_own_threads(const struct model *m)
 
 /* ---- the per-stage clock (only when M->stages is set) ---- */
 
-static double fwd_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static double fwd_clock(const struct model *m)
 {
-	return m->stages ? fwd_now() : 0;
+	return m->stages ? progress_now() : 0;
 }
 
 /* Add the time since *T to stage S and restart *T. */
@@ -68,7 +61,7 @@ static void fwd_lap(const struct model *m, enum fwd_stage s, double *t)
 {
 	if (!m->stages)
 		return;
-	double now = fwd_now();
+	double now = progress_now();
 	m->stages->seconds[s] += now - *t;
 	*t = now;
 }
@@ -296,7 +289,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 				c->ctx[(size_t)i * QD + hd * D + j] = NAN;
 		return;
 	}
-	double t0 = c->secs ? fwd_now() : 0, t1 = 0, t2 = 0;
+	double t0 = c->secs ? progress_now() : 0, t1 = 0, t2 = 0;
 	p += (size_t)r0 * n; /* the reused queries' rows are there already (never in a compact trace) */
 	gemm(true, rows, n, D, c->scale, q, D, k, D, 0.0f, p, n);
 	const struct fwd_buf *b = c->b;
@@ -306,21 +299,21 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	if (c->m->arch.softcap > 0)
 		ops_softcap(p, (size_t)rows * n, c->m->arch.softcap);
 	if (c->secs)
-		t1 = fwd_now();
+		t1 = progress_now();
 	for (int i = r0; i < n; i++) {
 		int lo, hi;
 		trace_key_range(t, l, i, &lo, &hi);
 		ops_softmax_range(p + (size_t)(i - r0) * n, n, lo, hi);
 	}
 	if (c->secs)
-		t2 = fwd_now();
+		t2 = progress_now();
 	gemm(false, rows, D, n, 1.0f, p, n, v, D, 0.0f, c->ctx + hd * D, QD);
 	if (!t->attn)
 		headsummary_record(t, l, hd, p);
 	if (c->secs) {
 		c->secs[hd][0] = t1 - t0;
 		c->secs[hd][1] = t2 - t1;
-		c->secs[hd][2] = fwd_now() - t2;
+		c->secs[hd][2] = progress_now() - t2;
 	}
 }
 
@@ -361,7 +354,7 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 			c.scale /= (float)(l + 1);
 		if (m->stages) {
 			c.secs = calloc((size_t)t->n_heads, sizeof *c.secs); /* no memory: the heads go untimed */
-			clock = fwd_now();
+			clock = progress_now();
 		}
 		size_t scratch = t->attn ? 0 : (size_t)t->n * t->n; /* a compact trace: a head's P per thread */
 		if (fwd_own_threads(m)) {

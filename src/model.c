@@ -81,7 +81,7 @@ int model_set_cache_budget(struct model *m, size_t bytes)
  * MADV_POPULATE_READ per 8 MB, else a byte a page), so the forward pass takes no page faults. */
 static void model_prefault_weight(struct model *m, const struct weight *w)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)w->rows * w->cols * (w->dtype == ST_F32 ? 4 : 2);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), bytes = weight_bytes(w);
 	uintptr_t lo = (uintptr_t)w->data & ~(uintptr_t)(page - 1), hi = (uintptr_t)w->data + bytes;
 	(void)madvise((void *)lo, hi - lo, MADV_WILLNEED);
 	const size_t chunk = (size_t)8 << 20;
@@ -100,7 +100,7 @@ static void model_prefault_weight(struct model *m, const struct weight *w)
 /* Move W's pages to huge pages where the kernel mapped its file in 4 KB ones (st_promote). */
 static void model_promote_weight(struct model *m, const struct weight *w)
 {
-	size_t bytes = (size_t)w->rows * w->cols * (w->dtype == ST_F32 ? 4 : 2), chunk = (size_t)8 << 20;
+	size_t bytes = weight_bytes(w), chunk = (size_t)8 << 20;
 	for (size_t at = 0; at < bytes && !m->prefault_stop; at += chunk)
 		st_promote(&m->st, w->data + at, bytes - at < chunk ? bytes - at : chunk);
 }
@@ -163,13 +163,18 @@ static void *model_promote_main(void *arg)
 	return NULL;
 }
 
+static bool model_prefault_off(void)
+{
+	const char *env = getenv("ATTNSCOPE_PREFAULT");
+	return env && strcmp(env, "0") == 0;
+}
+
 /* In the background, unless ATTNSCOPE_PREFAULT=0: the weights are faulted in while the user reads
  * the first screen, in the order the forward pass uses them (the token table only by its rows). */
 static void model_start_prefault(struct model *m)
 {
-	const char *env = getenv("ATTNSCOPE_PREFAULT");
 	m->prefault_stop = 0;
-	if (env && strcmp(env, "0") == 0) {
+	if (model_prefault_off()) {
 		m->prefault_idle = true;
 		return;
 	}
@@ -179,8 +184,7 @@ static void model_start_prefault(struct model *m)
 
 void model_promote_weights(struct model *m)
 {
-	const char *env = getenv("ATTNSCOPE_PREFAULT");
-	if (env && strcmp(env, "0") == 0)
+	if (model_prefault_off())
 		return;
 	pthread_mutex_lock(&m->prefault_lock);
 	m->promote_wanted = true;

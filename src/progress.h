@@ -10,6 +10,8 @@
  *   "412/1000 texts  41% [########............]  35.2 texts/s  ETA 0:17"
  * UNIT names what is counted ("texts"). */
 void progress_format(char *buf, size_t n, uint64_t done, uint64_t total, double elapsed, int width, const char *unit);
+/* Seconds on the monotonic clock, for elapsed times. */
+double progress_now(void);
 /* "1:05:09", "0:17": H:MM:SS or M:SS of SECONDS. */
 void progress_duration(char *buf, size_t n, double seconds);
 

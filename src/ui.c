@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "actions.h"
@@ -153,13 +152,6 @@ static void ui_invalidate(struct ui *u)
 
 /* ---- heads of a long text recomputed ---- */
 
-static double ui_clock(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* After each head a compact trace recomputes on this thread (trace_on_recompute). A view that
  * reads every head of a long text (rollout, the vectors, the head view) recomputes them all before
  * it can draw: 144 heads of gpt2 at 1,024 tokens took 7 s, 512 of Llama-3.2-1B at 4,096 minutes.
@@ -168,7 +160,7 @@ static double ui_clock(void)
 static void ui_on_recompute(void *arg, const struct trace *t)
 {
 	struct ui *u = arg;
-	double now = ui_clock();
+	double now = progress_now();
 	if (now - u->recompute_last > 0.5) { /* a new burst */
 		u->recomputed = 0;
 		u->recompute_start = now;

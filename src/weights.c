@@ -92,6 +92,11 @@ static size_t weight_esize(const struct weight *w)
 	return w->dtype == ST_F32 ? 4 : 2;
 }
 
+size_t weight_bytes(const struct weight *w)
+{
+	return (size_t)w->rows * w->cols * weight_esize(w);
+}
+
 void weight_rows(const struct weight *w, int64_t r0, int64_t nr, float *dst)
 {
 	if (w->f32) {

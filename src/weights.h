@@ -44,6 +44,8 @@ static inline bool weight_present(const struct weight *w)
 }
 
 /* Rows R0 .. R0+NR-1 of W as float32 into DST (NR x cols, dense). */
+/* Bytes W takes in its file. */
+size_t weight_bytes(const struct weight *w);
 void weight_rows(const struct weight *w, int64_t r0, int64_t nr, float *dst);
 
 /* Columns C0 .. C0+NC-1 of every row of W as float32 into DST (rows x NC, dense). */

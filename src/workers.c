@@ -1,24 +1,17 @@
 /* workers.c -- persistent helper threads for the engine's parallel loops (see workers.h). */
 #include "workers.h"
+#include "progress.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <time.h>
 
 /* How long a thread that finished its part polls for the next job, or for the helpers to finish,
  * before it sleeps. A forward pass hands out jobs every few hundred microseconds; sleeping between
  * them made every job wait for the kernel to wake a helper, and on a VM waking an idle virtual CPU
  * took up to milliseconds: after a pause of 150 ms a 2-thread forward of 18 tokens ran as slowly as
  * a 1-thread one (48 ms instead of 27). */
-#define WORKERS_SPIN_NS 300000L
-
-static long workers_clock_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000L + t.tv_nsec;
-}
+#define WORKERS_SPIN_S 300e-6
 
 static inline void workers_pause(void)
 {
@@ -27,14 +20,14 @@ static inline void workers_pause(void)
 #endif
 }
 
-/* Poll DONE(ARG) for up to WORKERS_SPIN_NS; true when it turned true meanwhile. */
+/* Poll DONE(ARG) for up to WORKERS_SPIN_S; true when it turned true meanwhile. */
 static bool workers_spin(bool (*done)(void *arg), void *arg)
 {
-	long until = workers_clock_ns() + WORKERS_SPIN_NS;
+	double until = progress_now() + WORKERS_SPIN_S;
 	for (int i = 0;; i++) {
 		if (done(arg))
 			return true;
-		if ((i & 63) == 63 && workers_clock_ns() > until)
+		if ((i & 63) == 63 && progress_now() > until)
 			return false;
 		workers_pause();
 	}
