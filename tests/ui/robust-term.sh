@@ -125,6 +125,7 @@ st=$(tui_exit_status); [ "$st" = 1 ] || tui_fail "unknown TERM: exit status $st"
 # --- NO_COLOR: no colour at all, attributes and shade characters instead ---
 tui_start 80 24 $U8 NO_COLOR=1 "$ATTNSCOPE_BIN" -m "$BERT" "the cat sat"
 tui_wait "│ L0 H0 │ grid"
+tui_wait_gone "running…" # the grid's thumbnails come with the first trace (slow under ASan)
 tui_screen_ansi | grep -E -q '\[([34][0-7]|[34]8;[25];)' && tui_fail "colour codes with NO_COLOR"
 tui_screen | grep -q '▀' && tui_fail "half blocks (they need colour) with NO_COLOR"
 tui_screen | grep -E -q '[@%#*+=:-]{2,}' || tui_fail "no shade characters with NO_COLOR"
