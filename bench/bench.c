@@ -21,13 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "corpusrun.h"
-#include "gemm.h"
-#include "model-internal.h"
-#include "model.h"
-#include "runner.h"
-#include "tokenizer.h"
-#include "ui.h"
+#include "corpus/corpusrun.h"
+#include "engine/gemm.h"
+#include "engine/model-internal.h"
+#include "engine/model.h"
+#include "tui/runner.h"
+#include "tokenizer/tokenizer.h"
+#include "tui/ui.h"
 
 #include "torch_peer.h"
 

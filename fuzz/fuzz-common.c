@@ -1,6 +1,6 @@
 /* fuzz-common.c -- scratch folder, input splitting and message checks for the fuzz targets. */
 #include "fuzz-common.h"
-#include "utf8.h"
+#include "base/utf8.h"
 
 #include <dirent.h>
 #include <stdarg.h>

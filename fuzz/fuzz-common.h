@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* Byte that separates the files packed into one input. 0xFF never occurs in UTF-8 text or JSON,
  * so real files never contain it; the fuzzer still mutates invalid UTF-8 through 0xC0-0xFE. */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggfile.h"
+#include "corpus/aggfile.h"
 #include "fuzz-common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

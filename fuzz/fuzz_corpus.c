@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corpus.h"
+#include "corpus/corpus.h"
 #include "fuzz-common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "fuzz-common.h"
-#include "tokenizer.h"
-#include "utf8.h"
+#include "tokenizer/tokenizer.h"
+#include "base/utf8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

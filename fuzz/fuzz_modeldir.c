@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "fuzz-common.h"
-#include "model.h"
+#include "engine/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

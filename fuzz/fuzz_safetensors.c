@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "fuzz-common.h"
-#include "safetensors.h"
+#include "engine/safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "family.h"
+#include "engine/family.h"
 #include "fuzz-common.h"
-#include "theme.h"
-#include "userconf.h"
+#include "draw/theme.h"
+#include "tui/userconf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "actions.h"
-#include "lineedit.h"
-#include "view.h"
+#include "views/actions.h"
+#include "tui/lineedit.h"
+#include "views/view.h"
 
 START_TEST(table_is_complete_and_conflict_free)
 {

@@ -17,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnvec.h"
-#include "headscore.h"
-#include "model.h"
-#include "pca.h"
-#include "rollout.h"
-#include "stats.h"
+#include "analysis/attnvec.h"
+#include "trace/headscore.h"
+#include "engine/model.h"
+#include "analysis/pca.h"
+#include "analysis/rollout.h"
+#include "analysis/stats.h"
 
 /* Tolerances. The C trace differs from the reference outputs by float32 rounding (attention
  * ~1e-6, q/k ~1e-5, see check_engine); statistics of them must agree to 1e-5. PCA coordinates

@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "family.h"
-#include "jsoncap.h"
-#include "model.h"
-#include "safetensors.h"
-#include "tokenizer.h"
+#include "engine/family.h"
+#include "base/jsoncap.h"
+#include "engine/model.h"
+#include "engine/safetensors.h"
+#include "tokenizer/tokenizer.h"
 
 static char tmpdir[PATH_MAX];
 

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "canvas.h"
-#include "theme.h"
-#include "tokstrip.h"
+#include "draw/canvas.h"
+#include "draw/theme.h"
+#include "draw/tokstrip.h"
 #include "ui/synth.h"
 
 static struct palette pal_for(enum color_depth depth, bool utf8)

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare.h"
-#include "headscore.h"
-#include "heatdata.h"
-#include "theme.h"
+#include "trace/compare.h"
+#include "trace/headscore.h"
+#include "analysis/heatdata.h"
+#include "draw/theme.h"
 
 /* A 1-layer, 1-head trace of N tokens with ids IDS and attention ATTN[n][n]. */
 static struct trace *mk(int n, const int *ids, const float *attn)

@@ -9,14 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggfile.h"
-#include "aggregate.h"
-#include "corpus.h"
-#include "corpusrun.h"
-#include "model.h"
-#include "pca.h"
-#include "progress.h"
-#include "stats.h"
+#include "corpus/aggfile.h"
+#include "corpus/aggregate.h"
+#include "corpus/corpus.h"
+#include "corpus/corpusrun.h"
+#include "engine/model.h"
+#include "analysis/pca.h"
+#include "base/progress.h"
+#include "analysis/stats.h"
 
 static const char *srcdir(void)
 {

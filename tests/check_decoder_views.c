@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "headscore.h"
-#include "heatdata.h"
-#include "stats.h"
-#include "ui.h"
+#include "trace/headscore.h"
+#include "analysis/heatdata.h"
+#include "analysis/stats.h"
+#include "tui/ui.h"
 #include "ui/synth.h"
 
 #define TEXT "the cat sat on the mat and the dog sat on the log"

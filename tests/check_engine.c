@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm.h"
-#include "model-internal.h"
-#include "model.h"
+#include "engine/gemm.h"
+#include "engine/model-internal.h"
+#include "engine/model.h"
 #include "refcase.h"
 
 /* The tolerances of the issue: attention 1e-5, queries/keys 1e-4 (hidden states likewise). */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heatdata.h"
+#include "analysis/heatdata.h"
 #include "ui/synth.h"
 
 START_TEST(pooling_math)

@@ -9,12 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "headscore.h"
-#include "headsummary.h"
-#include "heatdata.h"
-#include "model.h"
-#include "rollout.h"
-#include "words.h"
+#include "trace/headscore.h"
+#include "trace/headsummary.h"
+#include "analysis/heatdata.h"
+#include "engine/model.h"
+#include "analysis/rollout.h"
+#include "analysis/words.h"
 
 static const char *srcdir(void)
 {

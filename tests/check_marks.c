@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnvec.h"
-#include "marks.h"
-#include "model.h"
-#include "words.h"
+#include "analysis/attnvec.h"
+#include "views/marks.h"
+#include "engine/model.h"
+#include "analysis/words.h"
 
 static const char *srcdir(void)
 {

@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hugemap.h"
-#include "model.h"
-#include "safetensors.h"
+#include "engine/hugemap.h"
+#include "engine/model.h"
+#include "engine/safetensors.h"
 
 #define HID 4   /* hidden size of the synthetic model */
 #define INTER 8 /* intermediate size */

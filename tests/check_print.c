@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "canvas.h"
-#include "ui.h"
+#include "draw/canvas.h"
+#include "tui/ui.h"
 #include "ui/synth.h"
 
 static const char *golden_dir(void)

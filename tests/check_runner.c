@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner.h"
+#include "tui/runner.h"
 #include "ui/synth.h"
 
 struct fake {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "theme.h"
-#include "userconf.h"
+#include "draw/theme.h"
+#include "tui/userconf.h"
 
 static struct theme th;
 static struct err e;

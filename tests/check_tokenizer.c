@@ -19,9 +19,9 @@
 #include <unistd.h>
 #include <utf8proc.h>
 
-#include "family.h"
-#include "hfconfig.h"
-#include "tokenizer.h"
+#include "engine/family.h"
+#include "engine/hfconfig.h"
+#include "tokenizer/tokenizer.h"
 
 /* ---------------------------------------------------------------- helpers */
 

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 static const char *top_srcdir(void)
 {

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tokenizer.h"
+#include "tokenizer/tokenizer.h"
 
 static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *str_printf(const char *fmt, ...)

@@ -18,11 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "canvas.h"
-#include "headscore.h"
-#include "model.h"
-#include "ui.h"
-#include "view.h"
+#include "draw/canvas.h"
+#include "trace/headscore.h"
+#include "engine/model.h"
+#include "tui/ui.h"
+#include "views/view.h"
 
 static const char *srcdir(void)
 {

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
-#include "rollout.h"
-#include "words.h"
+#include "engine/model.h"
+#include "analysis/rollout.h"
+#include "analysis/words.h"
 
 static const char *srcdir(void)
 {

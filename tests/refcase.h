@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 struct refcase {
 	void *root;           /* json_t * */

@@ -1,11 +1,11 @@
 /* attnvec.c -- attention rows as vectors: PCA and projections (see attnvec.h). */
-#include "attnvec.h"
+#include "analysis/attnvec.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pca.h"
+#include "analysis/pca.h"
 
 void attnvec_free(struct attnvec *v)
 {

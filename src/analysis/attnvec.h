@@ -12,8 +12,8 @@
 
 #include <stdbool.h>
 
-#include "err.h"
-#include "trace.h"
+#include "base/err.h"
+#include "trace/trace.h"
 
 struct attnvec {
 	int m;               /* rows (tokens) kept */

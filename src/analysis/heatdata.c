@@ -1,8 +1,8 @@
 /* heatdata.c -- head selection, means, special-token removal, colour scales and pooling (see heatdata.h). */
 #include "config.h"
 
-#include "heatdata.h"
-#include "headsummary.h"
+#include "analysis/heatdata.h"
+#include "trace/headsummary.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 enum heat_agg {
 	HEAT_HEAD,        /* one head */

@@ -1,5 +1,5 @@
 /* pca.c -- principal component analysis to two dimensions with LAPACK's dsyevd (see pca.h). */
-#include "pca.h"
+#include "analysis/pca.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #ifndef ATTNSCOPE_PCA_H
 #define ATTNSCOPE_PCA_H
 
-#include "err.h"
+#include "base/err.h"
 
 struct pca2 {
 	int d;              /* dimension of the input rows */

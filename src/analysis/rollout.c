@@ -1,5 +1,5 @@
 /* rollout.c -- attention rollout through the layers (see rollout.h). */
-#include "rollout.h"
+#include "analysis/rollout.h"
 
 #include <cblas.h>
 #include <stdlib.h>

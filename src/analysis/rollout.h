@@ -7,8 +7,8 @@
 #ifndef ATTNSCOPE_ROLLOUT_H
 #define ATTNSCOPE_ROLLOUT_H
 
-#include "err.h"
-#include "trace.h"
+#include "base/err.h"
+#include "trace/trace.h"
 
 /* OUT[n_layers][n][n]: R_l for every layer l. -1 on OOM. */
 int rollout_compute(const struct trace *t, float *out, struct err *e);

@@ -1,5 +1,5 @@
 /* stats.c -- descriptive statistics over queries, keys and attention weights (see stats.h). */
-#include "stats.h"
+#include "analysis/stats.h"
 
 #include <float.h>
 #include <math.h>

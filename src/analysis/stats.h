@@ -17,8 +17,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "err.h"
-#include "trace.h"
+#include "base/err.h"
+#include "trace/trace.h"
 
 /* Mean and population standard deviation of X[n] (both 0 when N is 0). */
 void stats_mean_std(const double *x, size_t n, double *mean, double *std);

@@ -1,13 +1,13 @@
 /* words.c -- pieces merged into words, with Clark et al.'s convention (see words.h). */
 #include "config.h"
 
-#include "words.h"
+#include "analysis/words.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "rollout.h"
-#include "tokstrip.h"
+#include "analysis/rollout.h"
+#include "draw/tokstrip.h"
 
 int words_split(const struct trace *t, int *word_of)
 {

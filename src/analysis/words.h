@@ -12,8 +12,8 @@
 #ifndef ATTNSCOPE_WORDS_H
 #define ATTNSCOPE_WORDS_H
 
-#include "err.h"
-#include "trace.h"
+#include "base/err.h"
+#include "trace/trace.h"
 
 /* Fill WORD_OF[t->n] with the word of each piece; returns the number of words. */
 int words_split(const struct trace *t, int *word_of);

@@ -1,5 +1,5 @@
 /* b64.c -- base64 of float32 vectors (see b64.h). */
-#include "b64.h"
+#include "base/b64.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* jsoncap.c -- count the nodes a JSON text can make before handing it to jansson (see jsoncap.h). */
-#include "jsoncap.h"
+#include "base/jsoncap.h"
 
 #include <fcntl.h>
 #include <stdbool.h>

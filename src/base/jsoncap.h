@@ -11,7 +11,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "err.h"
+#include "base/err.h"
 
 #define JSONCAP_MAX_NODES ((size_t)4 << 20)
 #define JSONCAP_MAX_FILE ((size_t)64 << 20) /* config.json and shard indexes are far smaller */

@@ -1,5 +1,5 @@
 /* progress.c -- formatting a progress line (see progress.h). */
-#include "progress.h"
+#include "base/progress.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* utf8.c -- UTF-8 decoding and Python's notions of space and lower case (see utf8.h). */
-#include "utf8.h"
+#include "base/utf8.h"
 
 #include <utf8proc.h>
 

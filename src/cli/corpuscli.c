@@ -1,7 +1,7 @@
 /* corpuscli.c -- corpus mode on the command line (see corpuscli.h). */
 #include "config.h"
 
-#include "corpuscli.h"
+#include "cli/corpuscli.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -10,11 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "aggfile.h"
-#include "aggregate.h"
-#include "corpusrun.h"
-#include "dump.h"
-#include "model.h"
+#include "corpus/aggfile.h"
+#include "corpus/aggregate.h"
+#include "corpus/corpusrun.h"
+#include "cli/dump.h"
+#include "engine/model.h"
 
 static volatile int corpuscli_cancel;
 

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "ui.h"
+#include "tui/ui.h"
 
 struct corpuscli_opts {
 	const char *model;      /* for --corpus */

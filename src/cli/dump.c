@@ -1,10 +1,10 @@
 /* dump.c -- JSON and CSV export of a trace (see dump.h). Floats are printed with 9 significant
  * digits, enough to round-trip any float32; exact zeros (masked keys) print as 0. */
-#include "dump.h"
+#include "cli/dump.h"
 
 #include <math.h>
 
-#include "compare.h"
+#include "trace/compare.h"
 #include <string.h>
 
 int dump_parse_format(const char *s)

@@ -4,9 +4,9 @@
 
 #include <stdio.h>
 
-#include "err.h"
-#include "model.h"
-#include "trace.h"
+#include "base/err.h"
+#include "engine/model.h"
+#include "trace/trace.h"
 
 enum dump_format { DUMP_JSON, DUMP_CSV };
 

@@ -10,15 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "corpuscli.h"
-#include "corpusrun.h"
-#include "dump.h"
-#include "headscore.h"
-#include "model.h"
-#include "ui.h"
-#include "userconf.h"
-#include "view.h"
-#include "words.h"
+#include "cli/corpuscli.h"
+#include "corpus/corpusrun.h"
+#include "cli/dump.h"
+#include "trace/headscore.h"
+#include "engine/model.h"
+#include "tui/ui.h"
+#include "tui/userconf.h"
+#include "views/view.h"
+#include "analysis/words.h"
 
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)

@@ -1,5 +1,5 @@
 /* aggfile.c -- saving and loading aggregates (format in aggfile.h). */
-#include "aggfile.h"
+#include "corpus/aggfile.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "b64.h"
-#include "jsoncap.h"
+#include "base/b64.h"
+#include "base/jsoncap.h"
 
 static const char *aggfile_score_name(int k)
 {

@@ -34,8 +34,8 @@
 
 #include <stdio.h>
 
-#include "aggregate.h"
-#include "err.h"
+#include "corpus/aggregate.h"
+#include "base/err.h"
 
 #define AGGFILE_FORMAT "attnscope-aggregate"
 #define AGGFILE_VERSION 2

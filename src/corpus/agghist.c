@@ -1,5 +1,5 @@
 /* agghist.c -- histograms on power-of-two ranges that merge exactly (see agghist.h). */
-#include "agghist.h"
+#include "corpus/agghist.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,12 +1,12 @@
 /* aggregate.c -- mergeable per-head accumulators of a corpus run (see aggregate.h). */
-#include "aggregate.h"
+#include "corpus/aggregate.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pca.h"
-#include "stats.h"
+#include "analysis/pca.h"
+#include "analysis/stats.h"
 
 /* Shapes a saved file may claim; far above any real model, low enough that the arrays stay small. */
 #define AGG_MAX_LAYERS 1024

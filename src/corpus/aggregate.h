@@ -27,11 +27,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "agghist.h"
-#include "aggsample.h"
-#include "err.h"
-#include "headscore.h"
-#include "trace.h"
+#include "corpus/agghist.h"
+#include "corpus/aggsample.h"
+#include "base/err.h"
+#include "trace/headscore.h"
+#include "trace/trace.h"
 
 /* The scores kept per head: HS_COUNT pattern scores, then entropy_norm. */
 #define AGG_ENTROPY_NORM HS_COUNT

@@ -1,5 +1,5 @@
 /* aggsample.c -- the mergeable uniform token sample (see aggsample.h). */
-#include "aggsample.h"
+#include "corpus/aggsample.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -20,8 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "trace.h"
+#include "base/err.h"
+#include "trace/trace.h"
 
 #define AGGSAMPLE_MAX 20000
 #define AGGSAMPLE_FLOATS ((size_t)10 << 18) /* 10 MiB of float32 */

@@ -1,12 +1,12 @@
 /* corpus.c -- the corpus file reader (see corpus.h). */
-#include "corpus.h"
+#include "corpus/corpus.h"
 
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsoncap.h"
+#include "base/jsoncap.h"
 
 struct corpus_reader {
 	FILE *f;

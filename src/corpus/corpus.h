@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "err.h"
+#include "base/err.h"
 
 #define CORPUS_MAX_LINE ((size_t)1 << 24) /* 16 MiB */
 

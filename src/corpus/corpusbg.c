@@ -1,13 +1,13 @@
 /* corpusbg.c -- a corpus run on its own thread (see corpusbg.h). */
 #include "config.h"
 
-#include "corpusbg.h"
+#include "corpus/corpusbg.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "progress.h"
+#include "base/progress.h"
 
 struct corpusbg {
 	const struct model *m;

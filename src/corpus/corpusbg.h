@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "corpusrun.h"
+#include "corpus/corpusrun.h"
 
 struct corpusbg;
 

@@ -1,7 +1,7 @@
 /* corpusrun.c -- the corpus run: reader, workers, progress (see corpusrun.h). */
 #include "config.h"
 
-#include "corpusrun.h"
+#include "corpus/corpusrun.h"
 
 #include <cblas.h>
 #include <pthread.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "corpus.h"
-#include "progress.h"
+#include "corpus/corpus.h"
+#include "base/progress.h"
 
 struct corpusrun_shared {
 	const struct model *m;

@@ -12,9 +12,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "aggregate.h"
-#include "err.h"
-#include "model.h"
+#include "corpus/aggregate.h"
+#include "base/err.h"
+#include "engine/model.h"
 
 /* Texts a worker runs through the model together (model_forward_batch): their rows share every
  * matrix product, so the weights are read once per batch rather than once per text; a batch also

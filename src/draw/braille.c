@@ -1,7 +1,7 @@
 /* braille.c -- scatter plots with braille-dot lines, marker glyphs and non-colliding labels (see braille.h). */
 #include "config.h"
 
-#include "braille.h"
+#include "draw/braille.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "canvas.h"
+#include "draw/canvas.h"
 
 #define BPLOT_STYLES 8
 

@@ -1,7 +1,7 @@
 /* canvas.c -- the cell grid views draw into, and its plain/ANSI text output (see canvas.h). */
 #include "config.h"
 
-#include "canvas.h"
+#include "draw/canvas.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "theme.h"
+#include "draw/theme.h"
 
 struct cell {
 	uint32_t ch;     /* code point; 0 = covered by the wide character to the left */

@@ -1,7 +1,7 @@
 /* chart.c -- bars, histogram columns and signed colour cells (see chart.h). */
 #include "config.h"
 
-#include "chart.h"
+#include "draw/chart.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #ifndef ATTNSCOPE_CHART_H
 #define ATTNSCOPE_CHART_H
 
-#include "canvas.h"
+#include "draw/canvas.h"
 
 /* A bar of FRAC (0..1) of W cells from (X, Y) rightwards, rounded to eighths (nothing below 1/16 cell). */
 void chart_hbar(struct canvas *cv, int x, int y, int w, double frac, struct style st);

@@ -1,8 +1,8 @@
 /* theme.c -- reading colour themes from YAML and resolving them for a terminal's colour depth. */
 #include "config.h"
 
-#include "theme.h"
-#include "model.h"
+#include "draw/theme.h"
+#include "engine/model.h"
 
 #include <errno.h>
 #include <math.h>

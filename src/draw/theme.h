@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* Every role a view may draw with: X(id, yaml name, what it is for). */
 #define THEME_ROLES(X)                                                          \

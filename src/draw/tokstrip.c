@@ -1,7 +1,7 @@
 /* tokstrip.c -- readable token text, axis labels and the token strip (see tokstrip.h). */
 #include "config.h"
 
-#include "tokstrip.h"
+#include "draw/tokstrip.h"
 
 #include <stdio.h>
 #include <stdlib.h>

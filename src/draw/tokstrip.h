@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "canvas.h"
-#include "trace.h"
+#include "draw/canvas.h"
+#include "trace/trace.h"
 
 /* Readable text of token I of T into BUF (no "##", no 'Ġ'); *CONT is set when the token continues
  * the previous word. Newlines and tabs become visible glyphs ('↵', '→'); undecodable bytes <xx>. */

@@ -1,5 +1,5 @@
 /* family.c -- load a family description (YAML) into a struct family (see family.h). */
-#include "family.h"
+#include "engine/family.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "model.h"
+#include "engine/model.h"
 
 static const char *const family_role_keys[WEIGHT_COUNT] = {
 #define FAMILY_ROLE_KEY(id, key) key,

@@ -7,8 +7,8 @@
 #include <limits.h>
 #include <stdbool.h>
 
-#include "err.h"
-#include "tokenizer.h"
+#include "base/err.h"
+#include "tokenizer/tokenizer.h"
 
 /* X-macro of weight roles: (enum suffix, YAML key). {L} in a tensor name stands for the layer index. */
 #define FAMILY_ROLES(X)                                                                                    \

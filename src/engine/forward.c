@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "gemm.h"
-#include "headsummary.h"
-#include "model-internal.h"
-#include "progress.h"
+#include "engine/gemm.h"
+#include "trace/headsummary.h"
+#include "engine/model-internal.h"
+#include "base/progress.h"
 
 /* Scratch buffers for one run; sizes in floats (H hidden, QD/KD query/key widths, I intermediate).
  * A run computes ROWS rows: the tokens R0 .. n-1 of one text (R0 > 0 when a causal model reuses the

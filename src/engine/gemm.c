@@ -6,7 +6,7 @@
  * (tools/valgrind.supp). */
 #include "config.h"
 
-#include "gemm.h"
+#include "engine/gemm.h"
 
 #include <cblas.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* hfconfig.c -- config.json access through a family's key lists (see hfconfig.h). */
-#include "hfconfig.h"
-#include "jsoncap.h"
+#include "engine/hfconfig.h"
+#include "base/jsoncap.h"
 
 #include <errno.h>
 #include <jansson.h>

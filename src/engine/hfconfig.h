@@ -5,8 +5,8 @@
 #include <limits.h>
 #include <stdbool.h>
 
-#include "err.h"
-#include "family.h"
+#include "base/err.h"
+#include "engine/family.h"
 
 struct hfconfig {
 	char path[PATH_MAX];

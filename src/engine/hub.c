@@ -1,5 +1,5 @@
 /* hub.c -- model name resolution: folders, bundled models, the Hugging Face cache (see hub.h). */
-#include "hub.h"
+#include "engine/hub.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "model.h"
+#include "engine/model.h"
 
 static bool hub_is_dir(const char *path)
 {

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* Write the folder holding config.json for NAME_OR_DIR into OUT (size OUTSZ). */
 int hub_resolve(const char *name_or_dir, char *out, size_t outsz, struct err *e);

@@ -1,6 +1,6 @@
 /* hugemap.c -- model files mapped in 2 MB pages (see hugemap.h). */
 #define _GNU_SOURCE /* mremap */
-#include "hugemap.h"
+#include "engine/hugemap.h"
 
 #include <stdint.h>
 #include <stdio.h>

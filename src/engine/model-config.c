@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model-internal.h"
+#include "engine/model-internal.h"
 
 /* Limits that keep a hostile config.json from asking for absurd allocations. */
 #define MODEL_MAX_LAYERS 1024

@@ -3,17 +3,17 @@
 #ifndef ATTNSCOPE_MODEL_INTERNAL_H
 #define ATTNSCOPE_MODEL_INTERNAL_H
 
-#include "family.h"
-#include "fwdstages.h"
-#include "hfconfig.h"
-#include "model.h"
-#include "ops.h"
-#include "prefix.h"
-#include "relpos.h"
-#include "rope.h"
-#include "safetensors.h"
-#include "tokenizer.h"
-#include "weights.h"
+#include "engine/family.h"
+#include "engine/fwdstages.h"
+#include "engine/hfconfig.h"
+#include "engine/model.h"
+#include "engine/ops.h"
+#include "engine/prefix.h"
+#include "engine/relpos.h"
+#include "engine/rope.h"
+#include "engine/safetensors.h"
+#include "tokenizer/tokenizer.h"
+#include "engine/weights.h"
 
 /* A normalisation layer: LayerNorm (with or without bias) or RMSNorm scaled by (offset + w). */
 struct norm_weights {

@@ -1,6 +1,6 @@
 /* model.c -- open a model: resolve the folder, read config.json and the family description, bind
  * every weight to its role with shape checks, load the tokenizer; run = tokenize + forward. */
-#include "model.h"
+#include "engine/model.h"
 
 #include <limits.h>
 #include <malloc.h>
@@ -16,11 +16,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hfconfig.h"
-#include "hub.h"
-#include "gemm.h"
-#include "headsummary.h"
-#include "model-internal.h"
+#include "engine/hfconfig.h"
+#include "engine/hub.h"
+#include "engine/gemm.h"
+#include "trace/headsummary.h"
+#include "engine/model-internal.h"
 
 /* Bytes the kept last trace of a causal model may take (model_run_reuse): gpt2's shape takes 29 MB
  * at 128 tokens, 230 MB at 512; at 1,024 (900 MB) every run computes all its tokens. */

@@ -1,9 +1,9 @@
 /* ops.c -- element-wise and row-wise operations of a transformer block (see ops.h). */
 #include "config.h"
 
-#include "ops.h"
+#include "engine/ops.h"
 
-#include "gemm.h"
+#include "engine/gemm.h"
 
 #include <math.h>
 #include <string.h>

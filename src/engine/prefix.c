@@ -1,5 +1,5 @@
 /* prefix.c -- the kept tokens of a causal model's last run (see prefix.h). */
-#include "prefix.h"
+#include "engine/prefix.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 struct prefix_cache {
 	pthread_mutex_t lock;   /* held for a whole run: one run at a time reads and replaces the rows */

@@ -1,5 +1,5 @@
 /* relpos.c -- DeBERTa's relative-position attention terms (see relpos.h). */
-#include "relpos.h"
+#include "engine/relpos.h"
 
 #include <math.h>
 #include <stdlib.h>

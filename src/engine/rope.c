@@ -1,6 +1,6 @@
 /* rope.c -- rotary position embeddings (see rope.h). Float32 where Hugging Face computes in float32
  * (inverse frequencies, angles, cos/sin), so that long texts rotate exactly as the model does. */
-#include "rope.h"
+#include "engine/rope.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "err.h"
+#include "base/err.h"
 
 enum rope_type { ROPE_DEFAULT, ROPE_LINEAR, ROPE_DYNAMIC, ROPE_LLAMA3, ROPE_YARN };
 

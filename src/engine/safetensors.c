@@ -1,7 +1,7 @@
 /* safetensors.c -- parse and validate safetensors headers, map the data (see safetensors.h). */
-#include "safetensors.h"
-#include "hugemap.h"
-#include "jsoncap.h"
+#include "engine/safetensors.h"
+#include "engine/hugemap.h"
+#include "base/jsoncap.h"
 
 #include <errno.h>
 #include <fcntl.h>

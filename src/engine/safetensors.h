@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 
 #define ST_MAX_DIMS 8
 #define ST_MAX_HEADER (100u << 20) /* same cap as the reference implementation: 100 MB of JSON */

@@ -1,6 +1,6 @@
 /* weights.c -- weight matrices used from the mapping: conversion, tiled linears, the float32 cache
  * (see weights.h). */
-#include "weights.h"
+#include "engine/weights.h"
 
 #include <cblas.h>
 #include <ctype.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gemm.h"
-#include "workers.h"
+#include "engine/gemm.h"
+#include "engine/workers.h"
 
 #define MAX_THREADS WORKERS_MAX
 

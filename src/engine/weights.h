@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "safetensors.h"
+#include "engine/safetensors.h"
 
 /* A 2-D tensor as stored: ROWS x COLS values of DTYPE at DATA (in the mapping, maybe unaligned). */
 struct weight {

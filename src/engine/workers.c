@@ -1,6 +1,6 @@
 /* workers.c -- persistent helper threads for the engine's parallel loops (see workers.h). */
-#include "workers.h"
-#include "progress.h"
+#include "engine/workers.h"
+#include "base/progress.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,7 +1,7 @@
 // spm-shim.cc -- the C interface of spm-shim.h over libsentencepiece's C++ API.
 // Why this file is C++: see spm-shim.h. Every entry point catches every exception, so no
 // C++ exception ever unwinds into C code; errors become one-line messages.
-#include "spm-shim.h"
+#include "tokenizer/spm-shim.h"
 
 #include <sentencepiece_processor.h>
 

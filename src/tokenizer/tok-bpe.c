@@ -5,8 +5,8 @@
  * (bytes_to_unicode: 'Ġ' for a space), and then, repeatedly, every occurrence of the adjacent
  * pair with the lowest merge rank is merged, left to right, until no pair has a rank. This is
  * true BPE, not a longest-match over the vocabulary. */
-#include "tok-internal.h"
-#include "utf8.h"
+#include "tokenizer/tok-internal.h"
+#include "base/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>

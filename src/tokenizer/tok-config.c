@@ -4,8 +4,8 @@
  * token names), special_tokens_map.json (overriding it), added_tokens.json and tokenizer.json's
  * added_tokens; at the end the ids of the tokens the tokenizer needs and the list of tokens
  * cut out of the text before the model's tokenizer runs (tok->specials). */
-#include "tok-internal.h"
-#include "utf8.h"
+#include "tokenizer/tok-internal.h"
+#include "base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

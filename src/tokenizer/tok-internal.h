@@ -10,8 +10,8 @@
 
 #include <jansson.h>
 
-#include "err.h"
-#include "tokenizer.h"
+#include "base/err.h"
+#include "tokenizer/tokenizer.h"
 
 /* Limits checked before allocating anything sized by a file. */
 #define TOK_MAX_FILE_BYTES ((size_t)64 << 20) /* tokenizer.json of 250k-token vocabularies is ~20-35 MB */

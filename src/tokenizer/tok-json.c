@@ -15,9 +15,9 @@
  * bos_token (when add_bos_token, default true) $A eos_token (when add_eos_token, default
  * false), the pair adding the same around $B with type id 1. PreTrainedTokenizerFast, Qwen2's
  * and the others keep tokenizer.json's post-processor and ignore the two flags. */
-#include "jsoncap.h"
-#include "tok-internal.h"
-#include "utf8.h"
+#include "base/jsoncap.h"
+#include "tokenizer/tok-internal.h"
+#include "base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
  * same length, so jansson's line and column numbers stay right) before jansson parses the rest.
  * Anything unusual (escapes the fast reader refuses, numbers it does not expect, another model
  * type) leaves the text alone and jansson reads and judges everything, as before. */
-#include "tok-internal.h"
+#include "tokenizer/tok-internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,8 +5,8 @@
  * is Rust's char::to_lowercase per character (full mapping, no final-sigma rule), which is
  * what utf8_py_lower gives. Precompiled (the SentencePiece charsmap of XLM-R/ALBERT files)
  * cannot be reproduced exactly here and is refused by name. */
-#include "tok-internal.h"
-#include "utf8.h"
+#include "tokenizer/tok-internal.h"
+#include "base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

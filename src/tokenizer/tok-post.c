@@ -5,7 +5,7 @@
  * ids or a sequence ($A, $B), with a type id. BertProcessing is [CLS] $A [SEP] / ... $B:1
  * [SEP]:1, RobertaProcessing <s> $A </s> / ... </s>:1 $B:1 </s>:1, ByteLevel adds nothing (it
  * only trims offsets), a Sequence may combine ByteLevel with one of the others. */
-#include "tok-internal.h"
+#include "tokenizer/tok-internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,8 +6,8 @@
  * isolated, merged with the previous or next piece, or contiguous runs merged). ByteLevel and
  * Metaspace also rewrite the words. A Sequence is flattened at load time. Empty pieces are
  * dropped, as tokenizers drops them. */
-#include "tok-internal.h"
-#include "utf8.h"
+#include "tokenizer/tok-internal.h"
+#include "base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

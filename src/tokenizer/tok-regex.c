@@ -7,7 +7,7 @@
  * but horizontal space in PCRE2. A literal String pattern is quoted. Matches are enumerated as
  * the onig crate's find_iter does: after an empty match the search moves on by one character,
  * and an empty match right where the previous match ended is skipped. */
-#include "tok-internal.h"
+#include "tokenizer/tok-internal.h"
 
 #include <stdlib.h>
 #include <string.h>

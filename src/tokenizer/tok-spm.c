@@ -14,9 +14,9 @@
  * loads the ids and strings HF's convert_ids_to_tokens / convert_tokens_to_ids give, and turns one
  * stretch of text without special tokens into ids (HF's _tokenize and then the conversion). Special
  * tokens, lower-casing around them, truncation and the templates are tokenizer.c's. */
-#include "spm-shim.h"
-#include "tok-internal.h"
-#include "utf8.h"
+#include "tokenizer/spm-shim.h"
+#include "tokenizer/tok-internal.h"
+#include "base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,8 +6,8 @@
  * token at min_score - 10. Unknown runs next to each other are fused into one piece (tokenizers
  * always fuses for Unigram); a fused run the vocabulary lacks becomes its <0xXX> byte tokens
  * with byte_fallback, else the unknown id. */
-#include "tok-internal.h"
-#include "utf8.h"
+#include "tokenizer/tok-internal.h"
+#include "base/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,9 +2,9 @@
  *
  * Used for the model vocabularies (30k-250k entries) and for the BPE symbol table, so loading
  * GPT-2's 50k vocabulary and merges is a few milliseconds of hashing, not linear scans. */
-#include "jsoncap.h"
-#include "tok-internal.h"
-#include "utf8.h"
+#include "base/jsoncap.h"
+#include "tokenizer/tok-internal.h"
+#include "base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,8 +7,8 @@
  * written "##rest"; a word with no full cover, or longer than max_input_chars_per_word code
  * points, becomes [UNK]. Character classes come from utf8proc (the same as Python's
  * unicodedata for every character both know). */
-#include "tok-internal.h"
-#include "utf8.h"
+#include "tokenizer/tok-internal.h"
+#include "base/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,10 +5,10 @@
  * typed in the text out before the model's tokenizer runs, then truncation ('longest_first')
  * and the [CLS] a [SEP] b [SEP] assembly. Configuration and special tokens are tok-config.c;
  * the model-specific parts are tok-wordpiece.c and tok-bpe.c. */
-#include "tokenizer.h"
-#include "jsoncap.h"
-#include "tok-internal.h"
-#include "utf8.h"
+#include "tokenizer/tokenizer.h"
+#include "base/jsoncap.h"
+#include "tokenizer/tok-internal.h"
+#include "base/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>

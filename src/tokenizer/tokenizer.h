@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "base/err.h"
 
 enum tokenizer_kind {
 	TOKENIZER_WORDPIECE, /* BERT: basic tokenizer + greedy WordPiece, adds [CLS] a [SEP] (b [SEP]) */

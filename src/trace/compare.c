@@ -1,5 +1,5 @@
 /* compare.c -- what changed between the attention of two texts (see compare.h). */
-#include "compare.h"
+#include "trace/compare.h"
 
 #include <math.h>
 

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 /* Tokens from the start with the same id in A and B. */
 int compare_prefix(const struct trace *a, const struct trace *b);

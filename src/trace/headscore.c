@@ -1,5 +1,5 @@
 /* headscore.c -- pattern scores and labels of every head, for the head finder (see headscore.h). */
-#include "headscore.h"
+#include "trace/headscore.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#include "compare.h"
+#include "trace/compare.h"
 
 static const char *const hs_names[HS_COUNT] = {
 #define HS_NAME(id, name, help) name,

@@ -21,8 +21,8 @@
 #ifndef ATTNSCOPE_HEADSCORE_H
 #define ATTNSCOPE_HEADSCORE_H
 
-#include "err.h"
-#include "trace.h"
+#include "base/err.h"
+#include "trace/trace.h"
 
 /* X(id, name, what it measures) -- the name is the column header and the --sort key. */
 #define HEADSCORES(X)                                                        \

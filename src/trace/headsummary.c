@@ -1,11 +1,11 @@
 /* headsummary.c -- a compact trace's recorded head scores and block thumbnails (see headsummary.h). */
-#include "headsummary.h"
+#include "trace/headsummary.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "headscore.h"
+#include "trace/headscore.h"
 
 #define HS_BLOCK ((size_t)TRACE_THUMB * TRACE_THUMB)
 

@@ -8,7 +8,7 @@
 #ifndef ATTNSCOPE_HEADSUMMARY_H
 #define ATTNSCOPE_HEADSUMMARY_H
 
-#include "trace.h"
+#include "trace/trace.h"
 
 enum { HEADSUM_MAX, HEADSUM_SUM, HEADSUM_COUNT, HEADSUM_KINDS };
 

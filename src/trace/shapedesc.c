@@ -1,7 +1,7 @@
 /* shapedesc.c -- a trace's attention shape in words (see shapedesc.h). */
 #include "config.h"
 
-#include "shapedesc.h"
+#include "trace/shapedesc.h"
 
 #include <stdio.h>
 

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 /* Does T share key/value heads between query heads (GQA or MQA)? */
 bool shapedesc_gqa(const struct trace *t);

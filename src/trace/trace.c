@@ -1,14 +1,14 @@
 /* trace.c -- allocation and release of a trace, and a compact trace's recomputed heads (see trace.h). */
-#include "trace.h"
+#include "trace/trace.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm.h"
-#include "ops.h"
-#include "weights.h"
+#include "engine/gemm.h"
+#include "engine/ops.h"
+#include "engine/weights.h"
 
 /* The heads a compact trace recomputed last, least recently used first out; locked, so that reads
  * from several threads never corrupt it (trace.h says how long a pointer lives). */

@@ -1,11 +1,11 @@
 /* lineedit.c -- one-line UTF-8 editing (see lineedit.h). */
 #include "config.h"
 
-#include "lineedit.h"
+#include "tui/lineedit.h"
 
 #include <string.h>
 
-#include "canvas.h"
+#include "draw/canvas.h"
 
 void lineedit_set(struct lineedit *le, const char *text)
 {

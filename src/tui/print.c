@@ -2,7 +2,7 @@
  * as plain text or ANSI, plus the setup it shares with the TUI and a redraw benchmark. */
 #include "config.h"
 
-#include "print.h"
+#include "tui/print.h"
 
 #include <langinfo.h>
 #include <locale.h>
@@ -12,14 +12,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "actions.h"
-#include "aggregate.h"
-#include "canvas.h"
-#include "marks.h"
-#include "shapedesc.h"
-#include "tokstrip.h"
-#include "view.h"
-#include "words.h"
+#include "views/actions.h"
+#include "corpus/aggregate.h"
+#include "draw/canvas.h"
+#include "views/marks.h"
+#include "trace/shapedesc.h"
+#include "draw/tokstrip.h"
+#include "views/view.h"
+#include "analysis/words.h"
 
 void ui_options_init(struct ui_options *o)
 {

@@ -5,10 +5,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "err.h"
-#include "theme.h"
-#include "ui.h"
-#include "userconf.h"
+#include "base/err.h"
+#include "draw/theme.h"
+#include "tui/ui.h"
+#include "tui/userconf.h"
 
 /* Load the theme O asks for, else CONF's, else "viridis". */
 int print_load_theme(const struct ui_options *o, const struct userconf *conf, struct theme *th, struct err *e);

@@ -1,7 +1,7 @@
 /* runner.c -- the model worker thread with debounce and stale-result discard (see runner.h). */
 #include "config.h"
 
-#include "runner.h"
+#include "tui/runner.h"
 
 #include <errno.h>
 #include <pthread.h>

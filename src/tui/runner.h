@@ -10,9 +10,9 @@
 
 #include <stdbool.h>
 
-#include "err.h"
-#include "trace.h"
-#include "ui.h"
+#include "base/err.h"
+#include "trace/trace.h"
+#include "tui/ui.h"
 
 struct runner;
 

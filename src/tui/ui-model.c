@@ -3,8 +3,8 @@
  * Kept apart from ui.c so tests can run the explorer on synthetic traces without the engine. */
 #include "config.h"
 
-#include "model.h"
-#include "ui.h"
+#include "engine/model.h"
+#include "tui/ui.h"
 
 static int ui_model_run(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
 			struct trace **out, struct err *e)

@@ -7,7 +7,7 @@
  * the cells that differ from the previous frame are handed to curses. */
 #include "config.h"
 
-#include "ui.h"
+#include "tui/ui.h"
 
 #include <curses.h>
 #include <errno.h>
@@ -19,21 +19,21 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "actions.h"
-#include "aggregate.h"
-#include "aggview.h"
-#include "canvas.h"
-#include "corpusbg.h"
-#include "lineedit.h"
-#include "marks.h"
-#include "print.h"
-#include "progress.h"
-#include "runner.h"
-#include "shapedesc.h"
-#include "tokstrip.h"
-#include "userconf.h"
-#include "view.h"
-#include "words.h"
+#include "views/actions.h"
+#include "corpus/aggregate.h"
+#include "views/aggview.h"
+#include "draw/canvas.h"
+#include "corpus/corpusbg.h"
+#include "tui/lineedit.h"
+#include "views/marks.h"
+#include "tui/print.h"
+#include "base/progress.h"
+#include "tui/runner.h"
+#include "trace/shapedesc.h"
+#include "draw/tokstrip.h"
+#include "tui/userconf.h"
+#include "views/view.h"
+#include "analysis/words.h"
 
 #define UI_MIN_W 40
 #define UI_MIN_H 12

@@ -10,10 +10,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "err.h"
-#include "heatdata.h"
-#include "theme.h"
-#include "trace.h"
+#include "base/err.h"
+#include "analysis/heatdata.h"
+#include "draw/theme.h"
+#include "trace/trace.h"
 
 struct model;
 

@@ -1,7 +1,7 @@
 /* userconf.c -- reading the user's config.yaml (see userconf.h). */
 #include "config.h"
 
-#include "userconf.h"
+#include "tui/userconf.h"
 
 #include <errno.h>
 #include <stdio.h>

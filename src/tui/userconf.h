@@ -14,8 +14,8 @@
 
 #include <limits.h>
 
-#include "actions.h"
-#include "err.h"
+#include "views/actions.h"
+#include "base/err.h"
 
 #define USERCONF_MAX_FILE (1 << 20) /* bytes */
 

@@ -1,13 +1,13 @@
 /* actions.c -- the action table, key names and the key map (see actions.h). */
 #include "config.h"
 
-#include "actions.h"
+#include "views/actions.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "canvas.h"
+#include "draw/canvas.h"
 
 static const struct action_info action_table[ACTION_COUNT] = {
 	[ACTION_NONE] = {"none", SCOPE_GLOBAL, "", ""},

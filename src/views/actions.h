@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "err.h"
+#include "base/err.h"
 
 /* Where an action applies: any view, a view that lists it, or the text input line. */
 enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };

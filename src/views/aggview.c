@@ -1,13 +1,13 @@
 /* aggview.c -- drawing a corpus aggregate's shape and histograms (see aggview.h). */
 #include "config.h"
 
-#include "aggview.h"
+#include "views/aggview.h"
 
 #include <limits.h>
 #include <string.h>
 
-#include "chart.h"
-#include "view.h"
+#include "draw/chart.h"
+#include "views/view.h"
 
 bool aggview_supports(const struct view *v)
 {

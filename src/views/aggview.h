@@ -3,9 +3,9 @@
 #ifndef ATTNSCOPE_AGGVIEW_H
 #define ATTNSCOPE_AGGVIEW_H
 
-#include "aggregate.h"
-#include "canvas.h"
-#include "trace.h"
+#include "corpus/aggregate.h"
+#include "draw/canvas.h"
+#include "trace/trace.h"
 
 struct view;
 /* Does view V draw a corpus aggregate (ctx->agg)? The others need one text. */

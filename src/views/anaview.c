@@ -1,13 +1,13 @@
 /* anaview.c -- shared pieces of the analysis views (see anaview.h). */
 #include "config.h"
 
-#include "anaview.h"
+#include "views/anaview.h"
 
 #include <stdlib.h>
 
-#include "aggview.h"
-#include "chart.h"
-#include "stats.h"
+#include "views/aggview.h"
+#include "draw/chart.h"
+#include "analysis/stats.h"
 
 static int clampi(int v, int lo, int hi)
 {

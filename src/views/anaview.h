@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "view.h"
+#include "views/view.h"
 
 /* False (after writing why in AREA) when there is no trace or no token to analyse. */
 bool anaview_ready(const struct view_ctx *ctx, struct canvas *cv, struct rect area);

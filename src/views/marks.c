@@ -1,13 +1,13 @@
 /* marks.c -- the marked tokens and their combined attention (see marks.h). */
 #include "config.h"
 
-#include "marks.h"
+#include "views/marks.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "tokstrip.h"
-#include "words.h"
+#include "draw/tokstrip.h"
+#include "analysis/words.h"
 
 bool marks_has(const struct view_ctx *ctx, int tok)
 {

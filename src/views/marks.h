@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "view.h"
+#include "views/view.h"
 
 /* Mark TOK, or unmark it when marked; says what happened in ctx->message. False when the set is
  * full (VIEW_MARKS_MAX) or TOK is not a token. */

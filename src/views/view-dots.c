@@ -23,13 +23,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "aggview.h"
-#include "anaview.h"
-#include "chart.h"
-#include "shapedesc.h"
-#include "stats.h"
-#include "tokstrip.h"
-#include "view.h"
+#include "views/aggview.h"
+#include "views/anaview.h"
+#include "draw/chart.h"
+#include "trace/shapedesc.h"
+#include "analysis/stats.h"
+#include "draw/tokstrip.h"
+#include "views/view.h"
 
 #define DOTS_HIST_ROWS 10
 #define DOTS_HEAD_ROWS 3    /* label, summary, density line */

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare.h"
-#include "shapedesc.h"
-#include "view.h"
+#include "trace/compare.h"
+#include "trace/shapedesc.h"
+#include "views/view.h"
 
 struct grid_state {
 	enum heat_pool pool;

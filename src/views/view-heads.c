@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
-#include "anaview.h"
-#include "headscore.h"
-#include "view.h"
+#include "corpus/aggregate.h"
+#include "views/anaview.h"
+#include "trace/headscore.h"
+#include "views/view.h"
 
 #define HEADS_COL_W 10  /* a score column, including the space before it */
 #define HEADS_AGG_COL_W 14 /* ... holding "mean±std" */

@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "anaview.h"
-#include "chart.h"
-#include "marks.h"
-#include "tokstrip.h"
-#include "view.h"
+#include "views/anaview.h"
+#include "draw/chart.h"
+#include "views/marks.h"
+#include "draw/tokstrip.h"
+#include "views/view.h"
 
 #define HV_LABEL_MAX 14
 #define HV_BAR_MAX 12

@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "anaview.h"
-#include "compare.h"
-#include "marks.h"
-#include "shapedesc.h"
-#include "tokstrip.h"
-#include "view.h"
+#include "views/anaview.h"
+#include "trace/compare.h"
+#include "views/marks.h"
+#include "trace/shapedesc.h"
+#include "draw/tokstrip.h"
+#include "views/view.h"
 
 #define HM_LABEL_MAX 12     /* columns of a query label */
 #define HM_VLABEL_MAX 8     /* rows of a vertical key label */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "view.h"
+#include "views/view.h"
 
 struct help_state {
 	int top;        /* first line shown */

@@ -19,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "anaview.h"
-#include "chart.h"
-#include "shapedesc.h"
-#include "tokstrip.h"
-#include "view.h"
+#include "views/anaview.h"
+#include "draw/chart.h"
+#include "trace/shapedesc.h"
+#include "draw/tokstrip.h"
+#include "views/view.h"
 
 #define NV_LABEL_MAX 12
 #define NV_NUM_W 6      /* a strip cell holding its value: "-1.23 " */

@@ -22,14 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggregate.h"
-#include "anaview.h"
-#include "braille.h"
-#include "pca.h"
-#include "shapedesc.h"
-#include "stats.h"
-#include "tokstrip.h"
-#include "view.h"
+#include "corpus/aggregate.h"
+#include "views/anaview.h"
+#include "draw/braille.h"
+#include "analysis/pca.h"
+#include "trace/shapedesc.h"
+#include "analysis/stats.h"
+#include "draw/tokstrip.h"
+#include "views/view.h"
 
 #define QK_PLOT_ROWS 22   /* plot height in --print */
 /* Rows above the plot (title, two lines of measures) and below (legend). */

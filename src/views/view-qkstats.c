@@ -21,12 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "aggview.h"
-#include "anaview.h"
-#include "braille.h"
-#include "shapedesc.h"
-#include "stats.h"
-#include "view.h"
+#include "views/aggview.h"
+#include "views/anaview.h"
+#include "draw/braille.h"
+#include "trace/shapedesc.h"
+#include "analysis/stats.h"
+#include "views/view.h"
 
 #define QS_SCATTER_ROWS 10
 #define QS_LABEL_W 6        /* "H11 q " */

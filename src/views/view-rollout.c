@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "anaview.h"
-#include "heatdata.h"
-#include "rollout.h"
-#include "tokstrip.h"
-#include "view.h"
-#include "words.h"
+#include "views/anaview.h"
+#include "analysis/heatdata.h"
+#include "analysis/rollout.h"
+#include "draw/tokstrip.h"
+#include "views/view.h"
+#include "analysis/words.h"
 
 #define RO_LABEL_MAX 12
 #define RO_PANEL_W 30

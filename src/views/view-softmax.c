@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "aggview.h"
-#include "anaview.h"
-#include "chart.h"
-#include "stats.h"
-#include "view.h"
+#include "views/aggview.h"
+#include "views/anaview.h"
+#include "draw/chart.h"
+#include "analysis/stats.h"
+#include "views/view.h"
 
 #define SM_BINS 20
 #define SM_HIST_ROWS 8     /* bars + baseline + labels */

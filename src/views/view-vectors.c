@@ -19,12 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "anaview.h"
-#include "attnvec.h"
-#include "braille.h"
-#include "marks.h"
-#include "tokstrip.h"
-#include "view.h"
+#include "views/anaview.h"
+#include "analysis/attnvec.h"
+#include "draw/braille.h"
+#include "views/marks.h"
+#include "draw/tokstrip.h"
+#include "views/view.h"
 
 #define VV_PLOT_ROWS 16   /* the PCA plot in --print */
 #define VV_SMALL_W 28     /* one small multiple, with its gap */

@@ -1,7 +1,7 @@
 /* view.c -- the view registry, the view stack and the shared selection (see view.h). */
 #include "config.h"
 
-#include "view.h"
+#include "views/view.h"
 
 #include <string.h>
 

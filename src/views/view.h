@@ -11,10 +11,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "actions.h"
-#include "canvas.h"
-#include "heatdata.h"
-#include "trace.h"
+#include "views/actions.h"
+#include "draw/canvas.h"
+#include "analysis/heatdata.h"
+#include "trace/trace.h"
 
 struct view;
 struct aggregate;

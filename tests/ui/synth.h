@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 enum synth_style {
 	SYNTH_BERT,   /* [CLS] words [SEP] (b [SEP]); words over 5 bytes split into "##" pieces */

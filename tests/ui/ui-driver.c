@@ -16,11 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "model.h"
+#include "engine/model.h"
 #include "synth.h"
-#include "theme.h"
-#include "ui.h"
-#include "view.h"
+#include "draw/theme.h"
+#include "tui/ui.h"
+#include "views/view.h"
 
 struct driver {
 	enum synth_style style;
