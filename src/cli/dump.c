@@ -3,9 +3,10 @@
 #include "cli/dump.h"
 
 #include <math.h>
-
-#include "trace/compare.h"
 #include <string.h>
+
+#include "base/jsonout.h"
+#include "trace/compare.h"
 
 int dump_parse_format(const char *s)
 {
@@ -27,33 +28,13 @@ static void dump_float(FILE *out, float v)
 }
 
 /* A JSON string literal: quotes, backslashes and control characters escaped; UTF-8 passed through. */
-static void dump_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", out);
-		else if (*p == '\t')
-			fputs("\\t", out);
-		else if (*p == '\r')
-			fputs("\\r", out);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
-
 /* The items of a JSON array of strings (or of integers), comma separated. */
 static void dump_strings(FILE *out, char *const *s, int n)
 {
 	for (int i = 0; i < n; i++) {
 		if (i)
 			fputs(", ", out);
-		dump_json_string(out, s[i]);
+		jsonout_string(out, s[i]);
 	}
 }
 
@@ -206,15 +187,11 @@ static void dump_json_compare(const struct trace *t, const struct trace *b, cons
 static void dump_json(const struct trace *t, const struct trace *b, const struct model_info *in,
 		      const struct dump_select *sel, FILE *out)
 {
-	fputs("{\"model\": {\"name\": ", out);
-	dump_json_string(out, in->name);
-	fputs(", \"family\": ", out);
-	dump_json_string(out, in->family);
-	fprintf(out,
-		", \"causal\": %s, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_dim\": %d, \"hidden\": %d, "
-		"\"max_positions\": %d, \"vocab_size\": %d, \"rotary\": %s, \"windows\": ",
-		in->causal ? "true" : "false", in->n_layers, in->n_heads, t->n_kv_heads > 0 ? t->n_kv_heads : in->n_heads,
-		in->head_dim, in->hidden, in->max_positions, in->vocab_size, t->rotary ? "true" : "false");
+	struct jsonout_model jm = {in->name, in->family, in->causal, in->n_layers, in->n_heads,
+				   t->n_kv_heads > 0 ? t->n_kv_heads : in->n_heads, in->head_dim, in->hidden, in->max_positions};
+	fputs("{\"model\": ", out);
+	jsonout_model(out, &jm);
+	fprintf(out, ", \"vocab_size\": %d, \"rotary\": %s, \"windows\": ", in->vocab_size, t->rotary ? "true" : "false");
 	dump_windows(out, t);
 	fputs("},\n", out);
 	fputs("\"tokens\": [", out);

@@ -10,6 +10,7 @@
 
 #include "base/b64.h"
 #include "base/jsoncap.h"
+#include "base/jsonout.h"
 
 static const char *aggfile_score_name(int k)
 {
@@ -17,15 +18,6 @@ static const char *aggfile_score_name(int k)
 }
 
 /* A JSON string literal (json_dumps of a string escapes it as the reader expects). */
-static void aggfile_string(FILE *out, const char *s)
-{
-	json_t *j = json_string(s);
-	char *d = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-	fputs(d ? d : "\"?\"", out);
-	free(d);
-	json_decref(j);
-}
-
 static void aggfile_double(FILE *out, double v)
 {
 	if (isfinite(v))
@@ -128,10 +120,10 @@ static void aggfile_write_sample(FILE *out, const struct aggsample *s, struct ag
 		if (i > 0 && p[i - 1].line == p[i].line)
 			continue;
 		fprintf(out, "%s{\"line\": %llu, \"text\": ", first ? "\n  " : ",\n  ", (unsigned long long)t->line);
-		aggfile_string(out, t->text);
+		jsonout_string(out, t->text);
 		fputs(", \"text_b\": ", out);
 		if (t->text_b)
-			aggfile_string(out, t->text_b);
+			jsonout_string(out, t->text_b);
 		else
 			fputs("null", out);
 		fputc('}', out);
@@ -143,7 +135,7 @@ static void aggfile_write_sample(FILE *out, const struct aggsample *s, struct ag
 		const struct aggsample_tok *t = &s->tok[p[i].index];
 		fprintf(out, "%s{\"line\": %llu, \"token\": %d, \"piece\": ", i ? ",\n  " : "\n  ", (unsigned long long)t->line,
 			t->token);
-		aggfile_string(out, t->piece);
+		jsonout_string(out, t->piece);
 		fputs(", \"q\": \"", out);
 		b64_write_floats(out, aggsample_q(s, p[i].index), (size_t)s->dim);
 		fputs("\", \"k\": \"", out);
@@ -157,19 +149,15 @@ int aggfile_write(const struct aggregate *a, FILE *out, struct err *e)
 {
 	const struct agg_model *m = &a->model;
 	bool partial = false;
-	fprintf(out, "{\"format\": \"%s\", \"version\": %d,\n\"model\": {\"name\": ", AGGFILE_FORMAT, AGGFILE_VERSION);
-	aggfile_string(out, m->name);
-	fputs(", \"family\": ", out);
-	aggfile_string(out, m->family);
-	fprintf(out,
-		", \"causal\": %s, \"layers\": %d, \"heads\": %d, \"kv_heads\": %d, \"head_dim\": %d, \"hidden\": %d, "
-		"\"max_positions\": %d},\n\"sources\": [",
-		m->causal ? "true" : "false", m->n_layers, m->n_heads, m->n_kv_heads, m->head_dim, m->hidden,
-		m->max_positions);
+	struct jsonout_model jm = {m->name, m->family, m->causal, m->n_layers, m->n_heads, m->n_kv_heads, m->head_dim,
+				   m->hidden, m->max_positions};
+	fprintf(out, "{\"format\": \"%s\", \"version\": %d,\n\"model\": ", AGGFILE_FORMAT, AGGFILE_VERSION);
+	jsonout_model(out, &jm);
+	fputs("},\n\"sources\": [", out);
 	for (int i = 0; i < a->n_src; i++) {
 		const struct agg_source *s = &a->src[i];
 		fputs(i ? ",\n  {\"file\": " : "\n  {\"file\": ", out);
-		aggfile_string(out, s->file);
+		jsonout_string(out, s->file);
 		fprintf(out, ", \"shard\": [%d, %d], \"texts\": %llu, \"partial\": %s}", s->shard_k, s->shard_n,
 			(unsigned long long)s->texts, s->partial ? "true" : "false");
 		partial |= s->partial;
@@ -195,7 +183,7 @@ int aggfile_write(const struct aggregate *a, FILE *out, struct err *e)
 	for (int l = 0; l < m->n_layers; l++)
 		for (int h = 0; h < m->n_heads; h++) {
 			fprintf(out, "%s{\"layer\": %d, \"head\": %d, \"label\": ", l || h ? ",\n  " : "\n  ", l, h);
-			aggfile_string(out, mean[(size_t)l * m->n_heads + h].label);
+			jsonout_string(out, mean[(size_t)l * m->n_heads + h].label);
 			for (int k = 0; k < AGG_SCORES; k++) {
 				if (!aggregate_keeps(k))
 					continue;
