@@ -1,5 +1,5 @@
 /* fuzz_spm.c -- libFuzzer target: SentencePiece .model files (XLM-R, ALBERT, DeBERTa-v2) loaded
- * by tokenizer_load through libsentencepiece (src/spm-shim.cc) and then used to encode.
+ * by tokenizer_load through libsentencepiece (src/tokenizer/spm-shim.cc) and then used to encode.
  *
  * Input: one selector byte, then a text, a tokenizer_config.json and the .model file, separated
  * by 0xFF. The model comes last because a protobuf holds any byte (the last part keeps further

@@ -1,4 +1,4 @@
-/* check_compare.c -- two texts side by side (src/compare.c and the pieces the views use): matching
+/* check_compare.c -- two texts side by side (src/trace/compare.c and the pieces the views use): matching
  * rows, total variation by hand, the head finder's "changed" score, B − A heatmaps and the
  * diverging ramp of every bundled theme. */
 #include "config.h"

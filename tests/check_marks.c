@@ -1,4 +1,4 @@
-/* check_marks.c -- several tokens at once (src/marks.c): combined rows and columns by hand, the
+/* check_marks.c -- several tokens at once (src/views/marks.c): combined rows and columns by hand, the
  * marked set (toggle, label, clamping, remapping between pieces and words) and the vector view's
  * projection of a combined A (attnvec_project_set) against the sum of the rows. */
 #include "config.h"

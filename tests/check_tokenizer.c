@@ -1,4 +1,4 @@
-/* check_tokenizer.c -- unit tests of the tokenizers (src/tokenizer.c, tok-*.c).
+/* check_tokenizer.c -- unit tests of the tokenizers (src/tokenizer/).
  *
  * Expected tokens come from outside the C code: tests/data/tokenizer/cases.json is written by
  * tests/tools/ref_tokenize.py (an independent Python implementation checked against real

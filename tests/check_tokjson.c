@@ -1,4 +1,4 @@
-/* check_tokjson.c -- unit tests of the tokenizer.json engine (src/tok-json.c and its stages).
+/* check_tokjson.c -- unit tests of the tokenizer.json engine (src/tokenizer/tok-json.c and its stages).
  *
  * 1. Real files against tokenizers.js: tests/data/tokenizer/json/<name>.json (written by
  *    tests/tools/ref_tokjson.mjs) holds the expected tokens and ids of ~1,400 hard and random

@@ -1,4 +1,4 @@
-/* check_words.c -- word-level attention (src/words.c) against the numpy reference.
+/* check_words.c -- word-level attention (src/analysis/words.c) against the numpy reference.
  *
  * For each tests/data/words/<case>.json (written by tests/tools/ref_words.py from the case's
  * reference attentions) the C model runs on the case's text and words_build merges its pieces;

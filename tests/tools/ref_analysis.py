@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ref_analysis.py -- independent numpy reference of attnscope's analyses (src/pca.c, stats.c,
+"""ref_analysis.py -- independent numpy reference of attnscope's analyses (src/analysis/pca.c, stats.c,
 headscore.c, rollout.c), computed from the fixture cases' reference outputs.
 
 For each case tests/data/cases/<model>--<case>.json (attentions, q, k, tokens and ids from the

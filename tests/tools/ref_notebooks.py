@@ -26,7 +26,7 @@ said next to the cell; everything else is the notebook's code with torch replace
       sentence is the same -- checked below), mean over the heads, PCA(n_components=2)
       .fit_transform, xy /= np.linalg.norm(xy). PCA as scikit-learn's full SVD solver computes it
       (U·S of the centred rows), the sign of each axis chosen so that its largest component is
-      positive (scikit-learn's svd_flip on the components; attnscope's convention, src/pca.h).
+      positive (scikit-learn's svd_flip on the components; attnscope's convention, src/analysis/pca.h).
   000 "Vector Projection": vector_projection(it, book) of unit 2-D points, it = the last kept
       token, book = the first (the notebook's "it" and "book" are tokens 9 and 3 of its sentence).
 

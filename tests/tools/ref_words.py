@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ref_words.py -- independent numpy reference of word-level attention (src/words.c).
+"""ref_words.py -- independent numpy reference of word-level attention (src/analysis/words.c).
 
 For each case tests/data/cases/<model>--<case>.json it splits the reference tokens into words and
 merges the reference attentions with the convention of Clark et al. (2019), "What does BERT look
