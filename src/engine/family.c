@@ -7,7 +7,7 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "engine/model.h"
+#include "base/datadir.h"
 
 static const char *const family_role_keys[WEIGHT_COUNT] = {
 #define FAMILY_ROLE_KEY(id, key) key,
@@ -408,7 +408,7 @@ int family_load(const char *model_type, struct family *f, struct err *e)
 	if (!*model_type || strlen(model_type) > 40)
 		return err_set(e, "model_type '%.40s' is not a family name", model_type);
 	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/models/families/%s.yaml", model_data_dir(), model_type);
+	snprintf(path, sizeof path, "%s/models/families/%s.yaml", datadir_path(), model_type);
 	FILE *fp = fopen(path, "rb");
 	if (!fp)
 		return err_set(e, "unknown model family '%s' (no %s)", model_type, path);
