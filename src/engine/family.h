@@ -108,6 +108,7 @@ enum family_mlp { MLP_PLAIN, MLP_GATED };           /* down(act(up x)) or down(a
 enum family_qkv_layout { QKV_CONCAT, QKV_PER_HEAD }; /* fused rows [q | k | v], or per head [q_h k_h v_h] */
 enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W keys up to the query, or
                                                        * the keys within W/2 on either side */
+enum family_embed_scale { EMBED_SCALE_NONE, EMBED_SCALE_SQRT_HIDDEN }; /* Gemma: × sqrt(hidden) */
 
 #define FAMILY_MAX_RULES 8
 
@@ -136,7 +137,7 @@ struct family {
 	enum family_position position;
 	enum family_mlp mlp;
 	enum family_qkv_layout qkv_layout;
-	bool embed_scale_sqrt_hidden;    /* Gemma: embeddings × sqrt(hidden), rounded to float32 */
+	enum family_embed_scale embed_scale; /* Gemma: embeddings × sqrt(hidden), rounded to float32 */
 	enum family_window window;
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
 	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */
