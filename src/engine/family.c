@@ -1,4 +1,6 @@
-/* family.c -- load a family description (YAML) into a struct family (see family.h). */
+/* family.c -- load a family description (YAML) into a struct family (see family.h): the top-level
+ * keys from one table of rows (fam_rows), the tensor roles and config settings from family.h's
+ * lists, then the structural checks the engine relies on. */
 #include "engine/family.h"
 
 #include <ctype.h>

@@ -1,6 +1,23 @@
 /* family.h -- a model family described as data (models/families/NAME.yaml): which config.json keys
  * give the shape, how the checkpoint names each weight, and the shape of a block (post-LN BERT,
- * pre-LN GPT-2, causal or not). New families should need a YAML file, not new engine code. */
+ * pre-LN GPT-2, causal or not). Only the parser (family.c) reads a family's file; no C file
+ * branches on a family's name: the engine, the analyses and the UI read the switches below.
+ *
+ * Adding a family:
+ *  1. One YAML file, models/families/MODEL_TYPE.yaml (config.json's "model_type"), listed in
+ *     dist_families_DATA of the engine's build fragment: its switches, the config.json keys of
+ *     each setting, defaults, tensor names, conditional and optional tensors, refused config
+ *     values. A family whose block the existing switches express needs nothing more.
+ *  2. A new switch (one more variant of an existing operation: a norm, a position scheme, a
+ *     mask): one row in family.c's fam_rows and its field in struct family (an enum switch also
+ *     has its enum here and its list of values in family.c); then the code that acts on it:
+ *     model-config.c for config.json values, model.c for weights, forward.c for the arithmetic.
+ *  3. The escape hatch, for a new operation or a block the switches cannot express (a
+ *     mixture-of-experts MLP, say): one file of code under src/engine/ named after the block
+ *     (src/engine/moe.c), chosen by the family file through a new value of the switch it
+ *     replaces (mlp: moe), with its tensors as new roles in FAMILY_ROLES. The file binds its
+ *     weights and computes the block; model.c and forward.c call it where they handle that switch
+ *     (model_bind_mlp, fwd_mlp). No such block exists yet: the first one adds its file. */
 #ifndef ATTNSCOPE_FAMILY_H
 #define ATTNSCOPE_FAMILY_H
 
