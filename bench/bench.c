@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/datadir.h"
 #include "corpus/corpusrun.h"
 #include "engine/gemm.h"
 #include "engine/model-internal.h"
@@ -213,7 +214,7 @@ static long long write_model(const struct spec *s, const char *dir)
 	const char *files[] = {"bert/vocab.txt", "gpt2/vocab.json", "gpt2/merges.txt"};
 	for (int i = s->gpt2 ? 1 : 0; i < (s->gpt2 ? 3 : 1); i++) {
 		char from[PATH_MAX];
-		snprintf(from, sizeof from, "%s/tests/data/tokenizer/%s", model_data_dir(), files[i]);
+		snprintf(from, sizeof from, "%s/tests/data/tokenizer/%s", datadir_path(), files[i]);
 		snprintf(path, sizeof path, "%s/%s", dir, strchr(files[i], '/') + 1);
 		if (copy_file(from, path) < 0) {
 			fprintf(stderr, "bench: cannot copy %s\n", from);
@@ -728,7 +729,7 @@ static int real_prepare(const struct real_spec *r, const char *dir, char *reason
 	if (env_ref && *env_ref)
 		snprintf(ref, sizeof ref, "%s/models/%s", env_ref, r->ref_tokenizer);
 	else
-		snprintf(ref, sizeof ref, "%s/../shared/reference/models/%s", model_data_dir(), r->ref_tokenizer);
+		snprintf(ref, sizeof ref, "%s/../shared/reference/models/%s", datadir_path(), r->ref_tokenizer);
 	size_t hl;
 	char *header;
 	uint64_t size = real_file_size(r, &hl, &header);
@@ -1303,7 +1304,7 @@ static int bench_forward_side_by_side(const struct spec *s, struct model *m, con
 	int cores = openblas_get_num_threads(), missed = 0;
 	int threads[2] = {1, cores}, n_threads = cores > 1 ? 2 : 1;
 	char why[512];
-	struct torch_peer *p = torch_peer_start(model_data_dir(), dir, why, sizeof why);
+	struct torch_peer *p = torch_peer_start(datadir_path(), dir, why, sizeof why);
 	if (p)
 		printf("  side by side with PyTorch %s (bench/torch_families.py: eager float32 modules, inference_mode),\n"
 		       "  interleaved in rounds on the same token ids; attnscope with %d threads, PyTorch with 1 and %d\n",

@@ -1,5 +1,6 @@
 /* fuzz-common.c -- scratch folder, input splitting and message checks for the fuzz targets. */
 #include "fuzz-common.h"
+#include "base/datadir.h"
 #include "base/utf8.h"
 
 #include <dirent.h>
@@ -96,11 +97,11 @@ void fuzz_link(const char *name, const char *target)
 
 const char *fuzz_datadir(void)
 {
+	/* The fuzzers read the source tree's data, installed or not: the search rule is datadir_path's. */
 	const char *d = getenv("ATTNSCOPE_DATADIR");
-	if (d && *d)
-		return d;
-	setenv("ATTNSCOPE_DATADIR", SRCDIR, 1);
-	return SRCDIR;
+	if (!d || !*d)
+		setenv("ATTNSCOPE_DATADIR", SRCDIR, 1);
+	return datadir_path();
 }
 
 void fuzz_check_message(const char *what, const struct err *e)

@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "draw/theme.h"
-#include "engine/model.h"
+#include "base/datadir.h"
 
 #include <errno.h>
 #include <math.h>
@@ -572,7 +572,7 @@ int theme_load_file(const char *path, struct theme *th, struct err *e)
 
 const char *theme_data_dir(void)
 {
-	return model_data_dir(); /* one search rule for models, families and themes */
+	return datadir_path(); /* one search rule for models, families and themes */
 }
 
 int theme_load(const char *name_or_file, struct theme *th, struct err *e)

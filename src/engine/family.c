@@ -1,13 +1,16 @@
-/* family.c -- load a family description (YAML) into a struct family (see family.h). */
+/* family.c -- load a family description (YAML) into a struct family (see family.h): the top-level
+ * keys from one table of rows (fam_rows), the tensor roles and config settings from family.h's
+ * lists, then the structural checks the engine relies on. */
 #include "engine/family.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
-#include "engine/model.h"
+#include "base/datadir.h"
 
 static const char *const family_role_keys[WEIGHT_COUNT] = {
 #define FAMILY_ROLE_KEY(id, key) key,
@@ -91,20 +94,6 @@ static int fam_bool(struct fam_doc *d, yaml_node_t *n, bool *out)
 	else
 		return fam_fail(d, n, "expected true or false%s", "");
 	return 0;
-}
-
-/* Match scalar N against CHOICES[0..n), storing the index. */
-static int fam_choice(struct fam_doc *d, yaml_node_t *n, const char *const *choices, int n_choices, int *out,
-		      const char *what)
-{
-	const char *s = fam_scalar(n);
-	for (int i = 0; s && i < n_choices; i++) {
-		if (strcmp(s, choices[i]) == 0) {
-			*out = i;
-			return 0;
-		}
-	}
-	return fam_fail(d, n, "unknown %s", what);
 }
 
 static int fam_roles(struct fam_doc *d, yaml_node_t *map, struct family *f)
@@ -235,106 +224,188 @@ static int fam_refusals(struct fam_doc *d, yaml_node_t *seq, struct family *f)
 	return 0;
 }
 
+static int fam_config(struct fam_doc *d, yaml_node_t *map, struct family *f)
+{
+	return fam_settings(d, map, f, false);
+}
+
+static int fam_defaults(struct fam_doc *d, yaml_node_t *map, struct family *f)
+{
+	return fam_settings(d, map, f, true);
+}
+
+/* The allowed values of a switch: its YAML spelling and the value stored. */
+struct fam_value {
+	const char *name;
+	int value;
+};
+
+/* Each list in the order the error message names them; a NULL name ends it. */
+static const struct fam_value fam_tokenizers[] = {
+	{"wordpiece", TOKENIZER_WORDPIECE}, {"bpe", TOKENIZER_BPE}, {"json", TOKENIZER_JSON},
+	{"roberta", TOKENIZER_ROBERTA}, {"xlm-roberta", TOKENIZER_XLMR}, {"albert", TOKENIZER_ALBERT},
+	{"deberta-v2", TOKENIZER_DEBERTA_V2}, {NULL, 0}};
+static const struct fam_value fam_blocks[] = {{"post_ln", BLOCK_POST_LN}, {"pre_ln", BLOCK_PRE_LN}, {NULL, 0}};
+static const struct fam_value fam_layouts[] = {{"out_in", LINEAR_OUT_IN}, {"in_out", LINEAR_IN_OUT}, {NULL, 0}};
+static const struct fam_value fam_norms[] = {{"layernorm", NORM_LAYER}, {"rmsnorm", NORM_RMS}, {NULL, 0}};
+static const struct fam_value fam_positions[] = {
+	{"learned", POS_LEARNED}, {"rotary", POS_ROTARY}, {"relative", POS_RELATIVE}, {NULL, 0}};
+static const struct fam_value fam_mlps[] = {{"plain", MLP_PLAIN}, {"gated", MLP_GATED}, {NULL, 0}};
+static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per_head", QKV_PER_HEAD}, {NULL, 0}};
+static const struct fam_value fam_windows[] = {{"causal", WINDOW_CAUSAL}, {"centered", WINDOW_CENTERED}, {NULL, 0}};
+static const struct fam_value fam_embed_scales[] = {
+	{"none", EMBED_SCALE_NONE}, {"sqrt_hidden", EMBED_SCALE_SQRT_HIDDEN}, {NULL, 0}};
+static const struct fam_value fam_zero_one[] = {{"0", 0}, {"1", 1}, {NULL, 0}};
+
+/* How a top-level key's value is read and where it goes. */
+enum fam_kind {
+	FAM_STRING,  /* a scalar, copied into a char array */
+	FAM_BOOL,    /* true/yes or false/no */
+	FAM_ENUM,    /* one of the row's values, by name ("unknown KEY (a, b)") */
+	FAM_INT,     /* one of the row's values, written as a number ("KEY must be 0 or 1") */
+	FAM_FLOAT,   /* the same, stored as a float */
+	FAM_LIST,    /* a string or a list of strings (at most FAMILY_MAX_ALTS) and their count */
+	FAM_SECTION, /* a nested mapping or list with a reader of its own */
+};
+
+struct fam_row {
+	const char *key;
+	enum fam_kind kind;
+	size_t offset;                  /* the field in struct family */
+	size_t size;                    /* FAM_STRING: the array's size */
+	size_t count;                   /* FAM_LIST: offset of the int count */
+	const struct fam_value *values; /* FAM_ENUM, FAM_INT, FAM_FLOAT */
+	int initial;                    /* FAM_BOOL, FAM_ENUM, FAM_INT, FAM_FLOAT: the value when the key is absent */
+	int (*read)(struct fam_doc *d, yaml_node_t *v, struct family *f); /* FAM_SECTION */
+};
+
+/* offsetof FIELD, refused at compile time unless the field is as wide as TYPE (an enum field is
+ * stored as an int). */
+#define FAM_FIELD(field, type)                                                                             \
+	(offsetof(struct family, field) +                                                                  \
+	 0 * sizeof(char[sizeof(((struct family *)0)->field) == sizeof(type) ? 1 : -1]))
+#define FAM_STRING_ROW(key, field)                                                                         \
+	{key, FAM_STRING, offsetof(struct family, field), sizeof(((struct family *)0)->field), 0, NULL, 0, NULL}
+#define FAM_BOOL_ROW(key, field, initial) {key, FAM_BOOL, FAM_FIELD(field, bool), 0, 0, NULL, initial, NULL}
+#define FAM_ENUM_ROW(key, field, values) {key, FAM_ENUM, FAM_FIELD(field, int), 0, 0, values, 0, NULL}
+#define FAM_INT_ROW(key, field, values) {key, FAM_INT, FAM_FIELD(field, int), 0, 0, values, 0, NULL}
+#define FAM_FLOAT_ROW(key, field, values) {key, FAM_FLOAT, FAM_FIELD(field, float), 0, 0, values, 0, NULL}
+#define FAM_LIST_ROW(key, field, n)                                                                        \
+	{key, FAM_LIST, offsetof(struct family, field), 0, FAM_FIELD(n, int), NULL, 0, NULL}
+#define FAM_SECTION_ROW(key, read) {key, FAM_SECTION, 0, 0, 0, NULL, 0, read}
+
+/* Every top-level key of a family description. A new switch is one row here and its field in
+ * struct family (an enum switch: its values list above and its enum in family.h). */
+static const struct fam_row fam_rows[] = {
+	FAM_STRING_ROW("name", name),
+	FAM_STRING_ROW("config_section", config_section),
+	FAM_ENUM_ROW("tokenizer", tokenizer, fam_tokenizers),
+	FAM_BOOL_ROW("causal", causal, false),
+	FAM_ENUM_ROW("block", block, fam_blocks),
+	FAM_ENUM_ROW("linear_layout", linear, fam_layouts),
+	FAM_BOOL_ROW("fused_qkv", fused_qkv, false),
+	FAM_ENUM_ROW("norm", norm, fam_norms),
+	FAM_FLOAT_ROW("norm_offset", norm_offset, fam_zero_one),
+	FAM_ENUM_ROW("position", position, fam_positions),
+	FAM_ENUM_ROW("mlp", mlp, fam_mlps),
+	FAM_ENUM_ROW("qkv_layout", qkv_layout, fam_qkv_layouts),
+	FAM_ENUM_ROW("window", window, fam_windows),
+	FAM_ENUM_ROW("embed_scale", embed_scale, fam_embed_scales),
+	FAM_INT_ROW("global_offset", global_offset, fam_zero_one),
+	FAM_BOOL_ROW("rope_local_unscaled", rope_local_unscaled, false),
+	FAM_BOOL_ROW("positions_after_pad", positions_after_pad, false),
+	FAM_BOOL_ROW("final_norm_in_trace", final_norm_in_trace, true),
+	FAM_SECTION_ROW("optional", fam_optional),
+	FAM_SECTION_ROW("conditions", fam_conditions),
+	FAM_SECTION_ROW("refuse", fam_refusals),
+	FAM_LIST_ROW("prefixes", prefixes, n_prefixes),
+	FAM_SECTION_ROW("config", fam_config),
+	FAM_SECTION_ROW("defaults", fam_defaults),
+	FAM_SECTION_ROW("tensors", fam_roles),
+};
+
+static void fam_store(struct family *f, const struct fam_row *r, int value)
+{
+	char *field = (char *)f + r->offset;
+	if (r->kind == FAM_BOOL)
+		*(bool *)field = value != 0;
+	else if (r->kind == FAM_FLOAT)
+		*(float *)field = (float)value;
+	else /* FAM_ENUM, FAM_INT: an int-wide field (FAM_FIELD checked it) */
+		memcpy(field, &value, sizeof value);
+}
+
+/* A FAM_ENUM, FAM_INT or FAM_FLOAT value: one of the row's values, else the row's message. */
+static int fam_value(struct fam_doc *d, yaml_node_t *v, struct family *f, const struct fam_row *r)
+{
+	const char *s = fam_scalar(v);
+	char allowed[192] = "";
+	for (const struct fam_value *a = r->values; a->name; a++) {
+		if (s && strcmp(s, a->name) == 0) {
+			fam_store(f, r, a->value);
+			return 0;
+		}
+		size_t used = strlen(allowed);
+		snprintf(allowed + used, sizeof allowed - used, "%s%s", used == 0 ? "" : r->kind == FAM_ENUM ? ", " : " or ",
+			 a->name);
+	}
+	char what[256];
+	if (r->kind == FAM_ENUM) {
+		snprintf(what, sizeof what, "%s (%s)", r->key, allowed);
+		return fam_fail(d, v, "unknown %s", what);
+	}
+	snprintf(what, sizeof what, "%s must be %s", r->key, allowed);
+	return fam_fail(d, v, "%s", what);
+}
+
+static int fam_row(struct fam_doc *d, yaml_node_t *v, struct family *f, const struct fam_row *r)
+{
+	char *field = (char *)f + r->offset;
+	bool b;
+	switch (r->kind) {
+	case FAM_STRING:
+		if (!fam_scalar(v))
+			return fam_fail(d, v, "%s must be a string", r->key);
+		snprintf(field, r->size, "%s", fam_scalar(v));
+		return 0;
+	case FAM_BOOL:
+		if (fam_bool(d, v, &b) < 0)
+			return -1;
+		fam_store(f, r, b);
+		return 0;
+	case FAM_ENUM:
+	case FAM_INT:
+	case FAM_FLOAT:
+		return fam_value(d, v, f, r);
+	case FAM_LIST:
+		return fam_strings(d, v, (char **)field, (int *)((char *)f + r->count));
+	case FAM_SECTION:
+		return r->read(d, v, f);
+	}
+	return -1;
+}
+
 static int fam_top(struct fam_doc *d, struct family *f)
 {
 	yaml_node_t *root = yaml_document_get_root_node(&d->doc);
 	if (!root || root->type != YAML_MAPPING_NODE)
 		return fam_fail(d, root, "a family description must be a YAML mapping%s", "");
-	static const char *const tokenizers[] = {"wordpiece", "bpe", "json", "roberta", "xlm-roberta", "albert", "deberta-v2"};
-	static const enum tokenizer_kind tokenizer_kinds[] = {TOKENIZER_WORDPIECE, TOKENIZER_BPE, TOKENIZER_JSON,
-		TOKENIZER_ROBERTA, TOKENIZER_XLMR, TOKENIZER_ALBERT, TOKENIZER_DEBERTA_V2};
-	static const char *const blocks[] = {"post_ln", "pre_ln"};
-	static const char *const layouts[] = {"out_in", "in_out"};
-	static const char *const norms[] = {"layernorm", "rmsnorm"};
-	static const char *const positions[] = {"learned", "rotary", "relative"};
-	static const char *const mlps[] = {"plain", "gated"};
-	static const char *const qkv_layouts[] = {"concat", "per_head"};
-	static const char *const windows[] = {"causal", "centered"};
-	static const char *const embed_scales[] = {"none", "sqrt_hidden"};
-	f->norm_offset = 0;
-	f->final_norm_in_trace = true;
+	const size_t n_rows = sizeof fam_rows / sizeof fam_rows[0];
+	for (size_t i = 0; i < n_rows; i++)
+		if (fam_rows[i].kind != FAM_STRING && fam_rows[i].kind != FAM_LIST && fam_rows[i].kind != FAM_SECTION)
+			fam_store(f, &fam_rows[i], fam_rows[i].initial);
 	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top; p++) {
 		yaml_node_t *k = yaml_document_get_node(&d->doc, p->key), *v = yaml_document_get_node(&d->doc, p->value);
 		const char *key = fam_scalar(k);
-		int choice = 0, rc = 0;
-		if (!key) {
-			rc = fam_fail(d, k, "keys must be strings%s", "");
-		} else if (strcmp(key, "name") == 0) {
-			if (!fam_scalar(v))
-				return fam_fail(d, v, "name must be a string%s", "");
-			snprintf(f->name, sizeof f->name, "%s", fam_scalar(v));
-		} else if (strcmp(key, "config_section") == 0) {
-			if (!fam_scalar(v))
-				return fam_fail(d, v, "config_section must be a string%s", "");
-			snprintf(f->config_section, sizeof f->config_section, "%s", fam_scalar(v));
-		} else if (strcmp(key, "tokenizer") == 0) {
-			rc = fam_choice(d, v, tokenizers, 7, &choice,
-					"tokenizer (wordpiece, bpe, json, roberta, xlm-roberta, albert, deberta-v2)");
-			f->tokenizer = tokenizer_kinds[choice];
-		} else if (strcmp(key, "causal") == 0) {
-			rc = fam_bool(d, v, &f->causal);
-		} else if (strcmp(key, "block") == 0) {
-			rc = fam_choice(d, v, blocks, 2, &choice, "block (post_ln, pre_ln)");
-			f->block = choice == 0 ? BLOCK_POST_LN : BLOCK_PRE_LN;
-		} else if (strcmp(key, "linear_layout") == 0) {
-			rc = fam_choice(d, v, layouts, 2, &choice, "linear_layout (out_in, in_out)");
-			f->linear = choice == 0 ? LINEAR_OUT_IN : LINEAR_IN_OUT;
-		} else if (strcmp(key, "fused_qkv") == 0) {
-			rc = fam_bool(d, v, &f->fused_qkv);
-		} else if (strcmp(key, "norm") == 0) {
-			rc = fam_choice(d, v, norms, 2, &choice, "norm (layernorm, rmsnorm)");
-			f->norm = choice ? NORM_RMS : NORM_LAYER;
-		} else if (strcmp(key, "norm_offset") == 0) {
-			const char *x = fam_scalar(v);
-			if (!x || (strcmp(x, "0") && strcmp(x, "1")))
-				rc = fam_fail(d, v, "norm_offset must be 0 or 1%s", "");
-			else
-				f->norm_offset = (float)atoi(x);
-		} else if (strcmp(key, "position") == 0) {
-			rc = fam_choice(d, v, positions, 3, &choice, "position (learned, rotary, relative)");
-			f->position = choice == 2 ? POS_RELATIVE : choice ? POS_ROTARY : POS_LEARNED;
-		} else if (strcmp(key, "mlp") == 0) {
-			rc = fam_choice(d, v, mlps, 2, &choice, "mlp (plain, gated)");
-			f->mlp = choice ? MLP_GATED : MLP_PLAIN;
-		} else if (strcmp(key, "qkv_layout") == 0) {
-			rc = fam_choice(d, v, qkv_layouts, 2, &choice, "qkv_layout (concat, per_head)");
-			f->qkv_layout = choice ? QKV_PER_HEAD : QKV_CONCAT;
-		} else if (strcmp(key, "window") == 0) {
-			rc = fam_choice(d, v, windows, 2, &choice, "window (causal, centered)");
-			f->window = choice ? WINDOW_CENTERED : WINDOW_CAUSAL;
-		} else if (strcmp(key, "embed_scale") == 0) {
-			rc = fam_choice(d, v, embed_scales, 2, &choice, "embed_scale (none, sqrt_hidden)");
-			f->embed_scale_sqrt_hidden = choice == 1;
-		} else if (strcmp(key, "global_offset") == 0) {
-			const char *x = fam_scalar(v);
-			if (!x || (strcmp(x, "0") && strcmp(x, "1")))
-				rc = fam_fail(d, v, "global_offset must be 0 or 1%s", "");
-			else
-				f->global_offset = atoi(x);
-		} else if (strcmp(key, "rope_local_unscaled") == 0) {
-			rc = fam_bool(d, v, &f->rope_local_unscaled);
-		} else if (strcmp(key, "positions_after_pad") == 0) {
-			rc = fam_bool(d, v, &f->positions_after_pad);
-		} else if (strcmp(key, "final_norm_in_trace") == 0) {
-			rc = fam_bool(d, v, &f->final_norm_in_trace);
-		} else if (strcmp(key, "optional") == 0) {
-			rc = fam_optional(d, v, f);
-		} else if (strcmp(key, "conditions") == 0) {
-			rc = fam_conditions(d, v, f);
-		} else if (strcmp(key, "refuse") == 0) {
-			rc = fam_refusals(d, v, f);
-		} else if (strcmp(key, "prefixes") == 0) {
-			rc = fam_strings(d, v, f->prefixes, &f->n_prefixes);
-		} else if (strcmp(key, "config") == 0) {
-			rc = fam_settings(d, v, f, false);
-		} else if (strcmp(key, "defaults") == 0) {
-			rc = fam_settings(d, v, f, true);
-		} else if (strcmp(key, "tensors") == 0) {
-			rc = fam_roles(d, v, f);
-		} else {
-			rc = fam_fail(d, k, "unknown key '%s'", key);
-		}
-		if (rc < 0)
+		if (!key)
+			return fam_fail(d, k, "keys must be strings%s", "");
+		const struct fam_row *row = NULL;
+		for (size_t i = 0; !row && i < n_rows; i++)
+			if (strcmp(key, fam_rows[i].key) == 0)
+				row = &fam_rows[i];
+		if (!row)
+			return fam_fail(d, k, "unknown key '%s'", key);
+		if (fam_row(d, v, f, row) < 0)
 			return -1;
 	}
 	/* Structural requirements, so the engine can trust the description. */
@@ -408,7 +479,7 @@ int family_load(const char *model_type, struct family *f, struct err *e)
 	if (!*model_type || strlen(model_type) > 40)
 		return err_set(e, "model_type '%.40s' is not a family name", model_type);
 	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/models/families/%s.yaml", model_data_dir(), model_type);
+	snprintf(path, sizeof path, "%s/models/families/%s.yaml", datadir_path(), model_type);
 	FILE *fp = fopen(path, "rb");
 	if (!fp)
 		return err_set(e, "unknown model family '%s' (no %s)", model_type, path);

@@ -1,6 +1,23 @@
 /* family.h -- a model family described as data (models/families/NAME.yaml): which config.json keys
  * give the shape, how the checkpoint names each weight, and the shape of a block (post-LN BERT,
- * pre-LN GPT-2, causal or not). New families should need a YAML file, not new engine code. */
+ * pre-LN GPT-2, causal or not). Only the parser (family.c) reads a family's file; no C file
+ * branches on a family's name: the engine, the analyses and the UI read the switches below.
+ *
+ * Adding a family:
+ *  1. One YAML file, models/families/MODEL_TYPE.yaml (config.json's "model_type"), listed in
+ *     dist_families_DATA of the engine's build fragment: its switches, the config.json keys of
+ *     each setting, defaults, tensor names, conditional and optional tensors, refused config
+ *     values. A family whose block the existing switches express needs nothing more.
+ *  2. A new switch (one more variant of an existing operation: a norm, a position scheme, a
+ *     mask): one row in family.c's fam_rows and its field in struct family (an enum switch also
+ *     has its enum here and its list of values in family.c); then the code that acts on it:
+ *     model-config.c for config.json values, model.c for weights, forward.c for the arithmetic.
+ *  3. The escape hatch, for a new operation or a block the switches cannot express (a
+ *     mixture-of-experts MLP, say): one file of code under src/engine/ named after the block
+ *     (src/engine/moe.c), chosen by the family file through a new value of the switch it
+ *     replaces (mlp: moe), with its tensors as new roles in FAMILY_ROLES. The file binds its
+ *     weights and computes the block; model.c and forward.c call it where they handle that switch
+ *     (model_bind_mlp, fwd_mlp). No such block exists yet: the first one adds its file. */
 #ifndef ATTNSCOPE_FAMILY_H
 #define ATTNSCOPE_FAMILY_H
 
@@ -108,6 +125,7 @@ enum family_mlp { MLP_PLAIN, MLP_GATED };           /* down(act(up x)) or down(a
 enum family_qkv_layout { QKV_CONCAT, QKV_PER_HEAD }; /* fused rows [q | k | v], or per head [q_h k_h v_h] */
 enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W keys up to the query, or
                                                        * the keys within W/2 on either side */
+enum family_embed_scale { EMBED_SCALE_NONE, EMBED_SCALE_SQRT_HIDDEN }; /* Gemma: × sqrt(hidden) */
 
 #define FAMILY_MAX_RULES 8
 
@@ -136,7 +154,7 @@ struct family {
 	enum family_position position;
 	enum family_mlp mlp;
 	enum family_qkv_layout qkv_layout;
-	bool embed_scale_sqrt_hidden;    /* Gemma: embeddings × sqrt(hidden), rounded to float32 */
+	enum family_embed_scale embed_scale; /* Gemma: embeddings × sqrt(hidden), rounded to float32 */
 	enum family_window window;
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
 	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "engine/model.h"
+#include "base/datadir.h"
 
 static bool hub_is_dir(const char *path)
 {
@@ -142,7 +142,7 @@ int hub_resolve(const char *name, char *out, size_t outsz, struct err *e)
 
 	char cand[PATH_MAX], cache[PATH_MAX];
 	/* attnscope's own model directories: the bundled models, then the user's. */
-	snprintf(cand, sizeof cand, "%s/models/%s", model_data_dir(), name);
+	snprintf(cand, sizeof cand, "%s/models/%s", datadir_path(), name);
 	if (hub_has_config(cand)) {
 		snprintf(out, outsz, "%s", cand);
 		return 0;
@@ -160,5 +160,5 @@ int hub_resolve(const char *name, char *out, size_t outsz, struct err *e)
 	if (hub_from_cache(cache, name, out, outsz) == 0)
 		return 0;
 	return err_set(e, "model '%s' not found: not a folder, not in %s/models, not in the Hugging Face cache %s "
-			  "(attnscope never downloads)", name, model_data_dir(), cache);
+			  "(attnscope never downloads)", name, datadir_path(), cache);
 }

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,18 +24,6 @@
 /* Bytes the kept last trace of a causal model may take (model_run_reuse): gpt2's shape takes 29 MB
  * at 128 tokens, 230 MB at 512; at 1,024 (900 MB) every run computes all its tokens. */
 #define MODEL_PREFIX_BUDGET ((size_t)256 << 20)
-
-const char *model_data_dir(void)
-{
-	const char *d = getenv("ATTNSCOPE_DATADIR");
-	if (d && *d)
-		return d;
-	/* Installed data first; an uninstalled build (./attnscope in the source tree) uses the sources. */
-	struct stat sb;
-	if (stat(PKGDATADIR "/models/families", &sb) == 0 || stat(SRCDIR "/models/families", &sb) != 0)
-		return PKGDATADIR;
-	return SRCDIR;
-}
 
 const struct model_info *model_get_info(const struct model *m)
 {

@@ -70,8 +70,4 @@ int model_forward_batch(const struct model *m, struct trace **t, int nb, const v
 int model_run_ids(const struct model *m, const int32_t *ids, const int32_t *type_ids, int n,
 		  const volatile int *cancel, struct trace **out, struct err *e);
 
-/* Where attnscope looks for bundled models and family descriptions: $ATTNSCOPE_DATADIR if set,
- * else the installed package data directory, else (an uninstalled build) the source tree. */
-const char *model_data_dir(void);
-
 #endif
