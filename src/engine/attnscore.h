@@ -17,10 +17,12 @@
  * A new term is one field of struct attnscore plus a few lines in one place of attnscore.c: an
  * additive one (ALiBi's per-head slopes, T5's bucketed bias) at step 2 of attnscore_logits; a logit
  * that takes part in the softmax and is then dropped (a learned sink) in attnscore_softmax. A mask
- * that is a range of keys per query (a chunk, a window) belongs in trace_key_range, which the views
- * read too. The field is set in attnscore_of_trace when the trace can hold what it needs (as it holds
- * the soft-cap), so that a compact trace's recompute gets it as well; else by the forward pass only
- * (as DeBERTa's relative embeddings), and such a model's traces are never compact. */
+ * that is a range of keys per query (a chunk) belongs beside the windows in trace_key_range, which
+ * the views read too. Where the field's value comes from: attnscore_of_trace, when the trace holds
+ * it (as it holds the soft-cap: one trace field, set in model.c), so that a compact trace's
+ * recompute and the neuron view get the term too; else the forward pass alone (as DeBERTa's
+ * relative embeddings), and then the model's traces must stay full (model.c) and the neuron view
+ * says the term is not shown. */
 #ifndef ATTNSCOPE_ATTNSCORE_H
 #define ATTNSCOPE_ATTNSCORE_H
 
