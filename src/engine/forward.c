@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "engine/attnscore.h"
 #include "engine/gemm.h"
 #include "trace/headsummary.h"
 #include "engine/model-internal.h"
@@ -269,7 +270,6 @@ struct fwd_heads {
 	struct trace *t;
 	struct fwd_buf *b;
 	int l;
-	float scale;
 	double (*secs)[3]; /* [n_heads] seconds in scores, softmax, PV when timed (else NULL) */
 	float *ctx;        /* the text's first row of B->ctx */
 };
@@ -280,7 +280,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	const struct fwd_heads *c = ctx;
 	struct trace *t = c->t;
 	int n = t->n, D = t->head_dim, QD = c->m->arch.q_dim, l = c->l, r0 = c->b->r0, rows = n - r0;
-	const float *q = trace_q(t, l, hd) + (size_t)r0 * D, *k = trace_k(t, l, hd), *v = trace_v(t, l, hd);
+	const float *v = trace_v(t, l, hd);
 	/* scores, then probabilities, in place; a compact trace (long texts) keeps only their summary */
 	float *p = t->attn ? (float *)trace_attn(t, l, hd) : scratch;
 	if (!p) { /* no memory for it: NaN, which the trace reports, rather than garbage */
@@ -291,20 +291,19 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	}
 	double t0 = c->secs ? progress_now() : 0, t1 = 0, t2 = 0;
 	p += (size_t)r0 * n; /* the reused queries' rows are there already (never in a compact trace) */
-	gemm(true, rows, n, D, c->scale, q, D, k, D, 0.0f, p, n);
+	struct attnscore a; /* the terms the trace holds (what a compact trace recomputes with), and: */
+	attnscore_of_trace(&a, t, l, hd);
 	const struct fwd_buf *b = c->b;
-	if (b->rel) /* DeBERTa: the content-to-position and position-to-content terms */
-		relpos_add(&c->m->relpos, p, n, D, q, k, b->rel_q + hd * D, b->rel_k + trace_kv_head(t, hd) * D, QD,
-			   c->scale);
-	if (c->m->arch.softcap > 0)
-		ops_softcap(p, (size_t)rows * n, c->m->arch.softcap);
+	if (b->rel) { /* DeBERTa: the content-to-position and position-to-content terms */
+		a.rel = &c->m->relpos;
+		a.rel_q = b->rel_q + hd * D;
+		a.rel_k = b->rel_k + trace_kv_head(t, hd) * D;
+		a.rel_stride = QD;
+	}
+	attnscore_logits(&a, r0, n, p);
 	if (c->secs)
 		t1 = progress_now();
-	for (int i = r0; i < n; i++) {
-		int lo, hi;
-		trace_key_range(t, l, i, &lo, &hi);
-		ops_softmax_range(p + (size_t)(i - r0) * n, n, lo, hi);
-	}
+	attnscore_softmax(&a, r0, n, p);
 	if (c->secs)
 		t2 = progress_now();
 	gemm(false, rows, D, n, 1.0f, p, n, v, D, 0.0f, c->ctx + hd * D, QD);
@@ -349,9 +348,7 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 	}
 	for (int i = 0; i < bt->nb; i++) {
 		struct trace *t = bt->t[i];
-		struct fwd_heads c = {m, t, b, l, m->arch.attn_scale, NULL, b->ctx + (size_t)bt->row0[i] * m->arch.q_dim};
-		if (m->scale_by_inverse_layer)
-			c.scale /= (float)(l + 1);
+		struct fwd_heads c = {m, t, b, l, NULL, b->ctx + (size_t)bt->row0[i] * m->arch.q_dim};
 		if (m->stages) {
 			c.secs = calloc((size_t)t->n_heads, sizeof *c.secs); /* no memory: the heads go untimed */
 			clock = progress_now();

@@ -6,8 +6,8 @@
 enum fwd_stage {
 	FWD_EMBED,      /* embedding rows, their sum and norm */
 	FWD_QKV,        /* the q, k, v projections */
-	FWD_SCORES,     /* q·kᵀ per head (and relative terms, soft-capping) */
-	FWD_SOFTMAX,    /* masks and row softmax */
+	FWD_SCORES,     /* q·kᵀ per head (and relative terms, soft-capping): attnscore_logits */
+	FWD_SOFTMAX,    /* masks and row softmax: attnscore_softmax */
 	FWD_PV,         /* probabilities · v per head */
 	FWD_OUT_PROJ,   /* the attention output projection */
 	FWD_NORM,       /* LayerNorm / RMSNorm of the blocks */

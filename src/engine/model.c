@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "engine/attnscore.h"
 #include "engine/hfconfig.h"
 #include "engine/hub.h"
 #include "engine/gemm.h"
@@ -610,7 +611,7 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 				    model_trace_compact(m, n)};
 	struct trace *t = trace_new_shaped(&shape);
 	if (t && shape.compact) {
-		t->attn_fill = trace_head_probs;
+		t->attn_fill = attnscore_trace_fill;
 		t->blas_serial = m->own_threads;
 		if (headsummary_alloc(t) < 0) {
 			trace_free(t);

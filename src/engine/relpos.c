@@ -32,18 +32,18 @@ static int relpos_clamp(int v, int hi)
 	return v < 0 ? 0 : v > hi ? hi : v;
 }
 
-void relpos_add(const struct relpos *r, float *s, int n, int d, const float *q, const float *k, const float *pq,
-		const float *pk, int stride, float scale)
+void relpos_add(const struct relpos *r, float *s, int i0, int i1, int n, int d, const float *q, const float *k,
+		const float *pq, const float *pk, int stride, float scale)
 {
 	int top = 2 * r->span - 1;
-	for (int i = 0; i < n; i++) {
+	for (int i = i0; i < i1; i++) {
 		for (int j = 0; j < n; j++) {
 			float add = 0;
 			if (r->c2p) /* query i's content against the key position of i - j */
 				add += relpos_dot(q + (size_t)i * d, pk + (size_t)relpos_clamp(relpos_bucket(r, i, j) + r->span, top) * stride, d) * scale;
 			if (r->p2c) /* key j's content against the query position of i - j */
 				add += relpos_dot(k + (size_t)j * d, pq + (size_t)relpos_clamp(-relpos_bucket(r, j, i) + r->span, top) * stride, d) * scale;
-			s[(size_t)i * n + j] += add;
+			s[(size_t)(i - i0) * n + j] += add;
 		}
 	}
 }

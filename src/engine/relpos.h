@@ -17,10 +17,10 @@ struct relpos {
 /* The relative position of query I to key J (i - j, log-bucketed past buckets / 2). */
 int relpos_bucket(const struct relpos *r, int i, int j);
 
-/* Add the relative terms of one head to its scores S [n][n] (already q·k × SCALE): Q, K [n][d] the
- * head's content query and key, PQ, PK [2 span][d] its projections of the relative embeddings
- * (rows STRIDE apart). SCALE is 1/sqrt(d × scale_factor). */
-void relpos_add(const struct relpos *r, float *s, int n, int d, const float *q, const float *k, const float *pq,
-		const float *pk, int stride, float scale);
+/* Add the relative terms of one head to the scores S [I1 - I0][n] of its query rows I0 .. I1 - 1
+ * (already q·k × SCALE): Q, K [n][d] the head's content queries and keys, PQ, PK [2 span][d] its
+ * projections of the relative embeddings (rows STRIDE apart). SCALE is 1/sqrt(d × scale_factor). */
+void relpos_add(const struct relpos *r, float *s, int i0, int i1, int n, int d, const float *q, const float *k,
+		const float *pq, const float *pk, int stride, float scale);
 
 #endif

@@ -1,14 +1,11 @@
-/* trace.c -- allocation and release of a trace, and a compact trace's recomputed heads (see trace.h). */
+/* trace.c -- allocation and release of a trace, and the cache of a compact trace's recomputed heads
+ * (see trace.h). */
 #include "trace/trace.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "engine/gemm.h"
-#include "engine/ops.h"
-#include "engine/weights.h"
 
 /* The heads a compact trace recomputed last, least recently used first out; locked, so that reads
  * from several threads never corrupt it (trace.h says how long a pointer lives). */
@@ -105,28 +102,6 @@ const float *trace_attn_cached(const struct trace *t, int layer, int head)
 	if (filled && recompute_hook)
 		recompute_hook(recompute_arg, t);
 	return p;
-}
-
-void trace_head_probs(const struct trace *t, int layer, int head, float *p)
-{
-	/* The operations of forward.c's fwd_head in its order (the same gemm call), so the result is the
-	 * same to the bit. */
-	int n = t->n, D = t->head_dim;
-	if (n == 0)
-		return;
-	if (t->blas_serial) /* OpenBLAS's sums depend on its thread count */
-		weights_threads_begin();
-	gemm(true, n, n, D, t->score_scale[layer], trace_q(t, layer, head), D, trace_k(t, layer, head), D, 0.0f, p,
-	     n);
-	if (t->blas_serial)
-		weights_threads_end();
-	if (t->softcap > 0)
-		ops_softcap(p, (size_t)n * n, t->softcap);
-	for (int i = 0; i < n; i++) {
-		int lo, hi;
-		trace_key_range(t, layer, i, &lo, &hi);
-		ops_softmax_range(p + (size_t)i * n, n, lo, hi);
-	}
 }
 
 double trace_budget(void)

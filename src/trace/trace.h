@@ -48,9 +48,11 @@ struct trace {
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
 
 	/* A compact trace keeps no n x n matrices (32 layers x 32 heads x 4096^2 floats would be 68 GB):
-	 * trace_attn recomputes the head it is asked for with attn_fill (from q and k as the forward pass
-	 * did, or from the pieces for a trace of words) into a cache of the last TRACE_ATTN_SLOTS heads,
-	 * and the forward pass records what the grid and the head finder read of every head. */
+	 * trace_attn recomputes the head it is asked for with attn_fill into a cache of the last
+	 * TRACE_ATTN_SLOTS heads, and the forward pass records what the grid and the head finder read of
+	 * every head. A model's trace recomputes from q, k and the score terms above with the forward
+	 * pass's own score pipeline (engine/attnscore.c's attnscore_trace_fill); a trace of words merges
+	 * its pieces' recomputed head (analysis/words.c). */
 	struct trace_cache *cache; /* NULL in a full trace */
 	bool blas_serial;      /* the forward pass ran its sgemms on one OpenBLAS thread (our own threads
 	                        * took the heads): recomputed heads do too, for the same bits */
@@ -128,7 +130,8 @@ static inline const float *trace_k_raw(const struct trace *t, int layer, int hea
 		return trace_k(t, layer, head);
 	return t->k_raw + ((size_t)layer * t->n_kv_heads + trace_kv_head(t, head)) * (size_t)t->n * t->head_dim;
 }
-/* The keys LO..HI (inclusive) that query I of LAYER may attend to: causal masking and sliding windows. */
+/* The keys LO..HI (inclusive) that query I of LAYER may attend to: causal masking and sliding windows
+ * (the masks of the score pipeline, engine/attnscore.h, and of the views that mark masked keys). */
 static inline void trace_key_range(const struct trace *t, int layer, int i, int *lo, int *hi)
 {
 	int before = t->win_before ? t->win_before[layer] : -1, after = t->win_after ? t->win_after[layer] : -1;
@@ -151,10 +154,6 @@ struct trace_shape {
 };
 /* The same for any shape: N_KV_HEADS must divide N_HEADS. */
 struct trace *trace_new_shaped(const struct trace_shape *s);
-/* Recompute LAYER/HEAD's probabilities from the trace's q and k into OUT[n][n] with the float
- * operations of the forward pass (scaled q·k, soft-capping, masked softmax): attn_fill of a model's
- * compact trace. Not for models whose scores hold relative terms. */
-void trace_head_probs(const struct trace *t, int layer, int head, float *out);
 
 /* The bytes of n x n matrices a full trace may hold before a model's trace goes compact: the
  * environment's ATTNSCOPE_TRACE_BUDGET (bytes, or with a k, M or G suffix), else TRACE_BUDGET_DEFAULT. */

@@ -3,15 +3,16 @@
  *
  * The query vector q is a strip of coloured cells (blue negative, red positive); below it, one row
  * per key token: its key vector k, the element-wise product q×k (whose sum is the score), the
- * score as the model computes it from q and k (trace score_scale, soft-capping) and the softmax weight
- * the model computed, as a number and a bar. Cells carry their
- * values when the head dimension leaves room. Up/down move the query token; [ ] and { } pick the
- * head and layer. Keys the query cannot see (causal masking, the layer's sliding window) are marked
- * as masked. All keys are shown (hiding special tokens would change the softmax the weights come
- * from). Under grouped-query attention the keys are those of the key/value head the query head
- * reads (the title names it and the heads sharing it). For rotary models q and k are those the
- * scores use (after rotary and q/k norm) or, toggled, the projections before rotary, whose products
- * are not the scores the weights come from; the title says which. */
+ * score as the model computes it from q and k up to the softmax (the logits of the score pipeline,
+ * engine/attnscore.h: the trace's score_scale, soft-capping) and the softmax weight the model
+ * computed, as a number and a bar. Cells carry their values when the head dimension leaves room.
+ * Up/down move the query token; [ ] and { } pick the head and layer. Keys the query cannot see
+ * (causal masking, the layer's sliding window) are marked as masked, their scores still shown. All
+ * keys are shown (hiding special tokens would change the softmax the weights come from). Under
+ * grouped-query attention the keys are those of the key/value head the query head reads (the title
+ * names it and the heads sharing it). For rotary models q and k are those the scores use (after
+ * rotary and q/k norm) or, toggled, the projections before rotary, whose products are not the
+ * scores the weights come from; the title says which. */
 #include "config.h"
 
 #include <math.h>
@@ -21,6 +22,7 @@
 
 #include "views/anaview.h"
 #include "draw/chart.h"
+#include "engine/attnscore.h"
 #include "trace/shapedesc.h"
 #include "draw/tokstrip.h"
 #include "views/view.h"
@@ -84,11 +86,17 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 	const float *q = trace_q(t, ctx->layer, ctx->head) + (size_t)qi * d;
 	const float *k = trace_k(t, ctx->layer, ctx->head), *a = trace_attn(t, ctx->layer, ctx->head);
 	double *qv = malloc((size_t)d * sizeof *qv), *kv = malloc((size_t)d * sizeof *kv), *pv = malloc((size_t)d * sizeof *pv);
-	if (!qv || !kv || !pv) {
-		free(qv), free(kv), free(pv);
+	float *score = malloc((size_t)(n > 0 ? n : 1) * sizeof *score); /* [n] the query's logits, every key */
+	if (!qv || !kv || !pv || !score) {
+		free(qv), free(kv), free(pv), free(score);
 		canvas_clip(cv, old);
 		return;
 	}
+	/* The score as the model computes it from q and k (those shown: before rotary when toggled), up to
+	 * the softmax: the pipeline's logits with the terms the trace holds (no relative terms). */
+	struct attnscore terms;
+	attnscore_of_trace(&terms, t, ctx->layer, ctx->head);
+	attnscore_logits(&terms, qi, qi + 1, score);
 	/* Colour scales: one for q and the keys, one for the products. */
 	double vmax = 0, pmax = 0;
 	for (int x = 0; x < d; x++) {
@@ -133,10 +141,9 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 		qn += qv[x] * qv[x];
 	char how[96];
 	int used = snprintf(how, sizeof how, "score = q%sk %s %.4g", cv->pal->utf8 ? "\xc2\xb7" : ".",
-			    cv->pal->utf8 ? "\xc3\x97" : "x",
-			    t->score_scale ? t->score_scale[ctx->layer] : 1 / sqrt((double)d));
-	if (t->softcap > 0 && used < (int)sizeof how)
-		used += snprintf(how + used, sizeof how - (size_t)used, ", then %g tanh(/%g)", t->softcap, t->softcap);
+			    cv->pal->utf8 ? "\xc3\x97" : "x", terms.scale);
+	if (terms.softcap > 0 && used < (int)sizeof how)
+		used += snprintf(how + used, sizeof how - (size_t)used, ", then %g tanh(/%g)", terms.softcap, terms.softcap);
 	if (t->relative_terms && used < (int)sizeof how)
 		snprintf(how + used, sizeof how - (size_t)used, " + relative terms (not shown)");
 	canvas_printf(cv, px, area.y + 1, -1, canvas_role(cv, ROLE_DIM), "|q| %.3f   colour: -%.2f blue .. +%.2f red   %s",
@@ -154,26 +161,19 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 		s->row0 = n - rows;
 	if (s->row0 < 0 || ctx->print)
 		s->row0 = 0;
-	/* The score as the model computes it from q and k: its own scaling, then soft-capping. */
-	double scale = t->score_scale ? t->score_scale[ctx->layer] : 1 / sqrt((double)d);
 	for (int r = 0; r < rows; r++) {
 		int j = s->row0 + r, yy = y + 1 + r;
 		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
 		struct style st = j == qi ? canvas_role(cv, ROLE_TOKEN_SEL) : canvas_role(cv, t->special[j] ? ROLE_SPECIAL : ROLE_KEY);
 		canvas_text(cv, area.x, yy, qw - 1, lab, st);
-		double dotp = 0;
 		for (int x = 0; x < d; x++) {
 			kv[x] = k[(size_t)j * d + x];
 			pv[x] = qv[x] * kv[x];
-			dotp += pv[x];
 		}
 		nv_strip(cv, kx, yy, kv, d, vmax, cw, sw);
 		nv_strip(cv, px, yy, pv, d, pmax, cw, sw);
 		bool masked = j < klo || j > khi;
-		double score = dotp * scale;
-		if (t->softcap > 0)
-			score = t->softcap * tanh(score / t->softcap);
-		canvas_printf(cv, sx, yy, NV_SCORE_W - 1, canvas_role(cv, masked ? ROLE_DIM : ROLE_TEXT), "%8.3f", score);
+		canvas_printf(cv, sx, yy, NV_SCORE_W - 1, canvas_role(cv, masked ? ROLE_DIM : ROLE_TEXT), "%8.3f", score[j]);
 		if (masked) {
 			canvas_text(cv, wx, yy, NV_WEIGHT_W, "masked", canvas_role(cv, ROLE_DIM));
 			continue;
@@ -186,7 +186,7 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 		canvas_put(cv, area.x + qw - 1, y + rows, canvas_glyph(cv, GLYPH_DOWN), canvas_role(cv, ROLE_DIM));
 	if (s->row0 > 0)
 		canvas_put(cv, area.x + qw - 1, y + 1, canvas_glyph(cv, GLYPH_UP), canvas_role(cv, ROLE_DIM));
-	free(qv), free(kv), free(pv);
+	free(qv), free(kv), free(pv), free(score);
 	canvas_clip(cv, old);
 }
 
