@@ -22,7 +22,7 @@
 #include "trace/headscore.h"
 #include "engine/model.h"
 #include "tui/ui.h"
-#include "views/view.h"
+#include "views/registry.h"
 
 static const char *srcdir(void)
 {
@@ -404,16 +404,16 @@ static void check_widths(const struct fixture *f)
 	struct canvas probe = {.pal = &pal};
 	const int widths[] = {60, 100};
 	for (int u = 0; u < 2; u++)
-		for (int i = 0; view_all[i]; i++)
+		for (int i = 0; registry_views[i]; i++)
 			for (int w = 0; w < 2; w++) {
-				char *s = render(f, view_all[i]->name, widths[w], 1, 0, 2, u == 0);
+				char *s = render(f, registry_views[i]->name, widths[w], 1, 0, 2, u == 0);
 				if (u == 1)
 					for (const char *c = s; *c; c++)
 						ck_assert_msg((unsigned char)*c < 0x80, "%s: view %s is not ASCII in the C locale",
-							      f->name, view_all[i]->name);
+							      f->name, registry_views[i]->name);
 				for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"))
 					ck_assert_msg(canvas_text_width(&probe, line) <= widths[w], "%s: view %s wider than %d:\n%s",
-						      f->name, view_all[i]->name, widths[w], line);
+						      f->name, registry_views[i]->name, widths[w], line);
 				free(s);
 			}
 }

@@ -17,12 +17,12 @@
 #include "engine/model.h"
 #include "tui/ui.h"
 #include "tui/userconf.h"
-#include "views/view.h"
+#include "views/registry.h"
 #include "analysis/words.h"
 
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
-/* For messages and --help; view_find and headscore_by_name decide what is valid. */
+/* For messages and --help; registry_find and headscore_by_name decide what is valid. */
 #define PRINT_VIEWS "grid, heatmap, heads, qk, rollout, headview, neuron, vectors, qkstats, dots, softmax"
 #define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed"
 
@@ -289,7 +289,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return 2;
 			break;
 		case OPT_PRINT:
-			if (!view_find(optarg) || strcmp(optarg, "help") == 0) {
+			if (!registry_find(optarg) || strcmp(optarg, "help") == 0) {
 				fprintf(stderr, "attnscope: --print: unknown view '%s' (%s)\n", optarg, PRINT_VIEWS);
 				return 2;
 			}

@@ -18,7 +18,7 @@
 #include "views/marks.h"
 #include "trace/shapedesc.h"
 #include "draw/tokstrip.h"
-#include "views/view.h"
+#include "views/registry.h"
 #include "analysis/words.h"
 
 void ui_options_init(struct ui_options *o)
@@ -131,11 +131,12 @@ static int print_setup(const char *view_name, const struct ui_options *o, FILE *
 		       struct err *e)
 {
 	p->conf = NULL;
-	p->v = view_find(view_name);
+	p->v = registry_find(view_name);
 	if (!p->v) {
 		char names[128] = "";
-		for (int i = 0; view_all[i]; i++)
-			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", view_all[i]->name);
+		for (int i = 0; registry_views[i]; i++)
+			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+				 registry_views[i]->name);
 		return err_set(e, "unknown view '%s' (%s)", view_name, names);
 	}
 	p->conf = malloc(sizeof *p->conf);

@@ -32,7 +32,7 @@
 #include "trace/shapedesc.h"
 #include "draw/tokstrip.h"
 #include "tui/userconf.h"
-#include "views/view.h"
+#include "views/registry.h"
 #include "analysis/words.h"
 
 #define UI_MIN_W 40
@@ -752,7 +752,7 @@ static void ui_global(struct ui *u, enum action a)
 		break;
 	default:
 		/* The analysis views open from anywhere by their own key. */
-		view_open(ctx, a);
+		view_open(ctx, registry_opened_by(a));
 		break;
 	}
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "draw/chart.h"
-#include "views/view.h"
+#include "views/registry.h"
 
 bool aggview_supports(const struct view *v)
 {

@@ -19,7 +19,7 @@
 #include "corpus/aggregate.h"
 #include "views/anaview.h"
 #include "trace/headscore.h"
-#include "views/view.h"
+#include "views/registry.h" /* view_heatmap, which it opens */
 
 #define HEADS_COL_W 10  /* a score column, including the space before it */
 #define HEADS_AGG_COL_W 14 /* ... holding "mean±std" */

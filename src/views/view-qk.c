@@ -29,7 +29,7 @@
 #include "trace/shapedesc.h"
 #include "analysis/stats.h"
 #include "draw/tokstrip.h"
-#include "views/view.h"
+#include "views/registry.h" /* view_heatmap, which it opens */
 
 #define QK_PLOT_ROWS 22   /* plot height in --print */
 /* Rows above the plot (title, two lines of measures) and below (legend). */

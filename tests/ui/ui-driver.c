@@ -20,7 +20,7 @@
 #include "synth.h"
 #include "draw/theme.h"
 #include "tui/ui.h"
-#include "views/view.h"
+#include "views/registry.h"
 
 struct driver {
 	enum synth_style style;
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 			ui_print_keys(stdout);
 			return 0;
 		} else if (!strcmp(a, "--roff")) {
-			view_write_roff(stdout);
+			view_write_roff(stdout, registry_views);
 			return 0;
 		} else if (!strcmp(a, "--bench")) {
 			for (int n = 32; n <= 128; n *= 4) {
