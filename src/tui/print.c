@@ -133,11 +133,8 @@ static int print_setup(const char *view_name, const struct ui_options *o, FILE *
 	p->conf = NULL;
 	p->v = registry_find(view_name);
 	if (!p->v) {
-		char names[128] = "";
-		for (int i = 0; registry_views[i]; i++)
-			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
-				 registry_views[i]->name);
-		return err_set(e, "unknown view '%s' (%s)", view_name, names);
+		char names[128];
+		return err_set(e, "unknown view '%s' (%s)", view_name, registry_names(names, sizeof names, 0, ", ", ", "));
 	}
 	p->conf = malloc(sizeof *p->conf);
 	if (!p->conf)
@@ -266,13 +263,10 @@ int ui_print_compare(const struct trace *t, const struct trace *tb, const char *
 int ui_print_aggregate(const struct aggregate *a, const char *view_name, const struct ui_options *o, FILE *out,
 		       struct err *e)
 {
-	static const char *const agg_views[] = {"heads", "qk", "qkstats", "dots", "softmax"};
-	bool known = false;
-	for (size_t i = 0; i < sizeof agg_views / sizeof *agg_views; i++)
-		known |= !strcmp(view_name, agg_views[i]);
-	if (!known)
-		return err_set(e, "--print %s needs one text; a corpus aggregate prints as heads, qk, qkstats, dots or softmax",
-			       view_name);
+	char names[128];
+	if (!registry_has(view_name, VIEW_AGGREGATE))
+		return err_set(e, "--print %s needs one text; a corpus aggregate prints as %s", view_name,
+			       registry_names(names, sizeof names, VIEW_AGGREGATE, ", ", " or "));
 	if (o->layer >= a->model.n_layers || o->head >= a->model.n_heads)
 		return err_set(e, "no %s %d: the model has %d layers of %d heads", o->layer >= a->model.n_layers ? "layer" : "head",
 			       o->layer >= a->model.n_layers ? o->layer : o->head, a->model.n_layers, a->model.n_heads);

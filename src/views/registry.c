@@ -14,6 +14,7 @@
 
 #include "views/registry.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const struct view *const registry_views[] = {
@@ -37,4 +38,26 @@ const struct view *registry_opened_by(enum action a)
 		if (registry_views[i]->open == a)
 			return registry_views[i];
 	return NULL;
+}
+
+bool registry_has(const char *name, unsigned flags)
+{
+	const struct view *v = registry_find(name);
+	return v && (v->flags & flags) == flags;
+}
+
+const char *registry_names(char *buf, size_t n, unsigned flags, const char *sep, const char *last)
+{
+	int count = 0, k = 0;
+	for (int i = 0; registry_views[i]; i++)
+		count += (registry_views[i]->flags & flags) == flags;
+	if (n)
+		buf[0] = '\0';
+	for (int i = 0; registry_views[i] && n; i++)
+		if ((registry_views[i]->flags & flags) == flags) {
+			size_t len = strlen(buf);
+			snprintf(buf + len, n - len, "%s%s", k ? k == count - 1 ? last : sep : "", registry_views[i]->name);
+			k++;
+		}
+	return buf;
 }

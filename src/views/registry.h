@@ -7,6 +7,8 @@
 #ifndef ATTNSCOPE_REGISTRY_H
 #define ATTNSCOPE_REGISTRY_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "views/actions.h"
@@ -39,5 +41,11 @@ extern const struct view *const registry_views[];
 const struct view *registry_find(const char *name);
 /* The view in registry_views whose `open` action is A, or NULL (always for ACTION_NONE). */
 const struct view *registry_opened_by(enum action a);
+/* Is NAME a view in registry_views with every bit of FLAGS (enum view_flag)? */
+bool registry_has(const char *name, unsigned flags);
+/* The names of the views in registry_views with every bit of FLAGS (0: all of them), in its order,
+ * into BUF of N bytes (truncated to fit): joined by SEP, the last two by LAST ("heads, qk or
+ * softmax"). For --help and the messages that say which views there are. Returns BUF. */
+const char *registry_names(char *buf, size_t n, unsigned flags, const char *sep, const char *last);
 
 #endif

@@ -158,6 +158,7 @@ static const enum action help_status_keys[] = {ACT_BACK, ACTION_NONE};
 const struct view view_help = {
 	.name = "help",
 	.title = "Help screen",
+	.flags = VIEW_AGGREGATE, /* the keys, whatever the view below shows */
 	.actions = help_actions,
 	.status_keys = help_status_keys,
 	.create = help_create,

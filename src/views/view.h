@@ -24,8 +24,8 @@ struct aggregate;
 
 struct view_ctx {
 	const struct trace *trace;    /* the current result; NULL until the first run finishes */
-	const struct aggregate *agg;  /* a corpus aggregate shown instead of a trace (views that
-	                               * support one: the head finder), or NULL */
+	const struct aggregate *agg;  /* a corpus aggregate shown instead of a trace (only views with
+	                               * VIEW_AGGREGATE draw one: the head finder, …), or NULL */
 	const struct trace *compare;  /* the second text's result (compare.h), NULL for none; trace_gen
 	                               * changes whenever it does too */
 	unsigned trace_gen;           /* changes whenever trace does (views cache by it, not by address) */
@@ -52,9 +52,18 @@ struct view_ctx {
 	char message[160];            /* one-line feedback for the status bar, "" for none */
 };
 
+/* What a view can do besides drawing one text: bits of struct view's flags (as tmux's modes
+ * carry theirs), so that every list of "the views that …" follows from the views themselves. */
+enum view_flag {
+	VIEW_AGGREGATE = 1 << 0,  /* draws a corpus aggregate (ctx->agg) too, and prints one */
+};
+
 struct view {
 	const char *name;                 /* "grid", "heatmap": also the --print name */
 	const char *title;                /* for the help screen and man page: "Grid view" */
+	unsigned flags;                   /* enum view_flag bits */
+	const char *brief;                /* how the TUI's corpus message names a VIEW_AGGREGATE view that
+	                                   * opens by a key ("Q/K geometry"); NULL for the others */
 	const enum action *actions;       /* SCOPE_VIEW actions it handles, ACTION_NONE-terminated */
 	const enum action *status_keys;   /* the few actions the status bar advertises */
 	enum action open;                 /* the global action that opens it from anywhere, or ACTION_NONE */
