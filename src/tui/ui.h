@@ -14,6 +14,7 @@
 #include "analysis/heatdata.h"
 #include "draw/theme.h"
 #include "trace/trace.h"
+#include "tui/runner.h"
 
 struct model;
 
@@ -49,16 +50,6 @@ struct ui_options {
 
 /* Defaults for every field (NULL theme, auto colour, detect depth, selection -1, linear). */
 void ui_options_init(struct ui_options *o);
-
-/* Where traces come from: the model, or in tests a synthetic generator. RUN has model_run's
- * contract and is called on the worker thread. */
-struct ui_source {
-	const char *name;            /* shown in the status bar */
-	bool supports_pairs;         /* offer the second input line */
-	void *ctx;
-	int (*run)(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
-		   struct trace **out, struct err *e);
-};
 
 /* The interactive explorer on model M, starting with TEXT (and TEXT_B, may be NULL). Returns 0
  * when the user quits, -1 with a message when the terminal cannot be used. */
