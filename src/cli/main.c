@@ -15,6 +15,7 @@
 #include "cli/dump.h"
 #include "trace/headscore.h"
 #include "engine/model.h"
+#include "tui/print.h"
 #include "tui/ui.h"
 #include "tui/userconf.h"
 #include "views/registry.h"
@@ -261,7 +262,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->dump_format = -1;
 	o->layer = o->head = -1;
 	o->corpus.shard_k = o->corpus.shard_n = 1;
-	ui_options_init(&o->ui);
+	print_options_init(&o->ui);
 	int c, choice;
 	while ((c = getopt_long(argc, argv, "+m:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -456,7 +457,7 @@ static int run_once(const struct options *o)
 		bool words = o->ui.words && !o->print_view && wrote == 0;
 		struct trace *w = words ? words_build(t) : NULL, *wb = words && tb ? words_build(tb) : NULL;
 		if (wrote == 0)
-			wrote = o->print_view ? ui_print_compare(t, tb, o->print_view, &o->ui, stdout, &e)
+			wrote = o->print_view ? print_compare(t, tb, o->print_view, &o->ui, stdout, &e)
 				: words && (!w || (tb && !wb)) ? err_set(&e, "out of memory")
 				: dump_write_compare(w ? w : t, wb ? wb : tb, model_get_info(m), o->dump_format, &sel,
 						     stdout, &e);

@@ -21,7 +21,7 @@
 #include "views/registry.h"
 #include "analysis/words.h"
 
-void ui_options_init(struct ui_options *o)
+void print_options_init(struct ui_options *o)
 {
 	memset(o, 0, sizeof *o);
 	o->color = UI_COLOR_AUTO;
@@ -120,7 +120,7 @@ static void print_agg_header(struct canvas *cv, const struct aggregate *a, const
 		      view);
 }
 
-/* What ui_print and ui_print_aggregate share: the view, the user's config and the palette. */
+/* What print_trace and print_aggregate share: the view, the user's config and the palette. */
 struct print_setup {
 	const struct view *v;
 	struct userconf *conf;
@@ -243,13 +243,13 @@ static int print_view(const struct trace *t, const struct trace *tb, const char 
 	return rc;
 }
 
-int ui_print(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
+int print_trace(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
 {
-	return ui_print_compare(t, NULL, view_name, o, out, e);
+	return print_compare(t, NULL, view_name, o, out, e);
 }
 
-int ui_print_compare(const struct trace *t, const struct trace *tb, const char *view_name, const struct ui_options *o,
-		     FILE *out, struct err *e)
+int print_compare(const struct trace *t, const struct trace *tb, const char *view_name, const struct ui_options *o,
+		  FILE *out, struct err *e)
 {
 	if (!o->words)
 		return print_view(t, tb, view_name, o, out, e);
@@ -260,8 +260,8 @@ int ui_print_compare(const struct trace *t, const struct trace *tb, const char *
 	return rc;
 }
 
-int ui_print_aggregate(const struct aggregate *a, const char *view_name, const struct ui_options *o, FILE *out,
-		       struct err *e)
+int print_aggregate(const struct aggregate *a, const char *view_name, const struct ui_options *o, FILE *out,
+		    struct err *e)
 {
 	char names[128];
 	if (!registry_has(view_name, VIEW_AGGREGATE))
@@ -285,12 +285,12 @@ int ui_print_aggregate(const struct aggregate *a, const char *view_name, const s
 	return rc;
 }
 
-void ui_print_keys(FILE *out)
+void print_keys(FILE *out)
 {
 	actions_print_all(out);
 }
 
-double ui_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum color_depth depth, bool cold)
+double print_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum color_depth depth, bool cold)
 {
 	struct theme th;
 	struct err e;
