@@ -28,8 +28,9 @@ enum color_depth print_depth(const struct ui_options *o, bool is_tty);
 /* How a model is named on screen: a folder path by its last component ("bert-mini"). */
 const char *print_model_label(const char *name, char *buf, size_t n);
 
-/* Draw VIEW (a name in registry_views: "grid", "heatmap", …) of T to OUT: a header line, the token strip and the view at its
- * full size, WIDTH columns wide. With O->words, of the words of T. */
+/* Draw VIEW (a name in registry_views: "grid", "heatmap", …) of T to OUT: a header line, the
+ * token strip and the view at its full size, WIDTH columns wide. With O->words, of the words of
+ * T. */
 int print_trace(const struct trace *t, const char *view, const struct ui_options *o, FILE *out, struct err *e);
 /* The same comparing T with TB, the second text's trace (NULL: as print_trace): the views show what
  * changed (compare.h), the header and a second strip show TB. */

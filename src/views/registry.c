@@ -1,15 +1,23 @@
 /* registry.c -- the list of every view and the look-ups over it (see registry.h).
  *
- * Adding a view touches three places and no others:
- *   1. its file, src/views/view-NAME.c, exporting `const struct view view_NAME` with its name,
- *      title, actions, callbacks and flags (VIEW_AGGREGATE when it draws a corpus aggregate;
- *      then also `brief`, how the corpus messages name it), listed in src/analysis-ui.am;
- *   2. its row in the action table (src/views/actions.c, with its enum in actions.h): the key
- *      that opens it, set as the view's `open`, and the rows of any new view-scoped actions;
- *   3. its entry here: the declaration in registry.h and a row in registry_views.
- * Everything that lists views follows from these: --print's names in `attnscope --help` and its
- * errors, the views a corpus aggregate prints as and the TUI's corpus message, the help screen
- * and the man page's KEY BINDINGS (tests/ui/ui-driver --roff > man/attnscope-keys.txt). */
+ * Adding a view touches three places in the code and no others:
+ *   1. its file, src/views/view-NAME.c (listed in src/analysis-ui.am), exporting
+ *      `const struct view view_NAME`: name, title, actions, callbacks, and its flags
+ *      (VIEW_AGGREGATE when it draws a corpus aggregate, with `brief`, how the TUI's corpus
+ *      message names it);
+ *   2. its row in the action table (the X(...) list in src/views/actions.h, which actions.c
+ *      expands): ACT_VIEW_NAME, the key that opens it from anywhere, set as the view's `open`
+ *      (and rows for any new view-scoped action);
+ *   3. its entry here: a row in registry_views and its declaration in registry.h.
+ * What lists views follows from these: --print's names in `attnscope --help` and in its errors,
+ * which views a corpus aggregate prints as (--help's corpus line, the errors of cli/main.c and
+ * tui/print.c) and the TUI's "Over the corpus: …" line, opening a view by its key, the help
+ * screen, the config file's action names. Then the documentation, which is not generated:
+ * regenerate the man page's KEY BINDINGS (tests/ui/ui-driver --roff, into man/attnscope-keys.txt),
+ * describe the view in man/attnscope-views.txt, run tools/merge-man-sections (tests/ui/man-keys.sh
+ * fails until both are done), and name it where man/attnscope.1 and README list the views by hand
+ * (the --print list; the corpus --print list and tests/corpus.sh's expected message for a
+ * VIEW_AGGREGATE view). */
 #include "config.h"
 
 #include "views/registry.h"

@@ -1,10 +1,11 @@
 /* view.h -- what a view is: a set of callbacks over shared explorer state.
  *
  * Like tmux's window modes, each view (grid, heatmap, help, …) lives in its own file and exports
- * one `const struct view`, which the registry (registry.h) lists. The UI owns a stack of views; the top one draws into a canvas area and
- * receives actions (never raw keys). State every view shares — the trace, the selected layer,
- * head and token, colour scale — lives in struct view_ctx; a view's own state (cursor, scroll)
- * is created by its `create` callback. The same callbacks draw the TUI and `--print`. */
+ * one `const struct view`, which the registry (registry.h) declares and lists. The UI owns a
+ * stack of views; the top one draws into a canvas area and receives actions (never raw keys).
+ * State every view shares — the trace, the selected layer, head and token, colour scale — lives
+ * in struct view_ctx; a view's own state (cursor, scroll) is created by its `create` callback.
+ * The same callbacks draw the TUI and `--print`. */
 #ifndef ATTNSCOPE_VIEW_H
 #define ATTNSCOPE_VIEW_H
 
