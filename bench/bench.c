@@ -28,6 +28,7 @@
 #include "engine/model.h"
 #include "tui/runner.h"
 #include "tokenizer/tokenizer.h"
+#include "tui/print.h"
 #include "tui/ui.h"
 
 #include "torch_peer.h"
@@ -385,7 +386,7 @@ static int bench_keystroke(struct model *m, int n, int reps, double target_ms)
 			break;
 		}
 		double t1 = now();
-		ui_bench_grid_redraw(t, 100, 30, 1, DEPTH_256, true);
+		print_bench_grid_redraw(t, 100, 30, 1, DEPTH_256, true);
 		double t2 = now();
 		best = t2 - t0 < best ? t2 - t0 : best;
 		best_draw = t2 - t1 < best_draw ? t2 - t1 : best_draw;
@@ -455,7 +456,7 @@ static int bench_keystroke_append(struct model *m, int n, int reps, double targe
 			fprintf(stderr, "bench: %s\n", e.msg);
 			break;
 		}
-		ui_bench_grid_redraw(t, 100, 30, 1, DEPTH_256, true);
+		print_bench_grid_redraw(t, 100, 30, 1, DEPTH_256, true);
 		double dt = now() - t0;
 		best = dt < best ? dt : best;
 		got_n = t->n;
@@ -1511,10 +1512,10 @@ int main(int argc, char **argv)
 		char *text = bench_text(m, 128);
 		if (model_run(m, text, NULL, NULL, &t, &e) == 0) {
 			printf("  grid redraw, 144 heads, 128 tokens: 100x30 %.2f ms new trace, %.2f ms moved; 200x60 %.2f / %.2f ms\n",
-			       ui_bench_grid_redraw(t, 100, 30, 10, DEPTH_256, true),
-			       ui_bench_grid_redraw(t, 100, 30, 10, DEPTH_256, false),
-			       ui_bench_grid_redraw(t, 200, 60, 10, DEPTH_256, true),
-			       ui_bench_grid_redraw(t, 200, 60, 10, DEPTH_256, false));
+			       print_bench_grid_redraw(t, 100, 30, 10, DEPTH_256, true),
+			       print_bench_grid_redraw(t, 100, 30, 10, DEPTH_256, false),
+			       print_bench_grid_redraw(t, 200, 60, 10, DEPTH_256, true),
+			       print_bench_grid_redraw(t, 200, 60, 10, DEPTH_256, false));
 			trace_free(t);
 		}
 		free(text);

@@ -6,7 +6,7 @@
 
 #include "views/actions.h"
 #include "tui/lineedit.h"
-#include "views/view.h"
+#include "views/registry.h"
 
 START_TEST(table_is_complete_and_conflict_free)
 {
@@ -33,8 +33,8 @@ START_TEST(table_is_complete_and_conflict_free)
 		ck_assert_msg(n > 0, "%s has no key", ai->name);
 	}
 	/* Views list only view-scoped actions. */
-	for (int i = 0; view_all[i]; i++)
-		for (const enum action *p = view_all[i]->actions; *p; p++)
+	for (int i = 0; registry_views[i]; i++)
+		for (const enum action *p = registry_views[i]->actions; *p; p++)
 			ck_assert_int_eq(action_get(*p)->scope, SCOPE_VIEW);
 	ck_assert_int_eq(action_by_name("nope"), ACTION_NONE);
 }

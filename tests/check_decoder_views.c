@@ -13,6 +13,7 @@
 #include "trace/headscore.h"
 #include "analysis/heatdata.h"
 #include "analysis/stats.h"
+#include "tui/print.h"
 #include "tui/ui.h"
 #include "ui/synth.h"
 
@@ -29,7 +30,7 @@ static struct trace *decoder(int kv, int window, bool rotary)
 static char *render(const struct trace *t, const char *view, bool before_rotary, int head, int token)
 {
 	struct ui_options o;
-	ui_options_init(&o);
+	print_options_init(&o);
 	o.color = UI_COLOR_NEVER;
 	o.width = 160;
 	o.head = head;
@@ -39,7 +40,7 @@ static char *render(const struct trace *t, const char *view, bool before_rotary,
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	struct err e = {{0}};
-	ck_assert_msg(ui_print(t, view, &o, f, &e) == 0, "ui_print %s: %s", view, e.msg);
+	ck_assert_msg(print_trace(t, view, &o, f, &e) == 0, "print_trace %s: %s", view, e.msg);
 	fclose(f);
 	return buf;
 }

@@ -1,4 +1,4 @@
-/* check_print.c -- golden tests of headless rendering (ui_print) for fixed synthetic traces:
+/* check_print.c -- golden tests of headless rendering (print_trace) for fixed synthetic traces:
  * plain text, monochrome shade characters, ASCII locale, 256-colour and truecolor ANSI.
  * Set ATTNSCOPE_UPDATE_GOLDEN=1 to rewrite tests/ui/golden/ after checking the new output by eye. */
 #include <check.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "draw/canvas.h"
+#include "tui/print.h"
 #include "tui/ui.h"
 #include "ui/synth.h"
 
@@ -25,9 +26,9 @@ static char *render(const struct trace *t, const char *view, const struct ui_opt
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	struct err e = {{0}};
-	int rc = ui_print(t, view, o, f, &e);
+	int rc = print_trace(t, view, o, f, &e);
 	fclose(f);
-	ck_assert_msg(rc == 0, "ui_print: %s", e.msg);
+	ck_assert_msg(rc == 0, "print_trace: %s", e.msg);
 	return buf;
 }
 
@@ -75,7 +76,7 @@ START_TEST(grid_plain)
 	locale_utf8(true);
 	struct trace *t = bert();
 	struct ui_options o;
-	ui_options_init(&o);
+	print_options_init(&o);
 	o.color = UI_COLOR_NEVER;
 	o.width = 80;
 	o.layer = 1;
@@ -97,7 +98,7 @@ START_TEST(heatmap_plain)
 	locale_utf8(true);
 	struct trace *t = bert();
 	struct ui_options o;
-	ui_options_init(&o);
+	print_options_init(&o);
 	o.color = UI_COLOR_NEVER;
 	o.width = 100;
 	o.layer = 1;
@@ -119,7 +120,7 @@ START_TEST(ascii_locale)
 	locale_utf8(false);
 	struct trace *t = bert();
 	struct ui_options o;
-	ui_options_init(&o);
+	print_options_init(&o);
 	o.color = UI_COLOR_NEVER;
 	o.width = 80;
 	char *s = render(t, "grid", &o);
@@ -136,7 +137,7 @@ START_TEST(ansi_256_and_truecolor)
 	locale_utf8(true);
 	struct trace *t = bert();
 	struct ui_options o;
-	ui_options_init(&o);
+	print_options_init(&o);
 	o.color = UI_COLOR_ALWAYS;
 	o.depth = DEPTH_256;
 	o.width = 80;
@@ -163,7 +164,7 @@ START_TEST(gpt2_mean_log)
 	locale_utf8(true);
 	struct trace *t = synth_trace("Oh, this book? I enjoyed it.", NULL, 2, 4, SYNTH_GPT2);
 	struct ui_options o;
-	ui_options_init(&o);
+	print_options_init(&o);
 	o.color = UI_COLOR_NEVER;
 	o.width = 90;
 	o.layer = 1;
@@ -181,17 +182,17 @@ START_TEST(errors)
 {
 	struct trace *t = bert();
 	struct ui_options o;
-	ui_options_init(&o);
+	print_options_init(&o);
 	struct err e = {{0}};
-	ck_assert_int_eq(ui_print(t, "scatter", &o, stdout, &e), -1);
+	ck_assert_int_eq(print_trace(t, "scatter", &o, stdout, &e), -1);
 	/* The message lists the views there are (more may come after these two). */
 	ck_assert_msg(!strncmp(e.msg, "unknown view 'scatter' (grid, heatmap", 37), "%s", e.msg);
 	o.layer = 3;
-	ck_assert_int_eq(ui_print(t, "grid", &o, stdout, &e), -1);
+	ck_assert_int_eq(print_trace(t, "grid", &o, stdout, &e), -1);
 	ck_assert_str_eq(e.msg, "no layer 3: the model has 3 layers of 4 heads and the text 9 tokens");
 	o.layer = 0;
 	o.theme = "no-such-theme";
-	ck_assert_int_eq(ui_print(t, "grid", &o, stdout, &e), -1);
+	ck_assert_int_eq(print_trace(t, "grid", &o, stdout, &e), -1);
 	ck_assert_ptr_nonnull(strstr(e.msg, "theme 'no-such-theme' not found"));
 	trace_free(t);
 }
@@ -201,8 +202,8 @@ START_TEST(redraw_benchmark_runs)
 {
 	struct trace *t = synth_trace("a b c d e f g h i j k l m n o p q r s t u v w x y z aa bb cc dd", NULL, 12, 12,
 				      SYNTH_BERT);
-	ck_assert(ui_bench_grid_redraw(t, 100, 30, 3, DEPTH_256, true) > 0);
-	ck_assert(ui_bench_grid_redraw(t, 100, 30, 3, DEPTH_256, false) > 0);
+	ck_assert(print_bench_grid_redraw(t, 100, 30, 3, DEPTH_256, true) > 0);
+	ck_assert(print_bench_grid_redraw(t, 100, 30, 3, DEPTH_256, false) > 0);
 	trace_free(t);
 }
 END_TEST

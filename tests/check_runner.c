@@ -2,6 +2,7 @@
  * discards an older run, failures come back as messages. Uses a fake source with a delay. */
 #include <check.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

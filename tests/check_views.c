@@ -2,7 +2,7 @@
  *
  * For each fixture case in tests/data/analysis (written by tests/tools/ref_analysis.py from the
  * reference forward pass), the model runs on the case's text and every analysis view is drawn
- * headlessly with ui_print, exactly as `--print VIEW` draws it. The numbers are read back from
+ * headlessly with print_trace, exactly as `--print VIEW` draws it. The numbers are read back from
  * the text and compared with numpy's to the precision they are printed with: head finder scores,
  * the query/key normalisation figures, rollout sources, per-head Q/K descriptives, dot-product
  * and weight-distribution summaries, and the per-layer projections of the vectors view. The views
@@ -21,8 +21,9 @@
 #include "draw/canvas.h"
 #include "trace/headscore.h"
 #include "engine/model.h"
+#include "tui/print.h"
 #include "tui/ui.h"
-#include "views/view.h"
+#include "views/registry.h"
 
 static const char *srcdir(void)
 {
@@ -77,7 +78,7 @@ static char *render(const struct fixture *f, const char *view, int width, int la
 {
 	setenv("LC_ALL", utf8 ? "C.UTF-8" : "C", 1);
 	struct ui_options o;
-	ui_options_init(&o);
+	print_options_init(&o);
 	o.color = UI_COLOR_NEVER;
 	o.width = width;
 	o.layer = layer;
@@ -88,9 +89,9 @@ static char *render(const struct fixture *f, const char *view, int width, int la
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
 	struct err e = {{0}};
-	int rc = ui_print(f->t, view, &o, out, &e);
+	int rc = print_trace(f->t, view, &o, out, &e);
 	fclose(out);
-	ck_assert_msg(rc == 0, "%s: ui_print %s: %s", f->name, view, e.msg);
+	ck_assert_msg(rc == 0, "%s: print_trace %s: %s", f->name, view, e.msg);
 	return buf;
 }
 
@@ -404,16 +405,16 @@ static void check_widths(const struct fixture *f)
 	struct canvas probe = {.pal = &pal};
 	const int widths[] = {60, 100};
 	for (int u = 0; u < 2; u++)
-		for (int i = 0; view_all[i]; i++)
+		for (int i = 0; registry_views[i]; i++)
 			for (int w = 0; w < 2; w++) {
-				char *s = render(f, view_all[i]->name, widths[w], 1, 0, 2, u == 0);
+				char *s = render(f, registry_views[i]->name, widths[w], 1, 0, 2, u == 0);
 				if (u == 1)
 					for (const char *c = s; *c; c++)
 						ck_assert_msg((unsigned char)*c < 0x80, "%s: view %s is not ASCII in the C locale",
-							      f->name, view_all[i]->name);
+							      f->name, registry_views[i]->name);
 				for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"))
 					ck_assert_msg(canvas_text_width(&probe, line) <= widths[w], "%s: view %s wider than %d:\n%s",
-						      f->name, view_all[i]->name, widths[w], line);
+						      f->name, registry_views[i]->name, widths[w], line);
 				free(s);
 			}
 }

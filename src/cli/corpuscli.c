@@ -15,6 +15,7 @@
 #include "corpus/corpusrun.h"
 #include "cli/dump.h"
 #include "engine/model.h"
+#include "tui/print.h"
 
 static volatile int corpuscli_cancel;
 
@@ -98,7 +99,7 @@ static int corpuscli_write(const struct aggregate *a, const struct corpuscli_opt
 	}
 	int rc = 0;
 	if (o->print_view)
-		rc = ui_print_aggregate(a, o->print_view, o->ui, stdout, &e);
+		rc = print_aggregate(a, o->print_view, o->ui, stdout, &e);
 	else if (o->dump_format == DUMP_JSON)
 		rc = aggfile_write(a, stdout, &e);
 	else if (o->dump_format == DUMP_CSV)

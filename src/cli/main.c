@@ -15,15 +15,15 @@
 #include "cli/dump.h"
 #include "trace/headscore.h"
 #include "engine/model.h"
+#include "tui/print.h"
 #include "tui/ui.h"
 #include "tui/userconf.h"
-#include "views/view.h"
+#include "views/registry.h"
 #include "analysis/words.h"
 
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
-/* For messages and --help; view_find and headscore_by_name decide what is valid. */
-#define PRINT_VIEWS "grid, heatmap, heads, qk, rollout, headview, neuron, vectors, qkstats, dots, softmax"
+/* For messages and --help; headscore_by_name decides what is valid. */
 #define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed"
 
 struct options {
@@ -40,6 +40,9 @@ struct options {
 
 static void usage(FILE *out)
 {
+	char views[256], agg_views[128]; /* from the registry: every view, those that print an aggregate */
+	registry_names(views, sizeof views, 0, ", ", ", ");
+	registry_names(agg_views, sizeof agg_views, VIEW_AGGREGATE, "|", "|");
 	fprintf(out,
 		"Usage: attnscope [OPTION]... [--] [TEXT]...\n"
 		"  or:  attnscope [OPTION]... --corpus=FILE | --load=FILE\n"
@@ -52,7 +55,7 @@ static void usage(FILE *out)
 		"      --pair=TEXT_B      second sentence (BERT: [CLS] A [SEP] B [SEP])\n"
 		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
 		"      --print=VIEW       draw VIEW to standard output and exit; VIEW is one of\n"
-		"                         " PRINT_VIEWS "\n"
+		"                         %s\n"
 		"      --layer=L          select layer L (0-based); restricts --dump\n"
 		"      --head=H           select head H (0-based); restricts --dump\n"
 		"      --token=N[,M...]   select token N (0-based): highlighted in every view;\n"
@@ -75,7 +78,7 @@ static void usage(FILE *out)
 		"                         $XDG_CONFIG_HOME/attnscope/config.yaml)\n"
 		"      --threads=N        use N threads for the forward pass (default: all cores)\n"
 		"\n"
-		"Corpus mode (with --print heads|qk|qkstats|dots|softmax, --dump json|csv or --save):\n"
+		"Corpus mode (with --print %s, --dump json|csv or --save):\n"
 		"      --corpus=FILE      run the model over every line of FILE (text, or JSON lines\n"
 		"                         with \"text\" and \"text_b\") and aggregate per head\n"
 		"      --shard=K/N        only the lines K, K+N, K+2N, ... (1-based K)\n"
@@ -92,7 +95,7 @@ static void usage(FILE *out)
 		"Exit status: 0 on success, 1 on a runtime error (model, text, output), 2 on bad usage.\n"
 		"See attnscope(1) for the key bindings and examples.\n"
 		"Report bugs to: %s\n",
-		PACKAGE_BUGREPORT);
+		views, agg_views, PACKAGE_BUGREPORT);
 }
 
 static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
@@ -259,7 +262,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->dump_format = -1;
 	o->layer = o->head = -1;
 	o->corpus.shard_k = o->corpus.shard_n = 1;
-	ui_options_init(&o->ui);
+	print_options_init(&o->ui);
 	int c, choice;
 	while ((c = getopt_long(argc, argv, "+m:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -289,8 +292,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return 2;
 			break;
 		case OPT_PRINT:
-			if (!view_find(optarg) || strcmp(optarg, "help") == 0) {
-				fprintf(stderr, "attnscope: --print: unknown view '%s' (%s)\n", optarg, PRINT_VIEWS);
+			if (!registry_find(optarg)) { /* the registry has every view but the help screen */
+				char views[256];
+				fprintf(stderr, "attnscope: --print: unknown view '%s' (%s)\n", optarg,
+					registry_names(views, sizeof views, 0, ", ", ", "));
 				return 2;
 			}
 			o->print_view = optarg;
@@ -452,7 +457,7 @@ static int run_once(const struct options *o)
 		bool words = o->ui.words && !o->print_view && wrote == 0;
 		struct trace *w = words ? words_build(t) : NULL, *wb = words && tb ? words_build(tb) : NULL;
 		if (wrote == 0)
-			wrote = o->print_view ? ui_print_compare(t, tb, o->print_view, &o->ui, stdout, &e)
+			wrote = o->print_view ? print_compare(t, tb, o->print_view, &o->ui, stdout, &e)
 				: words && (!w || (tb && !wb)) ? err_set(&e, "out of memory")
 				: dump_write_compare(w ? w : t, wb ? wb : tb, model_get_info(m), o->dump_format, &sel,
 						     stdout, &e);
@@ -495,6 +500,7 @@ static int run_corpus(struct options *o)
 {
 	struct corpuscli_opts *c = &o->corpus;
 	const char *why = NULL;
+	char agg_views[128], agg_msg[192];
 	if (c->corpus && c->load)
 		why = "--corpus and --load exclude each other";
 	else if (o->text)
@@ -505,9 +511,11 @@ static int run_corpus(struct options *o)
 		why = "--shard, --keep-going, --pca-head and --batch apply to --corpus, not --load";
 	else if (o->dump_format >= 0 && (o->layer >= 0 || o->head >= 0))
 		why = "--layer and --head do not restrict the dump of an aggregate";
-	else if (o->print_view && strcmp(o->print_view, "heads") && strcmp(o->print_view, "qk") &&
-		 strcmp(o->print_view, "qkstats") && strcmp(o->print_view, "dots") && strcmp(o->print_view, "softmax"))
-		why = "a corpus aggregate prints as --print heads, qk, qkstats, dots or softmax";
+	else if (o->print_view && !registry_has(o->print_view, VIEW_AGGREGATE)) {
+		snprintf(agg_msg, sizeof agg_msg, "a corpus aggregate prints as --print %s",
+			 registry_names(agg_views, sizeof agg_views, VIEW_AGGREGATE, ", ", " or "));
+		why = agg_msg;
+	}
 	if (why) {
 		fprintf(stderr, "attnscope: %s\n", why);
 		return 2;

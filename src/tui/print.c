@@ -18,10 +18,10 @@
 #include "views/marks.h"
 #include "trace/shapedesc.h"
 #include "draw/tokstrip.h"
-#include "views/view.h"
+#include "views/registry.h"
 #include "analysis/words.h"
 
-void ui_options_init(struct ui_options *o)
+void print_options_init(struct ui_options *o)
 {
 	memset(o, 0, sizeof *o);
 	o->color = UI_COLOR_AUTO;
@@ -120,7 +120,7 @@ static void print_agg_header(struct canvas *cv, const struct aggregate *a, const
 		      view);
 }
 
-/* What ui_print and ui_print_aggregate share: the view, the user's config and the palette. */
+/* What print_trace and print_aggregate share: the view, the user's config and the palette. */
 struct print_setup {
 	const struct view *v;
 	struct userconf *conf;
@@ -131,12 +131,10 @@ static int print_setup(const char *view_name, const struct ui_options *o, FILE *
 		       struct err *e)
 {
 	p->conf = NULL;
-	p->v = view_find(view_name);
+	p->v = registry_find(view_name);
 	if (!p->v) {
-		char names[128] = "";
-		for (int i = 0; view_all[i]; i++)
-			snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", view_all[i]->name);
-		return err_set(e, "unknown view '%s' (%s)", view_name, names);
+		char names[128];
+		return err_set(e, "unknown view '%s' (%s)", view_name, registry_names(names, sizeof names, 0, ", ", ", "));
 	}
 	p->conf = malloc(sizeof *p->conf);
 	if (!p->conf)
@@ -245,13 +243,13 @@ static int print_view(const struct trace *t, const struct trace *tb, const char 
 	return rc;
 }
 
-int ui_print(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
+int print_trace(const struct trace *t, const char *view_name, const struct ui_options *o, FILE *out, struct err *e)
 {
-	return ui_print_compare(t, NULL, view_name, o, out, e);
+	return print_compare(t, NULL, view_name, o, out, e);
 }
 
-int ui_print_compare(const struct trace *t, const struct trace *tb, const char *view_name, const struct ui_options *o,
-		     FILE *out, struct err *e)
+int print_compare(const struct trace *t, const struct trace *tb, const char *view_name, const struct ui_options *o,
+		  FILE *out, struct err *e)
 {
 	if (!o->words)
 		return print_view(t, tb, view_name, o, out, e);
@@ -262,16 +260,13 @@ int ui_print_compare(const struct trace *t, const struct trace *tb, const char *
 	return rc;
 }
 
-int ui_print_aggregate(const struct aggregate *a, const char *view_name, const struct ui_options *o, FILE *out,
-		       struct err *e)
+int print_aggregate(const struct aggregate *a, const char *view_name, const struct ui_options *o, FILE *out,
+		    struct err *e)
 {
-	static const char *const agg_views[] = {"heads", "qk", "qkstats", "dots", "softmax"};
-	bool known = false;
-	for (size_t i = 0; i < sizeof agg_views / sizeof *agg_views; i++)
-		known |= !strcmp(view_name, agg_views[i]);
-	if (!known)
-		return err_set(e, "--print %s needs one text; a corpus aggregate prints as heads, qk, qkstats, dots or softmax",
-			       view_name);
+	char names[128];
+	if (!registry_has(view_name, VIEW_AGGREGATE))
+		return err_set(e, "--print %s needs one text; a corpus aggregate prints as %s", view_name,
+			       registry_names(names, sizeof names, VIEW_AGGREGATE, ", ", " or "));
 	if (o->layer >= a->model.n_layers || o->head >= a->model.n_heads)
 		return err_set(e, "no %s %d: the model has %d layers of %d heads", o->layer >= a->model.n_layers ? "layer" : "head",
 			       o->layer >= a->model.n_layers ? o->layer : o->head, a->model.n_layers, a->model.n_heads);
@@ -290,12 +285,12 @@ int ui_print_aggregate(const struct aggregate *a, const char *view_name, const s
 	return rc;
 }
 
-void ui_print_keys(FILE *out)
+void print_keys(FILE *out)
 {
 	actions_print_all(out);
 }
 
-double ui_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum color_depth depth, bool cold)
+double print_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum color_depth depth, bool cold)
 {
 	struct theme th;
 	struct err e;

@@ -12,9 +12,18 @@
 
 #include "base/err.h"
 #include "trace/trace.h"
-#include "tui/ui.h"
 
 struct runner;
+
+/* What the runner runs, the explorer's source of traces: the model (ui_run), or in tests a
+ * synthetic generator. RUN has model_run's contract and is called on the worker thread. */
+struct ui_source {
+	const char *name;            /* shown in the status bar */
+	bool supports_pairs;         /* offer the second input line */
+	void *ctx;
+	int (*run)(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
+		   struct trace **out, struct err *e);
+};
 
 struct runner_stats {
 	unsigned submitted;   /* runner_submit calls */

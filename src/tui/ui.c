@@ -32,7 +32,7 @@
 #include "trace/shapedesc.h"
 #include "draw/tokstrip.h"
 #include "tui/userconf.h"
-#include "views/view.h"
+#include "views/registry.h"
 #include "analysis/words.h"
 
 #define UI_MIN_W 40
@@ -240,6 +240,23 @@ static const char *ui_first_key(const struct ui *u, enum action a, char *buf, si
 	return buf;
 }
 
+/* "Over the corpus: head finder h, Q/K geometry x, …." into LINE of N bytes: the views that draw
+ * a corpus aggregate and open by a key, each with its first key. */
+static void ui_corpus_views(const struct ui *u, char *line, size_t n)
+{
+	snprintf(line, n, "Over the corpus:");
+	for (int i = 0, k = 0; registry_views[i]; i++) {
+		const struct view *v = registry_views[i];
+		if (!(v->flags & VIEW_AGGREGATE) || v->open == ACTION_NONE)
+			continue;
+		char key[32];
+		size_t len = strlen(line);
+		snprintf(line + len, n - len, "%s %s %s", k++ ? "," : "", v->brief, ui_first_key(u, v->open, key, sizeof key));
+	}
+	size_t len = strlen(line);
+	snprintf(line + len, n - len, ".");
+}
+
 /* Draw an input line; returns the cursor column when focused, else -1. */
 static int ui_draw_input(struct ui *u, int y, const char *label, const char *hint, struct lineedit *le, bool focused)
 {
@@ -420,15 +437,12 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 	canvas_fill(cv, (struct rect){0, y, cv->w, 1}, canvas_glyph(cv, GLYPH_HLINE), canvas_role(cv, ROLE_DIM));
 	y++;
 	const struct view *v = u->ctx.stack[u->ctx.depth - 1];
-	if (u->ctx.agg && !aggview_supports(v)) { /* a view of one text, with the corpus shown */
-		char kv[7][32], line[320];
+	if (u->ctx.agg && !(v->flags & VIEW_AGGREGATE)) { /* a view of one text, with the corpus shown */
+		char kv[2][32], line[320];
 		snprintf(line, sizeof line, "The %s view needs one text: %s shows the text typed (%s to type one).",
 			 v->name, ui_first_key(u, ACT_CORPUS, kv[0], sizeof kv[0]), ui_first_key(u, ACT_EDIT, kv[1], sizeof kv[1]));
 		canvas_text(cv, 0, y, cv->w, line, canvas_role(cv, ROLE_LABEL));
-		snprintf(line, sizeof line, "Over the corpus: head finder %s, Q/K geometry %s, Q/K statistics %s, products %s, "
-			 "weight distributions %s.", ui_first_key(u, ACT_VIEW_HEADS, kv[2], sizeof kv[2]),
-			 ui_first_key(u, ACT_VIEW_QK, kv[3], sizeof kv[3]), ui_first_key(u, ACT_VIEW_QKSTATS, kv[4], sizeof kv[4]),
-			 ui_first_key(u, ACT_VIEW_DOTS, kv[5], sizeof kv[5]), ui_first_key(u, ACT_VIEW_SOFTMAX, kv[6], sizeof kv[6]));
+		ui_corpus_views(u, line, sizeof line);
 		canvas_text(cv, 0, y + 1, cv->w, line, canvas_role(cv, ROLE_DIM));
 	} else {
 		v->draw(u->ctx.state[u->ctx.depth - 1], &u->ctx, cv, (struct rect){0, y, cv->w, cv->h - 1 - y});
@@ -752,7 +766,7 @@ static void ui_global(struct ui *u, enum action a)
 		break;
 	default:
 		/* The analysis views open from anywhere by their own key. */
-		view_open(ctx, a);
+		view_open(ctx, registry_opened_by(a));
 		break;
 	}
 }

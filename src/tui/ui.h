@@ -1,19 +1,18 @@
-/* ui.h -- the terminal explorer (curses) and headless rendering of its views.
+/* ui.h -- the terminal explorer (curses), and the options it shares with headless rendering (print.h).
  *
  * ui_run opens the interactive explorer on a model: an input line (and, for pair models, a second
  * one), the token strip, the current view and a status bar. The model runs on a worker thread as
- * the user types. ui_print draws one view of a finished trace to a stream, as plain text or with
- * ANSI colours, through the same code. */
+ * the user types. print.h draws one view of a finished trace to a stream, as plain text or with
+ * ANSI colours, through the same code; struct ui_options configures both. */
 #ifndef ATTNSCOPE_UI_H
 #define ATTNSCOPE_UI_H
 
 #include <stdbool.h>
-#include <stdio.h>
 
 #include "base/err.h"
 #include "analysis/heatdata.h"
-#include "draw/theme.h"
 #include "trace/trace.h"
+#include "tui/runner.h"
 
 struct model;
 
@@ -32,7 +31,7 @@ struct ui_options {
 	const char *config;       /* config file; NULL = $XDG_CONFIG_HOME/attnscope/config.yaml */
 	enum ui_color color;
 	int depth;                /* force a colour depth: -1 = detect, else an enum color_depth */
-	int width;                /* ui_print: 0 = the terminal's width, or 80 when not a terminal */
+	int width;                /* --print: 0 = the terminal's width, or 80 when not a terminal */
 	int layer, head;          /* initial selection, -1 = first */
 	int token;                /* initial selected token, -1 = none */
 	int marks[16];            /* initially marked tokens, combined (--token A,B,…; VIEW_MARKS_MAX) */
@@ -42,22 +41,9 @@ struct ui_options {
 	bool before_rotary;       /* Q/K views initially show queries and keys before rotary */
 	bool words;               /* merge pieces into words (words.h); --token then counts words */
 	const char *compare;      /* a second text to compare with (--compare), NULL = none */
-	enum heat_agg agg;        /* ui_print heatmap: one head, mean of the layer, mean of all */
-	bool numbers;             /* ui_print heatmap: weights written in the cells */
-	const char *sort;         /* ui_print heads: the score to sort by (a headscore name), NULL = none */
-};
-
-/* Defaults for every field (NULL theme, auto colour, detect depth, selection -1, linear). */
-void ui_options_init(struct ui_options *o);
-
-/* Where traces come from: the model, or in tests a synthetic generator. RUN has model_run's
- * contract and is called on the worker thread. */
-struct ui_source {
-	const char *name;            /* shown in the status bar */
-	bool supports_pairs;         /* offer the second input line */
-	void *ctx;
-	int (*run)(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
-		   struct trace **out, struct err *e);
+	enum heat_agg agg;        /* --print heatmap: one head, mean of the layer, mean of all */
+	bool numbers;             /* --print heatmap: weights written in the cells */
+	const char *sort;         /* --print heads: the score to sort by (a headscore name), NULL = none */
 };
 
 /* The interactive explorer on model M, starting with TEXT (and TEXT_B, may be NULL). Returns 0
@@ -77,29 +63,5 @@ struct aggregate;
 struct corpusrun_opts;
 int ui_run_corpus(const struct ui_source *src, struct aggregate *agg, const struct model *m,
 		  const struct corpusrun_opts *run, const struct ui_options *o, struct aggregate **out, struct err *e);
-
-/* Draw VIEW ("grid" or "heatmap") of T to OUT: a header line, the token strip and the view at its
- * full size, WIDTH columns wide. With O->words, of the words of T. */
-int ui_print(const struct trace *t, const char *view, const struct ui_options *o, FILE *out, struct err *e);
-/* The same comparing T with TB, the second text's trace (NULL: as ui_print): the views show what
- * changed (compare.h), the header and a second strip show TB. */
-int ui_print_compare(const struct trace *t, const struct trace *tb, const char *view, const struct ui_options *o,
-		     FILE *out, struct err *e);
-
-/* Draw VIEW of the corpus aggregate A to OUT (heads, qkstats, dots and softmax have an aggregate
- * form): a header line
- * (model, texts, tokens) and the view. */
-struct aggregate;
-int ui_print_aggregate(const struct aggregate *a, const char *view, const struct ui_options *o, FILE *out,
-		       struct err *e);
-
-/* Keys: every action with its default keys, one per line (for --help and the man page test). */
-void ui_print_keys(FILE *out);
-
-/* For the benchmark: draw the grid view of T into a W×H canvas REPS times at the given depth and
- * turn it into the ANSI text a full repaint sends. COLD: as if every frame brought a new trace
- * (every thumbnail recomputed); otherwise thumbnails are reused as when moving the selection.
- * Returns the mean milliseconds per redraw, or -1 on error. */
-double ui_bench_grid_redraw(const struct trace *t, int w, int h, int reps, enum color_depth depth, bool cold);
 
 #endif

@@ -7,13 +7,6 @@
 #include <string.h>
 
 #include "draw/chart.h"
-#include "views/view.h"
-
-bool aggview_supports(const struct view *v)
-{
-	return v == &view_heads || v == &view_qk || v == &view_qkstats || v == &view_dots || v == &view_softmax ||
-	       v == &view_help;
-}
 
 struct trace aggview_shape(const struct aggregate *a)
 {

@@ -7,10 +7,6 @@
 #include "draw/canvas.h"
 #include "trace/trace.h"
 
-struct view;
-/* Does view V draw a corpus aggregate (ctx->agg)? The others need one text. */
-bool aggview_supports(const struct view *v);
-
 /* A trace holding only A's shape (layers, heads, key/value heads, head size, causal; no tokens,
  * no arrays), for the shape helpers (shapedesc.h, trace_kv_head). */
 struct trace aggview_shape(const struct aggregate *a);

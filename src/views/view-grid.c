@@ -16,7 +16,7 @@
 
 #include "trace/compare.h"
 #include "trace/shapedesc.h"
-#include "views/view.h"
+#include "views/registry.h" /* view_heatmap, which it opens */
 
 struct grid_state {
 	enum heat_pool pool;

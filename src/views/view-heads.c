@@ -19,7 +19,7 @@
 #include "corpus/aggregate.h"
 #include "views/anaview.h"
 #include "trace/headscore.h"
-#include "views/view.h"
+#include "views/registry.h" /* view_heatmap, which it opens */
 
 #define HEADS_COL_W 10  /* a score column, including the space before it */
 #define HEADS_AGG_COL_W 14 /* ... holding "mean±std" */
@@ -346,6 +346,8 @@ static const enum action heads_status_keys[] = {ACT_OPEN, ACT_REVERSE, ACT_HELP,
 const struct view view_heads = {
 	.name = "heads",
 	.title = "Head finder",
+	.flags = VIEW_AGGREGATE,
+	.brief = "head finder",
 	.open = ACT_VIEW_HEADS,
 	.actions = heads_actions,
 	.status_keys = heads_status_keys,

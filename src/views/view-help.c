@@ -3,14 +3,16 @@
  * The help lists, for the view it was opened from, its own actions, the actions that work in
  * every view, the count prefix and the keys of the text input line — with the keys currently
  * bound (config overrides included). view_write_roff writes the same lists, with default keys,
- * as the KEY BINDINGS part of the man page. */
+ * as the KEY BINDINGS part of the man page. The screen needs only the view below it; the man page
+ * needs every view, and is given them (registry_views) by its caller, as the help is below the
+ * registry. */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "views/view.h"
+#include "views/registry.h"
 
 struct help_state {
 	int top;        /* first line shown */
@@ -156,6 +158,7 @@ static const enum action help_status_keys[] = {ACT_BACK, ACTION_NONE};
 const struct view view_help = {
 	.name = "help",
 	.title = "Help screen",
+	.flags = VIEW_AGGREGATE, /* the keys, whatever the view below shows */
 	.actions = help_actions,
 	.status_keys = help_status_keys,
 	.create = help_create,
@@ -201,7 +204,7 @@ static void roff_action(FILE *out, const struct keymap *km, enum action a)
 	fputs("\\fR)\n", out);
 }
 
-void view_write_roff(FILE *out)
+void view_write_roff(FILE *out, const struct view *const *views)
 {
 	struct keymap km;
 	keymap_init(&km);
@@ -213,9 +216,9 @@ void view_write_roff(FILE *out)
 	for (int a = 1; a < ACTION_COUNT; a++)
 		if (action_get((enum action)a)->scope == SCOPE_GLOBAL)
 			roff_action(out, &km, (enum action)a);
-	for (int i = 0; view_all[i]; i++) {
-		fprintf(out, ".SS %s\n", view_all[i]->title);
-		for (const enum action *p = view_all[i]->actions; *p != ACTION_NONE; p++)
+	for (int i = 0; views[i]; i++) {
+		fprintf(out, ".SS %s\n", views[i]->title);
+		for (const enum action *p = views[i]->actions; *p != ACTION_NONE; p++)
 			roff_action(out, &km, *p);
 	}
 	fprintf(out, ".SS %s\n", view_help.title);

@@ -29,7 +29,7 @@
 #include "trace/shapedesc.h"
 #include "analysis/stats.h"
 #include "draw/tokstrip.h"
-#include "views/view.h"
+#include "views/registry.h" /* view_heatmap, which it opens */
 
 #define QK_PLOT_ROWS 22   /* plot height in --print */
 /* Rows above the plot (title, two lines of measures) and below (legend). */
@@ -409,6 +409,8 @@ static const enum action qk_status_keys[] = {ACT_NORMALISE, ACT_HEAD_NEXT, ACT_L
 const struct view view_qk = {
 	.name = "qk",
 	.title = "Query/key geometry",
+	.flags = VIEW_AGGREGATE,
+	.brief = "Q/K geometry",
 	.open = ACT_VIEW_QK,
 	.actions = qk_actions,
 	.status_keys = qk_status_keys,

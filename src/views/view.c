@@ -1,24 +1,8 @@
-/* view.c -- the view registry, the view stack and the shared selection (see view.h). */
+/* view.c -- the view stack and the shared selection (see view.h); below every view, which is
+ * why the list of every view is not here but in registry.c, above them. */
 #include "config.h"
 
 #include "views/view.h"
-
-#include <string.h>
-
-const struct view *const view_all[] = {
-	&view_grid, &view_heatmap,
-	/* Analysis views (src/analysis-ui.am). */
-	&view_heads, &view_qk, &view_rollout, &view_headview, &view_neuron, &view_vectors, &view_qkstats, &view_dots,
-	&view_softmax, NULL,
-};
-
-const struct view *view_find(const char *name)
-{
-	for (int i = 0; view_all[i]; i++)
-		if (!strcmp(view_all[i]->name, name))
-			return view_all[i];
-	return NULL;
-}
 
 bool view_push(struct view_ctx *ctx, const struct view *v)
 {
@@ -50,12 +34,8 @@ void view_pop_all(struct view_ctx *ctx)
 		view_pop(ctx);
 }
 
-bool view_open(struct view_ctx *ctx, enum action a)
+bool view_open(struct view_ctx *ctx, const struct view *v)
 {
-	const struct view *v = NULL;
-	for (int i = 0; view_all[i] && !v; i++)
-		if (view_all[i]->open == a && a != ACTION_NONE)
-			v = view_all[i];
 	if (!v)
 		return false;
 	for (int i = 0; i < ctx->depth; i++)

@@ -1,10 +1,11 @@
 /* view.h -- what a view is: a set of callbacks over shared explorer state.
  *
  * Like tmux's window modes, each view (grid, heatmap, help, …) lives in its own file and exports
- * one `const struct view`. The UI owns a stack of views; the top one draws into a canvas area and
- * receives actions (never raw keys). State every view shares — the trace, the selected layer,
- * head and token, colour scale — lives in struct view_ctx; a view's own state (cursor, scroll)
- * is created by its `create` callback. The same callbacks draw the TUI and `--print`. */
+ * one `const struct view`, which the registry (registry.h) declares and lists. The UI owns a
+ * stack of views; the top one draws into a canvas area and receives actions (never raw keys).
+ * State every view shares — the trace, the selected layer, head and token, colour scale — lives
+ * in struct view_ctx; a view's own state (cursor, scroll) is created by its `create` callback.
+ * The same callbacks draw the TUI and `--print`. */
 #ifndef ATTNSCOPE_VIEW_H
 #define ATTNSCOPE_VIEW_H
 
@@ -24,8 +25,8 @@ struct aggregate;
 
 struct view_ctx {
 	const struct trace *trace;    /* the current result; NULL until the first run finishes */
-	const struct aggregate *agg;  /* a corpus aggregate shown instead of a trace (views that
-	                               * support one: the head finder), or NULL */
+	const struct aggregate *agg;  /* a corpus aggregate shown instead of a trace (only views with
+	                               * VIEW_AGGREGATE draw one: the head finder, …), or NULL */
 	const struct trace *compare;  /* the second text's result (compare.h), NULL for none; trace_gen
 	                               * changes whenever it does too */
 	unsigned trace_gen;           /* changes whenever trace does (views cache by it, not by address) */
@@ -52,9 +53,18 @@ struct view_ctx {
 	char message[160];            /* one-line feedback for the status bar, "" for none */
 };
 
+/* What a view can do besides drawing one text: bits of struct view's flags (as tmux's modes
+ * carry theirs), so that every list of "the views that …" follows from the views themselves. */
+enum view_flag {
+	VIEW_AGGREGATE = 1 << 0,  /* draws a corpus aggregate (ctx->agg) too, and prints one */
+};
+
 struct view {
 	const char *name;                 /* "grid", "heatmap": also the --print name */
 	const char *title;                /* for the help screen and man page: "Grid view" */
+	unsigned flags;                   /* enum view_flag bits */
+	const char *brief;                /* how the TUI's corpus message names a VIEW_AGGREGATE view that
+	                                   * opens by a key ("Q/K geometry"); NULL for the others */
 	const enum action *actions;       /* SCOPE_VIEW actions it handles, ACTION_NONE-terminated */
 	const enum action *status_keys;   /* the few actions the status bar advertises */
 	enum action open;                 /* the global action that opens it from anywhere, or ACTION_NONE */
@@ -71,42 +81,20 @@ struct view {
 	void (*status)(void *state, struct view_ctx *ctx, char *buf, size_t n);
 };
 
-extern const struct view view_grid;
-extern const struct view view_heatmap;
-extern const struct view view_help;
-/* The analysis views (view-heads.c, …). */
-extern const struct view view_heads;
-extern const struct view view_qk;
-extern const struct view view_rollout;
-extern const struct view view_headview;
-extern const struct view view_neuron;
-extern const struct view view_vectors;
-extern const struct view view_qkstats;
-extern const struct view view_dots;
-extern const struct view view_softmax;
-
-/* Every view that can be opened from the grid or printed, NULL-terminated. */
-extern const struct view *const view_all[];
-
-/* The view called NAME, or NULL. */
-const struct view *view_find(const char *name);
 /* Push V on CTX's stack (creating its state); false when full or out of memory. */
 bool view_push(struct view_ctx *ctx, const struct view *v);
 /* Pop and destroy the top view. */
 void view_pop(struct view_ctx *ctx);
 /* Pop everything. */
 void view_pop_all(struct view_ctx *ctx);
-/* Open the view whose `open` action is A: pop back to it when it is already on the stack, else
- * push it (replacing the top view when that is another view with an `open` action). False when
- * no view answers to A (or it cannot be opened). */
-bool view_open(struct view_ctx *ctx, enum action a);
+/* Open V (a view with an `open` action, registry_opened_by): pop back to it when it is already on
+ * the stack, else push it (replacing the top view when that is another view with an `open`
+ * action). False when V is NULL (or it cannot be opened). */
+bool view_open(struct view_ctx *ctx, const struct view *v);
 
 /* Clamp the shared selection to the trace's shape (after a new trace arrives). */
 void view_ctx_clamp(struct view_ctx *ctx);
 /* Does view V handle the view-scoped action A? Global actions always count as handled. */
 bool view_handles(const struct view *v, enum action a);
-
-/* Write the KEY BINDINGS subsections (roff, one .SS per view) for the man page. */
-void view_write_roff(FILE *out);
 
 #endif

@@ -19,8 +19,9 @@
 #include "engine/model.h"
 #include "synth.h"
 #include "draw/theme.h"
+#include "tui/print.h"
 #include "tui/ui.h"
-#include "views/view.h"
+#include "views/registry.h"
 
 struct driver {
 	enum synth_style style;
@@ -61,15 +62,15 @@ int main(int argc, char **argv)
 {
 	struct driver d = {SYNTH_BERT, 2, 2, 0, 0, 0, 0};
 	struct ui_options o;
-	ui_options_init(&o);
+	print_options_init(&o);
 	const char *print = NULL, *stats = NULL, *text = NULL, *pair = NULL, *model = NULL;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--keys")) {
-			ui_print_keys(stdout);
+			print_keys(stdout);
 			return 0;
 		} else if (!strcmp(a, "--roff")) {
-			view_write_roff(stdout);
+			view_write_roff(stdout, registry_views);
 			return 0;
 		} else if (!strcmp(a, "--bench")) {
 			for (int n = 32; n <= 128; n *= 4) {
@@ -83,8 +84,8 @@ int main(int argc, char **argv)
 					printf("grid of 144 heads, %d tokens, %s: %.2f ms per full redraw at 100x30, "
 					       "%.2f ms at 200x60 (256 colours)\n", t->n,
 					       cold ? "new trace" : "selection moved",
-					       ui_bench_grid_redraw(t, 100, 30, 50, DEPTH_256, cold),
-					       ui_bench_grid_redraw(t, 200, 60, 50, DEPTH_256, cold));
+					       print_bench_grid_redraw(t, 100, 30, 50, DEPTH_256, cold),
+					       print_bench_grid_redraw(t, 200, 60, 50, DEPTH_256, cold));
 				trace_free(t);
 			}
 			return 0;
@@ -143,7 +144,7 @@ int main(int argc, char **argv)
 			struct trace *t = NULL;
 			rc = model_run(m, text ? text : "", pair, NULL, &t, &e);
 			if (!rc)
-				rc = ui_print(t, print, &o, stdout, &e);
+				rc = print_trace(t, print, &o, stdout, &e);
 			trace_free(t);
 		} else {
 			rc = ui_run(m, text, pair, &o, &e);
@@ -157,7 +158,7 @@ int main(int argc, char **argv)
 		struct trace *t = synth_trace(text ? text : "", pair, d.layers, d.heads, d.style);
 		if (!t)
 			return 1;
-		int rc = ui_print(t, print, &o, stdout, &e);
+		int rc = print_trace(t, print, &o, stdout, &e);
 		trace_free(t);
 		if (rc) {
 			fprintf(stderr, "ui-driver: %s\n", e.msg);
