@@ -134,9 +134,8 @@ void tok_ids_free(struct tok_ids *l);
 
 /* ---- tokenizer.c: helpers for the loaders ---- */
 
-/* Read all of PATH (at most TOK_MAX_FILE_BYTES) into a NUL-terminated buffer. Errors name PATH. */
-int tok_read_file(const char *path, char **out, size_t *len, struct err *e);
-/* Parse PATH as JSON (FLAGS for json_loadb); errors name PATH with line and column. */
+/* Parse PATH as JSON (FLAGS for json_loadb) within jsoncap.h's bounds; errors name PATH with line
+ * and column. (Other files are read with file_read_all, at most TOK_MAX_FILE_BYTES.) */
 json_t *tok_load_json(const char *path, size_t flags, struct err *e);
 bool tok_file_exists(const char *path);
 /* "DIR/NAME", malloc'd; NULL when out of memory. */

@@ -16,6 +16,7 @@
  * false), the pair adding the same around $B with type id 1. PreTrainedTokenizerFast, Qwen2's
  * and the others keep tokenizer.json's post-processor and ignore the two flags. */
 #include "base/jsoncap.h"
+#include "base/file.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -419,7 +420,7 @@ static json_t *json_read_tokenizer(struct tokenizer *tok, const char *path, stru
 {
 	char *buf;
 	size_t len;
-	if (tok_read_file(path, &buf, &len, e) < 0)
+	if (file_read_all(path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
 		return NULL;
 	json_t *root = NULL;
 	json_error_t je;

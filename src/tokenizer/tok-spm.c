@@ -15,6 +15,7 @@
  * stretch of text without special tokens into ids (HF's _tokenize and then the conversion). Special
  * tokens, lower-casing around them, truncation and the templates are tokenizer.c's. */
 #include "tokenizer/spm-shim.h"
+#include "base/file.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -41,7 +42,7 @@ int spm_load(struct tokenizer *tok, const char *path, struct err *e)
 {
 	char *buf;
 	size_t len;
-	if (tok_read_file(path, &buf, &len, e) < 0)
+	if (file_read_all(path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
 		return -1;
 	char msg[256] = "";
 	tok->spm = spm_model_load(buf, len, msg, sizeof msg);

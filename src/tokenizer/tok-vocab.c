@@ -3,6 +3,7 @@
  * Used for the model vocabularies (30k-250k entries) and for the BPE symbol table, so loading
  * GPT-2's 50k vocabulary and merges is a few milliseconds of hashing, not linear scans. */
 #include "base/jsoncap.h"
+#include "base/file.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -388,7 +389,7 @@ int tok_vocab_load_json_file(struct tok_vocab *v, const char *path, struct err *
 {
 	char *buf;
 	size_t len;
-	if (tok_read_file(path, &buf, &len, e) < 0)
+	if (file_read_all(path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
 		return -1;
 	int rc = utf8_check(buf, len) == len ? tok_vocab_load_flat(v, buf, len) : -1;
 	if (rc == -2) {

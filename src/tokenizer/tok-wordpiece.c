@@ -7,6 +7,7 @@
  * written "##rest"; a word with no full cover, or longer than max_input_chars_per_word code
  * points, becomes [UNK]. Character classes come from utf8proc (the same as Python's
  * unicodedata for every character both know). */
+#include "base/file.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -20,7 +21,7 @@ int wordpiece_load_vocab_txt(struct tokenizer *tok, const char *path, struct err
 {
 	char *buf;
 	size_t len;
-	if (tok_read_file(path, &buf, &len, e) < 0)
+	if (file_read_all(path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
 		return -1;
 	size_t bad = utf8_check(buf, len);
 	if (bad < len) {

@@ -11,7 +11,6 @@
 #include "base/utf8.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,62 +19,11 @@
 
 /* ---------------------------------------------------------------- file helpers */
 
-int tok_read_file(const char *path, char **out, size_t *len, struct err *e)
-{
-	*out = NULL;
-	*len = 0;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block the open */
-	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-	if (!f) {
-		int errnum = errno;
-		if (fd >= 0)
-			close(fd);
-		return err_set(e, "%s: %s", path, strerror(errnum));
-	}
-	struct stat st;
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
-		fclose(f);
-		return err_set(e, "%s: not a regular file", path);
-	}
-	if ((unsigned long long)st.st_size > TOK_MAX_FILE_BYTES) {
-		fclose(f);
-		return err_set(e, "%s: file too large (%lld bytes, limit %zu)", path, (long long)st.st_size,
-			       TOK_MAX_FILE_BYTES);
-	}
-	size_t n = (size_t)st.st_size;
-	char *buf = malloc(n + 1);
-	if (!buf) {
-		fclose(f);
-		return err_set(e, "%s: out of memory", path);
-	}
-	size_t got = fread(buf, 1, n, f);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad || got != n) {
-		free(buf);
-		return err_set(e, "%s: read error", path);
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 json_t *tok_load_json(const char *path, size_t flags, struct err *e)
 {
-	char *buf;
-	size_t len;
-	if (tok_read_file(path, &buf, &len, e) < 0)
-		return NULL;
-	if (jsoncap_nodes(buf, len) > JSONCAP_MAX_NODES) {
-		free(buf);
-		err_set(e, "%s: more than %zu JSON values", path, JSONCAP_MAX_NODES);
-		return NULL;
-	}
 	json_error_t je;
-	json_t *root = json_loadb(buf, len, flags, &je);
-	free(buf);
-	if (!root)
+	json_t *root = jsoncap_load_file(path, flags, &je, e);
+	if (!root && !e->msg[0])
 		err_set(e, "%s: line %d column %d: %s", path, je.line, je.column, je.text);
 	return root;
 }
