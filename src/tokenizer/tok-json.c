@@ -193,14 +193,14 @@ static int json_split_added(const struct tok_json *j, const struct tok_added_mat
 				       (stop < len && json_word_at(s, stop))))
 			continue;
 		if (a->lstrip) {
-			while (start > done && tok_is_white_space(json_cp_before(s, start, &b)))
+			while (start > done && utf8_is_white_space(json_cp_before(s, start, &b)))
 				start = b;
 		}
 		if (a->rstrip) {
 			uint32_t cp;
 			while (stop < len) {
 				int w = utf8_decode(s + stop, &cp);
-				if (!tok_is_white_space(cp))
+				if (!utf8_is_white_space(cp))
 					break;
 				stop += (size_t)w;
 			}

@@ -334,7 +334,7 @@ int spm_encode(const struct tokenizer *tok, const char *s, size_t len, struct to
 		for (size_t i = 0; i < len;) {
 			uint32_t cp;
 			int w = utf8_decode(s + i, &cp);
-			if (wordpiece_is_punctuation(cp)) {
+			if (utf8_is_bert_punct(cp)) {
 				if (encode_text(tok, s + start, i - start, out, e) < 0 ||
 				    encode_text(tok, s + i, (size_t)w, out, e) < 0)
 					return -1;

@@ -6,7 +6,6 @@
  * and the [CLS] a [SEP] b [SEP] assembly. Configuration and special tokens are tok-config.c;
  * the model-specific parts are tok-wordpiece.c and tok-bpe.c. */
 #include "tokenizer/tokenizer.h"
-#include "base/jsoncap.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -16,68 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ---------------------------------------------------------------- file helpers */
-
-json_t *tok_load_json(const char *path, size_t flags, struct err *e)
-{
-	json_error_t je;
-	json_t *root = jsoncap_load_file(path, flags, &je, e);
-	if (!root && !e->msg[0])
-		err_set(e, "%s: line %d column %d: %s", path, je.line, je.column, je.text);
-	return root;
-}
-
-size_t tok_universal_newlines(char *s, size_t len)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '\r') {
-			s[o++] = '\n';
-			if (i + 1 < len && s[i + 1] == '\n')
-				i++;
-		} else {
-			s[o++] = s[i];
-		}
-	}
-	return o;
-}
-
-bool tok_file_exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0;
-}
-
-char *tok_path_join(const char *dir, const char *name)
-{
-	size_t a = strlen(dir), b = strlen(name);
-	char *p = malloc(a + b + 2);
-	if (!p)
-		return NULL;
-	memcpy(p, dir, a);
-	p[a] = '/';
-	memcpy(p + a + 1, name, b + 1);
-	return p;
-}
-
-int32_t tok_token_id(const struct tokenizer *tok, const char *s, size_t len)
-{
-	int32_t id = tok_vocab_get(&tok->added, s, len);
-	return id >= 0 ? id : tok_vocab_get(&tok->vocab, s, len);
-}
-
-bool tok_is_never_split(const struct tokenizer *tok, const char *s, size_t len)
-{
-	/* BertTokenizer passes all_special_tokens: not the non-special added tokens */
-	for (int i = 0; i < tok->n_specials; i++)
-		if (tok->specials[i].special && tok->specials[i].len == len && memcmp(tok->specials[i].text, s, len) == 0)
-			return true;
-	for (int i = 0; i < tok->n_never_split; i++)
-		if (strlen(tok->never_split[i]) == len && memcmp(tok->never_split[i], s, len) == 0)
-			return true;
-	return false;
-}
 
 /* ---------------------------------------------------------------- loading */
 
@@ -605,28 +542,9 @@ void token_list_free(struct token_list *list)
 	memset(list, 0, sizeof *list);
 }
 
-int tokenizer_vocab_size(const struct tokenizer *tok)
-{
-	return tok->vocab.n_ids > tok->added.n_ids ? tok->vocab.n_ids : tok->added.n_ids;
-}
-
 bool tokenizer_supports_pairs(const struct tokenizer *tok)
 {
 	if (tok->json)
 		return tok_post_has_pair(tok->json->post);
 	return tok->kind != TOKENIZER_BPE && tok->kind != TOKENIZER_JSON;
-}
-
-const char *tokenizer_id_to_token(const struct tokenizer *tok, int32_t id)
-{
-	if (id >= 0 && id < tok->added.n_ids && tok->added.id_str[id])
-		return tok->added.id_str[id];
-	if (id >= 0 && id < tok->vocab.n_ids)
-		return tok->vocab.id_str[id];
-	return NULL;
-}
-
-int32_t tokenizer_token_to_id(const struct tokenizer *tok, const char *s)
-{
-	return tok_token_id(tok, s, strlen(s));
 }
