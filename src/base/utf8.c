@@ -58,6 +58,18 @@ int utf8_decode(const char *str, uint32_t *cp)
 	return 4;
 }
 
+int utf8_next(const char *s, size_t n, uint32_t *cp)
+{
+	utf8proc_int32_t c;
+	utf8proc_ssize_t got = utf8proc_iterate((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &c);
+	if (got < 1) {
+		*cp = 0xFFFD;
+		return 1;
+	}
+	*cp = (uint32_t)c;
+	return (int)got;
+}
+
 int utf8_encode(uint32_t cp, char *out)
 {
 	unsigned char *o = (unsigned char *)out;

@@ -19,6 +19,11 @@ size_t utf8_check(const char *s, size_t len);
 /* Decode the code point at S (valid UTF-8 with at least one byte left); returns its length. */
 int utf8_decode(const char *s, uint32_t *cp);
 
+/* Decode the code point at S of text not known to be valid, reading at most N bytes: returns
+ * the bytes used, at least 1 so that a loop always moves on; an ill-formed sequence (or N == 0)
+ * gives *CP = U+FFFD and uses 1 byte. */
+int utf8_next(const char *s, size_t n, uint32_t *cp);
+
 /* Encode CP into OUT (room for 4 bytes); returns the number of bytes written. */
 int utf8_encode(uint32_t cp, char *out);
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "draw/tokstrip.h"
+#include "base/utf8.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +71,7 @@ static void append_bytes(char *buf, size_t n, size_t *len, const unsigned char *
 			continue;
 		}
 		uint32_t cp;
-		int k = canvas_utf8_decode((const char *)b + i, nb - i, &cp);
+		int k = utf8_next((const char *)b + i, nb - i, &cp);
 		if (cp == 0xfffd && !(nb - i >= 3 && b[i] == 0xef && b[i + 1] == 0xbf && b[i + 2] == 0xbd)) {
 			snprintf(tmp, sizeof tmp, "<%02x>", b[i]);
 			append(buf, n, len, tmp);
@@ -179,7 +180,7 @@ void tokstrip_text(const struct trace *t, int i, char *buf, size_t n, bool *cont
 	size_t nb = 0;
 	for (size_t p = 0; p < pn;) {
 		uint32_t cp;
-		int k = canvas_utf8_decode(piece + p, pn - p, &cp);
+		int k = utf8_next(piece + p, pn - p, &cp);
 		int b = bpe_byte(cp);
 		if (b >= 0) {
 			bytes[nb++] = (unsigned char)b;
