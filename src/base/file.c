@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 /* A regular file of at most LIMIT bytes, read in one go into a buffer of its size. */
-static int read_regular(FILE *f, const char *path, size_t limit, char **out, size_t *len, struct err *e)
+static int file_read_regular(FILE *f, const char *path, size_t limit, char **out, size_t *len, struct err *e)
 {
 	struct stat st;
 	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode))
@@ -35,7 +35,7 @@ static int read_regular(FILE *f, const char *path, size_t limit, char **out, siz
 
 /* Anything readable, in chunks until its end; refused as soon as more than LIMIT bytes came
  * (/dev/zero must not eat all memory). */
-static int read_stream(FILE *f, const char *path, size_t limit, char **out, size_t *len, struct err *e)
+static int file_read_stream(FILE *f, const char *path, size_t limit, char **out, size_t *len, struct err *e)
 {
 	enum { CHUNK = 4096 };
 	char *buf = NULL;
@@ -84,7 +84,7 @@ int file_read_all(const char *path, size_t limit, unsigned flags, char **buf, si
 		errno = errnum;
 		return -1;
 	}
-	int rc = any ? read_stream(f, path, limit, buf, len, e) : read_regular(f, path, limit, buf, len, e);
+	int rc = any ? file_read_stream(f, path, limit, buf, len, e) : file_read_regular(f, path, limit, buf, len, e);
 	fclose(f);
 	if (rc == 0 && (flags & FILE_READ_TEXT) && strlen(*buf) != *len) {
 		free(*buf);
