@@ -338,6 +338,7 @@ struct tok_json {
 	struct tok_added *added;            /* [n_added] */
 	int n_added;
 	struct tok_added_matcher raw, normalized; /* normalized: false / true tokens */
+	enum tokenizer_pieces pieces;       /* from the decoder, else the pre-tokenizer and model */
 };
 
 int tok_json_load(struct tokenizer *tok, const char *dir, struct err *e);

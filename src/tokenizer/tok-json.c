@@ -434,6 +434,51 @@ static json_t *json_read_tokenizer(struct tokenizer *tok, const char *path, stru
 	return root;
 }
 
+/* How the pieces of a decoder or pre-tokenizer J (a Sequence: its first member that tells) read
+ * back as text; UNKNOWN when J does not say. */
+static enum tokenizer_pieces json_pieces_of(json_t *j, int depth)
+{
+	const char *type = json_string_value(json_object_get(j, "type"));
+	if (!type || depth > 8)
+		return TOKENIZER_PIECES_UNKNOWN;
+	if (!strcmp(type, "Sequence")) {
+		json_t *list = json_object_get(j, "decoders");
+		if (!list)
+			list = json_object_get(j, "pretokenizers");
+		size_t i;
+		json_t *m;
+		json_array_foreach(list, i, m) {
+			enum tokenizer_pieces p = json_pieces_of(m, depth + 1);
+			if (p != TOKENIZER_PIECES_UNKNOWN)
+				return p;
+		}
+		return TOKENIZER_PIECES_UNKNOWN;
+	}
+	if (!strcmp(type, "ByteLevel"))
+		return TOKENIZER_PIECES_BYTE_LEVEL;
+	if (!strcmp(type, "WordPiece"))
+		return TOKENIZER_PIECES_WORDPIECE;
+	if (!strcmp(type, "Metaspace") || !strcmp(type, "ByteFallback"))
+		return TOKENIZER_PIECES_SENTENCEPIECE;
+	/* Llama 2 and Gemma decode with Replace("▁" -> " ") */
+	const char *pattern = json_string_value(json_object_get(json_object_get(j, "pattern"), "String"));
+	if (!strcmp(type, "Replace") && pattern && !strcmp(pattern, "\xe2\x96\x81"))
+		return TOKENIZER_PIECES_SENTENCEPIECE;
+	return TOKENIZER_PIECES_UNKNOWN;
+}
+
+/* How the pieces of tokenizer.json ROOT read back as text: what its decoder undoes, else what its
+ * pre-tokenizer or WordPiece model writes. */
+static enum tokenizer_pieces json_pieces(json_t *root)
+{
+	enum tokenizer_pieces p = json_pieces_of(json_object_get(root, "decoder"), 0);
+	if (p == TOKENIZER_PIECES_UNKNOWN)
+		p = json_pieces_of(json_object_get(root, "pre_tokenizer"), 0);
+	if (p == TOKENIZER_PIECES_UNKNOWN)
+		p = json_pieces_of(json_object_get(root, "model"), 0);
+	return p;
+}
+
 int tok_json_load(struct tokenizer *tok, const char *dir, struct err *e)
 {
 	char *path = tok_path_join(dir, "tokenizer.json"), *cpath = tok_path_join(dir, "tokenizer_config.json");
@@ -453,6 +498,7 @@ int tok_json_load(struct tokenizer *tok, const char *dir, struct err *e)
 	}
 	if (json_load_model(tok, json_object_get(root, "model"), e) < 0)
 		goto fail;
+	j->pieces = json_pieces(root);
 	json_t *added = json_object_get(root, "added_tokens");
 	if (added && !json_is_null(added) && !json_is_array(added)) {
 		err_set(e, "added_tokens is not a list");

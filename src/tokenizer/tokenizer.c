@@ -548,3 +548,22 @@ bool tokenizer_supports_pairs(const struct tokenizer *tok)
 		return tok_post_has_pair(tok->json->post);
 	return tok->kind != TOKENIZER_BPE && tok->kind != TOKENIZER_JSON;
 }
+
+enum tokenizer_pieces tokenizer_pieces(const struct tokenizer *tok)
+{
+	if (tok->json)
+		return tok->json->pieces;
+	switch (tok->kind) {
+	case TOKENIZER_WORDPIECE:
+		return TOKENIZER_PIECES_WORDPIECE;
+	case TOKENIZER_BPE:
+	case TOKENIZER_ROBERTA:
+	case TOKENIZER_JSON: /* without a tokenizer.json: GPT-2 style vocab.json + merges.txt */
+		return TOKENIZER_PIECES_BYTE_LEVEL;
+	case TOKENIZER_XLMR:
+	case TOKENIZER_ALBERT:
+	case TOKENIZER_DEBERTA_V2:
+		return TOKENIZER_PIECES_SENTENCEPIECE;
+	}
+	return TOKENIZER_PIECES_UNKNOWN;
+}
