@@ -7,6 +7,7 @@
 #include "draw/canvas.h"
 #include "draw/theme.h"
 #include "draw/tokstrip.h"
+#include "trace/tokentext.h"
 #include "ui/synth.h"
 
 static struct palette pal_for(enum color_depth depth, bool utf8)
@@ -162,17 +163,17 @@ START_TEST(token_text_wordpiece_and_bpe)
 	char buf[64];
 	bool cont;
 	ck_assert_int_eq(t->n, 5); /* [CLS] walk ##ing home [SEP] */
-	tokstrip_text(t, 1, buf, sizeof buf, &cont);
+	tokentext_text(t, 1, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "walk");
 	ck_assert(!cont);
-	tokstrip_text(t, 2, buf, sizeof buf, &cont);
+	tokentext_text(t, 2, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "ing");
 	ck_assert(cont);
 	tokstrip_label(t, 2, true, buf, sizeof buf);
 	ck_assert_str_eq(buf, "\xc2\xb7ing");
 	tokstrip_label(t, 2, false, buf, sizeof buf);
 	ck_assert_str_eq(buf, "+ing");
-	tokstrip_text(t, 0, buf, sizeof buf, &cont);
+	tokentext_text(t, 0, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "[CLS]");
 	trace_free(t);
 
@@ -184,19 +185,19 @@ START_TEST(token_text_wordpiece_and_bpe)
 	const char *pieces[6] = {"Hello", "\xc4\xa0" "caf\xc3\x83\xc2\xa9", "!", "\xc4\x8a", "\xc3\xa2", "\xc4\xa0"};
 	for (int i = 0; i < 6; i++)
 		t->tokens[i] = strdup(pieces[i]);
-	tokstrip_text(t, 1, buf, sizeof buf, &cont);
+	tokentext_text(t, 1, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "caf\xc3\xa9");
 	ck_assert(!cont);
-	tokstrip_text(t, 2, buf, sizeof buf, &cont);
+	tokentext_text(t, 2, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "!");
 	ck_assert(cont);
-	tokstrip_text(t, 3, buf, sizeof buf, &cont);
+	tokentext_text(t, 3, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "\xe2\x86\xb5");
 	ck_assert(!cont);
-	tokstrip_text(t, 4, buf, sizeof buf, &cont);
+	tokentext_text(t, 4, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "<e2>");
 	ck_assert(!cont); /* after a newline a new word starts */
-	tokstrip_text(t, 5, buf, sizeof buf, &cont);
+	tokentext_text(t, 5, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "\xe2\x90\xa3");
 	trace_free(t);
 
@@ -207,20 +208,20 @@ START_TEST(token_text_wordpiece_and_bpe)
 	for (int i = 0; i < 7; i++)
 		t->tokens[i] = strdup(spm[i]);
 	t->special[0] = true;
-	tokstrip_text(t, 1, buf, sizeof buf, &cont);
+	tokentext_text(t, 1, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "Hi");
 	ck_assert(!cont);
-	tokstrip_text(t, 2, buf, sizeof buf, &cont);
+	tokentext_text(t, 2, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "!");
 	ck_assert(cont);
-	tokstrip_text(t, 3, buf, sizeof buf, &cont);
+	tokentext_text(t, 3, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "\xe2\x90\xa3");
-	tokstrip_text(t, 4, buf, sizeof buf, &cont);
+	tokentext_text(t, 4, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "\xe6\x9d\xb1"); /* the three bytes' character, on the first piece */
-	tokstrip_text(t, 5, buf, sizeof buf, &cont);
+	tokentext_text(t, 5, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "");
 	ck_assert(cont);
-	tokstrip_text(t, 6, buf, sizeof buf, &cont);
+	tokentext_text(t, 6, buf, sizeof buf, &cont);
 	ck_assert(cont);
 	trace_free(t);
 
@@ -228,7 +229,7 @@ START_TEST(token_text_wordpiece_and_bpe)
 	t = trace_new(1, 1, 4, 4, 1);
 	strcpy(t->family, "gpt2");
 	t->tokens[0] = strdup("\xc4\xa0\xc4\xa0\xc4\xa0" "x");
-	tokstrip_text(t, 0, buf, sizeof buf, &cont);
+	tokentext_text(t, 0, buf, sizeof buf, &cont);
 	ck_assert_str_eq(buf, "\xe2\x90\xa3\xe2\x90\xa3x");
 	trace_free(t);
 }

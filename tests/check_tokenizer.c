@@ -435,6 +435,19 @@ START_TEST(test_vocab_api)
 }
 END_TEST
 
+/* How pieces are written, from the kind or tokenizer.json's decoder (trace.h's pieces). */
+START_TEST(test_pieces)
+{
+	ck_assert_int_eq(tokenizer_pieces(fixture("bert")), TOKENIZER_PIECES_WORDPIECE);
+	ck_assert_int_eq(tokenizer_pieces(fixture("bert-json")), TOKENIZER_PIECES_WORDPIECE);
+	ck_assert_int_eq(tokenizer_pieces(fixture("gpt2")), TOKENIZER_PIECES_BYTE_LEVEL);
+	ck_assert_int_eq(tokenizer_pieces(fixture("gpt2-json")), TOKENIZER_PIECES_BYTE_LEVEL);
+	struct tokenizer *llama2 = load_fixture("json/llama2", TOKENIZER_JSON); /* Replace("▁" -> " ") decoder */
+	ck_assert_int_eq(tokenizer_pieces(llama2), TOKENIZER_PIECES_SENTENCEPIECE);
+	tokenizer_free(llama2);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- errors */
 
 static char tmpdir[256];
@@ -858,6 +871,7 @@ static Suite *tokenizer_suite(void)
 	tcase_add_test(tc, test_truncation);
 	tcase_add_test(tc, test_pairs);
 	tcase_add_test(tc, test_vocab_api);
+	tcase_add_test(tc, test_pieces);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_set_timeout(tc, 300);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "analysis/rollout.h"
-#include "draw/tokstrip.h"
+#include "trace/tokentext.h"
 
 int words_split(const struct trace *t, int *word_of)
 {
@@ -15,8 +15,8 @@ int words_split(const struct trace *t, int *word_of)
 	for (int i = 0; i < t->n; i++) {
 		char buf[256];
 		bool cont = false;
-		tokstrip_text(t, i, buf, sizeof buf, &cont);
-		/* tokstrip_text never continues a special token or the piece after one */
+		tokentext_text(t, i, buf, sizeof buf, &cont);
+		/* tokentext_text never continues a special token or the piece after one */
 		if (i == 0 || !cont || t->special[i])
 			nw++;
 		word_of[i] = nw - 1;
@@ -80,7 +80,7 @@ static char *words_text(const struct trace *t, const int *word_start, int w)
 	for (int p = word_start[w]; p < word_start[w + 1]; p++) {
 		char buf[256];
 		bool cont;
-		tokstrip_text(t, p, buf, sizeof buf, &cont);
+		tokentext_text(t, p, buf, sizeof buf, &cont);
 		size_t k = strlen(buf);
 		if (len + k + 1 > cap) {
 			cap = 2 * (len + k + 1);
@@ -127,6 +127,7 @@ struct trace *words_build(const struct trace *t)
 	w->source = t;
 	memcpy(w->model_name, t->model_name, sizeof w->model_name);
 	memcpy(w->family, t->family, sizeof w->family);
+	w->pieces = t->pieces;
 	w->causal = t->causal;
 	w->max_positions = t->max_positions;
 	w->truncated = t->truncated;

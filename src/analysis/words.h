@@ -1,6 +1,6 @@
 /* words.h -- word-level attention: the pieces of a trace merged into the words they spell.
  *
- * A word is what the tokenizer marks, as the token strip shows it (tokstrip_text): a piece starts
+ * A word is what the tokenizer marks, as the token strip shows it (tokentext_text): a piece starts
  * a new word unless it continues the previous one (WordPiece "##", or no leading space marker 'Ġ'
  * or '▁' in byte-level and SentencePiece BPE). The first piece of the text and the first piece
  * after a special token always start a word; special tokens are words of their own.

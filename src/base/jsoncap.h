@@ -21,10 +21,10 @@
  * parser reads a prefix of it with the same idea of where strings end. */
 size_t jsoncap_nodes(const char *s, size_t len);
 
-/* Parse the JSON file PATH (jansson FLAGS) after checking it is a regular file (opened without
- * blocking: a FIFO would hang the reader) of at most JSONCAP_MAX_FILE bytes and JSONCAP_MAX_NODES nodes. On failure NULL: for a
- * JSON syntax error E->msg is "" and *JE says where, otherwise E holds "PATH: problem"
- * ("PATH: cannot read" when it cannot be opened). */
+/* Parse the JSON file PATH (jansson FLAGS) after checking it is a regular file (file_read_all)
+ * of at most JSONCAP_MAX_FILE bytes and JSONCAP_MAX_NODES nodes. On failure NULL: for a JSON
+ * syntax error E->msg is "" and *JE says where, otherwise E holds "PATH: problem" (file.h's
+ * messages, or "more than N JSON values"). */
 json_t *jsoncap_load_file(const char *path, size_t flags, json_error_t *je, struct err *e);
 
 #endif

@@ -1,4 +1,5 @@
-/* utf8.c -- UTF-8 decoding and Python's notions of space and lower case (see utf8.h). */
+/* utf8.c -- UTF-8 decoding and encoding, Python's notions of space and lower case, and the
+ * character classes of BERT and of tokenizers (see utf8.h). */
 #include "base/utf8.h"
 
 #include <utf8proc.h>
@@ -57,6 +58,18 @@ int utf8_decode(const char *str, uint32_t *cp)
 	return 4;
 }
 
+int utf8_next(const char *s, size_t n, uint32_t *cp)
+{
+	utf8proc_int32_t c;
+	utf8proc_ssize_t got = utf8proc_iterate((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &c);
+	if (got < 1) {
+		*cp = 0xFFFD;
+		return 1;
+	}
+	*cp = (uint32_t)c;
+	return (int)got;
+}
+
 int utf8_encode(uint32_t cp, char *out)
 {
 	unsigned char *o = (unsigned char *)out;
@@ -100,4 +113,51 @@ int utf8_py_lower(uint32_t cp, char *out)
 		return n + utf8_encode(0x307, out + n);
 	}
 	return utf8_encode((uint32_t)utf8proc_tolower((utf8proc_int32_t)cp), out);
+}
+
+bool utf8_is_bert_space(uint32_t cp)
+{
+	return cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' ||
+	       utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_ZS;
+}
+
+bool utf8_is_bert_control(uint32_t cp)
+{
+	if (cp == '\t' || cp == '\n' || cp == '\r')
+		return false;
+	utf8proc_category_t c = utf8proc_category((utf8proc_int32_t)cp);
+	return c == UTF8PROC_CATEGORY_CC || c == UTF8PROC_CATEGORY_CF || c == UTF8PROC_CATEGORY_CS ||
+	       c == UTF8PROC_CATEGORY_CO || c == UTF8PROC_CATEGORY_CN;
+}
+
+bool utf8_is_bert_punct(uint32_t cp)
+{
+	if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126))
+		return true;
+	switch (utf8proc_category((utf8proc_int32_t)cp)) {
+	case UTF8PROC_CATEGORY_PC:
+	case UTF8PROC_CATEGORY_PD:
+	case UTF8PROC_CATEGORY_PS:
+	case UTF8PROC_CATEGORY_PE:
+	case UTF8PROC_CATEGORY_PI:
+	case UTF8PROC_CATEGORY_PF:
+	case UTF8PROC_CATEGORY_PO:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool utf8_is_cjk(uint32_t cp)
+{
+	return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
+	       (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) ||
+	       (cp >= 0x2B820 && cp <= 0x2CEAF) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+bool utf8_is_white_space(uint32_t cp)
+{
+	return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+	       (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
+	       cp == 0x3000;
 }

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "draw/canvas.h"
+#include "base/utf8.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -160,49 +161,13 @@ void canvas_restyle(struct canvas *cv, struct rect r, struct style st)
 	}
 }
 
-int canvas_utf8_encode(uint32_t cp, char *buf)
-{
-	if (cp < 0x80) {
-		buf[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		buf[0] = (char)(0xc0 | cp >> 6);
-		buf[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		buf[0] = (char)(0xe0 | cp >> 12);
-		buf[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-		buf[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	buf[0] = (char)(0xf0 | cp >> 18);
-	buf[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-	buf[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-	buf[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-int canvas_utf8_decode(const char *s, size_t n, uint32_t *cp)
-{
-	utf8proc_int32_t c;
-	utf8proc_ssize_t got = utf8proc_iterate((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &c);
-	if (got < 1) {
-		*cp = 0xfffd;
-		return 1;
-	}
-	*cp = (uint32_t)c;
-	return (int)got;
-}
-
 int canvas_text_width(const struct canvas *cv, const char *text)
 {
 	int w = 0;
 	size_t n = strlen(text);
 	for (size_t i = 0; i < n;) {
 		uint32_t cp;
-		i += (size_t)canvas_utf8_decode(text + i, n - i, &cp);
+		i += (size_t)utf8_next(text + i, n - i, &cp);
 		if (cv->pal->utf8 && cp >= 0xa0 && utf8proc_charwidth((utf8proc_int32_t)cp) == 0)
 			continue; /* combining marks are dropped when drawn */
 		w += char_width(cv, cp);
@@ -222,7 +187,7 @@ int canvas_text(struct canvas *cv, int x, int y, int maxw, const char *text, str
 	size_t n = strlen(text);
 	for (size_t i = 0; i < n;) {
 		uint32_t cp;
-		i += (size_t)canvas_utf8_decode(text + i, n - i, &cp);
+		i += (size_t)utf8_next(text + i, n - i, &cp);
 		if (cv->pal->utf8 && cp >= 0xa0 && utf8proc_charwidth((utf8proc_int32_t)cp) == 0)
 			continue;
 		int w = char_width(cv, cp);
@@ -415,7 +380,7 @@ static void render(const struct canvas *cv, struct outbuf *o, bool ansi)
 				cur = c;
 			}
 			char buf[8];
-			out_add(o, buf, (size_t)canvas_utf8_encode(c->ch, buf));
+			out_add(o, buf, (size_t)utf8_encode(c->ch, buf));
 		}
 		if (ansi && cur != &plain)
 			out_str(o, "\033[0m");

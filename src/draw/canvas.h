@@ -96,9 +96,4 @@ void canvas_write(const struct canvas *cv, FILE *out, bool ansi);
 /* Same, into a malloc'ed NUL-terminated string (for tests); NULL on OOM. */
 char *canvas_to_string(const struct canvas *cv, bool ansi);
 
-/* Encode code point CP as UTF-8 into BUF (at least 5 bytes); returns the length. */
-int canvas_utf8_encode(uint32_t cp, char *buf);
-/* Decode one code point from S (at most N bytes); returns bytes used (>= 1), *CP = 0xFFFD on error. */
-int canvas_utf8_decode(const char *s, size_t n, uint32_t *cp);
-
 #endif

@@ -3,8 +3,8 @@
 
 #include "draw/theme.h"
 #include "base/datadir.h"
+#include "base/file.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -528,43 +528,10 @@ int theme_load_string(const char *name, const char *text, struct theme *th, stru
 
 int theme_load_file(const char *path, struct theme *th, struct err *e)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return err_set(e, "%s: %s", path, strerror(errno));
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (len > THEME_MAX_FILE) { /* --theme /dev/zero must not eat all memory */
-			free(buf);
-			fclose(f);
-			return err_set(e, "%s: file too large (limit %d bytes)", path, THEME_MAX_FILE);
-		}
-		if (len + 4096 + 1 > cap) {
-			cap = cap ? cap * 2 : 8192;
-			char *nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return err_set(e, "%s: out of memory", path);
-			}
-			buf = nb;
-		}
-		size_t got = fread(buf + len, 1, 4096, f);
-		len += got;
-		if (got < 4096)
-			break;
-	}
-	int read_error = ferror(f);
-	fclose(f);
-	if (read_error) {
-		free(buf);
-		return err_set(e, "%s: read error", path);
-	}
-	buf[len] = 0;
-	if (strlen(buf) != len) {
-		free(buf);
-		return err_set(e, "%s: the file contains a NUL byte", path);
-	}
+	char *buf;
+	size_t len;
+	if (file_read_all(path, THEME_MAX_FILE, FILE_READ_ANY | FILE_READ_TEXT, &buf, &len, e) < 0)
+		return -1;
 	int rc = theme_load_string(path, buf, th, e);
 	free(buf);
 	return rc;

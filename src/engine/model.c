@@ -624,6 +624,7 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 	}
 	snprintf(t->model_name, sizeof t->model_name, "%s", in->name);
 	snprintf(t->family, sizeof t->family, "%s", in->family);
+	t->pieces = tokenizer_pieces(m->tok);
 	t->causal = in->causal;
 	t->max_positions = in->max_positions;
 	const struct arch *a = &m->arch;

@@ -5,6 +5,7 @@
  * (bytes_to_unicode: 'Ġ' for a space), and then, repeatedly, every occurrence of the adjacent
  * pair with the lowest merge rank is merged, left to right, until no pair has a rank. This is
  * true BPE, not a longest-match over the vocabulary. */
+#include "base/file.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -135,7 +136,7 @@ int bpe_load_files(struct tokenizer *tok, const char *vocab_path, const char *me
 	int rc;
 	char *buf;
 	size_t len;
-	if (tok_read_file(merges_path, &buf, &len, e) < 0)
+	if (file_read_all(merges_path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
 		return -1;
 	size_t bad = utf8_check(buf, len);
 	if (bad < len) {

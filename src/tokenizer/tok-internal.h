@@ -1,6 +1,15 @@
 /* tok-internal.h -- what the tokenizer's files share: the tokenizer struct, the vocabulary
  * table, the growing id list, the file helpers and the stages of the tokenizer.json pipeline.
- * Private to tokenizer.c and the tok-*.c files; everyone else uses tokenizer.h. */
+ * Private to tokenizer.c and the tok-*.c files; everyone else uses tokenizer.h.
+ *
+ * The files form layers, each calling only those below it (no cycle between them):
+ *   tokenizer.c                       dispatches to the kinds, assembles and truncates
+ *   tok-config.c, tok-json.c          special tokens and configuration; the tokenizer.json pipeline
+ *   tok-wordpiece.c, tok-bpe.c, tok-spm.c, tok-unigram.c, tok-normalize.c, tok-pretok.c,
+ *   tok-post.c, tok-jsonfast.c, tok-regex.c   the models and pipeline stages (tok-bpe.c frees what
+ *                                     tok-jsonfast.c read; the normalizer and pre-tokenizer use tok-regex.c)
+ *   tok-util.c, tok-vocab.c           file and JSON helpers, byte strings; vocabularies and id <-> token
+ * Character classes and UTF-8 are base/utf8.c, whole-file reads base/file.c. */
 #ifndef ATTNSCOPE_TOK_INTERNAL_H
 #define ATTNSCOPE_TOK_INTERNAL_H
 
@@ -132,17 +141,19 @@ struct tok_ids {
 int tok_ids_push(struct tok_ids *l, int32_t id, bool special);
 void tok_ids_free(struct tok_ids *l);
 
-/* ---- tokenizer.c: helpers for the loaders ---- */
+/* ---- tok-util.c: helpers for the loaders (with tok-vocab.c, the bottom of the tokenizer) ---- */
 
-/* Read all of PATH (at most TOK_MAX_FILE_BYTES) into a NUL-terminated buffer. Errors name PATH. */
-int tok_read_file(const char *path, char **out, size_t *len, struct err *e);
-/* Parse PATH as JSON (FLAGS for json_loadb); errors name PATH with line and column. */
+/* Parse PATH as JSON (FLAGS for json_loadb) within jsoncap.h's bounds; errors name PATH with line
+ * and column. (Other files are read with file_read_all, at most TOK_MAX_FILE_BYTES.) */
 json_t *tok_load_json(const char *path, size_t flags, struct err *e);
 bool tok_file_exists(const char *path);
 /* "DIR/NAME", malloc'd; NULL when out of memory. */
 char *tok_path_join(const char *dir, const char *name);
 /* Python's universal newlines: turn "\r\n" and lone "\r" into "\n" in place; returns the new length. */
 size_t tok_universal_newlines(char *s, size_t len);
+
+/* ---- tok-vocab.c: a tokenizer's lookups ---- */
+
 /* The id of token S: an added token first, then the vocabulary (HF's convert_tokens_to_ids); -1. */
 int32_t tok_token_id(const struct tokenizer *tok, const char *s, size_t len);
 /* Is S[0..LEN) a special token or a configured never_split word? */
@@ -172,8 +183,6 @@ int wordpiece_load_json(struct tokenizer *tok, json_t *root, const char *path, c
 int wordpiece_encode(const struct tokenizer *tok, const char *s, size_t len, struct tok_ids *out, struct err *e);
 /* Greedy longest-match WordPiece of one word (tokenizers' WordPiece model); -1 when out of memory. */
 int wordpiece_word(const struct tokenizer *tok, const char *w, size_t len, struct tok_ids *out);
-bool wordpiece_is_punctuation(uint32_t cp);
-bool wordpiece_is_cjk(uint32_t cp);
 void wordpiece_free(struct tokenizer *tok);
 
 /* ---- tok-bpe.c ---- */
@@ -202,7 +211,7 @@ void spm_free(struct tokenizer *tok);
 
 /* ---- the tokenizer.json pipeline ---- */
 
-/* A growing byte string. */
+/* A growing byte string (tok-util.c). */
 struct tok_buf {
 	char *s; /* NUL-terminated when not NULL */
 	size_t n, cap;
@@ -222,9 +231,6 @@ struct tok_words {
 };
 int tok_words_add(struct tok_words *l, const char *s, size_t len, bool first);
 void tok_words_free(struct tok_words *l);
-
-/* Rust's char::is_whitespace (Unicode White_Space), which tokenizers uses for strip/lstrip/rstrip. */
-bool tok_is_white_space(uint32_t cp);
 
 /* ---- tok-regex.c: patterns of tokenizer.json (Oniguruma syntax) run by PCRE2 ---- */
 struct tok_regex;
@@ -332,6 +338,7 @@ struct tok_json {
 	struct tok_added *added;            /* [n_added] */
 	int n_added;
 	struct tok_added_matcher raw, normalized; /* normalized: false / true tokens */
+	enum tokenizer_pieces pieces;       /* from the decoder, else the pre-tokenizer and model */
 };
 
 int tok_json_load(struct tokenizer *tok, const char *dir, struct err *e);

@@ -16,6 +16,7 @@
  * false), the pair adding the same around $B with type id 1. PreTrainedTokenizerFast, Qwen2's
  * and the others keep tokenizer.json's post-processor and ignore the two flags. */
 #include "base/jsoncap.h"
+#include "base/file.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -192,14 +193,14 @@ static int json_split_added(const struct tok_json *j, const struct tok_added_mat
 				       (stop < len && json_word_at(s, stop))))
 			continue;
 		if (a->lstrip) {
-			while (start > done && tok_is_white_space(json_cp_before(s, start, &b)))
+			while (start > done && utf8_is_white_space(json_cp_before(s, start, &b)))
 				start = b;
 		}
 		if (a->rstrip) {
 			uint32_t cp;
 			while (stop < len) {
 				int w = utf8_decode(s + stop, &cp);
-				if (!tok_is_white_space(cp))
+				if (!utf8_is_white_space(cp))
 					break;
 				stop += (size_t)w;
 			}
@@ -419,7 +420,7 @@ static json_t *json_read_tokenizer(struct tokenizer *tok, const char *path, stru
 {
 	char *buf;
 	size_t len;
-	if (tok_read_file(path, &buf, &len, e) < 0)
+	if (file_read_all(path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
 		return NULL;
 	json_t *root = NULL;
 	json_error_t je;
@@ -431,6 +432,51 @@ static json_t *json_read_tokenizer(struct tokenizer *tok, const char *path, stru
 		err_set(e, "%s: line %d column %d: %s", path, je.line, je.column, je.text);
 	free(buf);
 	return root;
+}
+
+/* How the pieces of a decoder or pre-tokenizer J (a Sequence: its first member that tells) read
+ * back as text; UNKNOWN when J does not say. */
+static enum tokenizer_pieces json_pieces_of(json_t *j, int depth)
+{
+	const char *type = json_string_value(json_object_get(j, "type"));
+	if (!type || depth > 8)
+		return TOKENIZER_PIECES_UNKNOWN;
+	if (!strcmp(type, "Sequence")) {
+		json_t *list = json_object_get(j, "decoders");
+		if (!list)
+			list = json_object_get(j, "pretokenizers");
+		size_t i;
+		json_t *m;
+		json_array_foreach(list, i, m) {
+			enum tokenizer_pieces p = json_pieces_of(m, depth + 1);
+			if (p != TOKENIZER_PIECES_UNKNOWN)
+				return p;
+		}
+		return TOKENIZER_PIECES_UNKNOWN;
+	}
+	if (!strcmp(type, "ByteLevel"))
+		return TOKENIZER_PIECES_BYTE_LEVEL;
+	if (!strcmp(type, "WordPiece"))
+		return TOKENIZER_PIECES_WORDPIECE;
+	if (!strcmp(type, "Metaspace") || !strcmp(type, "ByteFallback"))
+		return TOKENIZER_PIECES_SENTENCEPIECE;
+	/* Llama 2 and Gemma decode with Replace("▁" -> " ") */
+	const char *pattern = json_string_value(json_object_get(json_object_get(j, "pattern"), "String"));
+	if (!strcmp(type, "Replace") && pattern && !strcmp(pattern, "\xe2\x96\x81"))
+		return TOKENIZER_PIECES_SENTENCEPIECE;
+	return TOKENIZER_PIECES_UNKNOWN;
+}
+
+/* How the pieces of tokenizer.json ROOT read back as text: what its decoder undoes, else what its
+ * pre-tokenizer or WordPiece model writes. */
+static enum tokenizer_pieces json_pieces(json_t *root)
+{
+	enum tokenizer_pieces p = json_pieces_of(json_object_get(root, "decoder"), 0);
+	if (p == TOKENIZER_PIECES_UNKNOWN)
+		p = json_pieces_of(json_object_get(root, "pre_tokenizer"), 0);
+	if (p == TOKENIZER_PIECES_UNKNOWN)
+		p = json_pieces_of(json_object_get(root, "model"), 0);
+	return p;
 }
 
 int tok_json_load(struct tokenizer *tok, const char *dir, struct err *e)
@@ -452,6 +498,7 @@ int tok_json_load(struct tokenizer *tok, const char *dir, struct err *e)
 	}
 	if (json_load_model(tok, json_object_get(root, "model"), e) < 0)
 		goto fail;
+	j->pieces = json_pieces(root);
 	json_t *added = json_object_get(root, "added_tokens");
 	if (added && !json_is_null(added) && !json_is_array(added)) {
 		err_set(e, "added_tokens is not a list");

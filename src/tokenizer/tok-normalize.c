@@ -39,43 +39,6 @@ struct tok_norm {
 	int n;
 };
 
-/* ---------------------------------------------------------------- helpers shared with the pipeline */
-
-int tok_buf_add(struct tok_buf *b, const char *s, size_t n)
-{
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 64;
-		while (cap < b->n + n + 1) {
-			if (cap > SIZE_MAX / 2)
-				return -1;
-			cap *= 2;
-		}
-		char *ns = realloc(b->s, cap);
-		if (!ns)
-			return -1;
-		b->s = ns;
-		b->cap = cap;
-	}
-	if (n)
-		memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-	return 0;
-}
-
-void tok_buf_free(struct tok_buf *b)
-{
-	free(b->s);
-	memset(b, 0, sizeof *b);
-}
-
-bool tok_is_white_space(uint32_t cp)
-{
-	return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
-	       (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F ||
-	       cp == 0x3000;
-}
-
 /* ---------------------------------------------------------------- loading */
 
 static void norm_step_free(struct norm_step *s)
@@ -214,16 +177,6 @@ static bool norm_is_mark(uint32_t cp, bool nonspacing_only)
 	return c == UTF8PROC_CATEGORY_MN || (!nonspacing_only && (c == UTF8PROC_CATEGORY_MC || c == UTF8PROC_CATEGORY_ME));
 }
 
-/* BertNormalizer's controls: Rust's char::is_other (Cc, Cf, Cs, Co, Cn) but tab and newlines. */
-static bool norm_is_control(uint32_t cp)
-{
-	if (cp == '\t' || cp == '\n' || cp == '\r')
-		return false;
-	utf8proc_category_t c = utf8proc_category((utf8proc_int32_t)cp);
-	return c == UTF8PROC_CATEGORY_CC || c == UTF8PROC_CATEGORY_CF || c == UTF8PROC_CATEGORY_CS ||
-	       c == UTF8PROC_CATEGORY_CO || c == UTF8PROC_CATEGORY_CN;
-}
-
 /* Map every character of S through one of the per-character rewrites. */
 static int norm_chars(const struct norm_step *st, const char *s, size_t len, struct tok_buf *out)
 {
@@ -243,11 +196,11 @@ static int norm_chars(const struct norm_step *st, const char *s, size_t len, str
 				rc = tok_buf_add(out, src, (size_t)w);
 			break;
 		default: /* NORM_BERT's clean_text and handle_chinese_chars */
-			if (st->clean && (cp == 0 || cp == 0xFFFD || norm_is_control(cp)))
+			if (st->clean && (cp == 0 || cp == 0xFFFD || utf8_is_bert_control(cp)))
 				break;
-			if (st->clean && (cp == '\t' || cp == '\n' || cp == '\r' || tok_is_white_space(cp)))
+			if (st->clean && (cp == '\t' || cp == '\n' || cp == '\r' || utf8_is_white_space(cp)))
 				rc = tok_buf_add(out, " ", 1);
-			else if (st->chinese && wordpiece_is_cjk(cp))
+			else if (st->chinese && utf8_is_cjk(cp))
 				rc = tok_buf_add(out, " ", 1) || tok_buf_add(out, src, (size_t)w) || tok_buf_add(out, " ", 1);
 			else
 				rc = tok_buf_add(out, src, (size_t)w);
@@ -303,7 +256,7 @@ static int norm_step_run(const struct norm_step *st, const char *s, size_t len, 
 		uint32_t cp;
 		while (st->left && a < b) {
 			int w = utf8_decode(s + a, &cp);
-			if (!tok_is_white_space(cp))
+			if (!utf8_is_white_space(cp))
 				break;
 			a += (size_t)w;
 		}
@@ -312,7 +265,7 @@ static int norm_step_run(const struct norm_step *st, const char *s, size_t len, 
 			while (k > a && ((unsigned char)s[k] & 0xC0) == 0x80)
 				k--;
 			utf8_decode(s + k, &cp);
-			if (!tok_is_white_space(cp))
+			if (!utf8_is_white_space(cp))
 				break;
 			b = k;
 		}

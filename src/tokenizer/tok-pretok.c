@@ -246,10 +246,10 @@ static bool pretok_in_class(enum char_class cls, uint32_t cp)
 	case CLASS_DIGIT: /* Rust's char::is_numeric: Nd, Nl, No */
 		return c == UTF8PROC_CATEGORY_ND || c == UTF8PROC_CATEGORY_NL || c == UTF8PROC_CATEGORY_NO;
 	case CLASS_SPACE:
-		return tok_is_white_space(cp);
+		return utf8_is_white_space(cp);
 	case CLASS_PUNCT:
 	case CLASS_BERT_PUNCT: /* ASCII punctuation or a P* category */
-		return wordpiece_is_punctuation(cp);
+		return utf8_is_bert_punct(cp);
 	}
 	return false;
 }

@@ -15,6 +15,7 @@
  * stretch of text without special tokens into ids (HF's _tokenize and then the conversion). Special
  * tokens, lower-casing around them, truncation and the templates are tokenizer.c's. */
 #include "tokenizer/spm-shim.h"
+#include "base/file.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -41,7 +42,7 @@ int spm_load(struct tokenizer *tok, const char *path, struct err *e)
 {
 	char *buf;
 	size_t len;
-	if (tok_read_file(path, &buf, &len, e) < 0)
+	if (file_read_all(path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
 		return -1;
 	char msg[256] = "";
 	tok->spm = spm_model_load(buf, len, msg, sizeof msg);
@@ -333,7 +334,7 @@ int spm_encode(const struct tokenizer *tok, const char *s, size_t len, struct to
 		for (size_t i = 0; i < len;) {
 			uint32_t cp;
 			int w = utf8_decode(s + i, &cp);
-			if (wordpiece_is_punctuation(cp)) {
+			if (utf8_is_bert_punct(cp)) {
 				if (encode_text(tok, s + start, i - start, out, e) < 0 ||
 				    encode_text(tok, s + i, (size_t)w, out, e) < 0)
 					return -1;

@@ -1,8 +1,11 @@
-/* tok-vocab.c -- the vocabulary table: token string <-> id in O(1), strings kept in an arena.
+/* tok-vocab.c -- the vocabulary table: token string <-> id in O(1), strings kept in an arena;
+ * the growing id list; and a tokenizer's id <-> token lookups over its vocabulary and added tokens.
  *
  * Used for the model vocabularies (30k-250k entries) and for the BPE symbol table, so loading
- * GPT-2's 50k vocabulary and merges is a few milliseconds of hashing, not linear scans. */
+ * GPT-2's 50k vocabulary and merges is a few milliseconds of hashing, not linear scans. With
+ * tok-util.c the bottom of the tokenizer's files: it calls nothing above it. */
 #include "base/jsoncap.h"
+#include "base/file.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -388,7 +391,7 @@ int tok_vocab_load_json_file(struct tok_vocab *v, const char *path, struct err *
 {
 	char *buf;
 	size_t len;
-	if (tok_read_file(path, &buf, &len, e) < 0)
+	if (file_read_all(path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
 		return -1;
 	int rc = utf8_check(buf, len) == len ? tok_vocab_load_flat(v, buf, len) : -1;
 	if (rc == -2) {
@@ -439,4 +442,43 @@ void tok_ids_free(struct tok_ids *l)
 	free(l->ids);
 	free(l->special);
 	memset(l, 0, sizeof *l);
+}
+
+/* ---------------------------------------------------------------- a tokenizer's lookups */
+
+int32_t tok_token_id(const struct tokenizer *tok, const char *s, size_t len)
+{
+	int32_t id = tok_vocab_get(&tok->added, s, len);
+	return id >= 0 ? id : tok_vocab_get(&tok->vocab, s, len);
+}
+
+bool tok_is_never_split(const struct tokenizer *tok, const char *s, size_t len)
+{
+	/* BertTokenizer passes all_special_tokens: not the non-special added tokens */
+	for (int i = 0; i < tok->n_specials; i++)
+		if (tok->specials[i].special && tok->specials[i].len == len && memcmp(tok->specials[i].text, s, len) == 0)
+			return true;
+	for (int i = 0; i < tok->n_never_split; i++)
+		if (strlen(tok->never_split[i]) == len && memcmp(tok->never_split[i], s, len) == 0)
+			return true;
+	return false;
+}
+
+const char *tokenizer_id_to_token(const struct tokenizer *tok, int32_t id)
+{
+	if (id >= 0 && id < tok->added.n_ids && tok->added.id_str[id])
+		return tok->added.id_str[id];
+	if (id >= 0 && id < tok->vocab.n_ids)
+		return tok->vocab.id_str[id];
+	return NULL;
+}
+
+int32_t tokenizer_token_to_id(const struct tokenizer *tok, const char *s)
+{
+	return tok_token_id(tok, s, strlen(s));
+}
+
+int tokenizer_vocab_size(const struct tokenizer *tok)
+{
+	return tok->vocab.n_ids > tok->added.n_ids ? tok->vocab.n_ids : tok->added.n_ids;
 }

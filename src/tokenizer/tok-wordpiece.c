@@ -7,6 +7,7 @@
  * written "##rest"; a word with no full cover, or longer than max_input_chars_per_word code
  * points, becomes [UNK]. Character classes come from utf8proc (the same as Python's
  * unicodedata for every character both know). */
+#include "base/file.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -20,7 +21,7 @@ int wordpiece_load_vocab_txt(struct tokenizer *tok, const char *path, struct err
 {
 	char *buf;
 	size_t len;
-	if (tok_read_file(path, &buf, &len, e) < 0)
+	if (file_read_all(path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
 		return -1;
 	size_t bad = utf8_check(buf, len);
 	if (bad < len) {
@@ -102,56 +103,6 @@ void wordpiece_free(struct tokenizer *tok)
 	tok->never_split = NULL;
 	tok->prefix = NULL;
 	tok->n_never_split = 0;
-}
-
-/* ---------------------------------------------------------------- character classes */
-
-static bool wordpiece_is_whitespace(uint32_t cp)
-{
-	return cp == ' ' || cp == '\t' || cp == '\n' || cp == '\r' ||
-	       utf8proc_category((utf8proc_int32_t)cp) == UTF8PROC_CATEGORY_ZS;
-}
-
-static bool wordpiece_is_control(uint32_t cp)
-{
-	if (cp == '\t' || cp == '\n' || cp == '\r')
-		return false;
-	switch (utf8proc_category((utf8proc_int32_t)cp)) {
-	case UTF8PROC_CATEGORY_CC:
-	case UTF8PROC_CATEGORY_CF:
-	case UTF8PROC_CATEGORY_CS:
-	case UTF8PROC_CATEGORY_CO:
-	case UTF8PROC_CATEGORY_CN:
-		return true;
-	default:
-		return false;
-	}
-}
-
-bool wordpiece_is_punctuation(uint32_t cp)
-{
-	if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126))
-		return true;
-	switch (utf8proc_category((utf8proc_int32_t)cp)) {
-	case UTF8PROC_CATEGORY_PC:
-	case UTF8PROC_CATEGORY_PD:
-	case UTF8PROC_CATEGORY_PS:
-	case UTF8PROC_CATEGORY_PE:
-	case UTF8PROC_CATEGORY_PI:
-	case UTF8PROC_CATEGORY_PF:
-	case UTF8PROC_CATEGORY_PO:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* The CJK Unified Ideographs blocks BERT singles out (not Hangul, kana or CJK punctuation). */
-bool wordpiece_is_cjk(uint32_t cp)
-{
-	return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) || (cp >= 0x20000 && cp <= 0x2A6DF) ||
-	       (cp >= 0x2A700 && cp <= 0x2B73F) || (cp >= 0x2B740 && cp <= 0x2B81F) ||
-	       (cp >= 0x2B820 && cp <= 0x2CEAF) || (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 
 /* ---------------------------------------------------------------- WordPiece */
@@ -297,7 +248,7 @@ static int wordpiece_split_punct(const struct tokenizer *tok, const char *w, siz
 	for (size_t i = 0; i < len;) {
 		uint32_t cp;
 		int k = utf8_decode(w + i, &cp);
-		if (wordpiece_is_punctuation(cp)) {
+		if (utf8_is_bert_punct(cp)) {
 			if (start < i && wordpiece_piece(tok, w + start, i - start, out) < 0)
 				return -1;
 			if (wordpiece_piece(tok, w + i, (size_t)k, out) < 0)
@@ -324,11 +275,11 @@ int wordpiece_encode(const struct tokenizer *tok, const char *s, size_t len, str
 		uint32_t cp;
 		int k = utf8_decode(s + i, &cp);
 		i += (size_t)k;
-		if (cp == 0 || cp == 0xFFFD || wordpiece_is_control(cp))
+		if (cp == 0 || cp == 0xFFFD || utf8_is_bert_control(cp))
 			continue;
-		if (wordpiece_is_whitespace(cp)) {
+		if (utf8_is_bert_space(cp)) {
 			clean[n++] = ' ';
-		} else if (tok->chinese && wordpiece_is_cjk(cp)) {
+		} else if (tok->chinese && utf8_is_cjk(cp)) {
 			clean[n++] = ' ';
 			n += (size_t)utf8_encode(cp, clean + n);
 			clean[n++] = ' ';

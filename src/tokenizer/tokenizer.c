@@ -6,130 +6,15 @@
  * and the [CLS] a [SEP] b [SEP] assembly. Configuration and special tokens are tok-config.c;
  * the model-specific parts are tok-wordpiece.c and tok-bpe.c. */
 #include "tokenizer/tokenizer.h"
-#include "base/jsoncap.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ---------------------------------------------------------------- file helpers */
-
-int tok_read_file(const char *path, char **out, size_t *len, struct err *e)
-{
-	*out = NULL;
-	*len = 0;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block the open */
-	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-	if (!f) {
-		int errnum = errno;
-		if (fd >= 0)
-			close(fd);
-		return err_set(e, "%s: %s", path, strerror(errnum));
-	}
-	struct stat st;
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode)) {
-		fclose(f);
-		return err_set(e, "%s: not a regular file", path);
-	}
-	if ((unsigned long long)st.st_size > TOK_MAX_FILE_BYTES) {
-		fclose(f);
-		return err_set(e, "%s: file too large (%lld bytes, limit %zu)", path, (long long)st.st_size,
-			       TOK_MAX_FILE_BYTES);
-	}
-	size_t n = (size_t)st.st_size;
-	char *buf = malloc(n + 1);
-	if (!buf) {
-		fclose(f);
-		return err_set(e, "%s: out of memory", path);
-	}
-	size_t got = fread(buf, 1, n, f);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad || got != n) {
-		free(buf);
-		return err_set(e, "%s: read error", path);
-	}
-	buf[n] = '\0';
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
-json_t *tok_load_json(const char *path, size_t flags, struct err *e)
-{
-	char *buf;
-	size_t len;
-	if (tok_read_file(path, &buf, &len, e) < 0)
-		return NULL;
-	if (jsoncap_nodes(buf, len) > JSONCAP_MAX_NODES) {
-		free(buf);
-		err_set(e, "%s: more than %zu JSON values", path, JSONCAP_MAX_NODES);
-		return NULL;
-	}
-	json_error_t je;
-	json_t *root = json_loadb(buf, len, flags, &je);
-	free(buf);
-	if (!root)
-		err_set(e, "%s: line %d column %d: %s", path, je.line, je.column, je.text);
-	return root;
-}
-
-size_t tok_universal_newlines(char *s, size_t len)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < len; i++) {
-		if (s[i] == '\r') {
-			s[o++] = '\n';
-			if (i + 1 < len && s[i + 1] == '\n')
-				i++;
-		} else {
-			s[o++] = s[i];
-		}
-	}
-	return o;
-}
-
-bool tok_file_exists(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0;
-}
-
-char *tok_path_join(const char *dir, const char *name)
-{
-	size_t a = strlen(dir), b = strlen(name);
-	char *p = malloc(a + b + 2);
-	if (!p)
-		return NULL;
-	memcpy(p, dir, a);
-	p[a] = '/';
-	memcpy(p + a + 1, name, b + 1);
-	return p;
-}
-
-int32_t tok_token_id(const struct tokenizer *tok, const char *s, size_t len)
-{
-	int32_t id = tok_vocab_get(&tok->added, s, len);
-	return id >= 0 ? id : tok_vocab_get(&tok->vocab, s, len);
-}
-
-bool tok_is_never_split(const struct tokenizer *tok, const char *s, size_t len)
-{
-	/* BertTokenizer passes all_special_tokens: not the non-special added tokens */
-	for (int i = 0; i < tok->n_specials; i++)
-		if (tok->specials[i].special && tok->specials[i].len == len && memcmp(tok->specials[i].text, s, len) == 0)
-			return true;
-	for (int i = 0; i < tok->n_never_split; i++)
-		if (strlen(tok->never_split[i]) == len && memcmp(tok->never_split[i], s, len) == 0)
-			return true;
-	return false;
-}
 
 /* ---------------------------------------------------------------- loading */
 
@@ -657,11 +542,6 @@ void token_list_free(struct token_list *list)
 	memset(list, 0, sizeof *list);
 }
 
-int tokenizer_vocab_size(const struct tokenizer *tok)
-{
-	return tok->vocab.n_ids > tok->added.n_ids ? tok->vocab.n_ids : tok->added.n_ids;
-}
-
 bool tokenizer_supports_pairs(const struct tokenizer *tok)
 {
 	if (tok->json)
@@ -669,16 +549,21 @@ bool tokenizer_supports_pairs(const struct tokenizer *tok)
 	return tok->kind != TOKENIZER_BPE && tok->kind != TOKENIZER_JSON;
 }
 
-const char *tokenizer_id_to_token(const struct tokenizer *tok, int32_t id)
+enum tokenizer_pieces tokenizer_pieces(const struct tokenizer *tok)
 {
-	if (id >= 0 && id < tok->added.n_ids && tok->added.id_str[id])
-		return tok->added.id_str[id];
-	if (id >= 0 && id < tok->vocab.n_ids)
-		return tok->vocab.id_str[id];
-	return NULL;
-}
-
-int32_t tokenizer_token_to_id(const struct tokenizer *tok, const char *s)
-{
-	return tok_token_id(tok, s, strlen(s));
+	if (tok->json)
+		return tok->json->pieces;
+	switch (tok->kind) {
+	case TOKENIZER_WORDPIECE:
+		return TOKENIZER_PIECES_WORDPIECE;
+	case TOKENIZER_BPE:
+	case TOKENIZER_ROBERTA:
+	case TOKENIZER_JSON: /* without a tokenizer.json: GPT-2 style vocab.json + merges.txt */
+		return TOKENIZER_PIECES_BYTE_LEVEL;
+	case TOKENIZER_XLMR:
+	case TOKENIZER_ALBERT:
+	case TOKENIZER_DEBERTA_V2:
+		return TOKENIZER_PIECES_SENTENCEPIECE;
+	}
+	return TOKENIZER_PIECES_UNKNOWN;
 }

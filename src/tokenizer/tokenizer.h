@@ -32,6 +32,15 @@ enum tokenizer_kind {
 	TOKENIZER_DEBERTA_V2, /* DebertaV2Tokenizer: spm.model, [CLS] a [SEP] (b [SEP]) */
 };
 
+/* How a tokenizer writes the pieces of a word, which says how they read back as text (the token
+ * strip, words). Known from the tokenizer's kind or from tokenizer.json's decoder, not from names. */
+enum tokenizer_pieces {
+	TOKENIZER_PIECES_UNKNOWN,       /* not known: readers guess from the pieces themselves */
+	TOKENIZER_PIECES_WORDPIECE,     /* "##" starts a piece that continues a word (BERT) */
+	TOKENIZER_PIECES_BYTE_LEVEL,    /* GPT-2's byte alphabet, 'Ġ' a space (GPT-2, RoBERTa, Llama 3, Qwen) */
+	TOKENIZER_PIECES_SENTENCEPIECE, /* '▁' a space, "<0xXX>" a byte (Llama 2, Gemma, XLM-R, ALBERT) */
+};
+
 struct tokenizer; /* opaque; immutable after load, safe to share between threads */
 
 /* The result of encoding one text (or text pair). All arrays have n entries. */
@@ -66,6 +75,8 @@ int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *
 void token_list_free(struct token_list *list);
 
 int tokenizer_vocab_size(const struct tokenizer *tok);
+/* How TOK writes pieces (enum tokenizer_pieces). */
+enum tokenizer_pieces tokenizer_pieces(const struct tokenizer *tok);
 /* Can the tokenizer build a sentence pair (a template for two texts, as BERT's [CLS] a [SEP] b [SEP])? */
 bool tokenizer_supports_pairs(const struct tokenizer *tok);
 /* The vocabulary string of ID, or NULL when out of range. */

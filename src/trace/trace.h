@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tokenizer/tokenizer.h"
+
 struct headscore;
 struct trace_cache;
 
@@ -23,6 +25,8 @@ struct trace {
 
 	int n;                 /* number of tokens */
 	char **tokens;         /* [n] vocabulary strings as HF convert_ids_to_tokens gives them */
+	enum tokenizer_pieces pieces; /* how those strings are written (tokentext.h reads them); UNKNOWN
+	                        * (a trace made by hand): guessed from the strings */
 	int32_t *ids;          /* [n] */
 	int32_t *type_ids;     /* [n] token_type_ids (all 0 for GPT-2) */
 	bool *special;         /* [n] added special tokens */

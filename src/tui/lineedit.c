@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "base/utf8.h"
 #include "draw/canvas.h"
 
 void lineedit_set(struct lineedit *le, const char *text)
@@ -16,7 +17,7 @@ void lineedit_set(struct lineedit *le, const char *text)
 	size_t n = strlen(text);
 	for (size_t i = 0; i < n;) {
 		uint32_t cp;
-		i += (size_t)canvas_utf8_decode(text + i, n - i, &cp);
+		i += (size_t)utf8_next(text + i, n - i, &cp);
 		/* Newlines and tabs in a given text are kept as spaces: the input is one line. */
 		if (cp == '\n' || cp == '\t' || cp == '\r')
 			cp = ' ';
@@ -36,7 +37,7 @@ bool lineedit_insert(struct lineedit *le, uint32_t cp)
 	if (!is_char(cp))
 		return false;
 	char u[8];
-	size_t k = (size_t)canvas_utf8_encode(cp, u);
+	size_t k = (size_t)utf8_encode(cp, u);
 	if (le->len + k > LINEEDIT_MAX)
 		return false;
 	memmove(le->buf + le->cursor + k, le->buf + le->cursor, le->len - le->cursor + 1);
@@ -138,7 +139,7 @@ int lineedit_view(struct lineedit *le, int width, int (*width_of)(uint32_t cp, v
 	int col = 0;
 	for (size_t i = 0; i < le->cursor;) {
 		uint32_t cp;
-		i += (size_t)canvas_utf8_decode(le->buf + i, le->len - i, &cp);
+		i += (size_t)utf8_next(le->buf + i, le->len - i, &cp);
 		col += width_of(cp, ctx);
 	}
 	if (width < 2)

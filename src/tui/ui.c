@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/utf8.h"
 #include "views/actions.h"
 #include "corpus/aggregate.h"
 #include "views/aggview.h"
@@ -226,7 +227,7 @@ static int cp_width(uint32_t cp, void *ctx)
 {
 	const struct canvas *cv = ctx;
 	char u[8];
-	u[canvas_utf8_encode(cp, u)] = 0;
+	u[utf8_encode(cp, u)] = 0;
 	return canvas_text_width(cv, u);
 }
 
@@ -273,7 +274,7 @@ static int ui_draw_input(struct ui *u, int y, const char *label, const char *hin
 	size_t i = 0;
 	while (i < le->len && col < le->scroll) {
 		uint32_t cp;
-		i += (size_t)canvas_utf8_decode(le->buf + i, le->len - i, &cp);
+		i += (size_t)utf8_next(le->buf + i, le->len - i, &cp);
 		col += cp_width(cp, cv);
 	}
 	canvas_text(cv, x0, y, w, le->buf + i, in);

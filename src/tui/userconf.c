@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "tui/userconf.h"
+#include "base/file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -134,36 +135,16 @@ int userconf_load(const char *path, struct userconf *c, struct err *e)
 	keymap_init(&c->keys);
 	if (!path && !(path = userconf_default_path(def, sizeof def)))
 		return 0;
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		if (optional && errno == ENOENT)
-			return 0;
-		return err_set(e, "%s: %s", path, strerror(errno));
+	char *buf;
+	size_t len;
+	if (file_read_all(path, USERCONF_MAX_FILE, FILE_READ_ANY | FILE_READ_TEXT, &buf, &len, e) < 0)
+	{
+		if (!optional || errno != ENOENT)
+			return -1;
+		e->msg[0] = '\0'; /* no file where the default would be: no settings */
+		return 0;
 	}
-	char *buf = NULL;
-	size_t len = 0;
-	for (;;) {
-		if (len > USERCONF_MAX_FILE) { /* --config /dev/zero must not eat all memory */
-			free(buf);
-			fclose(f);
-			return err_set(e, "%s: file too large (limit %d bytes)", path, USERCONF_MAX_FILE);
-		}
-		char *nb = realloc(buf, len + 4097);
-		if (!nb) {
-			free(buf);
-			fclose(f);
-			return err_set(e, "%s: out of memory", path);
-		}
-		buf = nb;
-		size_t got = fread(buf + len, 1, 4096, f);
-		len += got;
-		if (got < 4096)
-			break;
-	}
-	fclose(f);
-	buf[len] = 0;
-	int rc = strlen(buf) != len ? err_set(e, "%s: the file contains a NUL byte", path)
-				    : userconf_load_string(path, buf, c, e);
+	int rc = userconf_load_string(path, buf, c, e);
 	free(buf);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/utf8.h"
 #include "draw/canvas.h"
 
 static const struct action_info action_table[ACTION_COUNT] = {
@@ -65,7 +66,7 @@ int action_key_parse(const char *name, int *key, struct err *e)
 	}
 	size_t len = strlen(name);
 	uint32_t cp;
-	if (len && (size_t)canvas_utf8_decode(name, len, &cp) == len && cp != 0xfffd && cp > ' ' && cp != 0x7f) {
+	if (len && (size_t)utf8_next(name, len, &cp) == len && cp != 0xfffd && cp > ' ' && cp != 0x7f) {
 		*key = (int)cp;
 		return 0;
 	}
@@ -87,7 +88,7 @@ const char *action_key_name(int key, char *buf, size_t n)
 	}
 	if (key > ' ' && key < KEY_SPECIAL_BASE) {
 		char u[8];
-		u[canvas_utf8_encode((uint32_t)key, u)] = 0;
+		u[utf8_encode((uint32_t)key, u)] = 0;
 		snprintf(buf, n, "%s", u);
 		return buf;
 	}

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "views/anaview.h"
 #include "trace/compare.h"
 #include "views/marks.h"
@@ -313,12 +314,12 @@ static void hm_key_label(struct canvas *cv, const struct hm_layout *lo, int x, i
 	size_t n = strlen(lab);
 	for (size_t i = 0; i < n; total++) {
 		uint32_t cp;
-		i += (size_t)canvas_utf8_decode(lab + i, n - i, &cp);
+		i += (size_t)utf8_next(lab + i, n - i, &cp);
 	}
 	int row = 0;
 	for (size_t i = 0; i < n && row < lo->label_h;) {
 		uint32_t cp;
-		i += (size_t)canvas_utf8_decode(lab + i, n - i, &cp);
+		i += (size_t)utf8_next(lab + i, n - i, &cp);
 		if (row == lo->label_h - 1 && total > lo->label_h)
 			cp = canvas_glyph(cv, GLYPH_ELLIPSIS);
 		canvas_put(cv, x, y + row, cp, st);

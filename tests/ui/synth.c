@@ -115,6 +115,7 @@ struct trace *synth_trace(const char *text, const char *text_b, int n_layers, in
 	}
 	snprintf(t->model_name, sizeof t->model_name, "%s", style == SYNTH_BERT ? "synthetic-bert" : "synthetic-gpt2");
 	snprintf(t->family, sizeof t->family, "%s", style == SYNTH_BERT ? "bert" : "gpt2");
+	t->pieces = style == SYNTH_BERT ? TOKENIZER_PIECES_WORDPIECE : TOKENIZER_PIECES_BYTE_LEVEL;
 	t->causal = style == SYNTH_GPT2;
 	t->max_positions = SYNTH_MAX;
 	for (int i = 0; i < n; i++) {
