@@ -5,7 +5,6 @@
  * (bytes_to_unicode: 'Ġ' for a space), and then, repeatedly, every occurrence of the adjacent
  * pair with the lowest merge rank is merged, left to right, until no pair has a rank. This is
  * true BPE, not a longest-match over the vocabulary. */
-#include "base/file.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -136,16 +135,10 @@ int bpe_load_files(struct tokenizer *tok, const char *vocab_path, const char *me
 	int rc;
 	char *buf;
 	size_t len;
-	if (file_read_all(merges_path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
-		return -1;
-	size_t bad = utf8_check(buf, len);
-	if (bad < len) {
-		free(buf);
-		return err_set(e, "%s: invalid UTF-8 at byte %zu", merges_path, bad);
-	}
 	/* HF: read().split("\n")[1:-1] -- the first line is the "#version" header, and what
 	 * follows the last newline is dropped (nothing, in a well-formed file). */
-	len = tok_universal_newlines(buf, len);
+	if (tok_read_text(merges_path, &buf, &len, e) < 0)
+		return -1;
 	size_t n_lines = 1;
 	for (size_t i = 0; i < len; i++)
 		n_lines += buf[i] == '\n';

@@ -149,8 +149,10 @@ json_t *tok_load_json(const char *path, size_t flags, struct err *e);
 bool tok_file_exists(const char *path);
 /* "DIR/NAME", malloc'd; NULL when out of memory. */
 char *tok_path_join(const char *dir, const char *name);
-/* Python's universal newlines: turn "\r\n" and lone "\r" into "\n" in place; returns the new length. */
-size_t tok_universal_newlines(char *s, size_t len);
+/* Read the text file PATH (at most TOK_MAX_FILE_BYTES) into *BUF (malloc'd, NUL-terminated) as Python
+ * opens one in text mode: it must be valid UTF-8, and "\r\n" and lone "\r" become "\n" (universal
+ * newlines); *LEN is the length after that. */
+int tok_read_text(const char *path, char **buf, size_t *len, struct err *e);
 
 /* ---- tok-vocab.c: a tokenizer's lookups ---- */
 

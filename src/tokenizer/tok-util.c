@@ -1,7 +1,9 @@
 /* tok-util.c -- the helpers every part of the tokenizer loads and builds with: reading a JSON
- * file, paths in the tokenizer's folder, Python's universal newlines and a growing byte string.
+ * or text file, paths in the tokenizer's folder, Python's universal newlines and a growing byte string.
  * The bottom of the tokenizer's files with tok-vocab.c: it calls nothing above it. */
+#include "base/file.h"
 #include "base/jsoncap.h"
+#include "base/utf8.h"
 #include "tokenizer/tok-internal.h"
 
 #include <stdlib.h>
@@ -17,19 +19,30 @@ json_t *tok_load_json(const char *path, size_t flags, struct err *e)
 	return root;
 }
 
-size_t tok_universal_newlines(char *s, size_t len)
+int tok_read_text(const char *path, char **buf, size_t *len, struct err *e)
 {
-	size_t o = 0;
-	for (size_t i = 0; i < len; i++) {
+	if (file_read_all(path, TOK_MAX_FILE_BYTES, 0, buf, len, e) < 0)
+		return -1;
+	char *s = *buf;
+	size_t bad = utf8_check(s, *len);
+	if (bad < *len) {
+		free(s);
+		*buf = NULL;
+		return err_set(e, "%s: invalid UTF-8 at byte %zu", path, bad);
+	}
+	size_t o = 0, n = *len;
+	for (size_t i = 0; i < n; i++) {
 		if (s[i] == '\r') {
 			s[o++] = '\n';
-			if (i + 1 < len && s[i + 1] == '\n')
+			if (i + 1 < n && s[i + 1] == '\n')
 				i++;
 		} else {
 			s[o++] = s[i];
 		}
 	}
-	return o;
+	s[o] = '\0';
+	*len = o;
+	return 0;
 }
 
 bool tok_file_exists(const char *path)

@@ -7,7 +7,6 @@
  * written "##rest"; a word with no full cover, or longer than max_input_chars_per_word code
  * points, becomes [UNK]. Character classes come from utf8proc (the same as Python's
  * unicodedata for every character both know). */
-#include "base/file.h"
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
@@ -21,15 +20,9 @@ int wordpiece_load_vocab_txt(struct tokenizer *tok, const char *path, struct err
 {
 	char *buf;
 	size_t len;
-	if (file_read_all(path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
-		return -1;
-	size_t bad = utf8_check(buf, len);
-	if (bad < len) {
-		free(buf);
-		return err_set(e, "%s: invalid UTF-8 at byte %zu", path, bad);
-	}
 	/* HF: readlines() in text mode, each line without its "\n", id = line number */
-	len = tok_universal_newlines(buf, len);
+	if (tok_read_text(path, &buf, &len, e) < 0)
+		return -1;
 	size_t lines = 1;
 	for (const char *p = buf; (p = memchr(p, '\n', len - (size_t)(p - buf))); p++)
 		lines++;
