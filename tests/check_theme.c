@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/datadir.h"
 #include "draw/theme.h"
 #include "tui/userconf.h"
 
@@ -106,7 +107,7 @@ START_TEST(shipped_themes_load)
 	ck_assert(th.light);
 	/* A path works as well as a name. */
 	char path[4096];
-	snprintf(path, sizeof path, "%s/themes/cividis.yaml", theme_data_dir());
+	ck_assert(datadir_yaml(path, sizeof path, "themes", "cividis"));
 	ck_assert_int_eq(theme_load(path, &th, &e), 0);
 	ck_assert_str_eq(th.name, "cividis");
 }

@@ -1,6 +1,7 @@
 /* datadir.c -- the data directory's search rule (see datadir.h). */
 #include "base/datadir.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -14,4 +15,11 @@ const char *datadir_path(void)
 	if (stat(PKGDATADIR "/models/families", &sb) == 0 || stat(SRCDIR "/models/families", &sb) != 0)
 		return PKGDATADIR;
 	return SRCDIR;
+}
+
+bool datadir_yaml(char *path, size_t n, const char *folder, const char *name)
+{
+	snprintf(path, n, "%s/%s/%s.yaml", datadir_path(), folder, name);
+	struct stat sb;
+	return stat(path, &sb) == 0;
 }

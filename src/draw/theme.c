@@ -537,11 +537,6 @@ int theme_load_file(const char *path, struct theme *th, struct err *e)
 	return rc;
 }
 
-const char *theme_data_dir(void)
-{
-	return datadir_path(); /* one search rule for models, families and themes */
-}
-
 int theme_load(const char *name_or_file, struct theme *th, struct err *e)
 {
 	size_t len = strlen(name_or_file);
@@ -550,10 +545,7 @@ int theme_load(const char *name_or_file, struct theme *th, struct err *e)
 	if (!len)
 		return err_set(e, "empty theme name");
 	char path[4096];
-	snprintf(path, sizeof path, "%s/themes/%s.yaml", theme_data_dir(), name_or_file);
-	FILE *f = fopen(path, "rb");
-	if (!f)
+	if (!datadir_yaml(path, sizeof path, "themes", name_or_file))
 		return err_set(e, "theme '%s' not found (looked for %s)", name_or_file, path);
-	fclose(f);
 	return theme_load_file(path, th, e);
 }

@@ -112,10 +112,8 @@ int theme_load_file(const char *path, struct theme *th, struct err *e);
 /* Parse a theme from memory; NAME is used in error messages instead of a path. */
 int theme_load_string(const char *name, const char *text, struct theme *th, struct err *e);
 /* NAME_OR_FILE containing a '/' or ending in .yaml is a file; otherwise
- * DATADIR/themes/NAME.yaml where DATADIR is theme_data_dir(). */
+ * DATADIR/themes/NAME.yaml (base/datadir.h). */
 int theme_load(const char *name_or_file, struct theme *th, struct err *e);
-/* $ATTNSCOPE_DATADIR when set, else the installed package data directory. */
-const char *theme_data_dir(void);
 
 /* Resolve TH for DEPTH. */
 void theme_resolve(const struct theme *th, enum color_depth depth, bool utf8, struct palette *pal);

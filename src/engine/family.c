@@ -479,11 +479,8 @@ int family_load(const char *model_type, struct family *f, struct err *e)
 	if (!*model_type || strlen(model_type) > 40)
 		return err_set(e, "model_type '%.40s' is not a family name", model_type);
 	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/models/families/%s.yaml", datadir_path(), model_type);
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
+	if (!datadir_yaml(path, sizeof path, "models/families", model_type))
 		return err_set(e, "unknown model family '%s' (no %s)", model_type, path);
-	fclose(fp);
 	return family_load_file(path, f, e);
 }
 
