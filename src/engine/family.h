@@ -5,7 +5,7 @@
  *
  * Adding a family:
  *  1. One YAML file, models/families/MODEL_TYPE.yaml (config.json's "model_type"), listed in
- *     dist_families_DATA of the engine's build fragment: its switches, the config.json keys of
+ *     dist_families_DATA of models/local.am: its switches, the config.json keys of
  *     each setting, defaults, tensor names, conditional and optional tensors, refused config
  *     values. A family whose block the existing switches express needs nothing more.
  *  2. A new switch (one more variant of an existing operation: a norm, a position scheme, a

@@ -1,7 +1,7 @@
 /* registry.c -- the list of every view and the look-ups over it (see registry.h).
  *
  * Adding a view touches three places in the code and no others:
- *   1. its file, src/views/view-NAME.c (listed in src/analysis-ui.am), exporting
+ *   1. its file, src/views/view-NAME.c (listed in src/views/local.am), exporting
  *      `const struct view view_NAME`: name, title, actions, callbacks, and its flags
  *      (VIEW_AGGREGATE when it draws a corpus aggregate, with `brief`, how the TUI's corpus
  *      message names it);
@@ -27,7 +27,7 @@
 
 const struct view *const registry_views[] = {
 	&view_grid, &view_heatmap,
-	/* Analysis views (src/analysis-ui.am). */
+	/* The analysis views. */
 	&view_heads, &view_qk, &view_rollout, &view_headview, &view_neuron, &view_vectors, &view_qkstats, &view_dots,
 	&view_softmax, NULL,
 };
