@@ -109,6 +109,11 @@ for k, fixture in enumerate(["llama-rope-yarn", "gemma2-softcap", "neox-parallel
         c.update({"head_dim": 8, "num_key_value_heads": 1})
     seed("fuzz_modeldir", bytes([k]) + js(c))
 
+# StarCoder2 (selector 9): as is, and with use_bias false and no window
+cfg = read("tests", "data", "models", "starcoder2-window", "config.json")
+seed("fuzz_modeldir", b"\x09" + cfg)
+seed("fuzz_modeldir", b"\x09" + js(dict(json.loads(cfg), use_bias=False, sliding_window=None)))
+
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")
 small_vocab = b"\n".join(bert_vocab[:120] + bert_vocab[1000:1200] + bert_vocab[7000:7100]) + b"\n"

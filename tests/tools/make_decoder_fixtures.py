@@ -255,6 +255,21 @@ MODELS = [
          mistakes=["rope_interleaved", "full_rotary", "toggle_parallel", "rope_theta_default"],
          note="use_parallel_residual false (x += attn(ln1(x)); x += mlp(ln2(x))), rotary_pct 0.5 (4 of 8), "
               "rotary_emb_base 20000, gelu_new, GPTNeoXModel names"),
+    dict(name="starcoder2-window", family="starcoder2", seed=401, tok=BB, dtype="F16", naming="causal_tied",
+         cases=["long"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
+                  num_hidden_layers=2, sliding_window=4, use_bias=True),
+         mistakes=["rope_interleaved", "kv_interleave", "no_bias", "no_window", "window_plus_1"],
+         note="Starcoder2ForCausalLM file (`model.` prefix, tied): sliding_window 4 on every layer, use_bias "
+              "true (q, k, v, o, c_fc, c_proj with bias), LayerNorms with bias (norm_epsilon), 4 / 2 heads"),
+    dict(name="starcoder2-nobias", family="starcoder2", seed=402, tok=BB, dtype="BF16", naming="base",
+         cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=1, intermediate_size=64,
+                  num_hidden_layers=2, sliding_window=None, use_bias=False, norm_epsilon=1e-3,
+                  rope_theta=100000.0),
+         mistakes=["rope_interleaved", "rope_theta_default"],
+         note="use_bias false (no linear has a bias; the LayerNorms keep theirs), sliding_window null (no "
+              "window), MQA, norm_epsilon 1e-3, rope_theta 1e5, Starcoder2Model names"),
 ]
 
 ERROR_MODELS = [
@@ -316,6 +331,11 @@ BASE_CFG = {
                      hidden_dropout=0.0, initializer_range=0.02, layer_norm_eps=1e-5, max_position_embeddings=2048,
                      model_type="gpt_neox", rope_scaling=None, rotary_emb_base=10000, rotary_pct=0.25,
                      tie_word_embeddings=False, use_cache=True, use_parallel_residual=True),
+    "starcoder2": dict(architectures=["Starcoder2ForCausalLM"], attention_dropout=0.1, bos_token_id=512,
+                       embedding_dropout=0.1, eos_token_id=512, hidden_act="gelu_pytorch_tanh",
+                       initializer_range=0.018042, max_position_embeddings=16384, mlp_type="default",
+                       model_type="starcoder2", norm_epsilon=1e-5, norm_type="layer_norm", residual_dropout=0.1,
+                       rope_theta=999999.4420358813, sliding_window=4096, use_bias=True, use_cache=True),
 }
 
 

@@ -2,7 +2,7 @@
 """ref_decoder.py -- an independent numpy reference of the modern decoder families.
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
-Gemma 2, Gemma 3 (text), Phi-3 and GPT-NeoX / Pythia, written from the published modeling and
+Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia and StarCoder2, written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -41,6 +41,7 @@ from ref_forward import activation, layer_norm, read_checkpoint, softmax  # noqa
 
 F32 = np.float32
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "gpt_neox")
+FAMILIES += ("starcoder2",)
 
 
 class Unsupported(ValueError):
@@ -91,6 +92,10 @@ DEFAULTS = {
                      intermediate_size=24576, hidden_act="gelu", rotary_pct=0.25, rotary_emb_base=10000,
                      max_position_embeddings=2048, layer_norm_eps=1e-5, use_parallel_residual=True,
                      rope_scaling=None, attention_bias=True),
+    "starcoder2": dict(vocab_size=49152, hidden_size=3072, intermediate_size=12288, num_hidden_layers=30,
+                       num_attention_heads=24, num_key_value_heads=2, hidden_act="gelu_pytorch_tanh",
+                       max_position_embeddings=4096, norm_epsilon=1e-5, rope_theta=10000.0, rope_scaling=None,
+                       sliding_window=None, use_bias=True),
 }
 
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
@@ -150,6 +155,15 @@ def settings(cfg):
                  embed_scale=None, softcap=None, scaling=head_dim ** -0.5)
         theta = float(c["rotary_emb_base"])
         partial = c["rotary_pct"]
+    elif family == "starcoder2":
+        # Mistral's attention (GQA, rotary on the whole head) with LayerNorms, a plain c_fc/c_proj MLP
+        # and use_bias on every linear
+        bias = bool(c["use_bias"])
+        s.update(norm="layernorm", eps=c["norm_epsilon"], act=c["hidden_act"], mlp="cfc", qkv="separate",
+                 qkv_bias=bias, o_bias=bias, mlp_bias=bias, block="pre", qk_norm=None, embed_scale=None,
+                 softcap=None, scaling=head_dim ** -0.5)
+        theta = float(c["rope_theta"])
+        partial = 1.0
     else:
         gemma = family.startswith("gemma")
         s.update(norm="rmsnorm_1p" if gemma else "rmsnorm", eps=c["rms_norm_eps"], mlp="gated", qkv="separate",
@@ -176,7 +190,7 @@ def settings(cfg):
             raise Unsupported("partial_rotary_factor is only used by Phi-3 and GPT-NeoX here")
     # sliding windows, one entry per layer (None = full causal attention)
     L = s["n_layers"]
-    if family in ("mistral", "phi3"):
+    if family in ("mistral", "phi3", "starcoder2"):
         layers = [c.get("sliding_window")] * L
     elif family in ("qwen2", "qwen3"):
         win = c.get("sliding_window") if c.get("use_sliding_window") else None
@@ -345,9 +359,13 @@ def _expected_names(m):
         return e
     e["embed_tokens.weight"] = (m["vocab_size"], hid)
     e["norm.weight"] = (hid,)
+    if m["norm"] == "layernorm":  # StarCoder2: LayerNorms with bias
+        e["norm.bias"] = (hid,)
     for i in range(m["n_layers"]):
         p = "layers.%d." % i
         e[p + "input_layernorm.weight"] = e[p + "post_attention_layernorm.weight"] = (hid,)
+        if m["norm"] == "layernorm":
+            e[p + "input_layernorm.bias"] = e[p + "post_attention_layernorm.bias"] = (hid,)
         if m["block"] == "sandwich":
             e[p + "pre_feedforward_layernorm.weight"] = e[p + "post_feedforward_layernorm.weight"] = (hid,)
         a = p + "self_attn."
@@ -364,6 +382,11 @@ def _expected_names(m):
             e[a + "q_norm.weight"] = e[a + "k_norm.weight"] = (d,)
         if m["mlp"] == "phi3":
             e[p + "mlp.gate_up_proj.weight"] = (2 * I, hid)
+        elif m["mlp"] == "cfc":  # StarCoder2
+            e[p + "mlp.c_fc.weight"], e[p + "mlp.c_proj.weight"] = (I, hid), (hid, I)
+            if m["mlp_bias"]:
+                e[p + "mlp.c_fc.bias"], e[p + "mlp.c_proj.bias"] = (I,), (hid,)
+            continue
         else:
             e[p + "mlp.gate_proj.weight"] = e[p + "mlp.up_proj.weight"] = (I, hid)
             if m["mlp_bias"]:
@@ -537,6 +560,10 @@ def mlp(m, W, p, x, act):
     if m["mlp"] == "plain":
         h = activation(act, x @ W[p + "mlp.dense_h_to_4h.weight"].T + W[p + "mlp.dense_h_to_4h.bias"])
         return h @ W[p + "mlp.dense_4h_to_h.weight"].T + W[p + "mlp.dense_4h_to_h.bias"]
+    if m["mlp"] == "cfc":  # StarCoder2: c_proj(act(c_fc x)), biases when use_bias
+        b = m["mlp_bias"]
+        h = activation(act, x @ W[p + "mlp.c_fc.weight"].T + (W[p + "mlp.c_fc.bias"] if b else 0))
+        return h @ W[p + "mlp.c_proj.weight"].T + (W[p + "mlp.c_proj.bias"] if b else 0)
     if m["mlp"] == "phi3":
         gu = x @ W[p + "mlp.gate_up_proj.weight"].T
         I = m["intermediate"]
