@@ -113,6 +113,13 @@ for k, fixture in enumerate(["llama-rope-yarn", "gemma2-softcap", "neox-parallel
 cfg = read("tests", "data", "models", "starcoder2-window", "config.json")
 seed("fuzz_modeldir", b"\x09" + cfg)
 seed("fuzz_modeldir", b"\x09" + js(dict(json.loads(cfg), use_bias=False, sliding_window=None)))
+# GPT-Neo (selector 10): as is, and with the layer kinds from attention_types alone
+cfg = read("tests", "data", "models", "gptneo-local", "config.json")
+seed("fuzz_modeldir", b"\x0a" + cfg)
+c = json.loads(cfg)
+del c["attention_layers"]
+c["attention_types"] = [[["local"], 1], [["global"], 1]]
+seed("fuzz_modeldir", b"\x0a" + js(c))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

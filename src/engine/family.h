@@ -105,7 +105,8 @@ enum family_role {
 	X(PAD_TOKEN, "pad_token_id")                                                                       \
 	X(POSITION_BUCKETS, "position_buckets")                                                            \
 	X(MAX_RELATIVE, "max_relative_positions")                                                          \
-	X(POS_ATT_TYPE, "pos_att_type")
+	X(POS_ATT_TYPE, "pos_att_type")                                                                    \
+	X(ATTENTION_TYPES, "attention_types")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,

@@ -85,6 +85,49 @@ static int config_activation(struct model *m, const struct hfconfig *c, struct e
 	return 0;
 }
 
+/* GPT-Neo's layer kinds into SLIDING [L]: attention_types, [[["global", "local"], 12]], expanded
+ * (each list of kinds repeated) must give one kind per layer, as GPTNeoConfig requires; config.json's
+ * attention_layers (the family's layer_types key), when present, is what the layers then read, as
+ * GPTNeoConfig keeps that extra key over its own expansion. A "local" layer uses the window. */
+static int config_attention_types(const struct hfconfig *c, const struct family *f, int L, bool *sliding,
+				  struct err *e)
+{
+	const json_t *spec = hfconfig_json(c, f, SET_ATTENTION_TYPES), *layers = hfconfig_json(c, f, SET_LAYER_TYPES);
+	if (!json_is_array(spec))
+		return err_set(e, "%s: \"attention_types\" must be a list of [[kinds], repeat]", c->path);
+	int n = 0;
+	for (size_t i = 0; i < json_array_size(spec); i++) {
+		const json_t *item = json_array_get(spec, i), *kinds = json_array_get(item, 0);
+		const json_t *reps = json_array_get(item, 1);
+		if (json_array_size(item) != 2 || !json_is_array(kinds) || !json_is_integer(reps) ||
+		    json_integer_value(reps) < 0 || json_integer_value(reps) > L)
+			return err_set(e, "%s: \"attention_types\" must be a list of [[kinds], repeat]", c->path);
+		for (long r = 0; r < json_integer_value(reps); r++)
+			for (size_t k = 0; k < json_array_size(kinds); k++) {
+				const char *t = json_string_value(json_array_get(kinds, k));
+				if (!t || (strcmp(t, "global") != 0 && strcmp(t, "local") != 0))
+					return err_set(e, "%s: attention_types: a kind is not \"global\" or \"local\"",
+						       c->path);
+				if (n == L)
+					return err_set(e, "%s: \"attention_types\" gives more layers than %d", c->path, L);
+				sliding[n++] = strcmp(t, "local") == 0;
+			}
+	}
+	if (n != L)
+		return err_set(e, "%s: \"attention_types\" gives %d layers, not %d", c->path, n, L);
+	if (!layers)
+		return 0;
+	if (!json_is_array(layers) || json_array_size(layers) != (size_t)L)
+		return err_set(e, "%s: \"attention_layers\" must list one kind per layer (%d)", c->path, L);
+	for (int l = 0; l < L; l++) {
+		const char *t = json_string_value(json_array_get(layers, l));
+		if (!t || (strcmp(t, "global") != 0 && strcmp(t, "local") != 0))
+			return err_set(e, "%s: attention_layers[%d] is not \"global\" or \"local\"", c->path, l);
+		sliding[l] = strcmp(t, "local") == 0;
+	}
+	return 0;
+}
+
 /* Which layers use the sliding window: config.json's layer_types when present, else the family's
  * pattern (layer l global when (l + offset) % global_every == 0), else every layer. */
 static int config_window_layers(struct model *m, const struct hfconfig *c, struct err *e)
@@ -100,7 +143,10 @@ static int config_window_layers(struct model *m, const struct hfconfig *c, struc
 		return -1;
 	a->window = (int)window;
 	const json_t *types = hfconfig_json(c, f, SET_LAYER_TYPES);
-	if (types) {
+	if (f->n_keys[SET_ATTENTION_TYPES]) { /* GPT-Neo */
+		if (config_attention_types(c, f, L, a->layer_sliding, e) < 0)
+			return -1;
+	} else if (types) {
 		if (!json_is_array(types) || json_array_size(types) != (size_t)L)
 			return err_set(e, "%s: \"layer_types\" must list one type per layer (%d)", c->path, L);
 		for (int l = 0; l < L; l++) {

@@ -270,6 +270,21 @@ MODELS = [
          mistakes=["rope_interleaved", "rope_theta_default"],
          note="use_bias false (no linear has a bias; the LayerNorms keep theirs), sliding_window null (no "
               "window), MQA, norm_epsilon 1e-3, rope_theta 1e5, Starcoder2Model names"),
+    dict(name="gptneo-local", family="gpt_neo", seed=411, qk=1.0, tok=BB, dtype="F16", naming="causal", cases=["long"],
+         cfg=dict(hidden_size=32, num_heads=4, num_layers=2, window_size=4, max_position_embeddings=64,
+                  attention_types=[[["global", "local"], 1]], attention_layers=["global", "local"]),
+         mistakes=["scaling_head_dim", "no_window", "window_plus_1", "swap_kinds"],
+         note="GPTNeoForCausalLM file as gpt-neo-125m's: `transformer.` prefix, untied `lm_head.weight`, "
+              "`attn.attention.bias` (BOOL [1,1,64,64]) / `masked_bias` buffers to ignore; layer 0 global, "
+              "layer 1 local (window_size 4: keys i-3..i); scores q.k^T without 1/sqrt(d); learned positions"),
+    dict(name="gptneo-types", family="gpt_neo", seed=413, qk=1.0, tok=BB, dtype="F32", naming="base", cases=["long"],
+         cfg=dict(hidden_size=32, num_heads=2, num_layers=3, window_size=5, intermediate_size=48,
+                  max_position_embeddings=64, attention_types=[[["local"], 2], [["global"], 1]],
+                  activation_function="gelu"),
+         mistakes=["scaling_head_dim", "no_window", "swap_kinds", "act_tanh"],
+         note="no attention_layers key: the layer kinds come from expanding attention_types "
+              "[[[local], 2], [[global], 1]] = local, local, global; window_size 5, intermediate_size "
+              "48 given, exact erf GELU, GPTNeoModel names"),
 ]
 
 ERROR_MODELS = [
@@ -336,6 +351,13 @@ BASE_CFG = {
                        initializer_range=0.018042, max_position_embeddings=16384, mlp_type="default",
                        model_type="starcoder2", norm_epsilon=1e-5, norm_type="layer_norm", residual_dropout=0.1,
                        rope_theta=999999.4420358813, sliding_window=4096, use_bias=True, use_cache=True),
+    "gpt_neo": dict(activation_function="gelu_new", architectures=["GPTNeoForCausalLM"], attention_dropout=0,
+                    bos_token_id=512, embed_dropout=0, eos_token_id=512, gradient_checkpointing=False,
+                    initializer_range=0.02, intermediate_size=None, layer_norm_epsilon=1e-5,
+                    max_position_embeddings=2048, model_type="gpt_neo", resid_dropout=0,
+                    summary_activation=None, summary_first_dropout=0.1, summary_proj_to_labels=True,
+                    summary_type="cls_index", summary_use_proj=True, tokenizer_class="GPT2Tokenizer",
+                    use_cache=True),
 }
 
 
@@ -395,10 +417,12 @@ def checkpoint_tensors(spec, m, t, rng):
     """Rename to the file's naming scheme and add the extras real files carry."""
     fam = m["family"]
     out = {}
+    if fam == "gpt_neo":  # GPT-Neo's own names (ref_decoder reads them canonically)
+        t = {R.gpt_neo_name(n, to_canonical=False): a for n, a in t.items()}
     if spec["naming"] == "base":
         out.update(t)
     else:
-        prefix = "gpt_neox." if fam == "gpt_neox" else "model."
+        prefix = {"gpt_neox": "gpt_neox.", "gpt_neo": "transformer."}.get(fam, "model.")
         out.update({prefix + n: a for n, a in t.items()})
         if spec["naming"] == "causal":
             head = "embed_out.weight" if fam == "gpt_neox" else "lm_head.weight"
@@ -415,6 +439,17 @@ def checkpoint_tensors(spec, m, t, rng):
             inv, _ = R.inv_freq(m["rope"][i], m["rotary_dim"], m["rope_max_positions"], 1)
             out[p + "rotary_emb.inv_freq"] = inv
             dtypes[p + "rotary_emb.inv_freq"] = "F32"
+    if fam == "gpt_neo" and spec["naming"] == "causal":  # the mask buffers of older GPT-Neo files
+        P = m["max_positions"]
+        for i, w in enumerate(m["windows"]):
+            p = "transformer.h.%d.attn.attention." % i
+            mask = np.tril(np.ones((P, P)))
+            if w is not None:
+                mask = mask - np.tril(mask, -w)
+            out[p + "bias"] = mask.reshape(1, 1, P, P)
+            dtypes[p + "bias"] = "BOOL"
+            out[p + "masked_bias"] = np.array(-1e9)
+            dtypes[p + "masked_bias"] = "F32"
     return {n: (dtypes[n], out[n]) for n in out}
 
 
@@ -451,6 +486,8 @@ def make_model(spec):
     model = R.load_model(d)
     for n in t:  # the reference loader reads back exactly what was stored
         key = n if spec["naming"] == "base" else ("gpt_neox." if m["family"] == "gpt_neox" else "model.") + n
+        if m["family"] == "gpt_neo":
+            key = ("" if spec["naming"] == "base" else "transformer.") + R.gpt_neo_name(n, to_canonical=False)
         assert np.array_equal(model["w"][n], stored[key]), n
     print("model %-20s %s, %s, %d bytes" % (spec["name"], spec["dtype"], spec["naming"],
                                             os.path.getsize(os.path.join(d, "model.safetensors"))))
@@ -496,6 +533,9 @@ def mistake(name, m, n):
     if name == "pattern_off_by_one":  # i % pattern instead of (i + 1) % pattern
         w = [x for x in win if x][0]
         return dict(windows=[w if i % 3 else None for i in range(L)])
+    if name == "swap_kinds":  # global layers windowed and local ones global
+        w = [x for x in win if x][0]
+        return dict(windows=[None if x else w for x in win])
     if name == "scaling_head_dim":
         return dict(scaling=m["head_dim"] ** -0.5)
     if name == "no_rope_scaling":

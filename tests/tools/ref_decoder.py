@@ -2,7 +2,7 @@
 """ref_decoder.py -- an independent numpy reference of the modern decoder families.
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
-Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia and StarCoder2, written from the published modeling and
+Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, StarCoder2 and GPT-Neo, written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -42,6 +42,7 @@ from ref_forward import activation, layer_norm, read_checkpoint, softmax  # noqa
 F32 = np.float32
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "gpt_neox")
 FAMILIES += ("starcoder2",)
+FAMILIES += ("gpt_neo",)
 
 
 class Unsupported(ValueError):
@@ -96,6 +97,9 @@ DEFAULTS = {
                        num_attention_heads=24, num_key_value_heads=2, hidden_act="gelu_pytorch_tanh",
                        max_position_embeddings=4096, norm_epsilon=1e-5, rope_theta=10000.0, rope_scaling=None,
                        sliding_window=None, use_bias=True),
+    "gpt_neo": dict(vocab_size=50257, max_position_embeddings=2048, hidden_size=2048, num_layers=24,
+                    attention_types=[[["global", "local"], 12]], num_heads=16, intermediate_size=None,
+                    window_size=256, activation_function="gelu_new", layer_norm_epsilon=1e-5),
 }
 
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
@@ -137,6 +141,9 @@ def settings(cfg):
             raise Unsupported("mixture-of-experts configs (%s) are not supported" % key)
     c = dict(DEFAULTS[family])
     c.update(cfg)
+    if family == "gpt_neo":  # GPTNeoConfig's attribute_map, and intermediate_size None = 4 * hidden
+        c["num_hidden_layers"], c["num_attention_heads"] = c["num_layers"], c["num_heads"]
+        c["intermediate_size"] = c["intermediate_size"] or 4 * c["hidden_size"]
     H = c["num_attention_heads"]
     hidden = c["hidden_size"]
     kv = c.get("num_key_value_heads") or H
@@ -164,6 +171,13 @@ def settings(cfg):
                  softcap=None, scaling=head_dim ** -0.5)
         theta = float(c["rope_theta"])
         partial = 1.0
+    elif family == "gpt_neo":
+        # GPT-2's block under nn.Linear names (canonical_weights renames them), q/k/v without bias,
+        # learned positions, no rotary, and scores q.k^T WITHOUT any 1/sqrt(head_dim)
+        s.update(norm="layernorm", eps=c["layer_norm_epsilon"], act=c["activation_function"], mlp="cfc",
+                 qkv="separate", qkv_bias=False, o_bias=True, mlp_bias=True, block="pre", qk_norm=None,
+                 embed_scale=None, softcap=None, scaling=1.0, learned_positions=True)
+        theta, partial = 10000.0, 0.0  # rotary_dim 0: q_rot = q, k_rot = k
     else:
         gemma = family.startswith("gemma")
         s.update(norm="rmsnorm_1p" if gemma else "rmsnorm", eps=c["rms_norm_eps"], mlp="gated", qkv="separate",
@@ -204,12 +218,14 @@ def settings(cfg):
             kinds = ["sliding_attention" if (i + 1) % c["sliding_window_pattern"] else "full_attention"
                      for i in range(L)]
         layers = [c["sliding_window"] if k == "sliding_attention" else None for k in kinds]
+    elif family == "gpt_neo":
+        layers = [c["window_size"] if k == "local" else None for k in _gpt_neo_layer_kinds(c)]
     else:
         layers = [None] * L
     s["windows"] = layers
     # rotary: per layer (theta, scaling); Gemma 3's sliding layers use rope_local_base_freq, unscaled
     rotary_dim = int(head_dim * partial)
-    if rotary_dim % 2 or rotary_dim <= 0:
+    if rotary_dim % 2 or rotary_dim < (0 if family == "gpt_neo" else 1):
         raise Unsupported("rotary dimension %d must be even and positive" % rotary_dim)
     rs = _rope_scaling(family, c)
     if family == "phi3" and rs is not None and rs["rope_type"] != "default":
@@ -223,6 +239,19 @@ def settings(cfg):
             s["rope"].append(dict(theta=theta, scaling=rs))
     s["rope_max_positions"] = c["max_position_embeddings"]
     return s
+
+
+def _gpt_neo_layer_kinds(c):
+    """GPTNeoConfig: attention_types [[kinds, repeat], ...] expanded must give one kind per layer
+    (else it raises); an attention_layers list in config.json, set afterwards from the extra keys,
+    is what the layers read. Each layer is "global" or "local" (anything else: NotImplementedError)."""
+    expanded = [k for kinds, reps in c["attention_types"] for _ in range(reps) for k in kinds]
+    if len(expanded) != c["num_layers"]:
+        raise Unsupported("attention_types gives %d layers, num_layers is %d" % (len(expanded), c["num_layers"]))
+    layers = c.get("attention_layers") or expanded
+    if len(layers) != c["num_layers"] or any(k not in ("global", "local") for k in layers):
+        raise Unsupported("attention_layers must list \"global\" or \"local\" for each of %d layers" % c["num_layers"])
+    return layers
 
 
 # ---------------------------------------------------------------------------------------------
@@ -309,11 +338,34 @@ def rotate(x, cos, sin, rotary_dim):
 # ---------------------------------------------------------------------------------------------
 # Weights.
 
+# GPT-Neo's names -> the canonical (Llama-style) ones forward() reads, as TransformerLens converts
+# weights; and back, for the fixtures' files.
+GPT_NEO_NAMES = (("wte.", "embed_tokens."), ("ln_f.", "norm."), (".ln_1.", ".input_layernorm."),
+                 (".ln_2.", ".post_attention_layernorm."), (".attn.attention.out_proj.", ".self_attn.o_proj."),
+                 (".attn.attention.", ".self_attn."))
+
+
+def gpt_neo_name(name, to_canonical=True):
+    if name.startswith("h." if to_canonical else "layers."):
+        name = ("layers." if to_canonical else "h.") + name.split(".", 1)[1]
+    for native, canon in GPT_NEO_NAMES:
+        a, b = (native, canon) if to_canonical else (canon, native)
+        if (a.startswith(".") and a in name) or name.startswith(a):
+            return name.replace(a, b, 1)
+    return name
+
+
 def canonical_weights(tensors, family):
     """Base-model names: strip `model.` / `gpt_neox.`, drop LM heads and rotary / mask buffers."""
     prefix = "gpt_neox." if family == "gpt_neox" else "model."
+    if family == "gpt_neo":
+        prefix = "transformer."
     out = {}
     for name, arr in tensors.items():
+        if family == "gpt_neo":
+            if name.endswith(("attn.attention.bias", "attn.attention.masked_bias")):
+                continue  # causal / local mask buffers of older GPT-Neo files
+            name = gpt_neo_name(name[len(prefix):] if name.startswith(prefix) else name)
         if name in ("lm_head.weight", "embed_out.weight"):
             continue  # *ForCausalLM output layers: not part of the base model
         if name.startswith(prefix):
@@ -358,6 +410,8 @@ def _expected_names(m):
             e[p + "mlp.dense_4h_to_h.weight"], e[p + "mlp.dense_4h_to_h.bias"] = (hid, I), (hid,)
         return e
     e["embed_tokens.weight"] = (m["vocab_size"], hid)
+    if m.get("learned_positions"):  # GPT-Neo's wpe
+        e["wpe.weight"] = (m["max_positions"], hid)
     e["norm.weight"] = (hid,)
     if m["norm"] == "layernorm":  # StarCoder2: LayerNorms with bias
         e["norm.bias"] = (hid,)
@@ -461,6 +515,10 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         x = W["embed_in.weight"][ids]
     else:
         x = W["embed_tokens.weight"][ids]
+        if m.get("learned_positions"):
+            if n > m["max_positions"]:
+                raise ValueError("more tokens than max_position_embeddings")
+            x = x + W["wpe.weight"][:n]
         if m["embed_scale"] is not None and not wrong.get("no_embed_scale"):
             x = x * dtype(m["embed_scale"])
     hs = [x]
@@ -612,6 +670,8 @@ def config_summary(m, n):
          "norm": norm, "rope": rope, "attention": att, "mlp_bias": m["mlp_bias"]}
     if m["embed_scale"] is not None:
         c["embed_scale"] = m["embed_scale"]
+    if m["rotary_dim"] == 0:  # GPT-Neo: no rotary (the shared reference writes rope null)
+        c["rope"] = None
     if m["block"] == "sandwich":
         c["block"] = ("x += post_attention_layernorm(attn(input_layernorm(x))); "
                       "x += post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x)))")
@@ -635,7 +695,8 @@ def _verify(cases_dir, models_dir, dtype, forced):
         model_name = os.path.basename(case["model_dir"].rstrip("/"))
         if model_name not in models:
             models[model_name] = load_model(os.path.join(models_dir, model_name))
-        ref = {qn: np.array(case[qn], dtype=np.float64) for qn in QUANTITIES}
+        # families without rotary (GPT-Neo) have no q_rot / k_rot: their scores use q / k
+        ref = {qn: np.array(case[qn] if qn in case else case[qn[0]], dtype=np.float64) for qn in QUANTITIES}
         m = models[model_name]
         runs = [("", forward(m, case["ids"], dtype))]
         if forced:  # each layer fed the reference's own input to it: per-layer math only
