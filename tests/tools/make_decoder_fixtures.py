@@ -255,6 +255,12 @@ MODELS = [
          mistakes=["rope_interleaved", "full_rotary", "toggle_parallel", "rope_theta_default"],
          note="use_parallel_residual false (x += attn(ln1(x)); x += mlp(ln2(x))), rotary_pct 0.5 (4 of 8), "
               "rotary_emb_base 20000, gelu_new, GPTNeoXModel names"),
+    dict(name="bloom-alibi", family="bloom", seed=401, tok=BB, dtype="F16", naming="base", cases=["long"],
+         cfg=dict(n_embed=48, n_head=6, n_layer=2),
+         mistakes=["no_alibi", "alibi_pow2", "alibi_sorted", "qkv_blocks"],
+         note="BLOOM as bloom-560m's files store it (BloomModel names, no prefix; n_embed / n_head / n_layer "
+              "keys): ALiBi with 6 heads, a count that is not a power of two (slopes 2^-2, 2^-4, 2^-6, 2^-8, "
+              "then 2^-1, 2^-3), word_embeddings_layernorm, fused query_key_value per head, BloomGelu"),
 ]
 
 ERROR_MODELS = [
@@ -316,6 +322,12 @@ BASE_CFG = {
                      hidden_dropout=0.0, initializer_range=0.02, layer_norm_eps=1e-5, max_position_embeddings=2048,
                      model_type="gpt_neox", rope_scaling=None, rotary_emb_base=10000, rotary_pct=0.25,
                      tie_word_embeddings=False, use_cache=True, use_parallel_residual=True),
+    "bloom": dict(apply_residual_connection_post_layernorm=False, architectures=["BloomForCausalLM"],
+                  attention_dropout=0.0, attention_softmax_in_fp32=True, bias_dropout_fusion=True, bos_token_id=1,
+                  eos_token_id=2, hidden_dropout=0.0, initializer_range=0.02, layer_norm_epsilon=1e-5,
+                  masked_softmax_fusion=True, model_type="bloom", offset_alibi=100, pad_token_id=3,
+                  pretraining_tp=1, skip_bias_add=True, skip_bias_add_qkv=False, slow_but_exact=False,
+                  unk_token_id=0, use_cache=True),
 }
 
 
@@ -351,12 +363,12 @@ def make_tensors(spec, m):
                 t[name] = 0.4 * rng.standard_normal(shape)
             else:
                 t[name] = 0.3 * rng.standard_normal(shape)
-        elif leaf in ("embed_tokens", "embed_in"):
+        elif leaf in ("embed_tokens", "embed_in", "word_embeddings"):
             t[name] = rng.standard_normal(shape) / (np.sqrt(hid) if gemma else 1.0)
         elif leaf in ("q_norm", "k_norm"):
             lo, hi = spec.get("qk_norm_gain", (0.5, 2.5) if gemma else (1.5, 3.5))
             t[name] = rng.uniform(lo, hi, shape)
-        elif "layernorm" in leaf or leaf in ("norm", "final_layer_norm"):
+        elif "layernorm" in leaf or leaf in ("norm", "final_layer_norm", "ln_f"):
             t[name] = (0.0 if gemma else 1.0) + 0.3 * rng.standard_normal(shape)
         elif leaf in ("q_proj", "k_proj", "qkv_proj", "query_key_value"):
             t[name] = spec.get("qk", 2.0) / np.sqrt(hid) * rng.standard_normal(shape)
@@ -513,6 +525,13 @@ def mistake(name, m, n):
         return dict(rope=lambda i, r: dict(r, scaling=g["scaling"]))
     if name == "qkv_blocks":  # NeoX fused qkv read as [q | k | v] blocks instead of per head
         return "qkv_blocks"
+    if name == "no_alibi":  # BLOOM without its linear biases
+        return dict(alibi=[0.0] * m["n_heads"])
+    if name == "alibi_pow2":  # the geometric slopes 2^(-8 i / H) as if H were a power of two
+        H = m["n_heads"]
+        return dict(alibi=[2.0 ** (-8.0 * (i + 1) / H) for i in range(H)])
+    if name == "alibi_sorted":  # the right slopes, but in decreasing order instead of interleaved
+        return dict(alibi=sorted(m["alibi"], reverse=True))
     raise KeyError(name)
 
 
@@ -525,7 +544,8 @@ def run_mistake(m, ids, name):
         H, d = m["n_heads"], m["head_dim"]
         for i in range(m["n_layers"]):
             for suffix in ("weight", "bias"):
-                key = "layers.%d.attention.query_key_value.%s" % (i, suffix)
+                key = ("h.%d.self_attention.query_key_value.%s" if m["family"] == "bloom"
+                       else "layers.%d.attention.query_key_value.%s") % (i, suffix)
                 a = mm["w"][key]
                 # rows [q | k | v] reinterpreted: what a blockwise reader would compute
                 blocks = a.reshape((3, H, d) + a.shape[1:])
