@@ -109,6 +109,13 @@ for k, fixture in enumerate(["llama-rope-yarn", "gemma2-softcap", "neox-parallel
         c.update({"head_dim": 8, "num_key_value_heads": 1})
     seed("fuzz_modeldir", bytes([k]) + js(c))
 
+# BLOOM (selector 9): ALiBi slopes of a head count that is not a power of two, and of a power of two
+cfg = read("tests", "data", "models", "bloom-alibi", "config.json")
+seed("fuzz_modeldir", bytes([9]) + cfg)
+c = json.loads(cfg)
+c.update({"n_head": 8, "n_embed": 48, "hidden_size": 999, "apply_residual_connection_post_layernorm": False})
+seed("fuzz_modeldir", bytes([9]) + js(c))
+
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")
 small_vocab = b"\n".join(bert_vocab[:120] + bert_vocab[1000:1200] + bert_vocab[7000:7100]) + b"\n"
