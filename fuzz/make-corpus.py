@@ -120,6 +120,12 @@ c = json.loads(cfg)
 del c["attention_layers"]
 c["attention_types"] = [[["local"], 1], [["global"], 1]]
 seed("fuzz_modeldir", b"\x0a" + js(c))
+# BLOOM (selector 11): ALiBi slopes of a head count that is not a power of two, and of a power of two
+cfg = read("tests", "data", "models", "bloom-alibi", "config.json")
+seed("fuzz_modeldir", bytes([11]) + cfg)
+c = json.loads(cfg)
+c.update({"n_head": 8, "n_embed": 48, "hidden_size": 999, "apply_residual_connection_post_layernorm": False})
+seed("fuzz_modeldir", bytes([11]) + js(c))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

@@ -137,6 +137,14 @@ START_TEST(test_compact_equals_full)
 }
 END_TEST
 
+/* ALiBi (BLOOM, 6 heads): the slopes ride on the trace, so a compact trace's recomputed heads add the
+ * same bias as the forward pass, to the bit. */
+START_TEST(test_compact_alibi)
+{
+	check_same("bloom-alibi", "100");
+}
+END_TEST
+
 /* More tokens than TRACE_THUMB: blocks of several tokens, a sliding window across them (the budget
  * given with a suffix). */
 START_TEST(test_long_blocks)
@@ -288,6 +296,7 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_loop_test(tc, test_compact_equals_full, 0, 6);
 	tcase_add_test(tc, test_long_blocks);
+	tcase_add_test(tc, test_compact_alibi);
 	tcase_add_test(tc, test_relative_stays_full);
 	tcase_add_test(tc, test_pointer_lifetime);
 	tcase_add_test(tc, test_budget_parse);

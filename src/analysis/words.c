@@ -135,6 +135,13 @@ struct trace *words_build(const struct trace *t)
 	memcpy(w->score_scale, t->score_scale, (size_t)t->n_layers * sizeof *w->score_scale);
 	w->softcap = t->softcap;
 	w->relative_terms = t->relative_terms;
+	if (t->alibi) { /* the neuron view's scores of a word's mean q and k take the head's slope too */
+		if (!(w->alibi = malloc((size_t)t->n_heads * sizeof *w->alibi))) {
+			trace_free(w);
+			return NULL;
+		}
+		memcpy(w->alibi, t->alibi, (size_t)t->n_heads * sizeof *w->alibi);
+	}
 	for (int i = 0; i < nw; i++) {
 		int p = word_start[i];
 		w->tokens[i] = words_text(t, word_start, i);

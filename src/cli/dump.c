@@ -193,6 +193,12 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 	jsonout_model(out, &jm);
 	fprintf(out, ", \"vocab_size\": %d, \"rotary\": %s, \"windows\": ", in->vocab_size, t->rotary ? "true" : "false");
 	dump_windows(out, t);
+	if (t->alibi) { /* ALiBi (BLOOM): each head's slope; its scores got + slope · key position */
+		fputs(", \"alibi_slopes\": [", out);
+		for (int h = 0; h < t->n_heads; h++)
+			fprintf(out, h ? ", %.9g" : "%.9g", t->alibi[h]);
+		fputc(']', out);
+	}
 	fputs("},\n", out);
 	fputs("\"tokens\": [", out);
 	dump_strings(out, t->tokens, t->n);

@@ -5,7 +5,8 @@
  * For query rows I0 .. I1 - 1 of one head, in float32 and in this order (Hugging Face's eager
  * attention):
  *   1. scale      s[i][j] = SCALE · q_i·k_j (one gemm)
- *   2. additive   + DeBERTa's relative terms (relpos.c), when REL is set
+ *   2. additive   + DeBERTa's relative terms (relpos.c), when REL is set; + ALIBI · j for key j (BLOOM's
+ *                 linear bias: baddbmm(alibi, q, kᵀ, alpha = SCALE) adds it to the scaled product)
  *   3. soft-cap   s → SOFTCAP · tanh(s / SOFTCAP), when SOFTCAP > 0 (Gemma 2)
  *   4. masks      only keys trace_key_range(T, LAYER, i) gives stay (causal, sliding window,
  *                 centred window); the others become exactly 0
@@ -42,6 +43,7 @@ struct attnscore {
 	const float *rel_q;     /* [2 span][rel_stride] the head's query projection of the relative embeddings */
 	const float *rel_k;     /* [2 span][rel_stride] its key projection */
 	int rel_stride;
+	float alibi;            /* step 2: the head's ALiBi slope (the trace's alibi[head]); 0 = none */
 	float softcap;          /* step 3: 0 = none */
 };
 

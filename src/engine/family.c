@@ -249,7 +249,7 @@ static const struct fam_value fam_blocks[] = {{"post_ln", BLOCK_POST_LN}, {"pre_
 static const struct fam_value fam_layouts[] = {{"out_in", LINEAR_OUT_IN}, {"in_out", LINEAR_IN_OUT}, {NULL, 0}};
 static const struct fam_value fam_norms[] = {{"layernorm", NORM_LAYER}, {"rmsnorm", NORM_RMS}, {NULL, 0}};
 static const struct fam_value fam_positions[] = {
-	{"learned", POS_LEARNED}, {"rotary", POS_ROTARY}, {"relative", POS_RELATIVE}, {NULL, 0}};
+	{"learned", POS_LEARNED}, {"rotary", POS_ROTARY}, {"relative", POS_RELATIVE}, {"alibi", POS_ALIBI}, {NULL, 0}};
 static const struct fam_value fam_mlps[] = {{"plain", MLP_PLAIN}, {"gated", MLP_GATED}, {NULL, 0}};
 static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per_head", QKV_PER_HEAD}, {NULL, 0}};
 static const struct fam_value fam_windows[] = {{"causal", WINDOW_CAUSAL}, {"centered", WINDOW_CENTERED}, {NULL, 0}};

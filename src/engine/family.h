@@ -120,8 +120,9 @@ enum family_setting {
 enum family_block { BLOCK_POST_LN, BLOCK_PRE_LN };
 enum family_linear { LINEAR_OUT_IN, LINEAR_IN_OUT }; /* torch Linear [out,in] vs GPT-2 Conv1D [in,out] */
 enum family_norm { NORM_LAYER, NORM_RMS };           /* LayerNorm (mean and variance) or RMSNorm */
-enum family_position { POS_LEARNED, POS_ROTARY, POS_RELATIVE }; /* a learned table added to the embeddings,
-                                                                 * RoPE, or DeBERTa's relative terms */
+enum family_position { POS_LEARNED, POS_ROTARY, POS_RELATIVE, POS_ALIBI }; /* a learned table added to the
+                                                                 * embeddings, RoPE, DeBERTa's relative terms,
+                                                                 * or ALiBi's per-head linear bias (BLOOM) */
 enum family_mlp { MLP_PLAIN, MLP_GATED };           /* down(act(up x)) or down(act(gate x) * up x) */
 enum family_qkv_layout { QKV_CONCAT, QKV_PER_HEAD }; /* fused rows [q | k | v], or per head [q_h k_h v_h] */
 enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W keys up to the query, or

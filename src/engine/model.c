@@ -601,6 +601,20 @@ static int model_check_trace_size(const struct model *m, int n, struct err *e)
 	return 0;
 }
 
+/* ALiBi's slopes of H heads into OUT [H], as transformers' build_alibi_tensor computes them in float32:
+ * with P the largest power of two <= H, head i < P gets b^(i+1) for b = 2^(-8/P); the H - P heads
+ * beyond (a head count that is not a power of two) get the odd powers c^1, c^3, ... of c = 2^(-4/P),
+ * the slopes of 2P heads that fall between the first P. */
+static void model_alibi_slopes(int h, float *out)
+{
+	int p = 1;
+	while (p * 2 <= h)
+		p *= 2;
+	float base = (float)pow(2.0, -8.0 / p), extra = (float)pow(2.0, -4.0 / p);
+	for (int i = 0; i < h; i++)
+		out[i] = i < p ? powf(base, (float)(i + 1)) : powf(extra, (float)(2 * (i - p) + 1));
+}
+
 /* A trace for N tokens of this model, with its description and each layer's key window filled in. */
 static struct trace *model_new_trace(const struct model *m, int n, struct err *e)
 {
@@ -630,6 +644,14 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 	const struct arch *a = &m->arch;
 	t->softcap = a->softcap;
 	t->relative_terms = m->fam.position == POS_RELATIVE;
+	if (m->fam.position == POS_ALIBI) { /* the slopes ride on the trace, so every score pipeline adds them */
+		if (!(t->alibi = malloc((size_t)in->n_heads * sizeof *t->alibi))) {
+			trace_free(t);
+			err_set(e, "out of memory for a trace of %d tokens", n);
+			return NULL;
+		}
+		model_alibi_slopes(in->n_heads, t->alibi);
+	}
 	for (int l = 0; l < in->n_layers; l++) /* the multiplier fwd_attention applies, for the views */
 		t->score_scale[l] = m->scale_by_inverse_layer ? a->attn_scale / (float)(l + 1) : a->attn_scale;
 	for (int l = 0; l < in->n_layers; l++) {

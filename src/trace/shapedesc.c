@@ -66,6 +66,18 @@ bool shapedesc_windowed(const struct trace *t)
 	return false;
 }
 
+const char *shapedesc_alibi(const struct trace *t, int head, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (!t->alibi)
+		return buf;
+	if (head < 0 || head >= t->n_heads)
+		snprintf(buf, n, "ALiBi");
+	else
+		snprintf(buf, n, "ALiBi slope %.6g", t->alibi[head]);
+	return buf;
+}
+
 const char *shapedesc_rotary(const struct trace *t, bool before)
 {
 	if (!t->rotary)

@@ -22,6 +22,9 @@ const char *shapedesc_kv(const struct trace *t, int head, bool utf8, char *buf, 
 const char *shapedesc_window(const struct trace *t, int layer, bool utf8, char *buf, size_t n);
 /* Does any layer of T have a window? */
 bool shapedesc_windowed(const struct trace *t);
+/* A head's ALiBi term (BLOOM: its scores get + slope · key position): "ALiBi slope 0.25", or "" when
+ * the model has no ALiBi. HEAD < 0: just "ALiBi" (a layer's or the model's mean). Returns BUF. */
+const char *shapedesc_alibi(const struct trace *t, int head, char *buf, size_t n);
 /* Which queries and keys a Q/K view reads: "after rotary" (what the scores use), "before rotary"
  * (the projections), or "" when the model has no rotary. Returns a static string. */
 const char *shapedesc_rotary(const struct trace *t, bool before);

@@ -49,6 +49,8 @@ struct trace {
 	                        * scales otherwise: query_pre_attn_scalar, GPT-2's 1/(layer+1), DeBERTa's 1/sqrt(3d)) */
 	float softcap;         /* scores then pass through softcap · tanh(score / softcap) (Gemma 2); 0 = none */
 	bool relative_terms;   /* the scores also hold terms not computed from q and k (DeBERTa's relative ones) */
+	float *alibi;          /* [n_heads] ALiBi slopes: head h's scores get + alibi[h] · j for key j (BLOOM),
+	                        * after the scaling; NULL = none (trace_free frees it) */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
 
 	/* A compact trace keeps no n x n matrices (32 layers x 32 heads x 4096^2 floats would be 68 GB):

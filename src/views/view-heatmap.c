@@ -270,10 +270,12 @@ static void hm_title(struct heatmap_state *s, struct view_ctx *ctx, char *buf, s
 {
 	const struct trace *t = ctx->trace;
 	const char *dot = utf8 ? "\xc2\xb7" : "-";
-	char what[160], kv[96], win[32], wtext[48] = "";
+	char what[160], kv[96], win[32], wtext[80] = "", alibi[48];
 	shapedesc_window(t, ctx->layer, utf8, win, sizeof win);
 	if (win[0] && s->agg != HEAT_ALL_MEAN)
 		snprintf(wtext, sizeof wtext, ", window %s", win + 1);
+	if (shapedesc_alibi(t, s->agg == HEAT_HEAD ? ctx->head : -1, alibi, sizeof alibi)[0])
+		snprintf(wtext + strlen(wtext), sizeof wtext - strlen(wtext), ", %s", alibi);
 	shapedesc_kv(t, ctx->head, utf8, kv, sizeof kv);
 	if (s->agg == HEAT_HEAD)
 		snprintf(what, sizeof what, "layer %d head %d%s%s%s", ctx->layer, ctx->head, kv[0] ? ", " : "", kv, wtext);

@@ -111,14 +111,16 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 	char lab[256];
 	tokstrip_label(t, qi, cv->pal->utf8, lab, sizeof lab);
 	const char *dot = anaview_dot(cv);
-	char kvd[96], rot[64] = "";
+	char kvd[96], rot[64] = "", alibi[48], alibi_title[56] = "";
 	shapedesc_kv(t, ctx->head, cv->pal->utf8, kvd, sizeof kvd);
+	if (shapedesc_alibi(t, ctx->head, alibi, sizeof alibi)[0]) /* the scores below include its bias */
+		snprintf(alibi_title, sizeof alibi_title, " %s %s", dot, alibi);
 	if (t->rotary)
 		snprintf(rot, sizeof rot, " %s q, k %s%s", dot, shapedesc_rotary(t, ctx->qk_before_rotary),
 			 ctx->qk_before_rotary ? " (not the scores)" : "");
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
-		      "neuron view %s layer %d head %d%s%s %s query %s (token %d) %s d = %d%s", dot, ctx->layer, ctx->head,
-		      kvd[0] ? ", " : "", kvd, dot, lab, qi, dot, d, rot);
+		      "neuron view %s layer %d head %d%s%s %s query %s (token %d) %s d = %d%s%s", dot, ctx->layer,
+		      ctx->head, kvd[0] ? ", " : "", kvd, dot, lab, qi, dot, d, alibi_title, rot);
 	int qw = 4;
 	for (int j = 0; j < n; j++) {
 		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
@@ -139,9 +141,12 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 	double qn = 0;
 	for (int x = 0; x < d; x++)
 		qn += qv[x] * qv[x];
-	char how[96];
+	char how[160];
 	int used = snprintf(how, sizeof how, "score = q%sk %s %.4g", cv->pal->utf8 ? "\xc2\xb7" : ".",
 			    cv->pal->utf8 ? "\xc3\x97" : "x", terms.scale);
+	if (terms.alibi != 0 && used < (int)sizeof how) /* ALiBi: the score column includes slope · key position */
+		used += snprintf(how + used, sizeof how - (size_t)used, " + %.4g %s key position", terms.alibi,
+				 cv->pal->utf8 ? "\xc3\x97" : "x");
 	if (terms.softcap > 0 && used < (int)sizeof how)
 		used += snprintf(how + used, sizeof how - (size_t)used, ", then %g tanh(/%g)", terms.softcap, terms.softcap);
 	if (t->relative_terms && used < (int)sizeof how)

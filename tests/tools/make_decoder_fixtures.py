@@ -285,6 +285,12 @@ MODELS = [
          note="no attention_layers key: the layer kinds come from expanding attention_types "
               "[[[local], 2], [[global], 1]] = local, local, global; window_size 5, intermediate_size "
               "48 given, exact erf GELU, GPTNeoModel names"),
+    dict(name="bloom-alibi", family="bloom", seed=401, tok=BB, dtype="F16", naming="base", cases=["long"],
+         cfg=dict(n_embed=48, n_head=6, n_layer=2),
+         mistakes=["no_alibi", "alibi_pow2", "alibi_sorted", "qkv_blocks"],
+         note="BLOOM as bloom-560m's files store it (BloomModel names, no prefix; n_embed / n_head / n_layer "
+              "keys): ALiBi with 6 heads, a count that is not a power of two (slopes 2^-2, 2^-4, 2^-6, 2^-8, "
+              "then 2^-1, 2^-3), word_embeddings_layernorm, fused query_key_value per head, BloomGelu"),
 ]
 
 ERROR_MODELS = [
@@ -358,6 +364,12 @@ BASE_CFG = {
                     summary_activation=None, summary_first_dropout=0.1, summary_proj_to_labels=True,
                     summary_type="cls_index", summary_use_proj=True, tokenizer_class="GPT2Tokenizer",
                     use_cache=True),
+    "bloom": dict(apply_residual_connection_post_layernorm=False, architectures=["BloomForCausalLM"],
+                  attention_dropout=0.0, attention_softmax_in_fp32=True, bias_dropout_fusion=True, bos_token_id=1,
+                  eos_token_id=2, hidden_dropout=0.0, initializer_range=0.02, layer_norm_epsilon=1e-5,
+                  masked_softmax_fusion=True, model_type="bloom", offset_alibi=100, pad_token_id=3,
+                  pretraining_tp=1, skip_bias_add=True, skip_bias_add_qkv=False, slow_but_exact=False,
+                  unk_token_id=0, use_cache=True),
 }
 
 
@@ -393,12 +405,12 @@ def make_tensors(spec, m):
                 t[name] = 0.4 * rng.standard_normal(shape)
             else:
                 t[name] = 0.3 * rng.standard_normal(shape)
-        elif leaf in ("embed_tokens", "embed_in"):
+        elif leaf in ("embed_tokens", "embed_in", "word_embeddings"):
             t[name] = rng.standard_normal(shape) / (np.sqrt(hid) if gemma else 1.0)
         elif leaf in ("q_norm", "k_norm"):
             lo, hi = spec.get("qk_norm_gain", (0.5, 2.5) if gemma else (1.5, 3.5))
             t[name] = rng.uniform(lo, hi, shape)
-        elif "layernorm" in leaf or leaf in ("norm", "final_layer_norm"):
+        elif "layernorm" in leaf or leaf in ("norm", "final_layer_norm", "ln_f"):
             t[name] = (0.0 if gemma else 1.0) + 0.3 * rng.standard_normal(shape)
         elif leaf in ("q_proj", "k_proj", "qkv_proj", "query_key_value"):
             t[name] = spec.get("qk", 2.0) / np.sqrt(hid) * rng.standard_normal(shape)
@@ -573,6 +585,13 @@ def mistake(name, m, n):
         return dict(rope=lambda i, r: dict(r, scaling=g["scaling"]))
     if name == "qkv_blocks":  # NeoX fused qkv read as [q | k | v] blocks instead of per head
         return "qkv_blocks"
+    if name == "no_alibi":  # BLOOM without its linear biases
+        return dict(alibi=[0.0] * m["n_heads"])
+    if name == "alibi_pow2":  # the geometric slopes 2^(-8 i / H) as if H were a power of two
+        H = m["n_heads"]
+        return dict(alibi=[2.0 ** (-8.0 * (i + 1) / H) for i in range(H)])
+    if name == "alibi_sorted":  # the right slopes, but in decreasing order instead of interleaved
+        return dict(alibi=sorted(m["alibi"], reverse=True))
     raise KeyError(name)
 
 
@@ -585,7 +604,8 @@ def run_mistake(m, ids, name):
         H, d = m["n_heads"], m["head_dim"]
         for i in range(m["n_layers"]):
             for suffix in ("weight", "bias"):
-                key = "layers.%d.attention.query_key_value.%s" % (i, suffix)
+                key = ("h.%d.self_attention.query_key_value.%s" if m["family"] == "bloom"
+                       else "layers.%d.attention.query_key_value.%s") % (i, suffix)
                 a = mm["w"][key]
                 # rows [q | k | v] reinterpreted: what a blockwise reader would compute
                 blocks = a.reshape((3, H, d) + a.shape[1:])

@@ -43,6 +43,7 @@ F32 = np.float32
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "gpt_neox")
 FAMILIES += ("starcoder2",)
 FAMILIES += ("gpt_neo",)
+FAMILIES += ("bloom",)
 
 
 class Unsupported(ValueError):
@@ -100,6 +101,10 @@ DEFAULTS = {
     "gpt_neo": dict(vocab_size=50257, max_position_embeddings=2048, hidden_size=2048, num_layers=24,
                     attention_types=[[["global", "local"], 12]], num_heads=16, intermediate_size=None,
                     window_size=256, activation_function="gelu_new", layer_norm_epsilon=1e-5),
+    # BloomConfig: n_layer / n_head are the stored names (num_hidden_layers / num_attention_heads map to
+    # them), n_embed overrides hidden_size; no position limit (ALiBi), no activation key (BloomGelu)
+    "bloom": dict(vocab_size=250880, hidden_size=64, n_layer=2, n_head=8, layer_norm_epsilon=1e-5,
+                  apply_residual_connection_post_layernorm=False),
 }
 
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
@@ -144,6 +149,8 @@ def settings(cfg):
     if family == "gpt_neo":  # GPTNeoConfig's attribute_map, and intermediate_size None = 4 * hidden
         c["num_hidden_layers"], c["num_attention_heads"] = c["num_layers"], c["num_heads"]
         c["intermediate_size"] = c["intermediate_size"] or 4 * c["hidden_size"]
+    if family == "bloom":
+        return _bloom_settings(c)
     H = c["num_attention_heads"]
     hidden = c["hidden_size"]
     kv = c.get("num_key_value_heads") or H
@@ -252,6 +259,33 @@ def _gpt_neo_layer_kinds(c):
     if len(layers) != c["num_layers"] or any(k not in ("global", "local") for k in layers):
         raise Unsupported("attention_layers must list \"global\" or \"local\" for each of %d layers" % c["num_layers"])
     return layers
+def alibi_slopes(n_heads):
+    """ALiBi's head slopes (Press et al. 2022, and their reference code): for a power of two n, the
+    geometric sequence 2^(-8/n), 2^(-16/n), ..., 2^(-8); otherwise those of the largest power of two
+    p below n, followed by every other slope of 2p heads (the odd-numbered ones) for the rest."""
+    def geometric(n):
+        start = 2.0 ** (-8.0 / n)
+        return [start ** (i + 1) for i in range(n)]
+    p = 1 << (n_heads.bit_length() - 1)
+    if p == n_heads:
+        return geometric(n_heads)
+    return geometric(p) + geometric(2 * p)[0::2][:n_heads - p]
+
+
+def _bloom_settings(c):
+    """BLOOM (transformers' BloomConfig / BloomModel): ALiBi, no rotary, a LayerNorm on the embeddings."""
+    if c.get("apply_residual_connection_post_layernorm"):
+        raise Unsupported("apply_residual_connection_post_layernorm (the residual after each LayerNorm)")
+    H = c.get("n_head", c.get("num_attention_heads"))
+    L = c.get("n_layer", c.get("num_hidden_layers"))
+    hidden = c["n_embed"] if c.get("n_embed") is not None else c["hidden_size"]
+    d = hidden // H
+    return dict(family="bloom", n_layers=L, n_heads=H, kv_heads=H, hidden=hidden, head_dim=d,
+                intermediate=4 * hidden, vocab_size=c["vocab_size"], max_positions=None,
+                norm="layernorm", eps=c["layer_norm_epsilon"], act="bloom_gelu", mlp="plain", qkv="neox",
+                qkv_bias=True, o_bias=True, mlp_bias=True, block="serial", qk_norm=None, embed_scale=None,
+                softcap=None, scaling=d ** -0.5, windows=[None] * L, rotary_dim=0, rope=[None] * L,
+                rope_max_positions=None, alibi=alibi_slopes(H))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -356,10 +390,8 @@ def gpt_neo_name(name, to_canonical=True):
 
 
 def canonical_weights(tensors, family):
-    """Base-model names: strip `model.` / `gpt_neox.`, drop LM heads and rotary / mask buffers."""
-    prefix = "gpt_neox." if family == "gpt_neox" else "model."
-    if family == "gpt_neo":
-        prefix = "transformer."
+    """Base-model names: strip `model.` / `gpt_neox.` / `transformer.`, drop LM heads and rotary / mask buffers."""
+    prefix = {"gpt_neox": "gpt_neox.", "bloom": "transformer.", "gpt_neo": "transformer."}.get(family, "model.")
     out = {}
     for name, arr in tensors.items():
         if family == "gpt_neo":
@@ -394,6 +426,20 @@ def _expected_names(m):
     """Every tensor name (and shape) the model must have, for the settings M."""
     H, KV, d, hid, I = m["n_heads"], m["kv_heads"], m["head_dim"], m["hidden"], m["intermediate"]
     e = {}
+    if m["family"] == "bloom":
+        e["word_embeddings.weight"] = (m["vocab_size"], hid)
+        for n in ("word_embeddings_layernorm", "ln_f"):
+            e[n + ".weight"] = e[n + ".bias"] = (hid,)
+        for i in range(m["n_layers"]):
+            p = "h.%d." % i
+            for n in ("input_layernorm", "post_attention_layernorm"):
+                e[p + n + ".weight"] = e[p + n + ".bias"] = (hid,)
+            e[p + "self_attention.query_key_value.weight"], e[p + "self_attention.query_key_value.bias"] = \
+                (3 * hid, hid), (3 * hid,)
+            e[p + "self_attention.dense.weight"], e[p + "self_attention.dense.bias"] = (hid, hid), (hid,)
+            e[p + "mlp.dense_h_to_4h.weight"], e[p + "mlp.dense_h_to_4h.bias"] = (I, hid), (I,)
+            e[p + "mlp.dense_4h_to_h.weight"], e[p + "mlp.dense_4h_to_h.bias"] = (hid, I), (hid,)
+        return e
     if m["family"] == "gpt_neox":
         e["embed_in.weight"] = (m["vocab_size"], hid)
         e["final_layer_norm.weight"] = e["final_layer_norm.bias"] = (hid,)
@@ -511,7 +557,13 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         return y + W[name + ".bias"] if bias else y
 
     pos = np.arange(n, dtype=np.float64)
-    if m["family"] == "gpt_neox":
+    bloom = m["family"] == "bloom"
+    names = {"ln1": "input_layernorm", "qkv": "attention.query_key_value", "dense": "attention.dense",
+             "ln2": "post_attention_layernorm", "final": "final_layer_norm" if m["family"] == "gpt_neox" else "norm"}
+    if bloom:
+        names.update(qkv="self_attention.query_key_value", dense="self_attention.dense", final="ln_f")
+        x = norm(W["word_embeddings.weight"][ids], "word_embeddings_layernorm")
+    elif m["family"] == "gpt_neox":
         x = W["embed_in.weight"][ids]
     else:
         x = W["embed_tokens.weight"][ids]
@@ -524,13 +576,13 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
     hs = [x]
     res = {k: [] for k in ("attentions", "q", "k", "v", "q_rot", "k_rot", "context", "inv_freq", "attention_factor")}
     for i in range(m["n_layers"]):
-        p = "layers.%d." % i
+        p = ("h.%d." if bloom else "layers.%d.") % i
         if layer_inputs is not None:
             x = np.asarray(layer_inputs[i], dtype=dtype)
         # --- attention
-        a_in = norm(x, p + "input_layernorm")
+        a_in = norm(x, p + names["ln1"])
         if m["qkv"] == "neox":
-            qkv = lin(p + "attention.query_key_value", a_in, m["qkv_bias"]).reshape(n, H, 3 * d).transpose(1, 0, 2)
+            qkv = lin(p + names["qkv"], a_in, m["qkv_bias"]).reshape(n, H, 3 * d).transpose(1, 0, 2)
             q, k, v = qkv[..., :d], qkv[..., d:2 * d], qkv[..., 2 * d:]
         else:
             if m["qkv"] == "phi3":
@@ -551,8 +603,14 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         rope = m["rope"][i]
         if wrong.get("rope"):
             rope = wrong["rope"](i, rope)
-        inv, att = inv_freq(rope, rd, m["rope_max_positions"], n)
-        if dtype == np.float32:
+        if rope is None:  # no rotary (BLOOM: ALiBi instead): the scores use q and k as projected
+            inv, att = np.zeros(0), 1.0
+            cos = sin = np.ones((n, 0), dtype=dtype)
+        else:
+            inv, att = inv_freq(rope, rd, m["rope_max_positions"], n)
+        if rope is None:
+            pass
+        elif dtype == np.float32:
             ang = (pos.astype(F32)[:, None] * inv.astype(F32)[None, :])
             cos, sin = np.cos(ang), np.sin(ang)
             cos, sin = cos * F32(att), sin * F32(att)
@@ -561,7 +619,9 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
             cos, sin = np.cos(ang) * att, np.sin(ang) * att
         cos = np.concatenate([cos, cos], axis=-1).astype(dtype)
         sin = np.concatenate([sin, sin], axis=-1).astype(dtype)
-        if wrong.get("rope_interleaved"):  # the GPT-J convention: pairs (2i, 2i+1)
+        if rope is None:
+            q_rot, k_rot = qn, kn
+        elif wrong.get("rope_interleaved"):  # the GPT-J convention: pairs (2i, 2i+1)
             def rot(x):
                 r = x[..., :rd].copy()
                 c, s_ = cos[:, :rd // 2], sin[:, :rd // 2]
@@ -573,6 +633,10 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
             q_rot, k_rot = rotate(qn, cos, sin, rd), rotate(kn, cos, sin, rd)
         kv_of = np.arange(H) // group if not wrong.get("kv_interleave") else np.arange(H) % KV
         scores = q_rot @ k_rot[kv_of].transpose(0, 2, 1) * dtype(wrong.get("scaling", m["scaling"]))
+        slopes = wrong.get("alibi", m.get("alibi"))
+        if slopes is not None:  # ALiBi: + slope_h * j for key j, a float32 tensor in transformers
+            bias = _f32(_f32(np.array(slopes))[:, None] * np.arange(n, dtype=np.float64)[None, :])
+            scores = scores + bias[:, None, :].astype(dtype)
         cap = m["softcap"]
         if cap is not None and not wrong.get("no_softcap"):
             scores = np.tanh(scores / dtype(cap)) * dtype(cap)
@@ -587,7 +651,7 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         probs = softmax(scores)
         ctx = (probs @ v[kv_of]).transpose(1, 0, 2).reshape(n, H * d)
         if m["qkv"] == "neox":
-            attn_out = lin(p + "attention.dense", ctx, m["o_bias"])
+            attn_out = lin(p + names["dense"], ctx, m["o_bias"])
         else:
             attn_out = lin(p + "self_attn.o_proj", ctx, m["o_bias"])
         # --- block
@@ -601,12 +665,12 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
             x = x + attn_out + mlp(m, W, p, norm(x, p + "post_attention_layernorm"), act)
         else:
             x = x + attn_out
-            x = x + mlp(m, W, p, norm(x, p + "post_attention_layernorm"), act)
+            x = x + mlp(m, W, p, norm(x, p + names["ln2"]), act)
         for key, val in (("attentions", probs), ("q", q), ("k", k), ("v", v), ("q_rot", q_rot), ("k_rot", k_rot),
                          ("context", ctx), ("inv_freq", inv), ("attention_factor", att)):
             res[key].append(val)
         hs.append(x)
-    last = norm(x, "final_layer_norm" if m["family"] == "gpt_neox" else "norm")
+    last = norm(x, names["final"])
     hs[-1] = last  # transformers replaces the last block's output by the final norm of it
     out = {k: np.array(v) for k, v in res.items()}
     out["hidden_states"] = np.array(hs)
@@ -614,9 +678,16 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
     return out
 
 
+def _activation(name, x):
+    if name == "bloom_gelu":  # BloomGelu: x * 0.5 * (1 + tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+        t = x.dtype.type
+        return x * t(0.5) * (t(1.0) + np.tanh(t(0.79788456) * x * (t(1.0) + t(0.044715) * x * x)))
+    return activation(name, x)
+
+
 def mlp(m, W, p, x, act):
     if m["mlp"] == "plain":
-        h = activation(act, x @ W[p + "mlp.dense_h_to_4h.weight"].T + W[p + "mlp.dense_h_to_4h.bias"])
+        h = _activation(act, x @ W[p + "mlp.dense_h_to_4h.weight"].T + W[p + "mlp.dense_h_to_4h.bias"])
         return h @ W[p + "mlp.dense_4h_to_h.weight"].T + W[p + "mlp.dense_4h_to_h.bias"]
     if m["mlp"] == "cfc":  # StarCoder2: c_proj(act(c_fc x)), biases when use_bias
         b = m["mlp_bias"]
@@ -649,6 +720,15 @@ def config_summary(m, n):
     norm = {"rmsnorm": "rmsnorm (x / rms * w)", "rmsnorm_1p": "rmsnorm_1p (x / rms * (1 + w))",
             "layernorm": "layernorm"}[m["norm"]]
     rs = m["rope"]
+    if m.get("alibi") is not None:  # BLOOM: no rotary, ALiBi
+        return {"num_layers": L, "num_heads": m["n_heads"], "num_kv_heads": m["kv_heads"], "head_dim": m["head_dim"],
+                "hidden_size": m["hidden"], "intermediate_size": m["intermediate"], "vocab_size": m["vocab_size"],
+                "max_positions": None, "layer_norm_eps": m["eps"], "activation": m["act"], "norm": norm, "rope": None,
+                "attention": {"scaling": m["scaling"], "softcap": None, "sliding_window": None,
+                              "layer_types": ["full_attention"] * L, "qk_norm": None, "qkv_bias": True,
+                              "o_bias": True, "alibi": True, "alibi_slopes": [float(F32(s)) for s in m["alibi"]],
+                              "alibi_rule": "scores[h][i][j] = q_i.k_j * scaling + slope_h * j"},
+                "mlp_bias": True, "embedding_layernorm": True}
     glob = [r for r, w in zip(rs, m["windows"]) if w is None] or rs
     rope = {"theta": glob[0]["theta"], "rotary_dim": m["rotary_dim"],
             "scaling": glob[0]["scaling"],
@@ -704,6 +784,9 @@ def _verify(cases_dir, models_dir, dtype, forced):
         for tag, out in runs:
             diffs = []
             for qn in QUANTITIES:
+                if qn not in ref:  # the shared cases of families without rotary have no q_rot / k_rot
+                    diffs.append(float("nan"))
+                    continue
                 if ref[qn].shape != out[qn].shape:
                     raise SystemExit("%s: %s shape %s, reference %s" % (name, qn, out[qn].shape, ref[qn].shape))
                 diff = float(np.abs(out[qn] - ref[qn]).max())
@@ -717,7 +800,7 @@ def _verify(cases_dir, models_dir, dtype, forced):
         raise SystemExit("no decoder cases in %s" % cases_dir)
     print("max per family:")
     for fam in sorted(worst):
-        print("%-30s %4s  %s" % (fam, "", "  ".join("%-8.1e" % worst[fam][q] for q in QUANTITIES)))
+        print("%-30s %4s  %s" % (fam, "", "  ".join("%-8.1e" % worst[fam].get(q, float("nan")) for q in QUANTITIES)))
     return worst
 
 
