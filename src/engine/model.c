@@ -629,6 +629,7 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 	t->max_positions = in->max_positions;
 	const struct arch *a = &m->arch;
 	t->softcap = a->softcap;
+	t->rotary_interleaved = a->rotary && a->rope_global.interleaved;
 	t->relative_terms = m->fam.position == POS_RELATIVE;
 	for (int l = 0; l < in->n_layers; l++) /* the multiplier fwd_attention applies, for the views */
 		t->score_scale[l] = m->scale_by_inverse_layer ? a->attn_scale / (float)(l + 1) : a->attn_scale;
