@@ -109,6 +109,20 @@ for k, fixture in enumerate(["llama-rope-yarn", "gemma2-softcap", "neox-parallel
         c.update({"head_dim": 8, "num_key_value_heads": 1})
     seed("fuzz_modeldir", bytes([k]) + js(c))
 
+# the parallel blocks on one norm (selector 9...): as is, and with what their families refuse or
+# read differently (qk_layernorm, GPT-J's rotary_dim null = every dim, use_qk_norm)
+for k, fixture in enumerate(["phi-partial", "gptj-interleaved", "cohere-interleaved"], start=9):
+    cfg = read("tests", "data", "models", fixture, "config.json")
+    seed("fuzz_modeldir", bytes([k]) + cfg)
+    c = json.loads(cfg)
+    if k == 9:
+        c.update({"qk_layernorm": True, "partial_rotary_factor": 0.5})
+    elif k == 10:
+        c.update({"rotary_dim": None, "n_inner": 64})
+    else:
+        c.update({"use_qk_norm": True, "attention_bias": True})
+    seed("fuzz_modeldir", bytes([k]) + js(c))
+
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")
 small_vocab = b"\n".join(bert_vocab[:120] + bert_vocab[1000:1200] + bert_vocab[7000:7100]) + b"\n"
