@@ -23,7 +23,8 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       "gemma3-multimodal",
 				       "starcoder2-window",
 				       "gptneo-local",
-				       "bloom-alibi"};
+				       "bloom-alibi",
+				       "phi-partial",      "gptj-interleaved", "cohere-interleaved"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
 	{"model.safetensors", "vocab.txt", NULL},
@@ -38,6 +39,9 @@ static const char *const linked[][3] = {
 	{"model.safetensors", "tokenizer.json", NULL}, /* starcoder2-window */
 	{"model.safetensors", "tokenizer.json", NULL}, /* gptneo-local */
 	{"model.safetensors", "tokenizer.json", NULL}, /* bloom-alibi */
+	{"model.safetensors", "tokenizer.json", NULL}, /* phi-partial */
+	{"model.safetensors", "tokenizer.json", NULL}, /* gptj-interleaved */
+	{"model.safetensors", "tokenizer.json", NULL}, /* cohere-interleaved */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};

@@ -126,6 +126,19 @@ seed("fuzz_modeldir", bytes([11]) + cfg)
 c = json.loads(cfg)
 c.update({"n_head": 8, "n_embed": 48, "hidden_size": 999, "apply_residual_connection_post_layernorm": False})
 seed("fuzz_modeldir", bytes([11]) + js(c))
+# the parallel blocks on one norm (selectors 12-14): as is, and with what their families refuse or
+# read differently (qk_layernorm, GPT-J's rotary_dim null = every dim, use_qk_norm)
+for k, fixture in enumerate(["phi-partial", "gptj-interleaved", "cohere-interleaved"], start=12):
+    cfg = read("tests", "data", "models", fixture, "config.json")
+    seed("fuzz_modeldir", bytes([k]) + cfg)
+    c = json.loads(cfg)
+    if k == 12:
+        c.update({"qk_layernorm": True, "partial_rotary_factor": 0.5})
+    elif k == 13:
+        c.update({"rotary_dim": None, "n_inner": 64})
+    else:
+        c.update({"use_qk_norm": True, "attention_bias": True})
+    seed("fuzz_modeldir", bytes([k]) + js(c))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

@@ -129,6 +129,7 @@ struct trace *words_build(const struct trace *t)
 	memcpy(w->family, t->family, sizeof w->family);
 	w->pieces = t->pieces;
 	w->causal = t->causal;
+	w->rotary_interleaved = t->rotary_interleaved;
 	w->max_positions = t->max_positions;
 	w->truncated = t->truncated;
 	w->nonfinite_layer = t->nonfinite_layer;

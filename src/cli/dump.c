@@ -191,7 +191,10 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 				   t->n_kv_heads > 0 ? t->n_kv_heads : in->n_heads, in->head_dim, in->hidden, in->max_positions};
 	fputs("{\"model\": ", out);
 	jsonout_model(out, &jm);
-	fprintf(out, ", \"vocab_size\": %d, \"rotary\": %s, \"windows\": ", in->vocab_size, t->rotary ? "true" : "false");
+	fprintf(out, ", \"vocab_size\": %d, \"rotary\": %s, ", in->vocab_size, t->rotary ? "true" : "false");
+	if (t->rotary_interleaved) /* only then: the dumps of the other models stay as they were */
+		fputs("\"rotary_pairs\": \"interleaved\", ", out);
+	fputs("\"windows\": ", out);
 	dump_windows(out, t);
 	if (t->alibi) { /* ALiBi (BLOOM): each head's slope; its scores got + slope · key position */
 		fputs(", \"alibi_slopes\": [", out);

@@ -245,7 +245,8 @@ static const struct fam_value fam_tokenizers[] = {
 	{"wordpiece", TOKENIZER_WORDPIECE}, {"bpe", TOKENIZER_BPE}, {"json", TOKENIZER_JSON},
 	{"roberta", TOKENIZER_ROBERTA}, {"xlm-roberta", TOKENIZER_XLMR}, {"albert", TOKENIZER_ALBERT},
 	{"deberta-v2", TOKENIZER_DEBERTA_V2}, {NULL, 0}};
-static const struct fam_value fam_blocks[] = {{"post_ln", BLOCK_POST_LN}, {"pre_ln", BLOCK_PRE_LN}, {NULL, 0}};
+static const struct fam_value fam_blocks[] = {
+	{"post_ln", BLOCK_POST_LN}, {"pre_ln", BLOCK_PRE_LN}, {"parallel_one_norm", BLOCK_PARALLEL_ONE_NORM}, {NULL, 0}};
 static const struct fam_value fam_layouts[] = {{"out_in", LINEAR_OUT_IN}, {"in_out", LINEAR_IN_OUT}, {NULL, 0}};
 static const struct fam_value fam_norms[] = {{"layernorm", NORM_LAYER}, {"rmsnorm", NORM_RMS}, {NULL, 0}};
 static const struct fam_value fam_positions[] = {
@@ -255,6 +256,8 @@ static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per
 static const struct fam_value fam_windows[] = {{"causal", WINDOW_CAUSAL}, {"centered", WINDOW_CENTERED}, {NULL, 0}};
 static const struct fam_value fam_embed_scales[] = {
 	{"none", EMBED_SCALE_NONE}, {"sqrt_hidden", EMBED_SCALE_SQRT_HIDDEN}, {NULL, 0}};
+static const struct fam_value fam_rope_styles[] = {
+	{"half", ROPE_STYLE_HALF}, {"interleaved", ROPE_STYLE_INTERLEAVED}, {NULL, 0}};
 static const struct fam_value fam_zero_one[] = {{"0", 0}, {"1", 1}, {NULL, 0}};
 
 /* How a top-level key's value is read and where it goes. */
@@ -311,6 +314,7 @@ static const struct fam_row fam_rows[] = {
 	FAM_ENUM_ROW("qkv_layout", qkv_layout, fam_qkv_layouts),
 	FAM_ENUM_ROW("window", window, fam_windows),
 	FAM_ENUM_ROW("embed_scale", embed_scale, fam_embed_scales),
+	FAM_ENUM_ROW("rope_style", rope_style, fam_rope_styles),
 	FAM_INT_ROW("global_offset", global_offset, fam_zero_one),
 	FAM_BOOL_ROW("rope_local_unscaled", rope_local_unscaled, false),
 	FAM_BOOL_ROW("positions_after_pad", positions_after_pad, false),
@@ -412,8 +416,11 @@ static int fam_top(struct fam_doc *d, struct family *f)
 	static const enum family_role always[] = {WEIGHT_TOKEN_EMB, WEIGHT_ATTN_OUT_W, WEIGHT_LN1_W, WEIGHT_LN2_W,
 						  WEIGHT_MLP_DOWN_W};
 	for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
-		if (!f->n_names[always[i]])
+		if (!f->n_names[always[i]] && !(always[i] == WEIGHT_LN2_W && f->block == BLOCK_PARALLEL_ONE_NORM))
 			return fam_fail(d, NULL, "tensors: missing role '%s'", family_role_keys[always[i]]);
+	if (f->block == BLOCK_PARALLEL_ONE_NORM && (f->n_names[WEIGHT_LN2_W] || f->n_names[WEIGHT_LN2_B]))
+		return fam_fail(d, NULL, "tensors: block parallel_one_norm feeds the MLP from ln1: no '%s'",
+				family_role_keys[WEIGHT_LN2_W]);
 	if (f->position == POS_LEARNED && !f->n_names[WEIGHT_POS_EMB])
 		return fam_fail(d, NULL, "tensors: learned positions need '%s'", family_role_keys[WEIGHT_POS_EMB]);
 	if (f->mlp == MLP_GATED ? !f->n_names[WEIGHT_MLP_GATE_UP_W] && (!f->n_names[WEIGHT_MLP_GATE_W] ||

@@ -106,7 +106,8 @@ enum family_role {
 	X(POSITION_BUCKETS, "position_buckets")                                                            \
 	X(MAX_RELATIVE, "max_relative_positions")                                                          \
 	X(POS_ATT_TYPE, "pos_att_type")                                                                    \
-	X(ATTENTION_TYPES, "attention_types")
+	X(ATTENTION_TYPES, "attention_types")                                                              \
+	X(ROTARY_DIM, "rotary_dim")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -117,7 +118,9 @@ enum family_setting {
 
 #define FAMILY_MAX_ALTS 4
 
-enum family_block { BLOCK_POST_LN, BLOCK_PRE_LN };
+enum family_block { BLOCK_POST_LN, BLOCK_PRE_LN,
+                    BLOCK_PARALLEL_ONE_NORM }; /* pre-LN with attention and MLP side by side on ONE norm of
+                                                * x: x + attn(ln1 x) + mlp(ln1 x) (GPT-J, Phi, Cohere) */
 enum family_linear { LINEAR_OUT_IN, LINEAR_IN_OUT }; /* torch Linear [out,in] vs GPT-2 Conv1D [in,out] */
 enum family_norm { NORM_LAYER, NORM_RMS };           /* LayerNorm (mean and variance) or RMSNorm */
 enum family_position { POS_LEARNED, POS_ROTARY, POS_RELATIVE, POS_ALIBI }; /* a learned table added to the
@@ -128,6 +131,8 @@ enum family_qkv_layout { QKV_CONCAT, QKV_PER_HEAD }; /* fused rows [q | k | v], 
 enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W keys up to the query, or
                                                        * the keys within W/2 on either side */
 enum family_embed_scale { EMBED_SCALE_NONE, EMBED_SCALE_SQRT_HIDDEN }; /* Gemma: × sqrt(hidden) */
+enum family_rope_style { ROPE_STYLE_HALF, ROPE_STYLE_INTERLEAVED }; /* rotary pairs (i, i + dim/2) as GPT-NeoX
+                                                                    * and Llama, or (2i, 2i+1) as GPT-J */
 
 #define FAMILY_MAX_RULES 8
 
@@ -158,6 +163,7 @@ struct family {
 	enum family_qkv_layout qkv_layout;
 	enum family_embed_scale embed_scale; /* Gemma: embeddings × sqrt(hidden), rounded to float32 */
 	enum family_window window;
+	enum family_rope_style rope_style; /* how rotary pairs a head's dims (rope.h) */
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
 	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */
 	bool positions_after_pad;        /* RoBERTa: position ids count from pad_token_id + 1; a pad token keeps

@@ -481,6 +481,13 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const str
 	/* Pre-LN: x += [post_attn](Attn(LN1 x)); x += [post_mlp](MLP(LN2 x)) */
 	fwd_norm(m, &w->ln1, b->x, b->h, n);
 	fwd_attention(m, l, b->h, b, bt);
+	if (m->fam.block == BLOCK_PARALLEL_ONE_NORM) {
+		/* GPT-J, Phi, Cohere: x = (attn(ln1 x) + mlp(ln1 x)) + x, the MLP reading the same normed x */
+		fwd_mlp(m, l, b->h, b, n, b->proj2);
+		fwd_add(m, b->proj2, b->proj, nh);
+		fwd_add(m, b->x, b->proj2, nh);
+		return;
+	}
 	fwd_norm(m, &w->post_attn, b->proj, b->proj, n);
 	if (m->arch.parallel_residual) {
 		/* GPT-NeoX: x = (mlp(ln2 x) + attn(ln1 x)) + x, both from the same x */

@@ -187,11 +187,18 @@ static int config_rotary(struct model *m, const struct hfconfig *c, struct err *
 	if (!(fraction > 0 && fraction <= 1))
 		return err_set(e, "%s: partial rotary fraction %g must be in (0, 1]", c->path, fraction);
 	int dim = (int)(hd * fraction);
+	if (hfconfig_has(c, f, SET_ROTARY_DIM)) { /* GPT-J: a number of dims, not a fraction (null = all) */
+		long rd;
+		if (hfconfig_int(c, f, SET_ROTARY_DIM, 1, hd, &rd, e) < 0)
+			return -1;
+		dim = (int)rd;
+	}
 	const void *scaling = hfconfig_json(c, f, SET_ROPE_SCALING);
 	int max = m->info.max_positions;
 	if (rope_init(&a->rope_global, dim, theta, max, scaling, c->path, e) < 0 ||
 	    rope_init(&a->rope_local, dim, local_theta, max, f->rope_local_unscaled ? NULL : scaling, c->path, e) < 0)
 		return -1;
+	a->rope_global.interleaved = a->rope_local.interleaved = f->rope_style == ROPE_STYLE_INTERLEAVED;
 	/* Dynamic NTK scaling exists to run past the trained length: allow texts that long. */
 	m->info.max_positions = rope_max_length(&a->rope_global);
 	return 0;

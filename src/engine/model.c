@@ -643,6 +643,7 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 	t->max_positions = in->max_positions;
 	const struct arch *a = &m->arch;
 	t->softcap = a->softcap;
+	t->rotary_interleaved = a->rotary && a->rope_global.interleaved;
 	t->relative_terms = m->fam.position == POS_RELATIVE;
 	if (m->fam.position == POS_ALIBI) { /* the slopes ride on the trace, so every score pipeline adds them */
 		if (!(t->alibi = malloc((size_t)in->n_heads * sizeof *t->alibi))) {

@@ -200,6 +200,18 @@ int rope_tables(const struct rope *r, int n, float *cos_out, float *sin_out, str
 void rope_apply(const struct rope *r, float *x, int n, int stride, const float *cos_t, const float *sin_t)
 {
 	int half = r->dim / 2;
+	if (r->interleaved) { /* HF's cos/sin repeat_interleave'd: dims 2i and 2i+1 share angle i */
+		for (int p = 0; p < n; p++) {
+			float *v = x + (size_t)p * stride;
+			const float *c = cos_t + (size_t)p * half, *s = sin_t + (size_t)p * half;
+			for (int i = 0; i < half; i++) {
+				float a = v[2 * i], b = v[2 * i + 1];
+				v[2 * i] = a * c[i] - b * s[i];
+				v[2 * i + 1] = b * c[i] + a * s[i];
+			}
+		}
+		return;
+	}
 	for (int p = 0; p < n; p++) {
 		float *v = x + (size_t)p * stride;
 		const float *c = cos_t + (size_t)p * half, *s = sin_t + (size_t)p * half;

@@ -17,6 +17,8 @@ struct rope {
 	double factor;       /* rope_scaling factor (1 = none) */
 	int max_positions;   /* config max_position_embeddings (dynamic: the length past which it rescales) */
 	float attn_factor;   /* cos and sin are multiplied by it (yarn's attention scaling; 1 otherwise) */
+	bool interleaved;    /* pairs (2i, 2i+1), GPT-J's rotate_every_two, instead of (i, i + dim/2); set by
+	                      * the caller after rope_init (the family's rope_style) */
 	float *inv_freq;     /* [dim / 2] for texts up to max_positions */
 };
 
@@ -34,8 +36,9 @@ int rope_max_length(const struct rope *r);
  * equal). Dynamic scaling recomputes the frequencies for N past max_positions, as HF does. */
 int rope_tables(const struct rope *r, int n, float *cos_out, float *sin_out, struct err *e);
 
-/* Rotate X [n][stride] in place on its first DIM dims (the rotate-half convention of GPT-NeoX and
- * Llama: pairs (i, i + dim/2)), with the tables of rope_tables. */
+/* Rotate X [n][stride] in place on its first DIM dims, with the tables of rope_tables: pair i is
+ * dims (i, i + dim/2) (rotate-half, GPT-NeoX and Llama) or, when R->interleaved, dims (2i, 2i+1)
+ * (GPT-J's rotate_every_two, Cohere); either way it turns by angle i of the tables. */
 void rope_apply(const struct rope *r, float *x, int n, int stride, const float *cos_t, const float *sin_t);
 
 #endif

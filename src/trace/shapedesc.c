@@ -82,6 +82,8 @@ const char *shapedesc_rotary(const struct trace *t, bool before)
 {
 	if (!t->rotary)
 		return "";
+	if (t->rotary_interleaved) /* a pair is two neighbouring dims: say so beside the q/k it shows */
+		return before ? "before rotary (interleaved)" : "after rotary (interleaved)";
 	return before ? "before rotary" : "after rotary";
 }
 

@@ -26,7 +26,8 @@ bool shapedesc_windowed(const struct trace *t);
  * the model has no ALiBi. HEAD < 0: just "ALiBi" (a layer's or the model's mean). Returns BUF. */
 const char *shapedesc_alibi(const struct trace *t, int head, char *buf, size_t n);
 /* Which queries and keys a Q/K view reads: "after rotary" (what the scores use), "before rotary"
- * (the projections), or "" when the model has no rotary. Returns a static string. */
+ * (the projections), or "" when the model has no rotary; " (interleaved)" follows when the rotary
+ * pairs neighbouring dims (GPT-J, Cohere). Returns a static string. */
 const char *shapedesc_rotary(const struct trace *t, bool before);
 /* T as the Q/K views should read it: T itself, or (BEFORE and the model has rotary) a shallow copy
  * in TMP whose q/k are the projections before rotary and q/k norm. Attention weights are the

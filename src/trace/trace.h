@@ -22,6 +22,7 @@ struct trace {
 	int max_positions;
 	bool rotary;           /* q/k are transformed after projection (rotary embedding, q/k norm):
 	                        * q_raw/k_raw hold the projections, q/k what the scores use */
+	bool rotary_interleaved; /* the rotary pairs dims (2i, 2i+1) (GPT-J, Cohere), not (i, i + dim/2) */
 
 	int n;                 /* number of tokens */
 	char **tokens;         /* [n] vocabulary strings as HF convert_ids_to_tokens gives them */

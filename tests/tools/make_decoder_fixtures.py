@@ -291,6 +291,26 @@ MODELS = [
          note="BLOOM as bloom-560m's files store it (BloomModel names, no prefix; n_embed / n_head / n_layer "
               "keys): ALiBi with 6 heads, a count that is not a power of two (slopes 2^-2, 2^-4, 2^-6, 2^-8, "
               "then 2^-1, 2^-3), word_embeddings_layernorm, fused query_key_value per head, BloomGelu"),
+    dict(name="phi-partial", family="phi", seed=401, tok=BB, dtype="F16", naming="causal", cases=["short"],
+         cfg=dict(hidden_size=40, num_attention_heads=4, intermediate_size=80, num_hidden_layers=2,
+                  partial_rotary_factor=0.4),
+         mistakes=["rope_interleaved", "full_rotary", "toggle_parallel", "no_bias"],
+         note="PhiForCausalLM file (`model.` prefix, untied lm_head): partial_rotary_factor 0.4 (rotate-half on "
+              "4 of 10 dims), parallel attention + MLP from one input_layernorm, output projection `dense`, "
+              "fc1/fc2 gelu_new, biases everywhere, final_layernorm"),
+    dict(name="gptj-interleaved", family="gptj", seed=411, tok=BB, dtype="F16", naming="causal", cases=["short"],
+         cfg=dict(n_embd=32, n_head=4, n_layer=2, rotary_dim=4, n_inner=None),
+         mistakes=["rope_interleaved", "full_rotary", "toggle_parallel"],
+         note="GPTJForCausalLM file (`transformer.` prefix, untied lm_head): rotary_dim 4 of head_dim 8 with "
+              "interleaved pairs (2i, 2i+1), theta 10000, parallel attention + MLP from one ln_1, no q/k/v/out "
+              "bias, n_inner null (4 x n_embd)"),
+    dict(name="cohere-interleaved", family="cohere", seed=421, tok=SP, dtype="F32", naming="causal_tied",
+         cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
+                  num_hidden_layers=2),
+         mistakes=["rope_interleaved", "toggle_parallel", "swap_gate_up"],
+         note="CohereForCausalLM file (`model.` prefix, tied): interleaved rotary on every dim, rope_theta 8e6, "
+              "parallel attention + SwiGLU MLP from one bias-free input_layernorm, logit_scale (LM head only)"),
 ]
 
 ERROR_MODELS = [
@@ -370,6 +390,20 @@ BASE_CFG = {
                   masked_softmax_fusion=True, model_type="bloom", offset_alibi=100, pad_token_id=3,
                   pretraining_tp=1, skip_bias_add=True, skip_bias_add_qkv=False, slow_but_exact=False,
                   unk_token_id=0, use_cache=True),
+    "phi": dict(architectures=["PhiForCausalLM"], attention_dropout=0.0, bos_token_id=512, embd_pdrop=0.0,
+                eos_token_id=512, hidden_act="gelu_new", initializer_range=0.02, layer_norm_eps=1e-5,
+                max_position_embeddings=2048, model_type="phi", num_key_value_heads=None,
+                partial_rotary_factor=0.4, qk_layernorm=False, resid_pdrop=0.0, rope_scaling=None,
+                rope_theta=10000.0, tie_word_embeddings=False, use_cache=True),
+    "gptj": dict(activation_function="gelu_new", architectures=["GPTJForCausalLM"], attn_pdrop=0.0,
+                 bos_token_id=512, embd_pdrop=0.0, eos_token_id=512, initializer_range=0.02,
+                 layer_norm_epsilon=1e-5, model_type="gptj", n_positions=2048, resid_pdrop=0.0,
+                 tie_word_embeddings=False, use_cache=True),
+    "cohere": dict(architectures=["CohereForCausalLM"], attention_bias=False, attention_dropout=0.0,
+                   bos_token_id=1, eos_token_id=2, hidden_act="silu", initializer_range=0.02,
+                   layer_norm_eps=1e-5, logit_scale=0.0625, max_position_embeddings=8192, model_type="cohere",
+                   pad_token_id=0, rope_scaling=None, rope_theta=8000000.0, tie_word_embeddings=True,
+                   use_cache=True, use_qk_norm=False),
 }
 
 
@@ -377,7 +411,7 @@ def model_config(spec):
     c = dict(BASE_CFG[spec["family"]])
     c.update(spec["cfg"])
     vocab = TOKENIZER_SIZE[spec["tok"]]
-    if spec["family"] in ("phi3", "qwen2", "qwen3", "gpt_neox"):
+    if spec["family"] in ("phi3", "qwen2", "qwen3", "gpt_neox", "phi", "gptj"):
         vocab = (vocab + 7) // 8 * 8  # padded embedding rows, as Phi-3 / Qwen / Pythia have
     c["vocab_size"] = vocab
     c["torch_dtype"] = TORCH_DTYPE[spec["dtype"]]
@@ -405,12 +439,12 @@ def make_tensors(spec, m):
                 t[name] = 0.4 * rng.standard_normal(shape)
             else:
                 t[name] = 0.3 * rng.standard_normal(shape)
-        elif leaf in ("embed_tokens", "embed_in", "word_embeddings"):
+        elif leaf in ("embed_tokens", "embed_in", "word_embeddings", "wte"):
             t[name] = rng.standard_normal(shape) / (np.sqrt(hid) if gemma else 1.0)
         elif leaf in ("q_norm", "k_norm"):
             lo, hi = spec.get("qk_norm_gain", (0.5, 2.5) if gemma else (1.5, 3.5))
             t[name] = rng.uniform(lo, hi, shape)
-        elif "layernorm" in leaf or leaf in ("norm", "final_layer_norm", "ln_f"):
+        elif "layernorm" in leaf or leaf in ("norm", "final_layer_norm", "ln_1", "ln_f"):
             t[name] = (0.0 if gemma else 1.0) + 0.3 * rng.standard_normal(shape)
         elif leaf in ("q_proj", "k_proj", "qkv_proj", "query_key_value"):
             t[name] = spec.get("qk", 2.0) / np.sqrt(hid) * rng.standard_normal(shape)
@@ -434,7 +468,7 @@ def checkpoint_tensors(spec, m, t, rng):
     if spec["naming"] == "base":
         out.update(t)
     else:
-        prefix = {"gpt_neox": "gpt_neox.", "gpt_neo": "transformer."}.get(fam, "model.")
+        prefix = {"gpt_neox": "gpt_neox.", "gpt_neo": "transformer.", "gptj": "transformer."}.get(fam, "model.")
         out.update({prefix + n: a for n, a in t.items()})
         if spec["naming"] == "causal":
             head = "embed_out.weight" if fam == "gpt_neox" else "lm_head.weight"
@@ -497,7 +531,7 @@ def make_model(spec):
         return None
     model = R.load_model(d)
     for n in t:  # the reference loader reads back exactly what was stored
-        key = n if spec["naming"] == "base" else ("gpt_neox." if m["family"] == "gpt_neox" else "model.") + n
+        key = n if spec["naming"] == "base" else {"gpt_neox": "gpt_neox.", "gptj": "transformer."}.get(m["family"], "model.") + n
         if m["family"] == "gpt_neo":
             key = ("" if spec["naming"] == "base" else "transformer.") + R.gpt_neo_name(n, to_canonical=False)
         assert np.array_equal(model["w"][n], stored[key]), n

@@ -44,6 +44,7 @@ FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_tex
 FAMILIES += ("starcoder2",)
 FAMILIES += ("gpt_neo",)
 FAMILIES += ("bloom",)
+FAMILIES += ("phi", "gptj", "cohere")
 
 
 class Unsupported(ValueError):
@@ -105,6 +106,29 @@ DEFAULTS = {
     # them), n_embed overrides hidden_size; no position limit (ALiBi), no activation key (BloomGelu)
     "bloom": dict(vocab_size=250880, hidden_size=64, n_layer=2, n_head=8, layer_norm_epsilon=1e-5,
                   apply_residual_connection_post_layernorm=False),
+    "phi": dict(vocab_size=51200, hidden_size=2048, intermediate_size=8192, num_hidden_layers=24,
+                num_attention_heads=32, num_key_value_heads=None, hidden_act="gelu_new",
+                max_position_embeddings=2048, layer_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
+                partial_rotary_factor=0.5, qk_layernorm=False),
+    "gptj": dict(vocab_size=50400, n_positions=2048, n_embd=4096, n_layer=28, n_head=16, rotary_dim=64,
+                 n_inner=None, activation_function="gelu_new", layer_norm_epsilon=1e-5),
+    "cohere": dict(vocab_size=256000, hidden_size=8192, intermediate_size=22528, num_hidden_layers=40,
+                   num_attention_heads=64, num_key_value_heads=None, hidden_act="silu",
+                   max_position_embeddings=8192, layer_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
+                   attention_bias=False, use_qk_norm=False, logit_scale=0.0625),
+}
+
+# The parallel-block families on one norm: x + attn(ln(x)) + mlp(ln(x)). Their tensor names, each
+# relative to the layer prefix (or the model for embed / final), as the base classes save them.
+NAMES = {
+    "phi": dict(layer="layers.%d.", embed="embed_tokens", final="final_layernorm", ln1="input_layernorm",
+                q="self_attn.q_proj", k="self_attn.k_proj", v="self_attn.v_proj", o="self_attn.dense",
+                up="mlp.fc1", down="mlp.fc2"),
+    "gptj": dict(layer="h.%d.", embed="wte", final="ln_f", ln1="ln_1", q="attn.q_proj", k="attn.k_proj",
+                 v="attn.v_proj", o="attn.out_proj", up="mlp.fc_in", down="mlp.fc_out"),
+    "cohere": dict(layer="layers.%d.", embed="embed_tokens", final="norm", ln1="input_layernorm",
+                   q="self_attn.q_proj", k="self_attn.k_proj", v="self_attn.v_proj", o="self_attn.o_proj",
+                   gate="mlp.gate_proj", up="mlp.up_proj", down="mlp.down_proj"),
 }
 
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
@@ -151,13 +175,21 @@ def settings(cfg):
         c["intermediate_size"] = c["intermediate_size"] or 4 * c["hidden_size"]
     if family == "bloom":
         return _bloom_settings(c)
+    if family == "gptj":  # GPTJConfig's attribute_map: the generic names read the n_* keys
+        c.update(num_attention_heads=c["n_head"], hidden_size=c["n_embd"], num_hidden_layers=c["n_layer"],
+                 max_position_embeddings=c["n_positions"], num_key_value_heads=None,
+                 intermediate_size=c["n_inner"] or 4 * c["n_embd"])
+    if family == "phi" and c.get("qk_layernorm"):
+        raise Unsupported("Phi's qk_layernorm (a LayerNorm of q and k) is not supported")
+    if family == "cohere" and c.get("use_qk_norm"):
+        raise Unsupported("Cohere's use_qk_norm (a per-head LayerNorm of q and k) is not supported")
     H = c["num_attention_heads"]
     hidden = c["hidden_size"]
     kv = c.get("num_key_value_heads") or H
     if H % kv:
         raise Unsupported("%d attention heads are not a multiple of %d key/value heads" % (H, kv))
     head_dim = c.get("head_dim") or hidden // H  # Qwen2, Phi-3, GPT-NeoX: always hidden / heads
-    if family in ("qwen2", "phi3", "gpt_neox"):
+    if family in ("qwen2", "phi3", "gpt_neox", "phi", "gptj", "cohere"):
         head_dim = hidden // H
     s = dict(family=family, n_layers=c["num_hidden_layers"], n_heads=H, kv_heads=kv, hidden=hidden,
              head_dim=head_dim, intermediate=c["intermediate_size"], vocab_size=c["vocab_size"],
@@ -185,6 +217,22 @@ def settings(cfg):
                  qkv="separate", qkv_bias=False, o_bias=True, mlp_bias=True, block="pre", qk_norm=None,
                  embed_scale=None, softcap=None, scaling=1.0, learned_positions=True)
         theta, partial = 10000.0, 0.0  # rotary_dim 0: q_rot = q, k_rot = k
+    elif family in NAMES:
+        s.update(norm="layernorm_nobias" if family == "cohere" else "layernorm",
+                 eps=c["layer_norm_epsilon" if family == "gptj" else "layer_norm_eps"],
+                 act=c["activation_function" if family == "gptj" else "hidden_act"],
+                 mlp="gated" if family == "cohere" else "fc", qkv="separate", block="parallel1", qk_norm=None,
+                 embed_scale=None, softcap=None, scaling=head_dim ** -0.5, names=NAMES[family],
+                 qkv_bias=family == "phi" or (family == "cohere" and bool(c["attention_bias"])),
+                 mlp_bias=family != "cohere")
+        s["o_bias"] = s["qkv_bias"]
+        # GPT-J: rotary_dim dims (None = all) at the fixed base 10000; Phi: a fraction of head_dim
+        theta = 10000.0 if family == "gptj" else float(c["rope_theta"])
+        partial = c.get("partial_rotary_factor", 1.0) if family == "phi" else 1.0
+        if family == "gptj" and c.get("rotary_dim"):
+            partial = c["rotary_dim"] / head_dim
+        # GPT-J's rotate_every_two and Cohere's rotate_half both pair dims (2i, 2i+1)
+        s["rope_style"] = "half" if family == "phi" else "interleaved"
     else:
         gemma = family.startswith("gemma")
         s.update(norm="rmsnorm_1p" if gemma else "rmsnorm", eps=c["rms_norm_eps"], mlp="gated", qkv="separate",
@@ -207,7 +255,7 @@ def settings(cfg):
             s["scaling"] = head_dim ** -0.5
         theta = float(c["rope_theta"])
         partial = c.get("partial_rotary_factor", 1.0) if family == "phi3" else 1.0
-        if family != "phi3" and cfg.get("partial_rotary_factor", 1.0) != 1.0:
+        if family not in ("phi3", "phi") and cfg.get("partial_rotary_factor", 1.0) != 1.0:
             raise Unsupported("partial_rotary_factor is only used by Phi-3 and GPT-NeoX here")
     # sliding windows, one entry per layer (None = full causal attention)
     L = s["n_layers"]
@@ -231,7 +279,7 @@ def settings(cfg):
         layers = [None] * L
     s["windows"] = layers
     # rotary: per layer (theta, scaling); Gemma 3's sliding layers use rope_local_base_freq, unscaled
-    rotary_dim = int(head_dim * partial)
+    rotary_dim = int(round(head_dim * partial)) if family == "gptj" else int(head_dim * partial)
     if rotary_dim % 2 or rotary_dim < (0 if family == "gpt_neo" else 1):
         raise Unsupported("rotary dimension %d must be even and positive" % rotary_dim)
     rs = _rope_scaling(family, c)
@@ -391,7 +439,8 @@ def gpt_neo_name(name, to_canonical=True):
 
 def canonical_weights(tensors, family):
     """Base-model names: strip `model.` / `gpt_neox.` / `transformer.`, drop LM heads and rotary / mask buffers."""
-    prefix = {"gpt_neox": "gpt_neox.", "bloom": "transformer.", "gpt_neo": "transformer."}.get(family, "model.")
+    prefix = {"gpt_neox": "gpt_neox.", "bloom": "transformer.", "gpt_neo": "transformer.",
+              "gptj": "transformer."}.get(family, "model.")
     out = {}
     for name, arr in tensors.items():
         if family == "gpt_neo":
@@ -439,6 +488,33 @@ def _expected_names(m):
             e[p + "self_attention.dense.weight"], e[p + "self_attention.dense.bias"] = (hid, hid), (hid,)
             e[p + "mlp.dense_h_to_4h.weight"], e[p + "mlp.dense_h_to_4h.bias"] = (I, hid), (I,)
             e[p + "mlp.dense_4h_to_h.weight"], e[p + "mlp.dense_4h_to_h.bias"] = (hid, I), (hid,)
+        return e
+    if m.get("names"):
+        nm = m["names"]
+        nb = m["norm"] == "layernorm"  # Cohere's LayerNorm has no bias
+        e[nm["embed"] + ".weight"] = (m["vocab_size"], hid)
+        e[nm["final"] + ".weight"] = (hid,)
+        if nb:
+            e[nm["final"] + ".bias"] = (hid,)
+        for i in range(m["n_layers"]):
+            p = nm["layer"] % i
+            e[p + nm["ln1"] + ".weight"] = (hid,)
+            if nb:
+                e[p + nm["ln1"] + ".bias"] = (hid,)
+            for r, rows in (("q", H * d), ("k", KV * d), ("v", KV * d)):
+                e[p + nm[r] + ".weight"] = (rows, hid)
+                if m["qkv_bias"]:
+                    e[p + nm[r] + ".bias"] = (rows,)
+            e[p + nm["o"] + ".weight"] = (hid, H * d)
+            if m["o_bias"]:
+                e[p + nm["o"] + ".bias"] = (hid,)
+            for r in ("gate", "up") if m["mlp"] == "gated" else ("up",):
+                e[p + nm[r] + ".weight"] = (I, hid)
+                if m["mlp_bias"]:
+                    e[p + nm[r] + ".bias"] = (I,)
+            e[p + nm["down"] + ".weight"] = (hid, I)
+            if m["mlp_bias"]:
+                e[p + nm["down"] + ".bias"] = (hid,)
         return e
     if m["family"] == "gpt_neox":
         e["embed_in.weight"] = (m["vocab_size"], hid)
@@ -550,6 +626,8 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
     def norm(x, name):
         if m["norm"] == "layernorm":
             return layer_norm(x, W[name + ".weight"], W[name + ".bias"], eps)
+        if m["norm"] == "layernorm_nobias":  # Cohere: (x - mean) / sqrt(var + eps) * w
+            return layer_norm(x, W[name + ".weight"], dtype(0), eps)
         return rms_norm(x, m["w"][name + ".weight"], eps, one_plus, dtype)
 
     def lin(name, x, bias):
@@ -558,11 +636,15 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
 
     pos = np.arange(n, dtype=np.float64)
     bloom = m["family"] == "bloom"
+    nm = m.get("names")  # the parallel-block families' own tensor names
     names = {"ln1": "input_layernorm", "qkv": "attention.query_key_value", "dense": "attention.dense",
              "ln2": "post_attention_layernorm", "final": "final_layer_norm" if m["family"] == "gpt_neox" else "norm"}
     if bloom:
         names.update(qkv="self_attention.query_key_value", dense="self_attention.dense", final="ln_f")
         x = norm(W["word_embeddings.weight"][ids], "word_embeddings_layernorm")
+    elif nm:
+        names.update(ln1=nm["ln1"], dense=nm["o"], final=nm["final"])
+        x = W[nm["embed"] + ".weight"][ids]
     elif m["family"] == "gpt_neox":
         x = W["embed_in.weight"][ids]
     else:
@@ -576,12 +658,17 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
     hs = [x]
     res = {k: [] for k in ("attentions", "q", "k", "v", "q_rot", "k_rot", "context", "inv_freq", "attention_factor")}
     for i in range(m["n_layers"]):
-        p = ("h.%d." if bloom else "layers.%d.") % i
+        p = nm["layer"] % i if nm else ("h.%d." if bloom else "layers.%d.") % i
         if layer_inputs is not None:
             x = np.asarray(layer_inputs[i], dtype=dtype)
         # --- attention
         a_in = norm(x, p + names["ln1"])
-        if m["qkv"] == "neox":
+        if nm:
+            qf, kf, vf = (lin(p + nm[r], a_in, m["qkv_bias"]) for r in ("q", "k", "v"))
+            q = qf.reshape(n, H, d).transpose(1, 0, 2)
+            k = kf.reshape(n, KV, d).transpose(1, 0, 2)
+            v = vf.reshape(n, KV, d).transpose(1, 0, 2)
+        elif m["qkv"] == "neox":
             qkv = lin(p + names["qkv"], a_in, m["qkv_bias"]).reshape(n, H, 3 * d).transpose(1, 0, 2)
             q, k, v = qkv[..., :d], qkv[..., d:2 * d], qkv[..., 2 * d:]
         else:
@@ -619,9 +706,12 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
             cos, sin = np.cos(ang) * att, np.sin(ang) * att
         cos = np.concatenate([cos, cos], axis=-1).astype(dtype)
         sin = np.concatenate([sin, sin], axis=-1).astype(dtype)
+        interleaved = m.get("rope_style") == "interleaved"
+        if wrong.get("rope_interleaved"):  # the mistake: the other convention
+            interleaved = not interleaved
         if rope is None:
             q_rot, k_rot = qn, kn
-        elif wrong.get("rope_interleaved"):  # the GPT-J convention: pairs (2i, 2i+1)
+        elif interleaved:  # the GPT-J convention: pairs (2i, 2i+1)
             def rot(x):
                 r = x[..., :rd].copy()
                 c, s_ = cos[:, :rd // 2], sin[:, :rd // 2]
@@ -650,15 +740,21 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         scores = np.where(visible, scores, np.finfo(dtype).min)
         probs = softmax(scores)
         ctx = (probs @ v[kv_of]).transpose(1, 0, 2).reshape(n, H * d)
-        if m["qkv"] == "neox":
+        if m["qkv"] == "neox" or nm:
             attn_out = lin(p + names["dense"], ctx, m["o_bias"])
         else:
             attn_out = lin(p + "self_attn.o_proj", ctx, m["o_bias"])
         # --- block
-        parallel = m["block"] == "parallel"
+        parallel = m["block"] in ("parallel", "parallel1")
         if wrong.get("toggle_parallel"):
             parallel = not parallel
-        if m["block"] == "sandwich":  # Gemma 2/3: norms before and after attention and MLP
+        if m["block"] == "parallel1":  # GPT-J, Phi, Cohere: one norm feeds attention and MLP
+            if parallel:
+                x = x + attn_out + mlp(m, W, p, a_in, act)
+            else:  # only as a deliberate mistake: serial, the MLP on the same norm of x + attn
+                x = x + attn_out
+                x = x + mlp(m, W, p, norm(x, p + nm["ln1"]), act)
+        elif m["block"] == "sandwich":  # Gemma 2/3: norms before and after attention and MLP
             x = x + norm(attn_out, p + "post_attention_layernorm")
             x = x + norm(mlp(m, W, p, norm(x, p + "pre_feedforward_layernorm"), act), p + "post_feedforward_layernorm")
         elif parallel:  # GPT-NeoX use_parallel_residual: x + attn(ln1(x)) + mlp(ln2(x))
@@ -686,6 +782,18 @@ def _activation(name, x):
 
 
 def mlp(m, W, p, x, act):
+    nm = m.get("names")
+    if nm:  # fc: down(act(up x + b) ) + b; gated (Cohere): down(act(gate x) * up x), no biases
+        b = m["mlp_bias"]
+        u = x @ W[p + nm["up"] + ".weight"].T + (W[p + nm["up"] + ".bias"] if b else 0)
+        if m["mlp"] == "gated":
+            g = x @ W[p + nm["gate"] + ".weight"].T
+            if m.get("swap_gate_up"):
+                g, u = u, g
+            h = activation(act, g) * u
+        else:
+            h = activation(act, u)
+        return h @ W[p + nm["down"] + ".weight"].T + (W[p + nm["down"] + ".bias"] if b else 0)
     if m["mlp"] == "plain":
         h = _activation(act, x @ W[p + "mlp.dense_h_to_4h.weight"].T + W[p + "mlp.dense_h_to_4h.bias"])
         return h @ W[p + "mlp.dense_4h_to_h.weight"].T + W[p + "mlp.dense_4h_to_h.bias"]
@@ -718,7 +826,7 @@ def config_summary(m, n):
     """The `config` object of a case (the shared reference's keys, plus inv_freq per layer)."""
     L = m["n_layers"]
     norm = {"rmsnorm": "rmsnorm (x / rms * w)", "rmsnorm_1p": "rmsnorm_1p (x / rms * (1 + w))",
-            "layernorm": "layernorm"}[m["norm"]]
+            "layernorm": "layernorm", "layernorm_nobias": "layernorm without bias"}[m["norm"]]
     rs = m["rope"]
     if m.get("alibi") is not None:  # BLOOM: no rotary, ALiBi
         return {"num_layers": L, "num_heads": m["n_heads"], "num_kv_heads": m["kv_heads"], "head_dim": m["head_dim"],
@@ -732,7 +840,9 @@ def config_summary(m, n):
     glob = [r for r, w in zip(rs, m["windows"]) if w is None] or rs
     rope = {"theta": glob[0]["theta"], "rotary_dim": m["rotary_dim"],
             "scaling": glob[0]["scaling"],
-            "style": "rotate_half (GPT-NeoX): dims i and i+rotary_dim/2 form a pair",
+            "style": ("interleaved (GPT-J rotate_every_two): dims 2i and 2i+1 form a pair"
+                      if m.get("rope_style") == "interleaved" else
+                      "rotate_half (GPT-NeoX): dims i and i+rotary_dim/2 form a pair"),
             "theta_per_layer": [r["theta"] for r in rs]}
     if m["family"] == "gemma3_text":
         loc = [r for r, w in zip(rs, m["windows"]) if w is not None]
@@ -757,6 +867,8 @@ def config_summary(m, n):
                       "x += post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x)))")
     if m["family"] == "gpt_neox":
         c["parallel_residual"] = m["block"] == "parallel"
+    if m["block"] == "parallel1":
+        c["block"] = "x = x + attn(ln(x)) + mlp(ln(x)): one norm feeds both"
     return c
 
 
