@@ -109,6 +109,15 @@ for k, fixture in enumerate(["llama-rope-yarn", "gemma2-softcap", "neox-parallel
         c.update({"head_dim": 8, "num_key_value_heads": 1})
     seed("fuzz_modeldir", bytes([k]) + js(c))
 
+# decoder fixtures of later families (selector 9...): config.json as is, and with its quirk varied
+FAMILY_SEEDS = [
+    ("olmo-clip", {"clip_qkv": None, "attention_bias": True}),  # no clamp; biases the file lacks
+]
+for k, (fixture, change) in enumerate(FAMILY_SEEDS, start=9):
+    cfg = read("tests", "data", "models", fixture, "config.json")
+    seed("fuzz_modeldir", bytes([k]) + cfg)
+    seed("fuzz_modeldir", bytes([k]) + js(dict(json.loads(cfg), **change)))
+
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")
 small_vocab = b"\n".join(bert_vocab[:120] + bert_vocab[1000:1200] + bert_vocab[7000:7100]) + b"\n"

@@ -105,7 +105,8 @@ enum family_role {
 	X(PAD_TOKEN, "pad_token_id")                                                                       \
 	X(POSITION_BUCKETS, "position_buckets")                                                            \
 	X(MAX_RELATIVE, "max_relative_positions")                                                          \
-	X(POS_ATT_TYPE, "pos_att_type")
+	X(POS_ATT_TYPE, "pos_att_type")                                                                    \
+	X(CLIP_QKV, "clip_qkv")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -164,6 +165,8 @@ struct family {
 	                                  * false: hidden_states stop before it (ModernBERT) */
 	bool optional[WEIGHT_COUNT];     /* roles whose tensor may be missing in some layer (identity there:
 	                                  * ModernBERT's layer 0 has no attention norm) */
+	bool weightless[WEIGHT_COUNT];   /* norm gains with no tensor although the norm is there: it normalises
+	                                  * without gain or bias (OLMo's LayerNorms) */
 	/* Tensor roles that exist only when a boolean setting is true (attention_bias: q_bias, ...). */
 	int n_conditions;
 	enum family_role cond_role[FAMILY_MAX_RULES * 2];

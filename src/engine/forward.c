@@ -233,6 +233,13 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 		rope_apply(s->rope, tk, rows, D, cos_t, sin_t);
 }
 
+/* X → clamp(X, -LIMIT, LIMIT) for COUNT values (torch.clamp: NaN stays NaN). */
+static void fwd_clamp(float *x, size_t count, float limit)
+{
+	for (size_t i = 0; i < count; i++)
+		x[i] = x[i] < -limit ? -limit : x[i] > limit ? limit : x[i];
+}
+
 /* Project H into q, k, v, copy them per head into each text's trace, then apply q/k norm and rotary
  * there. */
 static void fwd_project(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt)
@@ -248,6 +255,8 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 		fwd_linear(m, h, n, H, KD, &w->k_w, w->k_b, b->qkv + QD, ld);
 		fwd_linear(m, h, n, H, KD, &w->v_w, w->v_b, b->qkv + QD + KD, ld);
 	}
+	if (a->clip_qkv > 0) /* OLMo: q, k, v clamped as projected, before any norm or rotary */
+		fwd_clamp(b->qkv, (size_t)n * ld, a->clip_qkv);
 	fwd_lap(m, FWD_QKV, &clock);
 	bool sliding = a->layer_sliding && a->layer_sliding[l];
 	const struct rope *rope = sliding ? &a->rope_local : &a->rope_global;

@@ -264,6 +264,12 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 		return err_set(e, "%s: query_pre_attn_scalar must be positive and the soft-cap not negative", c->path);
 	a->attn_scale = m->scale_attn_weights ? (float)pow(qscalar, -0.5) : 1.0f;
 	a->softcap = (float)softcap;
+	double clip;
+	if (config_float_or(c, f, SET_CLIP_QKV, 0, &clip, e) < 0)
+		return -1;
+	if (!(clip >= 0))
+		return err_set(e, "%s: clip_qkv must not be negative", c->path);
+	a->clip_qkv = (float)clip;
 	a->embed_scale = f->embed_scale == EMBED_SCALE_SQRT_HIDDEN ? (float)sqrt((double)hidden) : 0.0f;
 	a->rotary = f->position == POS_ROTARY;
 	in->rotary = a->rotary || f->n_names[WEIGHT_Q_NORM_W]; /* q/k transformed after projection */

@@ -257,6 +257,15 @@ MODELS = [
               "rotary_emb_base 20000, gelu_new, GPTNeoXModel names"),
 ]
 
+MODELS.append(
+    dict(name="olmo-clip", family="olmo", seed=401, tok=BB, dtype="BF16", naming="causal", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
+                  num_hidden_layers=2, clip_qkv=2.5),
+         mistakes=["rope_interleaved", "no_clip", "skip_weightless_norms"],
+         note="OLMo: every norm a LayerNorm without weight or bias (no tensor in the file, eps 1e-5 not in "
+              "config.json), clip_qkv 2.5: q, k, v clamped to [-2.5, 2.5] after the projections, `model.` "
+              "prefix and an untied lm_head"))
+
 ERROR_MODELS = [
     dict(name="phi3-longrope", family="phi3", seed=391, tok=SP, dtype="F16", naming="base",
          cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
@@ -317,6 +326,12 @@ BASE_CFG = {
                      model_type="gpt_neox", rope_scaling=None, rotary_emb_base=10000, rotary_pct=0.25,
                      tie_word_embeddings=False, use_cache=True, use_parallel_residual=True),
 }
+
+
+BASE_CFG["olmo"] = dict(architectures=["OlmoForCausalLM"], attention_bias=False, attention_dropout=0.0,
+                        bos_token_id=None, clip_qkv=8.0, eos_token_id=512, hidden_act="silu",
+                        initializer_range=0.02, max_position_embeddings=4096, model_type="olmo", pad_token_id=1,
+                        rope_scaling=None, rope_theta=10000.0, tie_word_embeddings=False, use_cache=True)
 
 
 def model_config(spec):
@@ -450,6 +465,8 @@ def mistake(name, m, n):
         return dict(kv_interleave=True)
     if name == "no_bias":
         return dict(no_bias=True)
+    if name in ("no_clip", "skip_weightless_norms"):
+        return {name: True}
     if name == "no_qk_norm":
         return dict(no_qk_norm=True)
     if name == "no_embed_scale":

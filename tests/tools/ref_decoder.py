@@ -2,7 +2,7 @@
 """ref_decoder.py -- an independent numpy reference of the modern decoder families.
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
-Gemma 2, Gemma 3 (text), Phi-3 and GPT-NeoX / Pythia, written from the published modeling and
+Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia and OLMo, written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -41,6 +41,7 @@ from ref_forward import activation, layer_norm, read_checkpoint, softmax  # noqa
 
 F32 = np.float32
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "gpt_neox")
+FAMILIES += ("olmo",)
 
 
 class Unsupported(ValueError):
@@ -92,6 +93,11 @@ DEFAULTS = {
                      max_position_embeddings=2048, layer_norm_eps=1e-5, use_parallel_residual=True,
                      rope_scaling=None, attention_bias=True),
 }
+# OLMo (configuration_olmo.py): LayerNorms without parameters (eps 1e-5 in the code), clip_qkv
+DEFAULTS["olmo"] = dict(vocab_size=50304, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                        num_attention_heads=32, num_key_value_heads=None, hidden_act="silu",
+                        max_position_embeddings=2048, rope_theta=10000.0, rope_scaling=None,
+                        attention_bias=False, clip_qkv=None)
 
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
 
@@ -152,7 +158,7 @@ def settings(cfg):
         partial = c["rotary_pct"]
     else:
         gemma = family.startswith("gemma")
-        s.update(norm="rmsnorm_1p" if gemma else "rmsnorm", eps=c["rms_norm_eps"], mlp="gated", qkv="separate",
+        s.update(norm="rmsnorm_1p" if gemma else "rmsnorm", eps=c.get("rms_norm_eps"), mlp="gated", qkv="separate",
                  block="sandwich" if family in ("gemma2", "gemma3_text") else "pre", softcap=None,
                  qk_norm={"qwen3": "rmsnorm", "gemma3_text": "rmsnorm_1p"}.get(family),
                  embed_scale=float(F32(math.sqrt(hidden))) if gemma else None)
@@ -165,6 +171,8 @@ def settings(cfg):
         s["mlp_bias"] = bool(c.get("mlp_bias", False)) if family == "llama" else False
         if family == "phi3":
             s.update(qkv="phi3", mlp="phi3", qkv_bias=False, o_bias=False)
+        if family == "olmo":  # OlmoLayerNorm: F.layer_norm(x, shape, None, None, eps=1e-5)
+            s.update(norm="layernorm_noparam", eps=1e-5)
         if family in ("gemma2", "gemma3_text"):
             s["scaling"] = c["query_pre_attn_scalar"] ** -0.5
             s["softcap"] = c.get("attn_logit_softcapping")
@@ -208,6 +216,7 @@ def settings(cfg):
         else:
             s["rope"].append(dict(theta=theta, scaling=rs))
     s["rope_max_positions"] = c["max_position_embeddings"]
+    s["clip_qkv"] = c.get("clip_qkv") if family == "olmo" else None
     return s
 
 
@@ -344,10 +353,13 @@ def _expected_names(m):
             e[p + "mlp.dense_4h_to_h.weight"], e[p + "mlp.dense_4h_to_h.bias"] = (hid, I), (hid,)
         return e
     e["embed_tokens.weight"] = (m["vocab_size"], hid)
-    e["norm.weight"] = (hid,)
+    norms = m["norm"] != "layernorm_noparam"  # OLMo: no norm tensor at all
+    if norms:
+        e["norm.weight"] = (hid,)
     for i in range(m["n_layers"]):
         p = "layers.%d." % i
-        e[p + "input_layernorm.weight"] = e[p + "post_attention_layernorm.weight"] = (hid,)
+        if norms:
+            e[p + "input_layernorm.weight"] = e[p + "post_attention_layernorm.weight"] = (hid,)
         if m["block"] == "sandwich":
             e[p + "pre_feedforward_layernorm.weight"] = e[p + "post_feedforward_layernorm.weight"] = (hid,)
         a = p + "self_attn."
@@ -425,6 +437,10 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
     one_plus = m["norm"] == "rmsnorm_1p" and not wrong.get("norm_plain_w")
 
     def norm(x, name):
+        if m["norm"] == "layernorm_noparam":
+            if wrong.get("skip_weightless_norms"):  # a missing weight read as "no norm"
+                return x
+            return layer_norm(x, dtype(1), dtype(0), eps)
         if m["norm"] == "layernorm":
             return layer_norm(x, W[name + ".weight"], W[name + ".bias"], eps)
         return rms_norm(x, m["w"][name + ".weight"], eps, one_plus, dtype)
@@ -459,6 +475,9 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
                 qf = lin(p + "self_attn.q_proj", a_in, m["qkv_bias"])
                 kf = lin(p + "self_attn.k_proj", a_in, m["qkv_bias"])
                 vf = lin(p + "self_attn.v_proj", a_in, m["qkv_bias"])
+            clip = m.get("clip_qkv")
+            if clip is not None and not wrong.get("no_clip"):  # OLMo: clamp(proj(x), -clip, clip)
+                qf, kf, vf = (np.clip(a, dtype(-clip), dtype(clip)) for a in (qf, kf, vf))
             q = qf.reshape(n, H, d).transpose(1, 0, 2)
             k = kf.reshape(n, KV, d).transpose(1, 0, 2)
             v = vf.reshape(n, KV, d).transpose(1, 0, 2)
@@ -562,7 +581,8 @@ def config_summary(m, n):
     """The `config` object of a case (the shared reference's keys, plus inv_freq per layer)."""
     L = m["n_layers"]
     norm = {"rmsnorm": "rmsnorm (x / rms * w)", "rmsnorm_1p": "rmsnorm_1p (x / rms * (1 + w))",
-            "layernorm": "layernorm"}[m["norm"]]
+            "layernorm": "layernorm",
+            "layernorm_noparam": "layernorm without weight and bias (non-parametric)"}[m["norm"]]
     rs = m["rope"]
     glob = [r for r, w in zip(rs, m["windows"]) if w is None] or rs
     rope = {"theta": glob[0]["theta"], "rotary_dim": m["rotary_dim"],
@@ -590,6 +610,8 @@ def config_summary(m, n):
                       "x += post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x)))")
     if m["family"] == "gpt_neox":
         c["parallel_residual"] = m["block"] == "parallel"
+    if m.get("clip_qkv") is not None:
+        c["clip_qkv"] = m["clip_qkv"]
     return c
 
 
