@@ -21,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "bert-mini-sharded", "llama-rope-yarn",
 				       "gemma2-softcap",   "neox-parallel", "phi3-fused",        "qwen3-qknorm",
 				       "gemma3-multimodal",
-				       "olmo-clip"};
+				       "olmo-clip",
+				       "olmo2-qknorm"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
 	{"model.safetensors", "vocab.txt", NULL},
@@ -34,6 +35,7 @@ static const char *const linked[][3] = {
 	{"model.safetensors", "tokenizer.json", NULL},
 	{"model.safetensors", "tokenizer.json", NULL},
 	{"model.safetensors", "tokenizer.json", NULL}, /* olmo-clip */
+	{"model.safetensors", "tokenizer.json", NULL}, /* olmo2-qknorm */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};

@@ -112,6 +112,7 @@ for k, fixture in enumerate(["llama-rope-yarn", "gemma2-softcap", "neox-parallel
 # decoder fixtures of later families (selector 9...): config.json as is, and with its quirk varied
 FAMILY_SEEDS = [
     ("olmo-clip", {"clip_qkv": None, "attention_bias": True}),  # no clamp; biases the file lacks
+    ("olmo2-qknorm", {"num_key_value_heads": 4}),  # k_norm then 32 wide: a shape error
 ]
 for k, (fixture, change) in enumerate(FAMILY_SEEDS, start=9):
     cfg = read("tests", "data", "models", fixture, "config.json")

@@ -277,6 +277,7 @@ static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per
 static const struct fam_value fam_windows[] = {{"causal", WINDOW_CAUSAL}, {"centered", WINDOW_CENTERED}, {NULL, 0}};
 static const struct fam_value fam_embed_scales[] = {
 	{"none", EMBED_SCALE_NONE}, {"sqrt_hidden", EMBED_SCALE_SQRT_HIDDEN}, {NULL, 0}};
+static const struct fam_value fam_qk_norms[] = {{"per_head", QK_NORM_PER_HEAD}, {"whole", QK_NORM_WHOLE}, {NULL, 0}};
 static const struct fam_value fam_zero_one[] = {{"0", 0}, {"1", 1}, {NULL, 0}};
 
 /* How a top-level key's value is read and where it goes. */
@@ -333,6 +334,7 @@ static const struct fam_row fam_rows[] = {
 	FAM_ENUM_ROW("qkv_layout", qkv_layout, fam_qkv_layouts),
 	FAM_ENUM_ROW("window", window, fam_windows),
 	FAM_ENUM_ROW("embed_scale", embed_scale, fam_embed_scales),
+	FAM_ENUM_ROW("qk_norm", qk_norm, fam_qk_norms),
 	FAM_INT_ROW("global_offset", global_offset, fam_zero_one),
 	FAM_BOOL_ROW("rope_local_unscaled", rope_local_unscaled, false),
 	FAM_BOOL_ROW("positions_after_pad", positions_after_pad, false),
@@ -455,6 +457,8 @@ static int fam_top(struct fam_doc *d, struct family *f)
 									    : "needs mlp_up_weight");
 	if (f->n_names[WEIGHT_Q_NORM_W] != f->n_names[WEIGHT_K_NORM_W] ? 1 : 0)
 		return fam_fail(d, NULL, "tensors: q_norm_weight and k_norm_weight go together%s", "");
+	if (f->qk_norm == QK_NORM_WHOLE && f->fused_qkv && f->qkv_layout == QKV_PER_HEAD)
+		return fam_fail(d, NULL, "qk_norm: whole needs the q and k columns side by side (qkv_layout concat)%s", "");
 	if (f->fused_qkv ? !f->n_names[WEIGHT_QKV_W]
 			 : (!f->n_names[WEIGHT_Q_W] || !f->n_names[WEIGHT_K_W] || !f->n_names[WEIGHT_V_W]))
 		return fam_fail(d, NULL, "tensors: %s", f->fused_qkv ? "fused_qkv needs qkv_weight"

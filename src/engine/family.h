@@ -127,6 +127,8 @@ enum family_qkv_layout { QKV_CONCAT, QKV_PER_HEAD }; /* fused rows [q | k | v], 
 enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W keys up to the query, or
                                                        * the keys within W/2 on either side */
 enum family_embed_scale { EMBED_SCALE_NONE, EMBED_SCALE_SQRT_HIDDEN }; /* Gemma: × sqrt(hidden) */
+enum family_qk_norm { QK_NORM_PER_HEAD, QK_NORM_WHOLE }; /* q/k RMSNorm over each head's head_dim values
+                                                          * (Qwen3), or over the whole projection (OLMo 2) */
 
 #define FAMILY_MAX_RULES 8
 
@@ -157,6 +159,7 @@ struct family {
 	enum family_qkv_layout qkv_layout;
 	enum family_embed_scale embed_scale; /* Gemma: embeddings × sqrt(hidden), rounded to float32 */
 	enum family_window window;
+	enum family_qk_norm qk_norm;     /* how q_norm_weight/k_norm_weight apply, when the family has them */
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
 	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */
 	bool positions_after_pad;        /* RoBERTa: position ids count from pad_token_id + 1; a pad token keeps

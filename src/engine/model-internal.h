@@ -32,8 +32,9 @@ struct layer_weights {
 	const float *q_b, *k_b, *v_b; /* [QD], [KD], [KD] */
 	struct weight qkv_w;          /* H→QD+2KD fused (family qkv_layout) */
 	const float *qkv_b;           /* [QD+2KD] */
-	const float *q_norm_w;        /* [head_dim] per-head RMSNorm of q before rotary (Qwen3, Gemma 3) */
-	const float *k_norm_w;        /* [head_dim] */
+	const float *q_norm_w;        /* [head_dim] per-head RMSNorm of q before rotary (Qwen3, Gemma 3);
+	                               * [QD] with family qk_norm whole (OLMo 2) */
+	const float *k_norm_w;        /* [head_dim], or [KD] */
 	struct weight out_w;          /* QD→H */
 	const float *out_b;           /* [H] */
 	struct norm_weights post_attn; /* Gemma 2/3: normalises the attention output before the residual */

@@ -420,8 +420,9 @@ static int model_bind_attention(struct model *m, int l, struct layer_weights *w,
 		if (rc == 0)
 			rc = model_bind_linear(m, WEIGHT_V_W, WEIGHT_V_B, l, H, KD, &w->v_w, &w->v_b, e);
 	}
-	if (rc < 0 || model_bind(m, WEIGHT_Q_NORM_W, l, 1, in->head_dim, 0, &w->q_norm_w, e) < 0 ||
-	    model_bind(m, WEIGHT_K_NORM_W, l, 1, in->head_dim, 0, &w->k_norm_w, e) < 0)
+	bool whole = m->fam.qk_norm == QK_NORM_WHOLE; /* OLMo 2: one norm over all heads */
+	if (rc < 0 || model_bind(m, WEIGHT_Q_NORM_W, l, 1, whole ? QD : in->head_dim, 0, &w->q_norm_w, e) < 0 ||
+	    model_bind(m, WEIGHT_K_NORM_W, l, 1, whole ? KD : in->head_dim, 0, &w->k_norm_w, e) < 0)
 		return -1;
 	return model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, QD, H, &w->out_w, &w->out_b, e);
 }

@@ -265,6 +265,14 @@ MODELS.append(
          note="OLMo: every norm a LayerNorm without weight or bias (no tensor in the file, eps 1e-5 not in "
               "config.json), clip_qkv 2.5: q, k, v clamped to [-2.5, 2.5] after the projections, `model.` "
               "prefix and an untied lm_head"))
+MODELS.append(
+    dict(name="olmo2-qknorm", family="olmo2", seed=411, tok=BB, dtype="F16", naming="base", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
+                  num_hidden_layers=2, rope_theta=500000.0),
+         mistakes=["rope_interleaved", "no_qk_norm", "qk_norm_per_head", "post_as_pre"],
+         note="OLMo 2: q_norm / k_norm one RMSNorm over the whole q (32 wide) and k (16 wide: 2 KV heads) "
+              "projection before the head split and rotary; no input_layernorm: x += post_attention_layernorm"
+              "(attn(x)); x += post_feedforward_layernorm(mlp(x)); rope_theta 5e5"))
 
 ERROR_MODELS = [
     dict(name="phi3-longrope", family="phi3", seed=391, tok=SP, dtype="F16", naming="base",
@@ -332,6 +340,11 @@ BASE_CFG["olmo"] = dict(architectures=["OlmoForCausalLM"], attention_bias=False,
                         bos_token_id=None, clip_qkv=8.0, eos_token_id=512, hidden_act="silu",
                         initializer_range=0.02, max_position_embeddings=4096, model_type="olmo", pad_token_id=1,
                         rope_scaling=None, rope_theta=10000.0, tie_word_embeddings=False, use_cache=True)
+
+BASE_CFG["olmo2"] = dict(architectures=["Olmo2ForCausalLM"], attention_bias=False, attention_dropout=0.0,
+                         bos_token_id=None, eos_token_id=512, hidden_act="silu", initializer_range=0.02,
+                         max_position_embeddings=4096, model_type="olmo2", pad_token_id=1, rms_norm_eps=1e-6,
+                         rope_scaling=None, rope_theta=500000.0, tie_word_embeddings=False, use_cache=True)
 
 
 def model_config(spec):
@@ -465,7 +478,7 @@ def mistake(name, m, n):
         return dict(kv_interleave=True)
     if name == "no_bias":
         return dict(no_bias=True)
-    if name in ("no_clip", "skip_weightless_norms"):
+    if name in ("no_clip", "skip_weightless_norms", "qk_norm_per_head", "post_as_pre"):
         return {name: True}
     if name == "no_qk_norm":
         return dict(no_qk_norm=True)

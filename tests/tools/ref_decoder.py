@@ -2,7 +2,7 @@
 """ref_decoder.py -- an independent numpy reference of the modern decoder families.
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
-Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia and OLMo, written from the published modeling and
+Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, OLMo and OLMo 2, written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -42,6 +42,7 @@ from ref_forward import activation, layer_norm, read_checkpoint, softmax  # noqa
 F32 = np.float32
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "gpt_neox")
 FAMILIES += ("olmo",)
+FAMILIES += ("olmo2",)
 
 
 class Unsupported(ValueError):
@@ -98,6 +99,11 @@ DEFAULTS["olmo"] = dict(vocab_size=50304, hidden_size=4096, intermediate_size=11
                         num_attention_heads=32, num_key_value_heads=None, hidden_act="silu",
                         max_position_embeddings=2048, rope_theta=10000.0, rope_scaling=None,
                         attention_bias=False, clip_qkv=None)
+# OLMo 2 (configuration_olmo2.py): q/k RMSNorm over the whole projection, norms after attention and MLP
+DEFAULTS["olmo2"] = dict(vocab_size=50304, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                         num_attention_heads=32, num_key_value_heads=None, hidden_act="silu",
+                         max_position_embeddings=2048, rope_theta=10000.0, rope_scaling=None,
+                         attention_bias=False, rms_norm_eps=1e-5)
 
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
 
@@ -171,6 +177,8 @@ def settings(cfg):
         s["mlp_bias"] = bool(c.get("mlp_bias", False)) if family == "llama" else False
         if family == "phi3":
             s.update(qkv="phi3", mlp="phi3", qkv_bias=False, o_bias=False)
+        if family == "olmo2":  # Olmo2Attention: q_norm(q_proj(x)) over heads * head_dim; post-norm block
+            s.update(qk_norm="rmsnorm_whole", block="post")
         if family == "olmo":  # OlmoLayerNorm: F.layer_norm(x, shape, None, None, eps=1e-5)
             s.update(norm="layernorm_noparam", eps=1e-5)
         if family in ("gemma2", "gemma3_text"):
@@ -360,6 +368,9 @@ def _expected_names(m):
         p = "layers.%d." % i
         if norms:
             e[p + "input_layernorm.weight"] = e[p + "post_attention_layernorm.weight"] = (hid,)
+        if m["block"] == "post":  # OLMo 2: no input_layernorm; a norm after the MLP instead
+            del e[p + "input_layernorm.weight"]
+            e[p + "post_feedforward_layernorm.weight"] = (hid,)
         if m["block"] == "sandwich":
             e[p + "pre_feedforward_layernorm.weight"] = e[p + "post_feedforward_layernorm.weight"] = (hid,)
         a = p + "self_attn."
@@ -372,7 +383,9 @@ def _expected_names(m):
         e[a + "o_proj.weight"] = (hid, H * d)
         if m["o_bias"]:
             e[a + "o_proj.bias"] = (hid,)
-        if m["qk_norm"]:
+        if m["qk_norm"] == "rmsnorm_whole":
+            e[a + "q_norm.weight"], e[a + "k_norm.weight"] = (H * d,), (KV * d,)
+        elif m["qk_norm"]:
             e[a + "q_norm.weight"] = e[a + "k_norm.weight"] = (d,)
         if m["mlp"] == "phi3":
             e[p + "mlp.gate_up_proj.weight"] = (2 * I, hid)
@@ -463,7 +476,10 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         if layer_inputs is not None:
             x = np.asarray(layer_inputs[i], dtype=dtype)
         # --- attention
-        a_in = norm(x, p + "input_layernorm")
+        if m["block"] == "post":  # OLMo 2: attention reads x itself
+            a_in = norm(x, p + "post_attention_layernorm") if wrong.get("post_as_pre") else x
+        else:
+            a_in = norm(x, p + "input_layernorm")
         if m["qkv"] == "neox":
             qkv = lin(p + "attention.query_key_value", a_in, m["qkv_bias"]).reshape(n, H, 3 * d).transpose(1, 0, 2)
             q, k, v = qkv[..., :d], qkv[..., d:2 * d], qkv[..., 2 * d:]
@@ -478,11 +494,23 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
             clip = m.get("clip_qkv")
             if clip is not None and not wrong.get("no_clip"):  # OLMo: clamp(proj(x), -clip, clip)
                 qf, kf, vf = (np.clip(a, dtype(-clip), dtype(clip)) for a in (qf, kf, vf))
+            qf_raw, kf_raw = qf, kf
+            if m["qk_norm"] == "rmsnorm_whole" and not wrong.get("no_qk_norm"):
+                wq, wk = m["w"][p + "self_attn.q_norm.weight"], m["w"][p + "self_attn.k_norm.weight"]
+                if wrong.get("qk_norm_per_head"):  # the RMS of each head's d values instead of all H * d
+                    qf = rms_norm(qf.reshape(n, H, d), np.ones(d), eps, False, dtype).reshape(n, H * d) * wq
+                    kf = rms_norm(kf.reshape(n, KV, d), np.ones(d), eps, False, dtype).reshape(n, KV * d) * wk
+                else:
+                    qf, kf = rms_norm(qf, wq, eps, False, dtype), rms_norm(kf, wk, eps, False, dtype)
             q = qf.reshape(n, H, d).transpose(1, 0, 2)
             k = kf.reshape(n, KV, d).transpose(1, 0, 2)
             v = vf.reshape(n, KV, d).transpose(1, 0, 2)
         qn, kn = q, k
-        if m["qk_norm"] and not wrong.get("no_qk_norm"):
+        if m["qk_norm"] == "rmsnorm_whole":  # normalised above; q, k stay the raw projections
+            qn, kn = q, k
+            q = qf_raw.reshape(n, H, d).transpose(1, 0, 2)
+            k = kf_raw.reshape(n, KV, d).transpose(1, 0, 2)
+        elif m["qk_norm"] and not wrong.get("no_qk_norm"):
             qk1p = m["qk_norm"] == "rmsnorm_1p"
             qn = rms_norm(q, m["w"][p + "self_attn.q_norm.weight"], eps, qk1p, dtype)
             kn = rms_norm(k, m["w"][p + "self_attn.k_norm.weight"], eps, qk1p, dtype)
@@ -532,7 +560,13 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         parallel = m["block"] == "parallel"
         if wrong.get("toggle_parallel"):
             parallel = not parallel
-        if m["block"] == "sandwich":  # Gemma 2/3: norms before and after attention and MLP
+        if m["block"] == "post" and not wrong.get("post_as_pre"):  # OLMo 2: norms after attention and MLP only
+            x = x + norm(attn_out, p + "post_attention_layernorm")
+            x = x + norm(mlp(m, W, p, x, act), p + "post_feedforward_layernorm")
+        elif m["block"] == "post":  # the mistake: the same norms read as pre-norms of attention and MLP
+            x = x + attn_out
+            x = x + mlp(m, W, p, norm(x, p + "post_feedforward_layernorm"), act)
+        elif m["block"] == "sandwich":  # Gemma 2/3: norms before and after attention and MLP
             x = x + norm(attn_out, p + "post_attention_layernorm")
             x = x + norm(mlp(m, W, p, norm(x, p + "pre_feedforward_layernorm"), act), p + "post_feedforward_layernorm")
         elif parallel:  # GPT-NeoX use_parallel_residual: x + attn(ln1(x)) + mlp(ln2(x))
@@ -605,6 +639,9 @@ def config_summary(m, n):
          "norm": norm, "rope": rope, "attention": att, "mlp_bias": m["mlp_bias"]}
     if m["embed_scale"] is not None:
         c["embed_scale"] = m["embed_scale"]
+    if m["block"] == "post":
+        c["block"] = "x += post_attention_layernorm(attn(x)); x += post_feedforward_layernorm(mlp(x))"
+        att["qk_norm_whole"] = "rmsnorm"
     if m["block"] == "sandwich":
         c["block"] = ("x += post_attention_layernorm(attn(input_layernorm(x))); "
                       "x += post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x)))")
