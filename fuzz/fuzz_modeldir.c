@@ -22,7 +22,8 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       "gemma2-softcap",   "neox-parallel", "phi3-fused",        "qwen3-qknorm",
 				       "gemma3-multimodal",
 				       "olmo-clip",
-				       "olmo2-qknorm"};
+				       "olmo2-qknorm",
+				       "granite-mult"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
 	{"model.safetensors", "vocab.txt", NULL},
@@ -36,6 +37,7 @@ static const char *const linked[][3] = {
 	{"model.safetensors", "tokenizer.json", NULL},
 	{"model.safetensors", "tokenizer.json", NULL}, /* olmo-clip */
 	{"model.safetensors", "tokenizer.json", NULL}, /* olmo2-qknorm */
+	{"model.safetensors", "tokenizer.json", NULL}, /* granite-mult */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};

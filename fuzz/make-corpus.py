@@ -113,6 +113,7 @@ for k, fixture in enumerate(["llama-rope-yarn", "gemma2-softcap", "neox-parallel
 FAMILY_SEEDS = [
     ("olmo-clip", {"clip_qkv": None, "attention_bias": True}),  # no clamp; biases the file lacks
     ("olmo2-qknorm", {"num_key_value_heads": 4}),  # k_norm then 32 wide: a shape error
+    ("granite-mult", {"attention_multiplier": None, "residual_multiplier": 0.0}),  # default 1.0; refused 0
 ]
 for k, (fixture, change) in enumerate(FAMILY_SEEDS, start=9):
     cfg = read("tests", "data", "models", fixture, "config.json")

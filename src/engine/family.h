@@ -106,7 +106,10 @@ enum family_role {
 	X(POSITION_BUCKETS, "position_buckets")                                                            \
 	X(MAX_RELATIVE, "max_relative_positions")                                                          \
 	X(POS_ATT_TYPE, "pos_att_type")                                                                    \
-	X(CLIP_QKV, "clip_qkv")
+	X(CLIP_QKV, "clip_qkv")                                                                            \
+	X(EMBEDDING_MULTIPLIER, "embedding_multiplier")                                                    \
+	X(ATTENTION_MULTIPLIER, "attention_multiplier")                                                    \
+	X(RESIDUAL_MULTIPLIER, "residual_multiplier")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,

@@ -484,6 +484,16 @@ static void fwd_embed(const struct model *m, struct trace *t, int r0, float *x, 
 		fwd_linear(m, e_buf, rows, E, t->hidden, &m->emb_proj_w, m->emb_proj_b, x, t->hidden);
 }
 
+/* Granite: a residual branch's COUNT values times residual_multiplier before they are added (a float32
+ * product, as torch's). Nothing for other families. */
+static void fwd_residual_scale(const struct model *m, float *y, size_t count)
+{
+	float s = m->arch.residual_scale;
+	if (s > 0)
+		for (size_t i = 0; i < count; i++)
+			y[i] *= s;
+}
+
 /* One block of layer L on the residual stream B->x (every text's rows). */
 static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const struct fwd_batch *bt)
 {
@@ -512,10 +522,12 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const str
 		fwd_add(m, b->x, b->proj2, nh);
 		return;
 	}
+	fwd_residual_scale(m, b->proj, nh);
 	fwd_add(m, b->x, b->proj, nh);
 	fwd_norm(m, &w->ln2, b->x, b->h, n);
 	fwd_mlp(m, l, b->h, b, n, b->proj);
 	fwd_norm(m, &w->post_mlp, b->proj, b->proj, n);
+	fwd_residual_scale(m, b->proj, nh);
 	fwd_add(m, b->x, b->proj, nh);
 }
 

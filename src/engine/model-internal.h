@@ -57,6 +57,8 @@ struct arch {
 	float embed_scale;         /* embeddings multiplied by it (Gemma: sqrt(hidden) in float32); 0 = none */
 	float attn_scale;          /* scores multiplied by it (1/sqrt(head_dim), query_pre_attn_scalar^-0.5) */
 	float softcap;             /* scores -> softcap * tanh(scores / softcap) before the mask; 0 = none */
+	float residual_scale;      /* both residual branches multiplied by it before they are added (Granite);
+	                            * 0 = none */
 	float clip_qkv;            /* q, k, v clamped to [-clip_qkv, clip_qkv] after the projections (OLMo); 0 = none */
 	bool rotary;               /* rotary position embeddings instead of a learned table */
 	struct rope rope_global;   /* the rotary embedding of full-attention layers */

@@ -2,7 +2,7 @@
 """ref_decoder.py -- an independent numpy reference of the modern decoder families.
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
-Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, OLMo and OLMo 2, written from the published modeling and
+Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, OLMo, OLMo 2 and Granite, written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -43,6 +43,7 @@ F32 = np.float32
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "gpt_neox")
 FAMILIES += ("olmo",)
 FAMILIES += ("olmo2",)
+FAMILIES += ("granite",)
 
 
 class Unsupported(ValueError):
@@ -104,6 +105,12 @@ DEFAULTS["olmo2"] = dict(vocab_size=50304, hidden_size=4096, intermediate_size=1
                          num_attention_heads=32, num_key_value_heads=None, hidden_act="silu",
                          max_position_embeddings=2048, rope_theta=10000.0, rope_scaling=None,
                          attention_bias=False, rms_norm_eps=1e-5)
+# Granite (configuration_granite.py): the multipliers default to 1.0 (attention's too, not 1/sqrt(d))
+DEFAULTS["granite"] = dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                           num_attention_heads=32, num_key_value_heads=None, hidden_act="silu",
+                           max_position_embeddings=2048, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+                           attention_bias=False, mlp_bias=False, embedding_multiplier=1.0, logits_scaling=1.0,
+                           residual_multiplier=1.0, attention_multiplier=1.0)
 
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
 
@@ -177,6 +184,9 @@ def settings(cfg):
         s["mlp_bias"] = bool(c.get("mlp_bias", False)) if family == "llama" else False
         if family == "phi3":
             s.update(qkv="phi3", mlp="phi3", qkv_bias=False, o_bias=False)
+        if family == "granite":  # GraniteModel / GraniteAttention / GraniteDecoderLayer
+            s.update(embed_scale=float(c["embedding_multiplier"]),
+                     residual_multiplier=float(c["residual_multiplier"]), mlp_bias=bool(c.get("mlp_bias", False)))
         if family == "olmo2":  # Olmo2Attention: q_norm(q_proj(x)) over heads * head_dim; post-norm block
             s.update(qk_norm="rmsnorm_whole", block="post")
         if family == "olmo":  # OlmoLayerNorm: F.layer_norm(x, shape, None, None, eps=1e-5)
@@ -184,6 +194,8 @@ def settings(cfg):
         if family in ("gemma2", "gemma3_text"):
             s["scaling"] = c["query_pre_attn_scalar"] ** -0.5
             s["softcap"] = c.get("attn_logit_softcapping")
+        elif family == "granite":
+            s["scaling"] = float(c["attention_multiplier"])  # replaces 1/sqrt(head_dim)
         else:
             s["scaling"] = head_dim ** -0.5
         theta = float(c["rope_theta"])
@@ -571,6 +583,10 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
             x = x + norm(mlp(m, W, p, norm(x, p + "pre_feedforward_layernorm"), act), p + "post_feedforward_layernorm")
         elif parallel:  # GPT-NeoX use_parallel_residual: x + attn(ln1(x)) + mlp(ln2(x))
             x = x + attn_out + mlp(m, W, p, norm(x, p + "post_attention_layernorm"), act)
+        elif m.get("residual_multiplier") is not None and not wrong.get("no_residual_multiplier"):
+            rm = dtype(m["residual_multiplier"])  # Granite: residual + branch * residual_multiplier
+            x = x + attn_out * rm
+            x = x + mlp(m, W, p, norm(x, p + "post_attention_layernorm"), act) * rm
         else:
             x = x + attn_out
             x = x + mlp(m, W, p, norm(x, p + "post_attention_layernorm"), act)
@@ -649,6 +665,9 @@ def config_summary(m, n):
         c["parallel_residual"] = m["block"] == "parallel"
     if m.get("clip_qkv") is not None:
         c["clip_qkv"] = m["clip_qkv"]
+    if m.get("residual_multiplier") is not None:
+        c["embedding_multiplier"], c["attention_multiplier"] = m["embed_scale"], m["scaling"]
+        c["residual_multiplier"] = m["residual_multiplier"]
     return c
 
 
