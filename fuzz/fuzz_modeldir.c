@@ -24,7 +24,10 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       "starcoder2-window",
 				       "gptneo-local",
 				       "bloom-alibi",
-				       "phi-partial",      "gptj-interleaved", "cohere-interleaved"};
+				       "phi-partial",      "gptj-interleaved", "cohere-interleaved",
+				       "olmo-clip",
+				       "olmo2-qknorm",
+				       "granite-mult"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
 	{"model.safetensors", "vocab.txt", NULL},
@@ -42,6 +45,9 @@ static const char *const linked[][3] = {
 	{"model.safetensors", "tokenizer.json", NULL}, /* phi-partial */
 	{"model.safetensors", "tokenizer.json", NULL}, /* gptj-interleaved */
 	{"model.safetensors", "tokenizer.json", NULL}, /* cohere-interleaved */
+	{"model.safetensors", "tokenizer.json", NULL}, /* olmo-clip */
+	{"model.safetensors", "tokenizer.json", NULL}, /* olmo2-qknorm */
+	{"model.safetensors", "tokenizer.json", NULL}, /* granite-mult */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};

@@ -139,6 +139,16 @@ for k, fixture in enumerate(["phi-partial", "gptj-interleaved", "cohere-interlea
     else:
         c.update({"use_qk_norm": True, "attention_bias": True})
     seed("fuzz_modeldir", bytes([k]) + js(c))
+# decoder fixtures of later families (selectors 15-17): config.json as is, and with its quirk varied
+FAMILY_SEEDS = [
+    ("olmo-clip", {"clip_qkv": None, "attention_bias": True}),  # no clamp; biases the file lacks
+    ("olmo2-qknorm", {"num_key_value_heads": 4}),  # k_norm then 32 wide: a shape error
+    ("granite-mult", {"attention_multiplier": None, "residual_multiplier": 0.0}),  # default 1.0; refused 0
+]
+for k, (fixture, change) in enumerate(FAMILY_SEEDS, start=15):
+    cfg = read("tests", "data", "models", fixture, "config.json")
+    seed("fuzz_modeldir", bytes([k]) + cfg)
+    seed("fuzz_modeldir", bytes([k]) + js(dict(json.loads(cfg), **change)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

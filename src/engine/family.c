@@ -166,6 +166,28 @@ static int fam_optional(struct fam_doc *d, yaml_node_t *seq, struct family *f)
 	return 0;
 }
 
+/* weightless: [role, ...]: norms that are there but carry no tensor (gain 1, no bias): OLMo's
+ * parameter-free LayerNorms. Only the gains of norms may be listed. */
+static int fam_weightless(struct fam_doc *d, yaml_node_t *seq, struct family *f)
+{
+	static const enum family_role norms[] = {WEIGHT_EMB_LN_W, WEIGHT_LN1_W, WEIGHT_LN2_W, WEIGHT_FINAL_LN_W,
+						 WEIGHT_POST_ATTN_LN_W, WEIGHT_POST_MLP_LN_W};
+	if (seq->type != YAML_SEQUENCE_NODE)
+		return fam_fail(d, seq, "'weightless' must be a list of norm weight roles%s", "");
+	for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++) {
+		yaml_node_t *item = yaml_document_get_node(&d->doc, *it);
+		const char *key = fam_scalar(item);
+		int role = -1;
+		for (size_t r = 0; key && r < sizeof norms / sizeof norms[0]; r++)
+			if (strcmp(key, family_role_keys[norms[r]]) == 0)
+				role = norms[r];
+		if (role < 0)
+			return fam_fail(d, item, "'%s' is not the weight of a norm", key ? key : "?");
+		f->weightless[role] = true;
+	}
+	return 0;
+}
+
 /* conditions: {role: setting}: the role's tensor exists only when the boolean setting is true. */
 static int fam_conditions(struct fam_doc *d, yaml_node_t *map, struct family *f)
 {
@@ -258,6 +280,7 @@ static const struct fam_value fam_embed_scales[] = {
 	{"none", EMBED_SCALE_NONE}, {"sqrt_hidden", EMBED_SCALE_SQRT_HIDDEN}, {NULL, 0}};
 static const struct fam_value fam_rope_styles[] = {
 	{"half", ROPE_STYLE_HALF}, {"interleaved", ROPE_STYLE_INTERLEAVED}, {NULL, 0}};
+static const struct fam_value fam_qk_norms[] = {{"per_head", QK_NORM_PER_HEAD}, {"whole", QK_NORM_WHOLE}, {NULL, 0}};
 static const struct fam_value fam_zero_one[] = {{"0", 0}, {"1", 1}, {NULL, 0}};
 
 /* How a top-level key's value is read and where it goes. */
@@ -315,11 +338,13 @@ static const struct fam_row fam_rows[] = {
 	FAM_ENUM_ROW("window", window, fam_windows),
 	FAM_ENUM_ROW("embed_scale", embed_scale, fam_embed_scales),
 	FAM_ENUM_ROW("rope_style", rope_style, fam_rope_styles),
+	FAM_ENUM_ROW("qk_norm", qk_norm, fam_qk_norms),
 	FAM_INT_ROW("global_offset", global_offset, fam_zero_one),
 	FAM_BOOL_ROW("rope_local_unscaled", rope_local_unscaled, false),
 	FAM_BOOL_ROW("positions_after_pad", positions_after_pad, false),
 	FAM_BOOL_ROW("final_norm_in_trace", final_norm_in_trace, true),
 	FAM_SECTION_ROW("optional", fam_optional),
+	FAM_SECTION_ROW("weightless", fam_weightless),
 	FAM_SECTION_ROW("conditions", fam_conditions),
 	FAM_SECTION_ROW("refuse", fam_refusals),
 	FAM_LIST_ROW("prefixes", prefixes, n_prefixes),
@@ -389,6 +414,14 @@ static int fam_row(struct fam_doc *d, yaml_node_t *v, struct family *f, const st
 	return -1;
 }
 
+/* A block that normalises the outputs of attention and MLP instead of their inputs (OLMo 2) needs no
+ * norm before them. */
+static bool fam_post_normed(const struct family *f, enum family_role role)
+{
+	return (role == WEIGHT_LN1_W && f->n_names[WEIGHT_POST_ATTN_LN_W]) ||
+	       (role == WEIGHT_LN2_W && f->n_names[WEIGHT_POST_MLP_LN_W]);
+}
+
 static int fam_top(struct fam_doc *d, struct family *f)
 {
 	yaml_node_t *root = yaml_document_get_root_node(&d->doc);
@@ -416,7 +449,8 @@ static int fam_top(struct fam_doc *d, struct family *f)
 	static const enum family_role always[] = {WEIGHT_TOKEN_EMB, WEIGHT_ATTN_OUT_W, WEIGHT_LN1_W, WEIGHT_LN2_W,
 						  WEIGHT_MLP_DOWN_W};
 	for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
-		if (!f->n_names[always[i]] && !(always[i] == WEIGHT_LN2_W && f->block == BLOCK_PARALLEL_ONE_NORM))
+		if (!f->n_names[always[i]] && !f->weightless[always[i]] && !fam_post_normed(f, always[i]) &&
+		    !(always[i] == WEIGHT_LN2_W && f->block == BLOCK_PARALLEL_ONE_NORM))
 			return fam_fail(d, NULL, "tensors: missing role '%s'", family_role_keys[always[i]]);
 	if (f->block == BLOCK_PARALLEL_ONE_NORM && (f->n_names[WEIGHT_LN2_W] || f->n_names[WEIGHT_LN2_B]))
 		return fam_fail(d, NULL, "tensors: block parallel_one_norm feeds the MLP from ln1: no '%s'",
@@ -431,6 +465,8 @@ static int fam_top(struct fam_doc *d, struct family *f)
 									    : "needs mlp_up_weight");
 	if (f->n_names[WEIGHT_Q_NORM_W] != f->n_names[WEIGHT_K_NORM_W] ? 1 : 0)
 		return fam_fail(d, NULL, "tensors: q_norm_weight and k_norm_weight go together%s", "");
+	if (f->qk_norm == QK_NORM_WHOLE && f->fused_qkv && f->qkv_layout == QKV_PER_HEAD)
+		return fam_fail(d, NULL, "qk_norm: whole needs the q and k columns side by side (qkv_layout concat)%s", "");
 	if (f->fused_qkv ? !f->n_names[WEIGHT_QKV_W]
 			 : (!f->n_names[WEIGHT_Q_W] || !f->n_names[WEIGHT_K_W] || !f->n_names[WEIGHT_V_W]))
 		return fam_fail(d, NULL, "tensors: %s", f->fused_qkv ? "fused_qkv needs qkv_weight"

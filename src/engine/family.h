@@ -107,7 +107,11 @@ enum family_role {
 	X(MAX_RELATIVE, "max_relative_positions")                                                          \
 	X(POS_ATT_TYPE, "pos_att_type")                                                                    \
 	X(ATTENTION_TYPES, "attention_types")                                                              \
-	X(ROTARY_DIM, "rotary_dim")
+	X(ROTARY_DIM, "rotary_dim")                                                                        \
+	X(CLIP_QKV, "clip_qkv")                                                                            \
+	X(EMBEDDING_MULTIPLIER, "embedding_multiplier")                                                    \
+	X(ATTENTION_MULTIPLIER, "attention_multiplier")                                                    \
+	X(RESIDUAL_MULTIPLIER, "residual_multiplier")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -133,6 +137,8 @@ enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W 
 enum family_embed_scale { EMBED_SCALE_NONE, EMBED_SCALE_SQRT_HIDDEN }; /* Gemma: × sqrt(hidden) */
 enum family_rope_style { ROPE_STYLE_HALF, ROPE_STYLE_INTERLEAVED }; /* rotary pairs (i, i + dim/2) as GPT-NeoX
                                                                     * and Llama, or (2i, 2i+1) as GPT-J */
+enum family_qk_norm { QK_NORM_PER_HEAD, QK_NORM_WHOLE }; /* q/k RMSNorm over each head's head_dim values
+                                                          * (Qwen3), or over the whole projection (OLMo 2) */
 
 #define FAMILY_MAX_RULES 8
 
@@ -164,6 +170,7 @@ struct family {
 	enum family_embed_scale embed_scale; /* Gemma: embeddings × sqrt(hidden), rounded to float32 */
 	enum family_window window;
 	enum family_rope_style rope_style; /* how rotary pairs a head's dims (rope.h) */
+	enum family_qk_norm qk_norm;     /* how q_norm_weight/k_norm_weight apply, when the family has them */
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
 	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */
 	bool positions_after_pad;        /* RoBERTa: position ids count from pad_token_id + 1; a pad token keeps
@@ -172,6 +179,8 @@ struct family {
 	                                  * false: hidden_states stop before it (ModernBERT) */
 	bool optional[WEIGHT_COUNT];     /* roles whose tensor may be missing in some layer (identity there:
 	                                  * ModernBERT's layer 0 has no attention norm) */
+	bool weightless[WEIGHT_COUNT];   /* norm gains with no tensor although the norm is there: it normalises
+	                                  * without gain or bias (OLMo's LayerNorms) */
 	/* Tensor roles that exist only when a boolean setting is true (attention_bias: q_bias, ...). */
 	int n_conditions;
 	enum family_role cond_role[FAMILY_MAX_RULES * 2];

@@ -22,6 +22,8 @@ struct fwd_buf {
 	float *x;     /* [n][H] residual stream */
 	float *h;     /* [n][H] normalised input of a sub-block */
 	float *qkv;   /* [n][QD + 2 KD] projections side by side */
+	float *qk_whole; /* [n][QD + 2 KD] q and k after their norm over the whole projection (family qk_norm
+	                  * whole: OLMo 2), in qkv's columns; the v columns unused; NULL otherwise */
 	float *ctx;   /* [n][QD] attention context (heads side by side) */
 	float *proj;  /* [n][H] output of the attention (or MLP) projection */
 	float *proj2; /* [n][H] MLP output beside the attention output (parallel residual) */
@@ -191,6 +193,7 @@ struct fwd_split {
 	const struct rope *rope;
 	const float *cos_t, *sin_t; /* [n][rotary_dim / 2] */
 	const float *qkv;           /* [rows][QD + 2 KD] the projections of tokens r0 .. n-1 */
+	const float *qk_whole;      /* [rows][QD + 2 KD] q, k normalised over the whole projection, or NULL */
 	struct trace *t;
 	int l, r0;
 };
@@ -214,7 +217,9 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 		fwd_gather(tq, s->qkv + qc, rows, D, ld);
 		if (t->q_raw)
 			memcpy((float *)trace_q_raw(t, l, hd) + skip, tq, (size_t)rows * D * sizeof(float));
-		if (s->w->q_norm_w)
+		if (s->qk_whole) /* normalised already, over all heads: the raw copy above stays the projection */
+			fwd_gather(tq, s->qk_whole + qc, rows, D, ld);
+		else if (s->w->q_norm_w)
 			ops_rmsnorm(tq, tq, rows, D, D, s->w->q_norm_w, m->fam.norm_offset, m->ln_eps);
 		if (m->arch.rotary)
 			rope_apply(s->rope, tq, rows, D, cos_t, sin_t);
@@ -227,10 +232,19 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 	fwd_gather(tv, s->qkv + vc, rows, D, ld);
 	if (t->k_raw)
 		memcpy((float *)trace_k_raw(t, l, first) + skip, tk, (size_t)rows * D * sizeof(float));
-	if (s->w->k_norm_w)
+	if (s->qk_whole)
+		fwd_gather(tk, s->qk_whole + kc, rows, D, ld);
+	else if (s->w->k_norm_w)
 		ops_rmsnorm(tk, tk, rows, D, D, s->w->k_norm_w, m->fam.norm_offset, m->ln_eps);
 	if (m->arch.rotary)
 		rope_apply(s->rope, tk, rows, D, cos_t, sin_t);
+}
+
+/* X → clamp(X, -LIMIT, LIMIT) for COUNT values (torch.clamp: NaN stays NaN). */
+static void fwd_clamp(float *x, size_t count, float limit)
+{
+	for (size_t i = 0; i < count; i++)
+		x[i] = x[i] < -limit ? -limit : x[i] > limit ? limit : x[i];
 }
 
 /* Project H into q, k, v, copy them per head into each text's trace, then apply q/k norm and rotary
@@ -248,6 +262,13 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 		fwd_linear(m, h, n, H, KD, &w->k_w, w->k_b, b->qkv + QD, ld);
 		fwd_linear(m, h, n, H, KD, &w->v_w, w->v_b, b->qkv + QD + KD, ld);
 	}
+	if (a->clip_qkv > 0) /* OLMo: q, k, v clamped as projected, before any norm or rotary */
+		fwd_clamp(b->qkv, (size_t)n * ld, a->clip_qkv);
+	bool whole = b->qk_whole && w->q_norm_w;
+	if (whole) { /* OLMo 2: RMSNorm over all of q (all of k) before the split into heads */
+		ops_rmsnorm(b->qkv, b->qk_whole, n, QD, ld, w->q_norm_w, m->fam.norm_offset, m->ln_eps);
+		ops_rmsnorm(b->qkv + QD, b->qk_whole + QD, n, KD, ld, w->k_norm_w, m->fam.norm_offset, m->ln_eps);
+	}
 	fwd_lap(m, FWD_QKV, &clock);
 	bool sliding = a->layer_sliding && a->layer_sliding[l];
 	const struct rope *rope = sliding ? &a->rope_local : &a->rope_global;
@@ -255,7 +276,8 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 		struct trace *t = bt->t[i];
 		size_t at = (size_t)bt->row0[i] * (rope->dim / 2); /* the text's rows of the rotary tables */
 		struct fwd_split s = {m, w, rope, (sliding ? b->cos_l : b->cos_g) + at, (sliding ? b->sin_l : b->sin_g) + at,
-				      b->qkv + (size_t)bt->row0[i] * ld, t, l, b->r0};
+				      b->qkv + (size_t)bt->row0[i] * ld,
+				      whole ? b->qk_whole + (size_t)bt->row0[i] * ld : NULL, t, l, b->r0};
 		int items = t->n_heads + t->n_kv_heads;
 		/* a head's copy is n x head_dim floats: shared between the threads once it is worth a hand-over */
 		if (t->n < 32 || !fwd_own_threads(m) || weights_parallel(items, 0, fwd_split_head, &s) < 0)
@@ -462,6 +484,16 @@ static void fwd_embed(const struct model *m, struct trace *t, int r0, float *x, 
 		fwd_linear(m, e_buf, rows, E, t->hidden, &m->emb_proj_w, m->emb_proj_b, x, t->hidden);
 }
 
+/* Granite: a residual branch's COUNT values times residual_multiplier before they are added (a float32
+ * product, as torch's). Nothing for other families. */
+static void fwd_residual_scale(const struct model *m, float *y, size_t count)
+{
+	float s = m->arch.residual_scale;
+	if (s > 0)
+		for (size_t i = 0; i < count; i++)
+			y[i] *= s;
+}
+
 /* One block of layer L on the residual stream B->x (every text's rows). */
 static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const struct fwd_batch *bt)
 {
@@ -497,10 +529,12 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const str
 		fwd_add(m, b->x, b->proj2, nh);
 		return;
 	}
+	fwd_residual_scale(m, b->proj, nh);
 	fwd_add(m, b->x, b->proj, nh);
 	fwd_norm(m, &w->ln2, b->x, b->h, n);
 	fwd_mlp(m, l, b->h, b, n, b->proj);
 	fwd_norm(m, &w->post_mlp, b->proj, b->proj, n);
+	fwd_residual_scale(m, b->proj, nh);
 	fwd_add(m, b->x, b->proj, nh);
 }
 
@@ -519,6 +553,8 @@ static int fwd_alloc(const struct model *m, int n, int rows_in, int r0, struct f
 	b->h = malloc(rows * H * sizeof(float));
 	b->qkv = malloc(rows * (size_t)(a->q_dim + 2 * a->kv_dim) * sizeof(float));
 	b->ctx = malloc(rows * (size_t)a->q_dim * sizeof(float));
+	if (m->fam.qk_norm == QK_NORM_WHOLE)
+		b->qk_whole = malloc(rows * (size_t)(a->q_dim + 2 * a->kv_dim) * sizeof(float));
 	b->proj = malloc(rows * H * sizeof(float));
 	b->proj2 = malloc(rows * H * sizeof(float));
 	size_t mid = 2 * inter > (size_t)m->embed_dim ? 2 * inter : (size_t)m->embed_dim; /* also the embeddings' scratch */
@@ -541,7 +577,7 @@ static int fwd_alloc(const struct model *m, int n, int rows_in, int r0, struct f
 			fwd_norm(m, &m->rel_ln, b->rel, b->rel, (int)span2);
 		}
 	}
-	return b->x && b->h && b->qkv && b->ctx && b->proj && b->proj2 && b->mid && (b->gated || m->fam.mlp == MLP_PLAIN) && b->cos_g && b->sin_g && b->cos_l &&
+	return b->x && b->h && b->qkv && (b->qk_whole || m->fam.qk_norm != QK_NORM_WHOLE) && b->ctx && b->proj && b->proj2 && b->mid && (b->gated || m->fam.mlp == MLP_PLAIN) && b->cos_g && b->sin_g && b->cos_l &&
 			       b->sin_l && b->row && rel_ok
 		       ? 0
 		       : -1;
@@ -552,6 +588,7 @@ static void fwd_free(struct fwd_buf *b)
 	free(b->x);
 	free(b->h);
 	free(b->qkv);
+	free(b->qk_whole);
 	free(b->ctx);
 	free(b->proj);
 	free(b->proj2);

@@ -317,7 +317,27 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 		return err_set(e, "%s: query_pre_attn_scalar must be positive and the soft-cap not negative", c->path);
 	a->attn_scale = m->scale_attn_weights ? (float)pow(qscalar, -0.5) : 1.0f;
 	a->softcap = (float)softcap;
+	double clip;
+	if (config_float_or(c, f, SET_CLIP_QKV, 0, &clip, e) < 0)
+		return -1;
+	if (!(clip >= 0))
+		return err_set(e, "%s: clip_qkv must not be negative", c->path);
+	a->clip_qkv = (float)clip;
 	a->embed_scale = f->embed_scale == EMBED_SCALE_SQRT_HIDDEN ? (float)sqrt((double)hidden) : 0.0f;
+	/* Granite: multipliers from config.json; the attention one replaces the 1/sqrt(head_dim) above */
+	static const enum family_setting mults[] = {SET_EMBEDDING_MULTIPLIER, SET_ATTENTION_MULTIPLIER,
+						    SET_RESIDUAL_MULTIPLIER};
+	float *mult_of[] = {&a->embed_scale, &a->attn_scale, &a->residual_scale};
+	for (int i = 0; i < 3; i++) {
+		double v;
+		if (!f->n_keys[mults[i]])
+			continue;
+		if (hfconfig_float(c, f, mults[i], &v, e) < 0)
+			return -1;
+		if (!(v > 0 && v < 1e6))
+			return err_set(e, "%s: %s %g is not a positive multiplier", c->path, family_setting_key(mults[i]), v);
+		*mult_of[i] = (float)v;
+	}
 	a->rotary = f->position == POS_ROTARY;
 	in->rotary = a->rotary || f->n_names[WEIGHT_Q_NORM_W]; /* q/k transformed after projection */
 	if (a->rotary && config_rotary(m, c, e) < 0)

@@ -32,8 +32,9 @@ struct layer_weights {
 	const float *q_b, *k_b, *v_b; /* [QD], [KD], [KD] */
 	struct weight qkv_w;          /* H→QD+2KD fused (family qkv_layout) */
 	const float *qkv_b;           /* [QD+2KD] */
-	const float *q_norm_w;        /* [head_dim] per-head RMSNorm of q before rotary (Qwen3, Gemma 3) */
-	const float *k_norm_w;        /* [head_dim] */
+	const float *q_norm_w;        /* [head_dim] per-head RMSNorm of q before rotary (Qwen3, Gemma 3);
+	                               * [QD] with family qk_norm whole (OLMo 2) */
+	const float *k_norm_w;        /* [head_dim], or [KD] */
 	struct weight out_w;          /* QD→H */
 	const float *out_b;           /* [H] */
 	struct norm_weights post_attn; /* Gemma 2/3: normalises the attention output before the residual */
@@ -56,6 +57,9 @@ struct arch {
 	float embed_scale;         /* embeddings multiplied by it (Gemma: sqrt(hidden) in float32); 0 = none */
 	float attn_scale;          /* scores multiplied by it (1/sqrt(head_dim), query_pre_attn_scalar^-0.5) */
 	float softcap;             /* scores -> softcap * tanh(scores / softcap) before the mask; 0 = none */
+	float residual_scale;      /* both residual branches multiplied by it before they are added (Granite);
+	                            * 0 = none */
+	float clip_qkv;            /* q, k, v clamped to [-clip_qkv, clip_qkv] after the projections (OLMo); 0 = none */
 	bool rotary;               /* rotary position embeddings instead of a learned table */
 	struct rope rope_global;   /* the rotary embedding of full-attention layers */
 	struct rope rope_local;    /* ... of sliding-window layers (Gemma 3, ModernBERT: their own base) */
@@ -89,6 +93,8 @@ struct model {
 	struct weight rel_emb;       /* [2 span][hidden] relative position embeddings, or absent */
 	struct norm_weights rel_ln;  /* [hidden] their LayerNorm (norm_rel_ebd layer_norm) */
 	struct norm_weights final_ln; /* [hidden] or NULL */
+	const float *ones;           /* [ones_dim] gain of the weightless norms (family weightless), or NULL */
+	int64_t ones_dim;
 	struct layer_weights *layers; /* [n_layers] */
 
 	struct wcache *cache;        /* whole matrices converted to float32, within a budget (default 0) */

@@ -374,10 +374,33 @@ static int model_bind_linear(struct model *m, enum family_role wrole, enum famil
 	return model_bind(m, brole, layer, 1, out, 0, b, e);
 }
 
+/* A gain of DIM ones for a norm the family says has no weight (weightless): multiplying by 1 is exact,
+ * so the norm normalises and nothing more. One vector serves every such norm of the model. */
+static int model_ones(struct model *m, int64_t dim, const float **out, struct err *e)
+{
+	if (m->ones_dim < dim) {
+		float *ones = malloc((size_t)dim * sizeof *ones);
+		if (!ones)
+			return err_set(e, "out of memory");
+		for (int64_t i = 0; i < dim; i++)
+			ones[i] = 1.0f;
+		if (model_keep(m, ones, e) < 0)
+			return -1;
+		m->ones = ones;
+		m->ones_dim = dim;
+	}
+	*out = m->ones;
+	return 0;
+}
+
 /* A norm's gain and (unless BROLE is WEIGHT_COUNT: the family has none) its bias. */
 static int model_bind_norm(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t dim,
 			   struct norm_weights *n, struct err *e)
 {
+	if (m->fam.weightless[wrole]) {
+		n->b = NULL;
+		return model_ones(m, dim, &n->w, e);
+	}
 	if (model_bind(m, wrole, layer, 1, dim, 0, &n->w, e) < 0)
 		return -1;
 	return brole == WEIGHT_COUNT ? 0 : model_bind(m, brole, layer, 1, dim, 0, &n->b, e);
@@ -397,8 +420,9 @@ static int model_bind_attention(struct model *m, int l, struct layer_weights *w,
 		if (rc == 0)
 			rc = model_bind_linear(m, WEIGHT_V_W, WEIGHT_V_B, l, H, KD, &w->v_w, &w->v_b, e);
 	}
-	if (rc < 0 || model_bind(m, WEIGHT_Q_NORM_W, l, 1, in->head_dim, 0, &w->q_norm_w, e) < 0 ||
-	    model_bind(m, WEIGHT_K_NORM_W, l, 1, in->head_dim, 0, &w->k_norm_w, e) < 0)
+	bool whole = m->fam.qk_norm == QK_NORM_WHOLE; /* OLMo 2: one norm over all heads */
+	if (rc < 0 || model_bind(m, WEIGHT_Q_NORM_W, l, 1, whole ? QD : in->head_dim, 0, &w->q_norm_w, e) < 0 ||
+	    model_bind(m, WEIGHT_K_NORM_W, l, 1, whole ? KD : in->head_dim, 0, &w->k_norm_w, e) < 0)
 		return -1;
 	return model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, QD, H, &w->out_w, &w->out_b, e);
 }

@@ -313,6 +313,32 @@ MODELS = [
               "parallel attention + SwiGLU MLP from one bias-free input_layernorm, logit_scale (LM head only)"),
 ]
 
+MODELS.append(
+    dict(name="olmo-clip", family="olmo", seed=401, tok=BB, dtype="BF16", naming="causal", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
+                  num_hidden_layers=2, clip_qkv=2.5),
+         mistakes=["rope_interleaved", "no_clip", "skip_weightless_norms"],
+         note="OLMo: every norm a LayerNorm without weight or bias (no tensor in the file, eps 1e-5 not in "
+              "config.json), clip_qkv 2.5: q, k, v clamped to [-2.5, 2.5] after the projections, `model.` "
+              "prefix and an untied lm_head"))
+MODELS.append(
+    dict(name="olmo2-qknorm", family="olmo2", seed=411, tok=BB, dtype="F16", naming="base", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
+                  num_hidden_layers=2, rope_theta=500000.0),
+         mistakes=["rope_interleaved", "no_qk_norm", "qk_norm_per_head", "post_as_pre"],
+         note="OLMo 2: q_norm / k_norm one RMSNorm over the whole q (32 wide) and k (16 wide: 2 KV heads) "
+              "projection before the head split and rotary; no input_layernorm: x += post_attention_layernorm"
+              "(attn(x)); x += post_feedforward_layernorm(mlp(x)); rope_theta 5e5"))
+MODELS.append(
+    dict(name="granite-mult", family="granite", seed=421, tok=SP, dtype="BF16", naming="causal_tied", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
+                  num_hidden_layers=2, embedding_multiplier=6.0, attention_multiplier=0.25,
+                  residual_multiplier=0.5, logits_scaling=4.0),
+         mistakes=["rope_interleaved", "scaling_head_dim", "no_embed_scale", "no_residual_multiplier"],
+         note="Granite: embeddings x embedding_multiplier 6, scores x attention_multiplier 0.25 (instead of "
+              "8^-0.5), attention and MLP outputs x residual_multiplier 0.5 before the residual add; "
+              "logits_scaling 4 (LM head only: no effect here); `model.` prefix, tied"))
+
 ERROR_MODELS = [
     dict(name="phi3-longrope", family="phi3", seed=391, tok=SP, dtype="F16", naming="base",
          cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
@@ -405,6 +431,24 @@ BASE_CFG = {
                    pad_token_id=0, rope_scaling=None, rope_theta=8000000.0, tie_word_embeddings=True,
                    use_cache=True, use_qk_norm=False),
 }
+
+
+BASE_CFG["olmo"] = dict(architectures=["OlmoForCausalLM"], attention_bias=False, attention_dropout=0.0,
+                        bos_token_id=None, clip_qkv=8.0, eos_token_id=512, hidden_act="silu",
+                        initializer_range=0.02, max_position_embeddings=4096, model_type="olmo", pad_token_id=1,
+                        rope_scaling=None, rope_theta=10000.0, tie_word_embeddings=False, use_cache=True)
+
+BASE_CFG["olmo2"] = dict(architectures=["Olmo2ForCausalLM"], attention_bias=False, attention_dropout=0.0,
+                         bos_token_id=None, eos_token_id=512, hidden_act="silu", initializer_range=0.02,
+                         max_position_embeddings=4096, model_type="olmo2", pad_token_id=1, rms_norm_eps=1e-6,
+                         rope_scaling=None, rope_theta=500000.0, tie_word_embeddings=False, use_cache=True)
+
+BASE_CFG["granite"] = dict(architectures=["GraniteForCausalLM"], attention_bias=False, attention_dropout=0.0,
+                           attention_multiplier=0.015625, bos_token_id=1, embedding_multiplier=12.0, eos_token_id=2,
+                           hidden_act="silu", initializer_range=0.02, logits_scaling=8.0,
+                           max_position_embeddings=4096, mlp_bias=False, model_type="granite", pad_token_id=0,
+                           residual_multiplier=0.22, rms_norm_eps=1e-5, rope_scaling=None, rope_theta=10000.0,
+                           tie_word_embeddings=True, use_cache=True)
 
 
 def model_config(spec):
@@ -553,6 +597,9 @@ def mistake(name, m, n):
         return dict(kv_interleave=True)
     if name == "no_bias":
         return dict(no_bias=True)
+    if name in ("no_clip", "skip_weightless_norms", "qk_norm_per_head", "post_as_pre",
+                "no_residual_multiplier"):
+        return {name: True}
     if name == "no_qk_norm":
         return dict(no_qk_norm=True)
     if name == "no_embed_scale":

@@ -2,7 +2,8 @@
 """ref_decoder.py -- an independent numpy reference of the modern decoder families.
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
-Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, StarCoder2 and GPT-Neo, written from the published modeling and
+Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, StarCoder2, GPT-Neo, BLOOM, Phi, GPT-J, Cohere, OLMo,
+OLMo 2 and Granite, written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -45,6 +46,9 @@ FAMILIES += ("starcoder2",)
 FAMILIES += ("gpt_neo",)
 FAMILIES += ("bloom",)
 FAMILIES += ("phi", "gptj", "cohere")
+FAMILIES += ("olmo",)
+FAMILIES += ("olmo2",)
+FAMILIES += ("granite",)
 
 
 class Unsupported(ValueError):
@@ -130,6 +134,22 @@ NAMES = {
                    q="self_attn.q_proj", k="self_attn.k_proj", v="self_attn.v_proj", o="self_attn.o_proj",
                    gate="mlp.gate_proj", up="mlp.up_proj", down="mlp.down_proj"),
 }
+# OLMo (configuration_olmo.py): LayerNorms without parameters (eps 1e-5 in the code), clip_qkv
+DEFAULTS["olmo"] = dict(vocab_size=50304, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                        num_attention_heads=32, num_key_value_heads=None, hidden_act="silu",
+                        max_position_embeddings=2048, rope_theta=10000.0, rope_scaling=None,
+                        attention_bias=False, clip_qkv=None)
+# OLMo 2 (configuration_olmo2.py): q/k RMSNorm over the whole projection, norms after attention and MLP
+DEFAULTS["olmo2"] = dict(vocab_size=50304, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                         num_attention_heads=32, num_key_value_heads=None, hidden_act="silu",
+                         max_position_embeddings=2048, rope_theta=10000.0, rope_scaling=None,
+                         attention_bias=False, rms_norm_eps=1e-5)
+# Granite (configuration_granite.py): the multipliers default to 1.0 (attention's too, not 1/sqrt(d))
+DEFAULTS["granite"] = dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                           num_attention_heads=32, num_key_value_heads=None, hidden_act="silu",
+                           max_position_embeddings=2048, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+                           attention_bias=False, mlp_bias=False, embedding_multiplier=1.0, logits_scaling=1.0,
+                           residual_multiplier=1.0, attention_multiplier=1.0)
 
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
 
@@ -235,7 +255,7 @@ def settings(cfg):
         s["rope_style"] = "half" if family == "phi" else "interleaved"
     else:
         gemma = family.startswith("gemma")
-        s.update(norm="rmsnorm_1p" if gemma else "rmsnorm", eps=c["rms_norm_eps"], mlp="gated", qkv="separate",
+        s.update(norm="rmsnorm_1p" if gemma else "rmsnorm", eps=c.get("rms_norm_eps"), mlp="gated", qkv="separate",
                  block="sandwich" if family in ("gemma2", "gemma3_text") else "pre", softcap=None,
                  qk_norm={"qwen3": "rmsnorm", "gemma3_text": "rmsnorm_1p"}.get(family),
                  embed_scale=float(F32(math.sqrt(hidden))) if gemma else None)
@@ -248,9 +268,18 @@ def settings(cfg):
         s["mlp_bias"] = bool(c.get("mlp_bias", False)) if family == "llama" else False
         if family == "phi3":
             s.update(qkv="phi3", mlp="phi3", qkv_bias=False, o_bias=False)
+        if family == "granite":  # GraniteModel / GraniteAttention / GraniteDecoderLayer
+            s.update(embed_scale=float(c["embedding_multiplier"]),
+                     residual_multiplier=float(c["residual_multiplier"]), mlp_bias=bool(c.get("mlp_bias", False)))
+        if family == "olmo2":  # Olmo2Attention: q_norm(q_proj(x)) over heads * head_dim; post-norm block
+            s.update(qk_norm="rmsnorm_whole", block="post")
+        if family == "olmo":  # OlmoLayerNorm: F.layer_norm(x, shape, None, None, eps=1e-5)
+            s.update(norm="layernorm_noparam", eps=1e-5)
         if family in ("gemma2", "gemma3_text"):
             s["scaling"] = c["query_pre_attn_scalar"] ** -0.5
             s["softcap"] = c.get("attn_logit_softcapping")
+        elif family == "granite":
+            s["scaling"] = float(c["attention_multiplier"])  # replaces 1/sqrt(head_dim)
         else:
             s["scaling"] = head_dim ** -0.5
         theta = float(c["rope_theta"])
@@ -293,6 +322,7 @@ def settings(cfg):
         else:
             s["rope"].append(dict(theta=theta, scaling=rs))
     s["rope_max_positions"] = c["max_position_embeddings"]
+    s["clip_qkv"] = c.get("clip_qkv") if family == "olmo" else None
     return s
 
 
@@ -534,14 +564,20 @@ def _expected_names(m):
     e["embed_tokens.weight"] = (m["vocab_size"], hid)
     if m.get("learned_positions"):  # GPT-Neo's wpe
         e["wpe.weight"] = (m["max_positions"], hid)
-    e["norm.weight"] = (hid,)
+    norms = m["norm"] != "layernorm_noparam"  # OLMo: no norm tensor at all
+    if norms:
+        e["norm.weight"] = (hid,)
     if m["norm"] == "layernorm":  # StarCoder2: LayerNorms with bias
         e["norm.bias"] = (hid,)
     for i in range(m["n_layers"]):
         p = "layers.%d." % i
-        e[p + "input_layernorm.weight"] = e[p + "post_attention_layernorm.weight"] = (hid,)
+        if norms:
+            e[p + "input_layernorm.weight"] = e[p + "post_attention_layernorm.weight"] = (hid,)
         if m["norm"] == "layernorm":
             e[p + "input_layernorm.bias"] = e[p + "post_attention_layernorm.bias"] = (hid,)
+        if m["block"] == "post":  # OLMo 2: no input_layernorm; a norm after the MLP instead
+            del e[p + "input_layernorm.weight"]
+            e[p + "post_feedforward_layernorm.weight"] = (hid,)
         if m["block"] == "sandwich":
             e[p + "pre_feedforward_layernorm.weight"] = e[p + "post_feedforward_layernorm.weight"] = (hid,)
         a = p + "self_attn."
@@ -554,7 +590,9 @@ def _expected_names(m):
         e[a + "o_proj.weight"] = (hid, H * d)
         if m["o_bias"]:
             e[a + "o_proj.bias"] = (hid,)
-        if m["qk_norm"]:
+        if m["qk_norm"] == "rmsnorm_whole":
+            e[a + "q_norm.weight"], e[a + "k_norm.weight"] = (H * d,), (KV * d,)
+        elif m["qk_norm"]:
             e[a + "q_norm.weight"] = e[a + "k_norm.weight"] = (d,)
         if m["mlp"] == "phi3":
             e[p + "mlp.gate_up_proj.weight"] = (2 * I, hid)
@@ -624,6 +662,10 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
     one_plus = m["norm"] == "rmsnorm_1p" and not wrong.get("norm_plain_w")
 
     def norm(x, name):
+        if m["norm"] == "layernorm_noparam":
+            if wrong.get("skip_weightless_norms"):  # a missing weight read as "no norm"
+                return x
+            return layer_norm(x, dtype(1), dtype(0), eps)
         if m["norm"] == "layernorm":
             return layer_norm(x, W[name + ".weight"], W[name + ".bias"], eps)
         if m["norm"] == "layernorm_nobias":  # Cohere: (x - mean) / sqrt(var + eps) * w
@@ -662,7 +704,10 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         if layer_inputs is not None:
             x = np.asarray(layer_inputs[i], dtype=dtype)
         # --- attention
-        a_in = norm(x, p + names["ln1"])
+        if m["block"] == "post":  # OLMo 2: attention reads x itself
+            a_in = norm(x, p + "post_attention_layernorm") if wrong.get("post_as_pre") else x
+        else:
+            a_in = norm(x, p + names["ln1"])
         if nm:
             qf, kf, vf = (lin(p + nm[r], a_in, m["qkv_bias"]) for r in ("q", "k", "v"))
             q = qf.reshape(n, H, d).transpose(1, 0, 2)
@@ -679,11 +724,26 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
                 qf = lin(p + "self_attn.q_proj", a_in, m["qkv_bias"])
                 kf = lin(p + "self_attn.k_proj", a_in, m["qkv_bias"])
                 vf = lin(p + "self_attn.v_proj", a_in, m["qkv_bias"])
+            clip = m.get("clip_qkv")
+            if clip is not None and not wrong.get("no_clip"):  # OLMo: clamp(proj(x), -clip, clip)
+                qf, kf, vf = (np.clip(a, dtype(-clip), dtype(clip)) for a in (qf, kf, vf))
+            qf_raw, kf_raw = qf, kf
+            if m["qk_norm"] == "rmsnorm_whole" and not wrong.get("no_qk_norm"):
+                wq, wk = m["w"][p + "self_attn.q_norm.weight"], m["w"][p + "self_attn.k_norm.weight"]
+                if wrong.get("qk_norm_per_head"):  # the RMS of each head's d values instead of all H * d
+                    qf = rms_norm(qf.reshape(n, H, d), np.ones(d), eps, False, dtype).reshape(n, H * d) * wq
+                    kf = rms_norm(kf.reshape(n, KV, d), np.ones(d), eps, False, dtype).reshape(n, KV * d) * wk
+                else:
+                    qf, kf = rms_norm(qf, wq, eps, False, dtype), rms_norm(kf, wk, eps, False, dtype)
             q = qf.reshape(n, H, d).transpose(1, 0, 2)
             k = kf.reshape(n, KV, d).transpose(1, 0, 2)
             v = vf.reshape(n, KV, d).transpose(1, 0, 2)
         qn, kn = q, k
-        if m["qk_norm"] and not wrong.get("no_qk_norm"):
+        if m["qk_norm"] == "rmsnorm_whole":  # normalised above; q, k stay the raw projections
+            qn, kn = q, k
+            q = qf_raw.reshape(n, H, d).transpose(1, 0, 2)
+            k = kf_raw.reshape(n, KV, d).transpose(1, 0, 2)
+        elif m["qk_norm"] and not wrong.get("no_qk_norm"):
             qk1p = m["qk_norm"] == "rmsnorm_1p"
             qn = rms_norm(q, m["w"][p + "self_attn.q_norm.weight"], eps, qk1p, dtype)
             kn = rms_norm(k, m["w"][p + "self_attn.k_norm.weight"], eps, qk1p, dtype)
@@ -754,11 +814,21 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
             else:  # only as a deliberate mistake: serial, the MLP on the same norm of x + attn
                 x = x + attn_out
                 x = x + mlp(m, W, p, norm(x, p + nm["ln1"]), act)
+        elif m["block"] == "post" and not wrong.get("post_as_pre"):  # OLMo 2: norms after attention and MLP only
+            x = x + norm(attn_out, p + "post_attention_layernorm")
+            x = x + norm(mlp(m, W, p, x, act), p + "post_feedforward_layernorm")
+        elif m["block"] == "post":  # the mistake: the same norms read as pre-norms of attention and MLP
+            x = x + attn_out
+            x = x + mlp(m, W, p, norm(x, p + "post_feedforward_layernorm"), act)
         elif m["block"] == "sandwich":  # Gemma 2/3: norms before and after attention and MLP
             x = x + norm(attn_out, p + "post_attention_layernorm")
             x = x + norm(mlp(m, W, p, norm(x, p + "pre_feedforward_layernorm"), act), p + "post_feedforward_layernorm")
         elif parallel:  # GPT-NeoX use_parallel_residual: x + attn(ln1(x)) + mlp(ln2(x))
             x = x + attn_out + mlp(m, W, p, norm(x, p + "post_attention_layernorm"), act)
+        elif m.get("residual_multiplier") is not None and not wrong.get("no_residual_multiplier"):
+            rm = dtype(m["residual_multiplier"])  # Granite: residual + branch * residual_multiplier
+            x = x + attn_out * rm
+            x = x + mlp(m, W, p, norm(x, p + "post_attention_layernorm"), act) * rm
         else:
             x = x + attn_out
             x = x + mlp(m, W, p, norm(x, p + names["ln2"]), act)
@@ -826,7 +896,8 @@ def config_summary(m, n):
     """The `config` object of a case (the shared reference's keys, plus inv_freq per layer)."""
     L = m["n_layers"]
     norm = {"rmsnorm": "rmsnorm (x / rms * w)", "rmsnorm_1p": "rmsnorm_1p (x / rms * (1 + w))",
-            "layernorm": "layernorm", "layernorm_nobias": "layernorm without bias"}[m["norm"]]
+            "layernorm": "layernorm", "layernorm_nobias": "layernorm without bias",
+            "layernorm_noparam": "layernorm without weight and bias (non-parametric)"}[m["norm"]]
     rs = m["rope"]
     if m.get("alibi") is not None:  # BLOOM: no rotary, ALiBi
         return {"num_layers": L, "num_heads": m["n_heads"], "num_kv_heads": m["kv_heads"], "head_dim": m["head_dim"],
@@ -862,6 +933,9 @@ def config_summary(m, n):
         c["embed_scale"] = m["embed_scale"]
     if m["rotary_dim"] == 0:  # GPT-Neo: no rotary (the shared reference writes rope null)
         c["rope"] = None
+    if m["block"] == "post":
+        c["block"] = "x += post_attention_layernorm(attn(x)); x += post_feedforward_layernorm(mlp(x))"
+        att["qk_norm_whole"] = "rmsnorm"
     if m["block"] == "sandwich":
         c["block"] = ("x += post_attention_layernorm(attn(input_layernorm(x))); "
                       "x += post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x)))")
@@ -869,6 +943,11 @@ def config_summary(m, n):
         c["parallel_residual"] = m["block"] == "parallel"
     if m["block"] == "parallel1":
         c["block"] = "x = x + attn(ln(x)) + mlp(ln(x)): one norm feeds both"
+    if m.get("clip_qkv") is not None:
+        c["clip_qkv"] = m["clip_qkv"]
+    if m.get("residual_multiplier") is not None:
+        c["embedding_multiplier"], c["attention_multiplier"] = m["embed_scale"], m["scaling"]
+        c["residual_multiplier"] = m["residual_multiplier"]
     return c
 
 
