@@ -282,6 +282,7 @@ static const struct fam_value fam_rope_styles[] = {
 	{"half", ROPE_STYLE_HALF}, {"interleaved", ROPE_STYLE_INTERLEAVED}, {NULL, 0}};
 static const struct fam_value fam_qk_norms[] = {{"per_head", QK_NORM_PER_HEAD}, {"whole", QK_NORM_WHOLE}, {NULL, 0}};
 static const struct fam_value fam_zero_one[] = {{"0", 0}, {"1", 1}, {NULL, 0}};
+static const struct fam_value fam_position_offsets[] = {{"0", 0}, {"2", 2}, {NULL, 0}}; /* OPT's is 2 */
 
 /* How a top-level key's value is read and where it goes. */
 enum fam_kind {
@@ -342,6 +343,7 @@ static const struct fam_row fam_rows[] = {
 	FAM_INT_ROW("global_offset", global_offset, fam_zero_one),
 	FAM_BOOL_ROW("rope_local_unscaled", rope_local_unscaled, false),
 	FAM_BOOL_ROW("positions_after_pad", positions_after_pad, false),
+	FAM_INT_ROW("position_offset", position_offset, fam_position_offsets),
 	FAM_BOOL_ROW("final_norm_in_trace", final_norm_in_trace, true),
 	FAM_SECTION_ROW("optional", fam_optional),
 	FAM_SECTION_ROW("weightless", fam_weightless),

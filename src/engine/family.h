@@ -173,6 +173,8 @@ struct family {
 	enum family_qk_norm qk_norm;     /* how q_norm_weight/k_norm_weight apply, when the family has them */
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
 	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */
+	int position_offset;             /* learned positions: token i reads row i + offset of the table (OPT: 2,
+	                                  * fairseq's padding rows; the table has max_positions + offset rows) */
 	bool positions_after_pad;        /* RoBERTa: position ids count from pad_token_id + 1; a pad token keeps
 	                                  * pad_token_id (fairseq's make_positions) */
 	bool final_norm_in_trace;        /* the last hidden state HF reports has the final norm applied (default);

@@ -467,7 +467,7 @@ static void fwd_embed(const struct model *m, struct trace *t, int r0, float *x, 
 		if (scale > 0)
 			for (int j = 0; j < E; j++)
 				ei[j] = ei[j] * scale;
-		int pos = i;
+		int pos = i + m->fam.position_offset; /* OPT reads row i + 2 */
 		if (m->fam.positions_after_pad) /* RoBERTa: pad + 1, pad + 2, ... skipping pad tokens */
 			pos = t->ids[i] == m->pad_id ? m->pad_id : m->pad_id + ++seen;
 		if (weight_present(&m->pos_emb)) {

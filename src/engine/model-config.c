@@ -289,13 +289,18 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	in->head_dim = (int)head_dim;
 	in->intermediate = (int)inter;
 	in->max_positions = (int)maxpos;
-	m->pos_rows = (int)maxpos;
+	m->pos_rows = (int)maxpos + f->position_offset; /* OPT: max_positions + 2 rows, the first two unread */
 	in->vocab_size = (int)vocab;
 	m->type_vocab = (int)types;
 	long embed;
 	if (config_int_or(c, f, SET_EMBEDDING_SIZE, 1, MODEL_MAX_HIDDEN, hidden, &embed, e) < 0)
 		return -1;
 	m->embed_dim = (int)embed;
+	if (embed != hidden && !f->n_names[WEIGHT_EMB_PROJ_W])
+		/* OPT's word_embed_proj_dim (opt-350m): its project_in/project_out are not described */
+		return err_set(e, "%s: \"%s\": %ld is not supported: embeddings %ld wide with hidden size %ld need a "
+			       "projection this family does not describe", c->path, f->keys[SET_EMBEDDING_SIZE][0], embed,
+			       embed, hidden);
 	if (f->positions_after_pad) {
 		/* fairseq positions start past the padding id: that many rows of the table are never used */
 		long pad;
