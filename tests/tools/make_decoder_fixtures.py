@@ -339,6 +339,22 @@ MODELS.append(
               "8^-0.5), attention and MLP outputs x residual_multiplier 0.5 before the residual add; "
               "logits_scaling 4 (LM head only: no effect here); `model.` prefix, tied"))
 
+MODELS.append(
+    dict(name="opt-offset", family="opt", seed=431, tok=BB, dtype="F16", naming="causal", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, ffn_dim=64, num_hidden_layers=2, word_embed_proj_dim=32,
+                  max_position_embeddings=64),
+         mistakes=["no_position_offset", "no_bias", "act_tanh"],
+         note="OPTForCausalLM file (`model.decoder.` prefix, untied lm_head): token i reads row i + 2 of "
+              "embed_positions (66 rows for max_position_embeddings 64), pre-LN with self_attn_layer_norm and "
+              "the layer's final_layer_norm, fc1/fc2 ReLU, biases everywhere, q scaled before q.k^T"))
+MODELS.append(
+    dict(name="opt-nobias", family="opt", seed=433, tok=BB, dtype="F32", naming="base", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=2, ffn_dim=48, num_hidden_layers=2, enable_bias=False,
+                  max_position_embeddings=32),
+         mistakes=["no_position_offset", "act_tanh"],
+         note="OPTModel names (`decoder.` prefix), enable_bias false: no linear has a bias (the LayerNorms "
+              "keep theirs); 2 heads of 16; word_embed_proj_dim absent (= hidden)"))
+
 ERROR_MODELS = [
     dict(name="phi3-longrope", family="phi3", seed=391, tok=SP, dtype="F16", naming="base",
          cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
@@ -451,6 +467,14 @@ BASE_CFG["granite"] = dict(architectures=["GraniteForCausalLM"], attention_bias=
                            tie_word_embeddings=True, use_cache=True)
 
 
+BASE_CFG["opt"] = dict(_remove_final_layer_norm=False, activation_dropout=0.0, activation_function="relu",
+                       architectures=["OPTForCausalLM"], attention_dropout=0.0, bos_token_id=2,
+                       do_layer_norm_before=True, dropout=0.1, enable_bias=True, eos_token_id=2, ffn_dim=3072,
+                       init_std=0.02, layer_norm_elementwise_affine=True, layerdrop=0.0,
+                       max_position_embeddings=2048, model_type="opt", pad_token_id=1, prefix="</s>",
+                       use_cache=True)  # word_embed_proj_dim: per fixture (absent = hidden_size)
+
+
 def model_config(spec):
     c = dict(BASE_CFG[spec["family"]])
     c.update(spec["cfg"])
@@ -509,6 +533,8 @@ def checkpoint_tensors(spec, m, t, rng):
     out = {}
     if fam == "gpt_neo":  # GPT-Neo's own names (ref_decoder reads them canonically)
         t = {R.gpt_neo_name(n, to_canonical=False): a for n, a in t.items()}
+    if fam == "opt":  # OPTModel's names under decoder. (OPTForCausalLM: model.decoder.)
+        t = {"decoder." + R.opt_name(n, to_canonical=False): a for n, a in t.items()}
     if spec["naming"] == "base":
         out.update(t)
     else:
@@ -578,6 +604,8 @@ def make_model(spec):
         key = n if spec["naming"] == "base" else {"gpt_neox": "gpt_neox.", "gptj": "transformer."}.get(m["family"], "model.") + n
         if m["family"] == "gpt_neo":
             key = ("" if spec["naming"] == "base" else "transformer.") + R.gpt_neo_name(n, to_canonical=False)
+        if m["family"] == "opt":
+            key = ("" if spec["naming"] == "base" else "model.") + "decoder." + R.opt_name(n, to_canonical=False)
         assert np.array_equal(model["w"][n], stored[key]), n
     print("model %-20s %s, %s, %d bytes" % (spec["name"], spec["dtype"], spec["naming"],
                                             os.path.getsize(os.path.join(d, "model.safetensors"))))
@@ -673,6 +701,8 @@ def mistake(name, m, n):
         return dict(alibi=[2.0 ** (-8.0 * (i + 1) / H) for i in range(H)])
     if name == "alibi_sorted":  # the right slopes, but in decreasing order instead of interleaved
         return dict(alibi=sorted(m["alibi"], reverse=True))
+    if name == "no_position_offset":  # OPT's positions read from row i instead of i + 2
+        return {name: True}
     raise KeyError(name)
 
 

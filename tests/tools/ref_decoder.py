@@ -49,6 +49,7 @@ FAMILIES += ("phi", "gptj", "cohere")
 FAMILIES += ("olmo",)
 FAMILIES += ("olmo2",)
 FAMILIES += ("granite",)
+FAMILIES += ("opt",)
 
 
 class Unsupported(ValueError):
@@ -151,6 +152,16 @@ DEFAULTS["granite"] = dict(vocab_size=32000, hidden_size=4096, intermediate_size
                            attention_bias=False, mlp_bias=False, embedding_multiplier=1.0, logits_scaling=1.0,
                            residual_multiplier=1.0, attention_multiplier=1.0)
 
+# OPT (configuration_opt.py): word_embed_proj_dim None = hidden_size; no LayerNorm eps key (nn.LayerNorm's 1e-5)
+DEFAULTS["opt"] = dict(vocab_size=50272, hidden_size=768, num_hidden_layers=12, ffn_dim=3072,
+                       max_position_embeddings=2048, do_layer_norm_before=True, _remove_final_layer_norm=False,
+                       word_embed_proj_dim=None, num_attention_heads=12, activation_function="relu",
+                       enable_bias=True, layer_norm_elementwise_affine=True)
+# OPT's tensor names (OPTDecoder, after the `decoder.` prefix) -> the generic ones this file uses
+OPT_NAMES = (("embed_positions.", "wpe."), ("final_layer_norm.", "norm."),
+             (".self_attn_layer_norm.", ".input_layernorm."), (".final_layer_norm.", ".post_attention_layernorm."),
+             (".self_attn.out_proj.", ".self_attn.o_proj."), (".fc1.", ".mlp.c_fc."), (".fc2.", ".mlp.c_proj."))
+
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
 
 
@@ -195,6 +206,16 @@ def settings(cfg):
         c["intermediate_size"] = c["intermediate_size"] or 4 * c["hidden_size"]
     if family == "bloom":
         return _bloom_settings(c)
+    if family == "opt":
+        c.update(intermediate_size=c["ffn_dim"], num_key_value_heads=None)
+        if not c["do_layer_norm_before"]:
+            raise Unsupported("OPT's post-LN blocks (do_layer_norm_before false, opt-350m) are not supported")
+        if (c["word_embed_proj_dim"] or c["hidden_size"]) != c["hidden_size"]:
+            raise Unsupported("OPT's project_in/project_out (word_embed_proj_dim != hidden_size) are not supported")
+        if c["_remove_final_layer_norm"]:
+            raise Unsupported("OPT without its final LayerNorm (_remove_final_layer_norm) is not supported")
+        if not c["layer_norm_elementwise_affine"]:
+            raise Unsupported("OPT's LayerNorms without weight and bias are not supported")
     if family == "gptj":  # GPTJConfig's attribute_map: the generic names read the n_* keys
         c.update(num_attention_heads=c["n_head"], hidden_size=c["n_embd"], num_hidden_layers=c["n_layer"],
                  max_position_embeddings=c["n_positions"], num_key_value_heads=None,
@@ -237,6 +258,16 @@ def settings(cfg):
                  qkv="separate", qkv_bias=False, o_bias=True, mlp_bias=True, block="pre", qk_norm=None,
                  embed_scale=None, softcap=None, scaling=1.0, learned_positions=True)
         theta, partial = 10000.0, 0.0  # rotary_dim 0: q_rot = q, k_rot = k
+    elif family == "opt":
+        # OPTDecoderLayer (pre-LN): self_attn_layer_norm -> attention, final_layer_norm -> fc2(relu(fc1));
+        # OPTAttention multiplies q_proj's output by head_dim^-0.5 BEFORE q.k^T (scale_q_first); the
+        # positions are rows pos + 2 of embed_positions (OPTLearnedPositionalEmbedding's offset)
+        bias = bool(c["enable_bias"])
+        s.update(norm="layernorm", eps=1e-5, act=c["activation_function"], mlp="cfc", qkv="separate",
+                 qkv_bias=bias, o_bias=bias, mlp_bias=bias, block="pre", qk_norm=None, embed_scale=None,
+                 softcap=None, scaling=head_dim ** -0.5, learned_positions=True, position_offset=2,
+                 scale_q_first=True)
+        theta, partial = 10000.0, 0.0  # no rotary
     elif family in NAMES:
         s.update(norm="layernorm_nobias" if family == "cohere" else "layernorm",
                  eps=c["layer_norm_epsilon" if family == "gptj" else "layer_norm_eps"],
@@ -309,7 +340,7 @@ def settings(cfg):
     s["windows"] = layers
     # rotary: per layer (theta, scaling); Gemma 3's sliding layers use rope_local_base_freq, unscaled
     rotary_dim = int(round(head_dim * partial)) if family == "gptj" else int(head_dim * partial)
-    if rotary_dim % 2 or rotary_dim < (0 if family == "gpt_neo" else 1):
+    if rotary_dim % 2 or rotary_dim < (0 if family in ("gpt_neo", "opt") else 1):
         raise Unsupported("rotary dimension %d must be even and positive" % rotary_dim)
     rs = _rope_scaling(family, c)
     if family == "phi3" and rs is not None and rs["rope_type"] != "default":
@@ -467,12 +498,25 @@ def gpt_neo_name(name, to_canonical=True):
     return name
 
 
+def opt_name(name, to_canonical=True):
+    for native, canon in OPT_NAMES:
+        a, b = (native, canon) if to_canonical else (canon, native)
+        if (a.startswith(".") and a in name) or name.startswith(a):
+            return name.replace(a, b, 1)
+    return name
+
+
 def canonical_weights(tensors, family):
     """Base-model names: strip `model.` / `gpt_neox.` / `transformer.`, drop LM heads and rotary / mask buffers."""
     prefix = {"gpt_neox": "gpt_neox.", "bloom": "transformer.", "gpt_neo": "transformer.",
               "gptj": "transformer."}.get(family, "model.")
     out = {}
     for name, arr in tensors.items():
+        if family == "opt":  # OPTModel saves decoder.*, OPTForCausalLM model.decoder.*
+            for pre in ("model.decoder.", "decoder."):
+                if name.startswith(pre):
+                    name = opt_name(name[len(pre):])
+                    break
         if family == "gpt_neo":
             if name.endswith(("attn.attention.bias", "attn.attention.masked_bias")):
                 continue  # causal / local mask buffers of older GPT-Neo files
@@ -562,8 +606,8 @@ def _expected_names(m):
             e[p + "mlp.dense_4h_to_h.weight"], e[p + "mlp.dense_4h_to_h.bias"] = (hid, I), (hid,)
         return e
     e["embed_tokens.weight"] = (m["vocab_size"], hid)
-    if m.get("learned_positions"):  # GPT-Neo's wpe
-        e["wpe.weight"] = (m["max_positions"], hid)
+    if m.get("learned_positions"):  # GPT-Neo's wpe; OPT's embed_positions has 2 more rows
+        e["wpe.weight"] = (m["max_positions"] + m.get("position_offset", 0), hid)
     norms = m["norm"] != "layernorm_noparam"  # OLMo: no norm tensor at all
     if norms:
         e["norm.weight"] = (hid,)
@@ -694,7 +738,8 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         if m.get("learned_positions"):
             if n > m["max_positions"]:
                 raise ValueError("more tokens than max_position_embeddings")
-            x = x + W["wpe.weight"][:n]
+            off = m.get("position_offset", 0) if not wrong.get("no_position_offset") else 0
+            x = x + W["wpe.weight"][off:off + n]  # OPT: token i reads row i + 2
         if m["embed_scale"] is not None and not wrong.get("no_embed_scale"):
             x = x * dtype(m["embed_scale"])
     hs = [x]
@@ -782,7 +827,10 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         else:
             q_rot, k_rot = rotate(qn, cos, sin, rd), rotate(kn, cos, sin, rd)
         kv_of = np.arange(H) // group if not wrong.get("kv_interleave") else np.arange(H) % KV
-        scores = q_rot @ k_rot[kv_of].transpose(0, 2, 1) * dtype(wrong.get("scaling", m["scaling"]))
+        if m.get("scale_q_first"):  # OPT: (q * scaling) . k^T; q and q_rot stay the unscaled projection
+            scores = (q_rot * dtype(wrong.get("scaling", m["scaling"]))) @ k_rot[kv_of].transpose(0, 2, 1)
+        else:
+            scores = q_rot @ k_rot[kv_of].transpose(0, 2, 1) * dtype(wrong.get("scaling", m["scaling"]))
         slopes = wrong.get("alibi", m.get("alibi"))
         if slopes is not None:  # ALiBi: + slope_h * j for key j, a float32 tensor in transformers
             bias = _f32(_f32(np.array(slopes))[:, None] * np.arange(n, dtype=np.float64)[None, :])
@@ -948,6 +996,9 @@ def config_summary(m, n):
     if m.get("residual_multiplier") is not None:
         c["embedding_multiplier"], c["attention_multiplier"] = m["embed_scale"], m["scaling"]
         c["residual_multiplier"] = m["residual_multiplier"]
+    if m.get("position_offset"):  # OPT
+        c["position_offset"] = m["position_offset"]
+        att["scaling_applied_to"] = "q_proj output (q * scaling) before q.k^T"
     return c
 
 
