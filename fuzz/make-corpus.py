@@ -149,6 +149,14 @@ for k, (fixture, change) in enumerate(FAMILY_SEEDS, start=15):
     cfg = read("tests", "data", "models", fixture, "config.json")
     seed("fuzz_modeldir", bytes([k]) + cfg)
     seed("fuzz_modeldir", bytes([k]) + js(dict(json.loads(cfg), **change)))
+# OPT (selector 20): as is; opt-350m's post-LN with word_embed_proj_dim != hidden (refused), the
+# projection width alone (refused), enable_bias false (the file's biases unread) and the refused keys
+cfg = read("tests", "data", "models", "opt-offset", "config.json")
+seed("fuzz_modeldir", bytes([20]) + cfg)
+for change in ({"do_layer_norm_before": False, "word_embed_proj_dim": 16}, {"word_embed_proj_dim": 16},
+               {"enable_bias": False, "max_position_embeddings": 66},
+               {"_remove_final_layer_norm": True, "layer_norm_elementwise_affine": False}):
+    seed("fuzz_modeldir", bytes([20]) + js(dict(json.loads(cfg), **change)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")
