@@ -27,7 +27,8 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       "phi-partial",      "gptj-interleaved", "cohere-interleaved",
 				       "olmo-clip",
 				       "olmo2-qknorm",
-				       "granite-mult"};
+				       "granite-mult",
+				       "smollm3-nope"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
 	{"model.safetensors", "vocab.txt", NULL},
@@ -48,6 +49,7 @@ static const char *const linked[][3] = {
 	{"model.safetensors", "tokenizer.json", NULL}, /* olmo-clip */
 	{"model.safetensors", "tokenizer.json", NULL}, /* olmo2-qknorm */
 	{"model.safetensors", "tokenizer.json", NULL}, /* granite-mult */
+	{"model.safetensors", "tokenizer.json", NULL}, /* smollm3-nope */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
