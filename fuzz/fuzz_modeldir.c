@@ -28,6 +28,7 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       "olmo-clip",
 				       "olmo2-qknorm",
 				       "granite-mult",
+				       "smollm3-nope",
 				       [20] = "opt-offset"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
@@ -49,6 +50,7 @@ static const char *const linked[][3] = {
 	{"model.safetensors", "tokenizer.json", NULL}, /* olmo-clip */
 	{"model.safetensors", "tokenizer.json", NULL}, /* olmo2-qknorm */
 	{"model.safetensors", "tokenizer.json", NULL}, /* granite-mult */
+	{"model.safetensors", "tokenizer.json", NULL}, /* smollm3-nope */
 	[20] = {"model.safetensors", "tokenizer.json", NULL}, /* opt-offset */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",

@@ -157,6 +157,13 @@ for change in ({"do_layer_norm_before": False, "word_embed_proj_dim": 16}, {"wor
                {"enable_bias": False, "max_position_embeddings": 66},
                {"_remove_final_layer_norm": True, "layer_norm_elementwise_affine": False}):
     seed("fuzz_modeldir", bytes([20]) + js(dict(json.loads(cfg), **change)))
+# SmolLM3 (selector 18): NoPE layers from no_rope_layer_interval, from an explicit no_rope_layers list
+# (one entry too few: an error), and the refused use_sliding_window
+cfg = read("tests", "data", "models", "smollm3-nope", "config.json")
+seed("fuzz_modeldir", bytes([18]) + cfg)
+seed("fuzz_modeldir", bytes([18]) + js(dict(json.loads(cfg), no_rope_layers=[0, 1])))
+seed("fuzz_modeldir", bytes([18]) + js(dict(json.loads(cfg), no_rope_layers=[1])))
+seed("fuzz_modeldir", bytes([18]) + js(dict(json.loads(cfg), use_sliding_window=True, sliding_window=4)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

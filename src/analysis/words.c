@@ -136,6 +136,13 @@ struct trace *words_build(const struct trace *t)
 	memcpy(w->score_scale, t->score_scale, (size_t)t->n_layers * sizeof *w->score_scale);
 	w->softcap = t->softcap;
 	w->relative_terms = t->relative_terms;
+	if (t->nope) { /* a word's q/k on a NoPE layer are position-free too: the views say so */
+		if (!(w->nope = malloc((size_t)t->n_layers * sizeof *w->nope))) {
+			trace_free(w);
+			return NULL;
+		}
+		memcpy(w->nope, t->nope, (size_t)t->n_layers * sizeof *w->nope);
+	}
 	if (t->alibi) { /* the neuron view's scores of a word's mean q and k take the head's slope too */
 		if (!(w->alibi = malloc((size_t)t->n_heads * sizeof *w->alibi))) {
 			trace_free(w);

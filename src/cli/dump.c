@@ -196,6 +196,12 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 		fputs("\"rotary_pairs\": \"interleaved\", ", out);
 	fputs("\"windows\": ", out);
 	dump_windows(out, t);
+	if (t->nope) { /* only then (SmolLM3): per layer, true where q/k carry no rotary */
+		fputs(", \"nope_layers\": [", out);
+		for (int l = 0; l < t->n_layers; l++)
+			fprintf(out, "%s%s", l ? ", " : "", t->nope[l] ? "true" : "false");
+		fputc(']', out);
+	}
 	if (t->alibi) { /* ALiBi (BLOOM): each head's slope; its scores got + slope · key position */
 		fputs(", \"alibi_slopes\": [", out);
 		for (int h = 0; h < t->n_heads; h++)

@@ -111,7 +111,9 @@ enum family_role {
 	X(CLIP_QKV, "clip_qkv")                                                                            \
 	X(EMBEDDING_MULTIPLIER, "embedding_multiplier")                                                    \
 	X(ATTENTION_MULTIPLIER, "attention_multiplier")                                                    \
-	X(RESIDUAL_MULTIPLIER, "residual_multiplier")
+	X(RESIDUAL_MULTIPLIER, "residual_multiplier")                                                      \
+	X(NO_ROPE_LAYERS, "no_rope_layers")                                                                \
+	X(NO_ROPE_INTERVAL, "no_rope_layer_interval")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,

@@ -198,6 +198,12 @@ struct fwd_split {
 	int l, r0;
 };
 
+/* Whether layer L applies no rotary (a NoPE layer: q and k are the projections, after any q/k norm). */
+static bool fwd_nope(const struct model *m, int l)
+{
+	return m->arch.layer_nope && m->arch.layer_nope[l];
+}
+
 /* Item I < n_heads: query head I; else key/value head I - n_heads. Copy it from the projections into
  * the trace, then apply q/k norm and rotary there. */
 static void fwd_split_head(void *ctx, int item, float *scratch)
@@ -221,7 +227,7 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 			fwd_gather(tq, s->qk_whole + qc, rows, D, ld);
 		else if (s->w->q_norm_w)
 			ops_rmsnorm(tq, tq, rows, D, D, s->w->q_norm_w, m->fam.norm_offset, m->ln_eps);
-		if (m->arch.rotary)
+		if (m->arch.rotary && !fwd_nope(m, l))
 			rope_apply(s->rope, tq, rows, D, cos_t, sin_t);
 		return;
 	}
@@ -236,7 +242,7 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 		fwd_gather(tk, s->qk_whole + kc, rows, D, ld);
 	else if (s->w->k_norm_w)
 		ops_rmsnorm(tk, tk, rows, D, D, s->w->k_norm_w, m->fam.norm_offset, m->ln_eps);
-	if (m->arch.rotary)
+	if (m->arch.rotary && !fwd_nope(m, l))
 		rope_apply(s->rope, tk, rows, D, cos_t, sin_t);
 }
 

@@ -174,6 +174,39 @@ static int config_window_layers(struct model *m, const struct hfconfig *c, struc
 	return 0;
 }
 
+/* SmolLM3's layers without positions: no_rope_layers lists 1 (rotary) or 0 (none, "NoPE") per layer;
+ * without it SmolLM3Config drops rotary on every no_rope_layer_interval-th layer (layer l when
+ * (l + 1) % interval == 0). Only families that name these keys get LAYER_NOPE. */
+static int config_nope_layers(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const struct family *f = &m->fam;
+	int L = m->info.n_layers;
+	if (!f->n_keys[SET_NO_ROPE_LAYERS] && !f->n_keys[SET_NO_ROPE_INTERVAL])
+		return 0;
+	bool *nope = calloc(L, sizeof *nope);
+	if (!nope)
+		return err_set(e, "out of memory");
+	m->arch.layer_nope = nope;
+	const json_t *list = hfconfig_json(c, f, SET_NO_ROPE_LAYERS);
+	if (list) {
+		if (!json_is_array(list) || json_array_size(list) != (size_t)L)
+			return err_set(e, "%s: \"no_rope_layers\" must list one 0 or 1 per layer (%d)", c->path, L);
+		for (int l = 0; l < L; l++) {
+			const json_t *v = json_array_get(list, l);
+			if (!json_is_integer(v) || (json_integer_value(v) != 0 && json_integer_value(v) != 1))
+				return err_set(e, "%s: no_rope_layers[%d] is not 0 or 1", c->path, l);
+			nope[l] = json_integer_value(v) == 0;
+		}
+		return 0;
+	}
+	long every;
+	if (config_int_or(c, f, SET_NO_ROPE_INTERVAL, 1, MODEL_MAX_LAYERS, 0, &every, e) < 0)
+		return -1;
+	for (int l = 0; every > 0 && l < L; l++)
+		nope[l] = (l + 1) % every == 0;
+	return 0;
+}
+
 static int config_rotary(struct model *m, const struct hfconfig *c, struct err *e)
 {
 	const struct family *f = &m->fam;
@@ -345,7 +378,7 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	}
 	a->rotary = f->position == POS_ROTARY;
 	in->rotary = a->rotary || f->n_names[WEIGHT_Q_NORM_W]; /* q/k transformed after projection */
-	if (a->rotary && config_rotary(m, c, e) < 0)
+	if (a->rotary && (config_rotary(m, c, e) < 0 || config_nope_layers(m, c, e) < 0))
 		return -1;
 	if (f->position == POS_RELATIVE && config_relative(m, c, e) < 0)
 		return -1;
@@ -358,4 +391,6 @@ void model_config_free(struct model *m)
 	rope_free(&m->arch.rope_local);
 	free(m->arch.layer_sliding);
 	m->arch.layer_sliding = NULL;
+	free(m->arch.layer_nope);
+	m->arch.layer_nope = NULL;
 }

@@ -65,6 +65,8 @@ struct arch {
 	struct rope rope_local;    /* ... of sliding-window layers (Gemma 3, ModernBERT: their own base) */
 	int window;                /* sliding window W (0 = none) */
 	bool *layer_sliding;       /* [n_layers] true where the layer uses the window */
+	bool *layer_nope;          /* [n_layers] true where the layer applies no rotary (SmolLM3's NoPE layers:
+	                            * q and k are the projections there); NULL = rotary on every layer */
 };
 
 struct model {

@@ -677,6 +677,14 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 		}
 		model_alibi_slopes(in->n_heads, t->alibi);
 	}
+	if (a->layer_nope) { /* NoPE layers ride on the trace, so the views can say where positions are absent */
+		if (!(t->nope = malloc((size_t)in->n_layers * sizeof *t->nope))) {
+			trace_free(t);
+			err_set(e, "out of memory for a trace of %d tokens", n);
+			return NULL;
+		}
+		memcpy(t->nope, a->layer_nope, (size_t)in->n_layers * sizeof *t->nope);
+	}
 	for (int l = 0; l < in->n_layers; l++) /* the multiplier fwd_attention applies, for the views */
 		t->score_scale[l] = m->scale_by_inverse_layer ? a->attn_scale / (float)(l + 1) : a->attn_scale;
 	for (int l = 0; l < in->n_layers; l++) {

@@ -87,6 +87,18 @@ const char *shapedesc_rotary(const struct trace *t, bool before)
 	return before ? "before rotary" : "after rotary";
 }
 
+bool shapedesc_nope(const struct trace *t, int layer)
+{
+	return t->rotary && t->nope && layer >= 0 && layer < t->n_layers && t->nope[layer];
+}
+
+const char *shapedesc_rotary_at(const struct trace *t, int layer, bool before)
+{
+	if (shapedesc_nope(t, layer)) /* before and after are the same vectors: say why, not "after rotary" */
+		return "no rotary (NoPE layer)";
+	return shapedesc_rotary(t, before);
+}
+
 const struct trace *shapedesc_qk_trace(const struct trace *t, bool before, struct trace *tmp)
 {
 	if (!before || !t->rotary || !t->q_raw || !t->k_raw)

@@ -29,6 +29,11 @@ const char *shapedesc_alibi(const struct trace *t, int head, char *buf, size_t n
  * (the projections), or "" when the model has no rotary; " (interleaved)" follows when the rotary
  * pairs neighbouring dims (GPT-J, Cohere). Returns a static string. */
 const char *shapedesc_rotary(const struct trace *t, bool before);
+/* Is LAYER of T one without positions (a NoPE layer: the model has rotary, that layer does not)? */
+bool shapedesc_nope(const struct trace *t, int layer);
+/* shapedesc_rotary for the q/k of LAYER: on a NoPE layer "no rotary (NoPE layer)", since the q/k the
+ * scores use are the projections there. Returns a static string. */
+const char *shapedesc_rotary_at(const struct trace *t, int layer, bool before);
 /* T as the Q/K views should read it: T itself, or (BEFORE and the model has rotary) a shallow copy
  * in TMP whose q/k are the projections before rotary and q/k norm. Attention weights are the
  * model's either way. */

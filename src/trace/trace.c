@@ -199,6 +199,7 @@ void trace_free(struct trace *t)
 	free(t->win_after);
 	free(t->score_scale);
 	free(t->alibi);
+	free(t->nope);
 	free(t->hidden_states);
 	free(t->word_of);
 	free(t->word_start);

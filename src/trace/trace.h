@@ -52,6 +52,9 @@ struct trace {
 	bool relative_terms;   /* the scores also hold terms not computed from q and k (DeBERTa's relative ones) */
 	float *alibi;          /* [n_heads] ALiBi slopes: head h's scores get + alibi[h] · j for key j (BLOOM),
 	                        * after the scaling; NULL = none (trace_free frees it) */
+	bool *nope;            /* [n_layers] true where the layer has no rotary although the model has (SmolLM3's NoPE
+	                        * layers): q/k there are the projections, position-free; NULL = none (trace_free
+	                        * frees it) */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
 
 	/* A compact trace keeps no n x n matrices (32 layers x 32 heads x 4096^2 floats would be 68 GB):

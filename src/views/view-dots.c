@@ -136,7 +136,7 @@ static void dots_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 	const char *dot = anaview_dot(cv), *ell = cv->pal->utf8 ? "\xe2\x80\xa6" : "-";
 	char rot[48] = "";
 	if (t->rotary)
-		snprintf(rot, sizeof rot, " %s %s", dot, shapedesc_rotary(t, ctx->qk_before_rotary));
+		snprintf(rot, sizeof rot, " %s %s", dot, shapedesc_rotary_at(t, ctx->layer, ctx->qk_before_rotary));
 	bool gqa = shapedesc_gqa(t);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
 		      "q%sk products %s layer %d %s query %s (token %d) %s same head vs other %sheads%s", dot, dot,

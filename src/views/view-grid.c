@@ -65,12 +65,14 @@ static int digits(int v)
 	return d;
 }
 
-/* "L3", or "L3 w4" for a layer with a sliding window, into BUF; returns its width in columns. */
+/* "L3", "L3 w4" for a layer with a sliding window, "L3 nope" for a layer without positions (no rotary
+ * although the model has it: SmolLM3), into BUF; returns its width in columns. */
 static int grid_layer_label(const struct trace *t, int layer, bool utf8, char *buf, size_t n)
 {
 	char win[32];
 	shapedesc_window(t, layer, utf8, win, sizeof win);
-	snprintf(buf, n, "L%d%s%s", layer, win[0] ? " " : "", win);
+	const char *nope = shapedesc_nope(t, layer) ? "nope" : "";
+	snprintf(buf, n, "L%d%s%s%s%s", layer, win[0] ? " " : "", win, nope[0] ? " " : "", nope);
 	int w = 0;
 	for (const char *p = buf; *p; p++)
 		w += ((unsigned char)*p & 0xc0) != 0x80;

@@ -116,8 +116,8 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 	if (shapedesc_alibi(t, ctx->head, alibi, sizeof alibi)[0]) /* the scores below include its bias */
 		snprintf(alibi_title, sizeof alibi_title, " %s %s", dot, alibi);
 	if (t->rotary)
-		snprintf(rot, sizeof rot, " %s q, k %s%s", dot, shapedesc_rotary(t, ctx->qk_before_rotary),
-			 ctx->qk_before_rotary ? " (not the scores)" : "");
+		snprintf(rot, sizeof rot, " %s q, k %s%s", dot, shapedesc_rotary_at(t, ctx->layer, ctx->qk_before_rotary),
+			 ctx->qk_before_rotary && !shapedesc_nope(t, ctx->layer) ? " (not the scores)" : "");
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
 		      "neuron view %s layer %d head %d%s%s %s query %s (token %d) %s d = %d%s%s", dot, ctx->layer,
 		      ctx->head, kvd[0] ? ", " : "", kvd, dot, lab, qi, dot, d, alibi_title, rot);

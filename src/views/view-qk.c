@@ -259,7 +259,7 @@ static void qk_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct
 	char kv[96], rot[48] = "";
 	shapedesc_kv(t, ctx->head, cv->pal->utf8, kv, sizeof kv);
 	if (t->rotary)
-		snprintf(rot, sizeof rot, "%s %s ", shapedesc_rotary(t, ctx->qk_before_rotary), dot);
+		snprintf(rot, sizeof rot, "%s %s ", shapedesc_rotary_at(t, ctx->layer, ctx->qk_before_rotary), dot);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
 		      "query/key geometry %s layer %d head %d%s%s %s %sjoint PCA %.0f%% + %.0f%% %s normalised: %s",
 		      dot, ctx->layer, ctx->head, kv[0] ? ", " : "", kv, dot, rot, 100 * s->explained[0],

@@ -125,7 +125,7 @@ static void qkstats_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	const char *dot = anaview_dot(cv), *times = cv->pal->utf8 ? "\xc3\x97" : "x";
 	char rot[48] = "";
 	if (t->rotary)
-		snprintf(rot, sizeof rot, " %s %s", dot, shapedesc_rotary(t, ctx->qk_before_rotary));
+		snprintf(rot, sizeof rot, " %s %s", dot, shapedesc_rotary_at(t, ctx->layer, ctx->qk_before_rotary));
 	bool keep_first = s->keep_first || (!agg && t->n < 2);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
 		      "query/key statistics %s layer %d %s mean %s std over tokens %s dimensions %s first token %s%s", dot,

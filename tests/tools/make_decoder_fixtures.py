@@ -338,6 +338,14 @@ MODELS.append(
          note="Granite: embeddings x embedding_multiplier 6, scores x attention_multiplier 0.25 (instead of "
               "8^-0.5), attention and MLP outputs x residual_multiplier 0.5 before the residual add; "
               "logits_scaling 4 (LM head only: no effect here); `model.` prefix, tied"))
+MODELS.append(
+    dict(name="smollm3-nope", family="smollm3", seed=431, tok=SP, dtype="F16", naming="causal_tied", cases=["long"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
+                  num_hidden_layers=2, no_rope_layer_interval=2),
+         mistakes=["rope_interleaved", "kv_interleave", "nope_off", "nope_shifted"],
+         note="SmolLM3 without a no_rope_layers key: every no_rope_layer_interval = 2nd layer has no rotary "
+              "((l + 1) % 2 == 0: layer 1 of 0..1 is NoPE, q_rot = q and k_rot = k there), rope_theta 5e6, "
+              "`model.` prefix, tied"))
 
 MODELS.append(
     dict(name="opt-offset", family="opt", seed=431, tok=BB, dtype="F16", naming="causal", cases=["short"],
@@ -465,6 +473,12 @@ BASE_CFG["granite"] = dict(architectures=["GraniteForCausalLM"], attention_bias=
                            max_position_embeddings=4096, mlp_bias=False, model_type="granite", pad_token_id=0,
                            residual_multiplier=0.22, rms_norm_eps=1e-5, rope_scaling=None, rope_theta=10000.0,
                            tie_word_embeddings=True, use_cache=True)
+
+BASE_CFG["smollm3"] = dict(architectures=["SmolLM3ForCausalLM"], attention_bias=False, attention_dropout=0.0,
+                           bos_token_id=None, eos_token_id=2, hidden_act="silu", initializer_range=0.02,
+                           max_position_embeddings=65536, mlp_bias=False, model_type="smollm3", pad_token_id=2,
+                           rms_norm_eps=1e-6, rope_scaling=None, rope_theta=5000000.0, sliding_window=None,
+                           tie_word_embeddings=True, use_cache=True, use_sliding_window=False)
 
 
 BASE_CFG["opt"] = dict(_remove_final_layer_norm=False, activation_dropout=0.0, activation_function="relu",
@@ -692,6 +706,12 @@ def mistake(name, m, n):
     if name == "local_scaled":  # the global rope_scaling also applied to local layers
         g = [r for r, w in zip(m["rope"], win) if w is None][0]
         return dict(rope=lambda i, r: dict(r, scaling=g["scaling"]))
+    if name == "nope_off":  # SmolLM3's NoPE layers given rotary like the others
+        g = [r for r in m["rope"] if r is not None][0]
+        return dict(rope=lambda i, r: r or g)
+    if name == "nope_shifted":  # the NoPE layers counted from 0: l % interval == 0 instead of (l + 1) % interval
+        g = [r for r in m["rope"] if r is not None][0]
+        return dict(rope=lambda i, r: None if i % 2 == 0 else g)
     if name == "qkv_blocks":  # NeoX fused qkv read as [q | k | v] blocks instead of per head
         return "qkv_blocks"
     if name == "no_alibi":  # BLOOM without its linear biases

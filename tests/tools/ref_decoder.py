@@ -3,7 +3,7 @@
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
 Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, StarCoder2, GPT-Neo, BLOOM, Phi, GPT-J, Cohere, OLMo,
-OLMo 2 and Granite, written from the published modeling and
+OLMo 2, Granite and SmolLM3 (configuration/modeling_smollm3.py of 4.57), written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -50,6 +50,7 @@ FAMILIES += ("olmo",)
 FAMILIES += ("olmo2",)
 FAMILIES += ("granite",)
 FAMILIES += ("opt",)
+FAMILIES += ("smollm3",)
 
 
 class Unsupported(ValueError):
@@ -161,6 +162,25 @@ DEFAULTS["opt"] = dict(vocab_size=50272, hidden_size=768, num_hidden_layers=12, 
 OPT_NAMES = (("embed_positions.", "wpe."), ("final_layer_norm.", "norm."),
              (".self_attn_layer_norm.", ".input_layernorm."), (".final_layer_norm.", ".post_attention_layernorm."),
              (".self_attn.out_proj.", ".self_attn.o_proj."), (".fc1.", ".mlp.c_fc."), (".fc2.", ".mlp.c_proj."))
+# SmolLM3 (configuration_smollm3.py, 4.57): Llama's block; no_rope_layers [1 = rotary, 0 = none] per layer,
+# else every no_rope_layer_interval-th layer without rotary; use_sliding_window off by default
+DEFAULTS["smollm3"] = dict(vocab_size=128256, hidden_size=2048, intermediate_size=11008, num_hidden_layers=36,
+                           num_attention_heads=16, num_key_value_heads=4, hidden_act="silu",
+                           max_position_embeddings=32768, rms_norm_eps=1e-6, rope_theta=2000000.0, rope_scaling=None,
+                           use_sliding_window=False, sliding_window=None, no_rope_layers=None,
+                           no_rope_layer_interval=4, layer_types=None, attention_bias=False, mlp_bias=False)
+
+
+def _smollm3_nope(c):
+    """Per layer, True where SmolLM3 applies no rotary (no_rope_layers[l] == 0)."""
+    L = c["num_hidden_layers"]
+    flags = c.get("no_rope_layers")
+    if flags is None:  # SmolLM3Config: int((layer_idx + 1) % no_rope_layer_interval != 0)
+        flags = [int((i + 1) % c["no_rope_layer_interval"] != 0) for i in range(L)]
+    if len(flags) != L or any(f not in (0, 1) for f in flags):
+        raise Unsupported("no_rope_layers must list 0 or 1 for each of the %d layers" % L)
+    return [f == 0 for f in flags]
+
 
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
 
@@ -222,6 +242,8 @@ def settings(cfg):
                  intermediate_size=c["n_inner"] or 4 * c["n_embd"])
     if family == "phi" and c.get("qk_layernorm"):
         raise Unsupported("Phi's qk_layernorm (a LayerNorm of q and k) is not supported")
+    if family == "smollm3" and c.get("use_sliding_window"):
+        raise Unsupported("SmolLM3's use_sliding_window is not supported")
     if family == "cohere" and c.get("use_qk_norm"):
         raise Unsupported("Cohere's use_qk_norm (a per-head LayerNorm of q and k) is not supported")
     H = c["num_attention_heads"]
@@ -296,7 +318,7 @@ def settings(cfg):
         bias = bool(c.get("attention_bias", False))
         s["qkv_bias"] = True if family == "qwen2" else bias
         s["o_bias"] = False if family == "qwen2" else bias
-        s["mlp_bias"] = bool(c.get("mlp_bias", False)) if family == "llama" else False
+        s["mlp_bias"] = bool(c.get("mlp_bias", False)) if family in ("llama", "smollm3") else False
         if family == "phi3":
             s.update(qkv="phi3", mlp="phi3", qkv_bias=False, o_bias=False)
         if family == "granite":  # GraniteModel / GraniteAttention / GraniteDecoderLayer
@@ -326,6 +348,9 @@ def settings(cfg):
         layers = [win if (win is not None and i >= c["max_window_layers"]) else None for i in range(L)]
     elif family == "gemma2":
         layers = [c["sliding_window"] if i % 2 == 0 else None for i in range(L)]
+    elif family == "smollm3":  # windows only where layer_types says sliding_attention
+        kinds = c.get("layer_types") or ["full_attention"] * L
+        layers = [c["sliding_window"] if k == "sliding_attention" else None for k in kinds]
     elif family == "gemma3_text":
         if c.get("layer_types"):
             kinds = c["layer_types"]
@@ -350,6 +375,8 @@ def settings(cfg):
     for i in range(L):
         if family == "gemma3_text" and layers[i] is not None:
             s["rope"].append(dict(theta=float(c["rope_local_base_freq"]), scaling=None))
+        elif family == "smollm3" and _smollm3_nope(c)[i]:  # NoPE: q_rot = q, k_rot = k
+            s["rope"].append(None)
         else:
             s["rope"].append(dict(theta=theta, scaling=rs))
     s["rope_max_positions"] = c["max_position_embeddings"]
@@ -886,7 +913,9 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         hs.append(x)
     last = norm(x, names["final"])
     hs[-1] = last  # transformers replaces the last block's output by the final norm of it
-    out = {k: np.array(v) for k, v in res.items()}
+    # inv_freq rows differ in length when some layers have no rotary (SmolLM3's NoPE layers: none)
+    out = {k: np.array(v) if k != "inv_freq" or len({len(x) for x in v}) == 1 else np.array(v, dtype=object)
+           for k, v in res.items()}
     out["hidden_states"] = np.array(hs)
     out["last_hidden_state"] = last
     return out
@@ -956,17 +985,18 @@ def config_summary(m, n):
                               "o_bias": True, "alibi": True, "alibi_slopes": [float(F32(s)) for s in m["alibi"]],
                               "alibi_rule": "scores[h][i][j] = q_i.k_j * scaling + slope_h * j"},
                 "mlp_bias": True, "embedding_layernorm": True}
-    glob = [r for r, w in zip(rs, m["windows"]) if w is None] or rs
+    glob = [r for r, w in zip(rs, m["windows"]) if w is None and r is not None] or [r for r in rs if r is not None]
     rope = {"theta": glob[0]["theta"], "rotary_dim": m["rotary_dim"],
             "scaling": glob[0]["scaling"],
             "style": ("interleaved (GPT-J rotate_every_two): dims 2i and 2i+1 form a pair"
                       if m.get("rope_style") == "interleaved" else
                       "rotate_half (GPT-NeoX): dims i and i+rotary_dim/2 form a pair"),
-            "theta_per_layer": [r["theta"] for r in rs]}
+            "theta_per_layer": [r["theta"] if r is not None else None for r in rs]}
     if m["family"] == "gemma3_text":
         loc = [r for r, w in zip(rs, m["windows"]) if w is not None]
         rope["local_theta"] = loc[0]["theta"] if loc else None
-    inv = [inv_freq(r, m["rotary_dim"], m["rope_max_positions"], n) for r in rs]
+    inv = [inv_freq(r, m["rotary_dim"], m["rope_max_positions"], n) if r is not None else (np.zeros(0), 1.0)
+           for r in rs]
     rope["inv_freq_per_layer"] = [[float(F32(x)) for x in f] for f, _ in inv]
     rope["attention_factor_per_layer"] = [a for _, a in inv]
     win = [w for w in m["windows"] if w is not None]
@@ -993,6 +1023,8 @@ def config_summary(m, n):
         c["block"] = "x = x + attn(ln(x)) + mlp(ln(x)): one norm feeds both"
     if m.get("clip_qkv") is not None:
         c["clip_qkv"] = m["clip_qkv"]
+    if m["family"] == "smollm3":  # the shared reference's rope.per_layer: null on a NoPE layer
+        rope["per_layer"] = [None if r is None else {"type": "default", "theta": r["theta"]} for r in rs]
     if m.get("residual_multiplier") is not None:
         c["embedding_multiplier"], c["attention_multiplier"] = m["embed_scale"], m["scaling"]
         c["residual_multiplier"] = m["residual_multiplier"]
