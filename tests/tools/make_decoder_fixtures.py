@@ -339,6 +339,26 @@ MODELS.append(
               "8^-0.5), attention and MLP outputs x residual_multiplier 0.5 before the residual add; "
               "logits_scaling 4 (LM head only: no effect here); `model.` prefix, tied"))
 
+MODELS.append(
+    dict(name="stablelm-qkln", family="stablelm", seed=431, tok=SP, dtype="F16", naming="base", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
+                  num_hidden_layers=2, partial_rotary_factor=0.5, qk_layernorm=True, use_qkv_bias=True),
+         mistakes=["rope_interleaved", "full_rotary", "no_qk_norm", "qk_gain_head0", "qk_norm_rms", "no_bias",
+                   "kv_interleave"],
+         note="StableLM as stablelm-2-12b (shrunk): qk_layernorm, a bias-free LayerNorm of each head's q (4 "
+              "heads) and k (2 KV heads) with that head's own gain (q_layernorm.norms.{h}), before rotary; "
+              "partial_rotary_factor 0.5 (rotate-half on 4 of 8 dims), q/k/v biases (use_qkv_bias), "
+              "LayerNorms with bias, SwiGLU, StableLmModel names"))
+MODELS.append(
+    dict(name="stablelm-plain", family="stablelm", seed=432, tok=SP, dtype="BF16", naming="causal",
+         cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=2, num_key_value_heads=2, intermediate_size=64,
+                  num_hidden_layers=2, qk_layernorm=False, use_qkv_bias=True),
+         mistakes=["rope_interleaved", "full_rotary", "no_bias"],
+         note="StableLM as stablelm-2-1_6b (shrunk): qk_layernorm false (no q/k norm tensors), q/k/v biases, "
+              "partial_rotary_factor 0.25 (4 of 16 dims), StableLmForCausalLM file (`model.` prefix, untied "
+              "lm_head)"))
+
 ERROR_MODELS = [
     dict(name="phi3-longrope", family="phi3", seed=391, tok=SP, dtype="F16", naming="base",
          cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
@@ -349,6 +369,13 @@ ERROR_MODELS = [
          note="Phi-3-mini-128k style rope_scaling longrope (short_factor / long_factor): not supported, "
               "loading must fail with an error naming it"),
 ]
+ERROR_MODELS.append(
+    dict(name="stablelm-parallel", family="stablelm", seed=433, tok=SP, dtype="F16", naming="base",
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
+                  num_hidden_layers=2, use_parallel_residual=True),
+         shape_cfg=dict(use_parallel_residual=False), expect="use_parallel_residual",
+         note="StableLM with use_parallel_residual true (stablelm-3b-4e1t style: attention and MLP side by "
+              "side on one norm): not implemented, loading must fail with an error naming the key"))
 
 # ---------------------------------------------------------------------------------------------
 # Configs as the hub has them (keys of real config.json files of each family).
@@ -450,6 +477,13 @@ BASE_CFG["granite"] = dict(architectures=["GraniteForCausalLM"], attention_bias=
                            residual_multiplier=0.22, rms_norm_eps=1e-5, rope_scaling=None, rope_theta=10000.0,
                            tie_word_embeddings=True, use_cache=True)
 
+BASE_CFG["stablelm"] = dict(architectures=["StableLmForCausalLM"], attention_dropout=0.0, bos_token_id=1,
+                            eos_token_id=2, hidden_act="silu", hidden_dropout=0.0, initializer_range=0.02,
+                            layer_norm_eps=1e-5, max_position_embeddings=4096, model_type="stablelm",
+                            partial_rotary_factor=0.25, qk_layernorm=False, rope_scaling=None, rope_theta=10000.0,
+                            tie_word_embeddings=False, use_cache=True, use_parallel_residual=False,
+                            use_qkv_bias=True)
+
 
 def model_config(spec):
     c = dict(BASE_CFG[spec["family"]])
@@ -488,6 +522,8 @@ def make_tensors(spec, m):
         elif leaf in ("q_norm", "k_norm"):
             lo, hi = spec.get("qk_norm_gain", (0.5, 2.5) if gemma else (1.5, 3.5))
             t[name] = rng.uniform(lo, hi, shape)
+        elif ".q_layernorm.norms." in name or ".k_layernorm.norms." in name:  # StableLM's per-head gains
+            t[name] = rng.uniform(1.0, 2.5, shape)
         elif "layernorm" in leaf or leaf in ("norm", "final_layer_norm", "ln_1", "ln_f"):
             t[name] = (0.0 if gemma else 1.0) + 0.3 * rng.standard_normal(shape)
         elif leaf in ("q_proj", "k_proj", "qkv_proj", "query_key_value"):
@@ -561,7 +597,8 @@ def make_model(spec):
         else:
             raise SystemExit("%s: the reference accepts a config it should refuse" % spec["name"])
         assert spec["expect"] in msg, msg
-        m = R.settings(dict(cfg, rope_scaling=None))  # weights of the same shapes, for a complete folder
+        # weights of the same shapes, for a complete folder
+        m = R.settings(dict(cfg, **spec.get("shape_cfg", dict(rope_scaling=None))))
         m["dir"] = d
         write_json(os.path.join(d, "expected_error.json"),
                    {"error_substring": spec["expect"], "reference_message": msg, "why": spec["note"]})
@@ -599,6 +636,8 @@ def mistake(name, m, n):
         return dict(no_bias=True)
     if name in ("no_clip", "skip_weightless_norms", "qk_norm_per_head", "post_as_pre",
                 "no_residual_multiplier"):
+        return {name: True}
+    if name in ("qk_gain_head0", "qk_norm_rms"):
         return {name: True}
     if name == "no_qk_norm":
         return dict(no_qk_norm=True)
