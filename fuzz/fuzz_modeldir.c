@@ -29,6 +29,7 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       "olmo2-qknorm",
 				       "granite-mult",
 				       "smollm3-nope",
+				       [19] = "stablelm-qkln",
 				       [20] = "opt-offset"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
@@ -51,6 +52,7 @@ static const char *const linked[][3] = {
 	{"model.safetensors", "tokenizer.json", NULL}, /* olmo2-qknorm */
 	{"model.safetensors", "tokenizer.json", NULL}, /* granite-mult */
 	{"model.safetensors", "tokenizer.json", NULL}, /* smollm3-nope */
+	[19] = {"model.safetensors", "tokenizer.json", NULL}, /* stablelm-qkln */
 	[20] = {"model.safetensors", "tokenizer.json", NULL}, /* opt-offset */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
@@ -84,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	int k = data[0] % N_FIXTURES;
-	if (!fixtures[k]) /* a selector kept for a fixture another family's branch adds */
+	if (!fixtures[k]) /* a selector without a fixture in this build */
 		return 0;
 	struct fuzz_part parts[FUZZ_MAX_PARTS];
 	int n = fuzz_split(data + 1, size - 1, parts);

@@ -164,6 +164,13 @@ seed("fuzz_modeldir", bytes([18]) + cfg)
 seed("fuzz_modeldir", bytes([18]) + js(dict(json.loads(cfg), no_rope_layers=[0, 1])))
 seed("fuzz_modeldir", bytes([18]) + js(dict(json.loads(cfg), no_rope_layers=[1])))
 seed("fuzz_modeldir", bytes([18]) + js(dict(json.loads(cfg), use_sliding_window=True, sliding_window=4)))
+# StableLM (selector 19): per-head q/k LayerNorm gains ({H} tensor names); without qk_layernorm (the
+# gains unused); with GQA (k_layernorm.norms.2 and .3 then missing); use_parallel_residual (refused)
+cfg = read("tests", "data", "models", "stablelm-qkln", "config.json")
+seed("fuzz_modeldir", bytes([19]) + cfg)
+seed("fuzz_modeldir", bytes([19]) + js(dict(json.loads(cfg), qk_layernorm=False, use_qkv_bias=False)))
+seed("fuzz_modeldir", bytes([19]) + js(dict(json.loads(cfg), num_key_value_heads=4)))
+seed("fuzz_modeldir", bytes([19]) + js(dict(json.loads(cfg), use_parallel_residual=True)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

@@ -122,6 +122,11 @@ expect_eq "sentence-transformers folder: same attention" "$(jq -c .attentions "$
 expect_eq "longrope status" $? 1
 expect_grep "longrope refused" "$TMP/out" "$(jq -r .error_substring "$top_srcdir/tests/data/models/phi3-longrope/expected_error.json")"
 expect_eq "longrope one line" "$(wc -l <"$TMP/out")" 1
+# StableLM's use_parallel_residual true (no block for it): refused by name in one line
+"$BIN" -m "$top_srcdir/tests/data/models/stablelm-parallel" --dump json hi >"$TMP/out" 2>&1
+expect_eq "stablelm parallel status" $? 1
+expect_grep "stablelm parallel refused" "$TMP/out" "$(jq -r .error_substring "$top_srcdir/tests/data/models/stablelm-parallel/expected_error.json")"
+expect_eq "stablelm parallel one line" "$(wc -l <"$TMP/out")" 1
 
 # NaN weights: a warning naming the first bad layer, not a crash
 mkdir -p "$TMP/nan" && cp -L "$BERT"/* "$TMP/nan/"

@@ -280,7 +280,8 @@ static const struct fam_value fam_embed_scales[] = {
 	{"none", EMBED_SCALE_NONE}, {"sqrt_hidden", EMBED_SCALE_SQRT_HIDDEN}, {NULL, 0}};
 static const struct fam_value fam_rope_styles[] = {
 	{"half", ROPE_STYLE_HALF}, {"interleaved", ROPE_STYLE_INTERLEAVED}, {NULL, 0}};
-static const struct fam_value fam_qk_norms[] = {{"per_head", QK_NORM_PER_HEAD}, {"whole", QK_NORM_WHOLE}, {NULL, 0}};
+static const struct fam_value fam_qk_norms[] = {{"per_head", QK_NORM_PER_HEAD}, {"whole", QK_NORM_WHOLE},
+					       {"each_head", QK_NORM_EACH_HEAD}, {NULL, 0}};
 static const struct fam_value fam_zero_one[] = {{"0", 0}, {"1", 1}, {NULL, 0}};
 static const struct fam_value fam_position_offsets[] = {{"0", 0}, {"2", 2}, {NULL, 0}}; /* OPT's is 2 */
 
@@ -467,6 +468,16 @@ static int fam_top(struct fam_doc *d, struct family *f)
 									    : "needs mlp_up_weight");
 	if (f->n_names[WEIGHT_Q_NORM_W] != f->n_names[WEIGHT_K_NORM_W] ? 1 : 0)
 		return fam_fail(d, NULL, "tensors: q_norm_weight and k_norm_weight go together%s", "");
+	/* {H} (the head index) names one tensor per head: only the q/k norm gains of qk_norm each_head
+	 * have it, and there every name must, or a head would be bound to another head's gain. */
+	for (int r = 0; r < WEIGHT_COUNT; r++)
+		for (int a = 0; a < f->n_names[r]; a++) {
+			bool per_head = f->qk_norm == QK_NORM_EACH_HEAD && (r == WEIGHT_Q_NORM_W || r == WEIGHT_K_NORM_W);
+			if ((strstr(f->names[r][a], "{H}") != NULL) != per_head)
+				return fam_fail(d, NULL, per_head ? "tensors: %s: {H} is needed with qk_norm each_head"
+								  : "tensors: %s: {H} is only for qk_norm each_head",
+						family_role_keys[r]);
+		}
 	if (f->qk_norm == QK_NORM_WHOLE && f->fused_qkv && f->qkv_layout == QKV_PER_HEAD)
 		return fam_fail(d, NULL, "qk_norm: whole needs the q and k columns side by side (qkv_layout concat)%s", "");
 	if (f->fused_qkv ? !f->n_names[WEIGHT_QKV_W]

@@ -27,7 +27,8 @@
 #include "base/err.h"
 #include "tokenizer/tokenizer.h"
 
-/* X-macro of weight roles: (enum suffix, YAML key). {L} in a tensor name stands for the layer index. */
+/* X-macro of weight roles: (enum suffix, YAML key). {L} in a tensor name stands for the layer index;
+ * {H} for the head index, in the q/k norm gains of qk_norm each_head (one tensor per head). */
 #define FAMILY_ROLES(X)                                                                                    \
 	X(TOKEN_EMB, "token_embedding")                                                                    \
 	X(POS_EMB, "position_embedding")                                                                   \
@@ -113,7 +114,8 @@ enum family_role {
 	X(ATTENTION_MULTIPLIER, "attention_multiplier")                                                    \
 	X(RESIDUAL_MULTIPLIER, "residual_multiplier")                                                      \
 	X(NO_ROPE_LAYERS, "no_rope_layers")                                                                \
-	X(NO_ROPE_INTERVAL, "no_rope_layer_interval")
+	X(NO_ROPE_INTERVAL, "no_rope_layer_interval")                                                      \
+	X(USE_QK_NORM, "use_qk_norm")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -139,8 +141,11 @@ enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W 
 enum family_embed_scale { EMBED_SCALE_NONE, EMBED_SCALE_SQRT_HIDDEN }; /* Gemma: × sqrt(hidden) */
 enum family_rope_style { ROPE_STYLE_HALF, ROPE_STYLE_INTERLEAVED }; /* rotary pairs (i, i + dim/2) as GPT-NeoX
                                                                     * and Llama, or (2i, 2i+1) as GPT-J */
-enum family_qk_norm { QK_NORM_PER_HEAD, QK_NORM_WHOLE }; /* q/k RMSNorm over each head's head_dim values
+enum family_qk_norm { QK_NORM_PER_HEAD, QK_NORM_WHOLE, /* q/k RMSNorm over each head's head_dim values
                                                           * (Qwen3), or over the whole projection (OLMo 2) */
+                     QK_NORM_EACH_HEAD }; /* over each head's values with that head's own gain, one tensor
+                                           * per head ({H} in its name), the family's norm kind, no bias
+                                           * (StableLM's q_layernorm.norms.{H}: a LayerNorm) */
 
 #define FAMILY_MAX_RULES 8
 

@@ -225,6 +225,8 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 			memcpy((float *)trace_q_raw(t, l, hd) + skip, tq, (size_t)rows * D * sizeof(float));
 		if (s->qk_whole) /* normalised already, over all heads: the raw copy above stays the projection */
 			fwd_gather(tq, s->qk_whole + qc, rows, D, ld);
+		else if (s->w->q_norm_w && m->fam.qk_norm == QK_NORM_EACH_HEAD) /* StableLM: this head's own gain */
+			fwd_norm_dim(m, &(struct norm_weights){s->w->q_norm_w + (size_t)hd * D, NULL}, tq, tq, rows, D);
 		else if (s->w->q_norm_w)
 			ops_rmsnorm(tq, tq, rows, D, D, s->w->q_norm_w, m->fam.norm_offset, m->ln_eps);
 		if (m->arch.rotary && !fwd_nope(m, l))
@@ -240,6 +242,8 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 		memcpy((float *)trace_k_raw(t, l, first) + skip, tk, (size_t)rows * D * sizeof(float));
 	if (s->qk_whole)
 		fwd_gather(tk, s->qk_whole + kc, rows, D, ld);
+	else if (s->w->k_norm_w && m->fam.qk_norm == QK_NORM_EACH_HEAD)
+		fwd_norm_dim(m, &(struct norm_weights){s->w->k_norm_w + (size_t)g * D, NULL}, tk, tk, rows, D);
 	else if (s->w->k_norm_w)
 		ops_rmsnorm(tk, tk, rows, D, D, s->w->k_norm_w, m->fam.norm_offset, m->ln_eps);
 	if (m->arch.rotary && !fwd_nope(m, l))

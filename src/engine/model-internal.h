@@ -33,8 +33,9 @@ struct layer_weights {
 	struct weight qkv_w;          /* H→QD+2KD fused (family qkv_layout) */
 	const float *qkv_b;           /* [QD+2KD] */
 	const float *q_norm_w;        /* [head_dim] per-head RMSNorm of q before rotary (Qwen3, Gemma 3);
-	                               * [QD] with family qk_norm whole (OLMo 2) */
-	const float *k_norm_w;        /* [head_dim], or [KD] */
+	                               * [QD] with family qk_norm whole (OLMo 2) or each_head (StableLM:
+	                               * head h's gain at h × head_dim) */
+	const float *k_norm_w;        /* [head_dim], or [KD] (kv head g's gain at g × head_dim) */
 	struct weight out_w;          /* QD→H */
 	const float *out_b;           /* [H] */
 	struct norm_weights post_attn; /* Gemma 2/3: normalises the attention output before the residual */

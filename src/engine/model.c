@@ -243,20 +243,35 @@ static int model_as_f32(struct model *m, const struct st_tensor *t, const float 
 	return model_keep(m, buf, e);
 }
 
-/* Find the tensor for ROLE of LAYER (-1 for non-layer roles) trying every prefix × alternative. */
-static const struct st_tensor *model_find(const struct model *m, enum family_role role, int layer, char *tried,
-					  size_t triedsz)
+/* TMPL with its {L} replaced by LAYER and its {H} by HEAD, into NAME. */
+static void model_expand(const char *tmpl, int layer, int head, char *name, size_t namesz)
+{
+	size_t used = 0;
+	name[0] = 0;
+	while (*tmpl && used + 1 < namesz) {
+		bool l = strncmp(tmpl, "{L}", 3) == 0, h = strncmp(tmpl, "{H}", 3) == 0;
+		if (l || h) {
+			int w = snprintf(name + used, namesz - used, "%d", l ? layer : head);
+			used += w > 0 ? (size_t)w : 0;
+			used = used < namesz ? used : namesz - 1;
+			tmpl += 3;
+		} else {
+			name[used++] = *tmpl++;
+			name[used] = 0;
+		}
+	}
+}
+
+/* Find the tensor for ROLE of LAYER (-1 for non-layer roles) and HEAD (-1 unless the name has {H})
+ * trying every prefix × alternative. */
+static const struct st_tensor *model_find_head(const struct model *m, enum family_role role, int layer, int head,
+					       char *tried, size_t triedsz)
 {
 	const struct family *f = &m->fam;
 	tried[0] = 0;
 	for (int a = 0; a < f->n_names[role]; a++) {
-		char name[512], lnum[16];
-		snprintf(lnum, sizeof lnum, "%d", layer);
-		const char *tmpl = f->names[role][a], *at = strstr(tmpl, "{L}");
-		if (at)
-			snprintf(name, sizeof name, "%.*s%s%s", (int)(at - tmpl), tmpl, lnum, at + 3);
-		else
-			snprintf(name, sizeof name, "%s", tmpl);
+		char name[512];
+		model_expand(f->names[role][a], layer, head, name, sizeof name);
 		if (a == 0)
 			snprintf(tried, triedsz, "%s", name);
 		for (int p = 0; p < f->n_prefixes; p++) {
@@ -290,14 +305,14 @@ static bool model_role_enabled(const struct model *m, enum family_role role)
 
 /* The tensor bound to ROLE (of LAYER) in *T, its shape checked against D0 (and D1 when NDIM is 2).
  * When the family does not list the role, *T is NULL; when it lists it, the tensor must exist. */
-static int model_lookup(struct model *m, enum family_role role, int layer, int ndim, int64_t d0, int64_t d1,
-			const struct st_tensor **out, struct err *e)
+static int model_lookup_head(struct model *m, enum family_role role, int layer, int head, int ndim, int64_t d0,
+			     int64_t d1, const struct st_tensor **out, struct err *e)
 {
 	*out = NULL;
 	if (!m->fam.n_names[role] || !model_role_enabled(m, role))
 		return 0;
 	char tried[512];
-	const struct st_tensor *t = model_find(m, role, layer, tried, sizeof tried);
+	const struct st_tensor *t = model_find_head(m, role, layer, head, tried, sizeof tried);
 	if (!t && m->fam.optional[role])
 		return 0; /* absent where the family allows it: that norm is the identity */
 	if (!t) {
@@ -317,6 +332,12 @@ static int model_lookup(struct model *m, enum family_role role, int layer, int n
 	}
 	*out = t;
 	return 0;
+}
+
+static int model_lookup(struct model *m, enum family_role role, int layer, int ndim, int64_t d0, int64_t d1,
+			const struct st_tensor **out, struct err *e)
+{
+	return model_lookup_head(m, role, layer, -1, ndim, d0, d1, out, e);
 }
 
 /* Bind the vector ROLE (of LAYER, [D0]) to *OUT as float32 (converted at load when need be). */
@@ -406,6 +427,36 @@ static int model_bind_norm(struct model *m, enum family_role wrole, enum family_
 	return brole == WEIGHT_COUNT ? 0 : model_bind(m, brole, layer, 1, dim, 0, &n->b, e);
 }
 
+/* Bind ROLE's HEADS tensors of LAYER ({H} = 0 .. HEADS-1, each [DIM]) side by side into one float32
+ * vector *OUT [HEADS][DIM]; NULL when the family has no such role or its condition is off. */
+static int model_bind_each_head(struct model *m, enum family_role role, int layer, int heads, int64_t dim,
+				const float **out, struct err *e)
+{
+	*out = NULL;
+	float *all = NULL;
+	for (int h = 0; h < heads; h++) {
+		const struct st_tensor *t;
+		const float *one;
+		if (model_lookup_head(m, role, layer, h, 1, dim, 0, &t, e) < 0)
+			return -1;
+		if (!t)
+			return 0; /* switched off (qk_layernorm false): no norm */
+		if (!all) {
+			all = malloc((size_t)heads * (size_t)dim * sizeof *all);
+			if (!all || model_keep(m, all, e) < 0) {
+				if (!all)
+					return err_set(e, "out of memory");
+				return -1;
+			}
+		}
+		if (model_as_f32(m, t, &one, e) < 0)
+			return -1;
+		memcpy(all + (size_t)h * dim, one, (size_t)dim * sizeof *all);
+	}
+	*out = all;
+	return 0;
+}
+
 static int model_bind_attention(struct model *m, int l, struct layer_weights *w, struct err *e)
 {
 	const struct model_info *in = &m->info;
@@ -421,8 +472,12 @@ static int model_bind_attention(struct model *m, int l, struct layer_weights *w,
 			rc = model_bind_linear(m, WEIGHT_V_W, WEIGHT_V_B, l, H, KD, &w->v_w, &w->v_b, e);
 	}
 	bool whole = m->fam.qk_norm == QK_NORM_WHOLE; /* OLMo 2: one norm over all heads */
-	if (rc < 0 || model_bind(m, WEIGHT_Q_NORM_W, l, 1, whole ? QD : in->head_dim, 0, &w->q_norm_w, e) < 0 ||
-	    model_bind(m, WEIGHT_K_NORM_W, l, 1, whole ? KD : in->head_dim, 0, &w->k_norm_w, e) < 0)
+	if (m->fam.qk_norm == QK_NORM_EACH_HEAD) { /* StableLM: one gain tensor per head */
+		if (rc < 0 || model_bind_each_head(m, WEIGHT_Q_NORM_W, l, in->n_heads, in->head_dim, &w->q_norm_w, e) < 0 ||
+		    model_bind_each_head(m, WEIGHT_K_NORM_W, l, in->n_kv_heads, in->head_dim, &w->k_norm_w, e) < 0)
+			return -1;
+	} else if (rc < 0 || model_bind(m, WEIGHT_Q_NORM_W, l, 1, whole ? QD : in->head_dim, 0, &w->q_norm_w, e) < 0 ||
+		   model_bind(m, WEIGHT_K_NORM_W, l, 1, whole ? KD : in->head_dim, 0, &w->k_norm_w, e) < 0)
 		return -1;
 	return model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, QD, H, &w->out_w, &w->out_b, e);
 }

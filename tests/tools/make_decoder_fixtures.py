@@ -363,6 +363,26 @@ MODELS.append(
          note="OPTModel names (`decoder.` prefix), enable_bias false: no linear has a bias (the LayerNorms "
               "keep theirs); 2 heads of 16; word_embed_proj_dim absent (= hidden)"))
 
+MODELS.append(
+    dict(name="stablelm-qkln", family="stablelm", seed=431, tok=SP, dtype="F16", naming="base", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
+                  num_hidden_layers=2, partial_rotary_factor=0.5, qk_layernorm=True, use_qkv_bias=True),
+         mistakes=["rope_interleaved", "full_rotary", "no_qk_norm", "qk_gain_head0", "qk_norm_rms", "no_bias",
+                   "kv_interleave"],
+         note="StableLM as stablelm-2-12b (shrunk): qk_layernorm, a bias-free LayerNorm of each head's q (4 "
+              "heads) and k (2 KV heads) with that head's own gain (q_layernorm.norms.{h}), before rotary; "
+              "partial_rotary_factor 0.5 (rotate-half on 4 of 8 dims), q/k/v biases (use_qkv_bias), "
+              "LayerNorms with bias, SwiGLU, StableLmModel names"))
+MODELS.append(
+    dict(name="stablelm-plain", family="stablelm", seed=432, tok=SP, dtype="BF16", naming="causal",
+         cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=2, num_key_value_heads=2, intermediate_size=64,
+                  num_hidden_layers=2, qk_layernorm=False, use_qkv_bias=True),
+         mistakes=["rope_interleaved", "full_rotary", "no_bias"],
+         note="StableLM as stablelm-2-1_6b (shrunk): qk_layernorm false (no q/k norm tensors), q/k/v biases, "
+              "partial_rotary_factor 0.25 (4 of 16 dims), StableLmForCausalLM file (`model.` prefix, untied "
+              "lm_head)"))
+
 ERROR_MODELS = [
     dict(name="phi3-longrope", family="phi3", seed=391, tok=SP, dtype="F16", naming="base",
          cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
@@ -373,6 +393,13 @@ ERROR_MODELS = [
          note="Phi-3-mini-128k style rope_scaling longrope (short_factor / long_factor): not supported, "
               "loading must fail with an error naming it"),
 ]
+ERROR_MODELS.append(
+    dict(name="stablelm-parallel", family="stablelm", seed=433, tok=SP, dtype="F16", naming="base",
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
+                  num_hidden_layers=2, use_parallel_residual=True),
+         shape_cfg=dict(use_parallel_residual=False), expect="use_parallel_residual",
+         note="StableLM with use_parallel_residual true (stablelm-3b-4e1t style: attention and MLP side by "
+              "side on one norm): not implemented, loading must fail with an error naming the key"))
 
 # ---------------------------------------------------------------------------------------------
 # Configs as the hub has them (keys of real config.json files of each family).
@@ -487,6 +514,12 @@ BASE_CFG["opt"] = dict(_remove_final_layer_norm=False, activation_dropout=0.0, a
                        init_std=0.02, layer_norm_elementwise_affine=True, layerdrop=0.0,
                        max_position_embeddings=2048, model_type="opt", pad_token_id=1, prefix="</s>",
                        use_cache=True)  # word_embed_proj_dim: per fixture (absent = hidden_size)
+BASE_CFG["stablelm"] = dict(architectures=["StableLmForCausalLM"], attention_dropout=0.0, bos_token_id=1,
+                            eos_token_id=2, hidden_act="silu", hidden_dropout=0.0, initializer_range=0.02,
+                            layer_norm_eps=1e-5, max_position_embeddings=4096, model_type="stablelm",
+                            partial_rotary_factor=0.25, qk_layernorm=False, rope_scaling=None, rope_theta=10000.0,
+                            tie_word_embeddings=False, use_cache=True, use_parallel_residual=False,
+                            use_qkv_bias=True)
 
 
 def model_config(spec):
@@ -526,6 +559,8 @@ def make_tensors(spec, m):
         elif leaf in ("q_norm", "k_norm"):
             lo, hi = spec.get("qk_norm_gain", (0.5, 2.5) if gemma else (1.5, 3.5))
             t[name] = rng.uniform(lo, hi, shape)
+        elif ".q_layernorm.norms." in name or ".k_layernorm.norms." in name:  # StableLM's per-head gains
+            t[name] = rng.uniform(1.0, 2.5, shape)
         elif "layernorm" in leaf or leaf in ("norm", "final_layer_norm", "ln_1", "ln_f"):
             t[name] = (0.0 if gemma else 1.0) + 0.3 * rng.standard_normal(shape)
         elif leaf in ("q_proj", "k_proj", "qkv_proj", "query_key_value"):
@@ -601,7 +636,8 @@ def make_model(spec):
         else:
             raise SystemExit("%s: the reference accepts a config it should refuse" % spec["name"])
         assert spec["expect"] in msg, msg
-        m = R.settings(dict(cfg, rope_scaling=None))  # weights of the same shapes, for a complete folder
+        # weights of the same shapes, for a complete folder
+        m = R.settings(dict(cfg, **spec.get("shape_cfg", dict(rope_scaling=None))))
         m["dir"] = d
         write_json(os.path.join(d, "expected_error.json"),
                    {"error_substring": spec["expect"], "reference_message": msg, "why": spec["note"]})
@@ -641,6 +677,8 @@ def mistake(name, m, n):
         return dict(no_bias=True)
     if name in ("no_clip", "skip_weightless_norms", "qk_norm_per_head", "post_as_pre",
                 "no_residual_multiplier"):
+        return {name: True}
+    if name in ("qk_gain_head0", "qk_norm_rms"):
         return {name: True}
     if name == "no_qk_norm":
         return dict(no_qk_norm=True)

@@ -51,6 +51,7 @@ FAMILIES += ("olmo2",)
 FAMILIES += ("granite",)
 FAMILIES += ("opt",)
 FAMILIES += ("smollm3",)
+FAMILIES += ("stablelm",)
 
 
 class Unsupported(ValueError):
@@ -181,6 +182,12 @@ def _smollm3_nope(c):
         raise Unsupported("no_rope_layers must list 0 or 1 for each of the %d layers" % L)
     return [f == 0 for f in flags]
 
+# StableLM (configuration_stablelm.py): LayerNorms with bias, partial rotary, use_qkv_bias, qk_layernorm
+DEFAULTS["stablelm"] = dict(vocab_size=50304, intermediate_size=6912, hidden_size=2560, num_hidden_layers=32,
+                            num_attention_heads=32, num_key_value_heads=32, hidden_act="silu",
+                            max_position_embeddings=4096, layer_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
+                            use_qkv_bias=False, qk_layernorm=False, use_parallel_residual=False,
+                            partial_rotary_factor=0.25)
 
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
 
@@ -244,6 +251,8 @@ def settings(cfg):
         raise Unsupported("Phi's qk_layernorm (a LayerNorm of q and k) is not supported")
     if family == "smollm3" and c.get("use_sliding_window"):
         raise Unsupported("SmolLM3's use_sliding_window is not supported")
+    if family == "stablelm" and c.get("use_parallel_residual"):
+        raise Unsupported("StableLM's use_parallel_residual (attention and MLP on one norm) is not supported")
     if family == "cohere" and c.get("use_qk_norm"):
         raise Unsupported("Cohere's use_qk_norm (a per-head LayerNorm of q and k) is not supported")
     H = c["num_attention_heads"]
@@ -326,6 +335,10 @@ def settings(cfg):
                      residual_multiplier=float(c["residual_multiplier"]), mlp_bias=bool(c.get("mlp_bias", False)))
         if family == "olmo2":  # Olmo2Attention: q_norm(q_proj(x)) over heads * head_dim; post-norm block
             s.update(qk_norm="rmsnorm_whole", block="post")
+        if family == "stablelm":  # StableLmAttention: q/k/v bias from use_qkv_bias, o_proj without
+            # bias; qk_layernorm: StableLmLayerNormPerHead, one bias-free nn.LayerNorm(head_dim) per head
+            s.update(norm="layernorm", eps=c["layer_norm_eps"], qkv_bias=bool(c["use_qkv_bias"]), o_bias=False,
+                     qk_norm="layernorm_each_head" if c["qk_layernorm"] else None)
         if family == "olmo":  # OlmoLayerNorm: F.layer_norm(x, shape, None, None, eps=1e-5)
             s.update(norm="layernorm_noparam", eps=1e-5)
         if family in ("gemma2", "gemma3_text"):
@@ -336,8 +349,8 @@ def settings(cfg):
         else:
             s["scaling"] = head_dim ** -0.5
         theta = float(c["rope_theta"])
-        partial = c.get("partial_rotary_factor", 1.0) if family == "phi3" else 1.0
-        if family not in ("phi3", "phi") and cfg.get("partial_rotary_factor", 1.0) != 1.0:
+        partial = c.get("partial_rotary_factor", 1.0) if family in ("phi3", "stablelm") else 1.0
+        if family not in ("phi3", "phi", "stablelm") and cfg.get("partial_rotary_factor", 1.0) != 1.0:
             raise Unsupported("partial_rotary_factor is only used by Phi-3 and GPT-NeoX here")
     # sliding windows, one entry per layer (None = full causal attention)
     L = s["n_layers"]
@@ -663,6 +676,11 @@ def _expected_names(m):
             e[a + "o_proj.bias"] = (hid,)
         if m["qk_norm"] == "rmsnorm_whole":
             e[a + "q_norm.weight"], e[a + "k_norm.weight"] = (H * d,), (KV * d,)
+        elif m["qk_norm"] == "layernorm_each_head":  # StableLM: q_layernorm.norms.{h}, one per head
+            for h in range(H):
+                e[a + "q_layernorm.norms.%d.weight" % h] = (d,)
+            for h in range(KV):
+                e[a + "k_layernorm.norms.%d.weight" % h] = (d,)
         elif m["qk_norm"]:
             e[a + "q_norm.weight"] = e[a + "k_norm.weight"] = (d,)
         if m["mlp"] == "phi3":
@@ -815,6 +833,16 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
             qn, kn = q, k
             q = qf_raw.reshape(n, H, d).transpose(1, 0, 2)
             k = kf_raw.reshape(n, KV, d).transpose(1, 0, 2)
+        elif m["qk_norm"] == "layernorm_each_head" and not wrong.get("no_qk_norm"):
+            # StableLM: head h's d values through its own bias-free LayerNorm (mean and variance)
+            gq = np.stack([W[p + "self_attn.q_layernorm.norms.%d.weight" % h] for h in range(H)])[:, None, :]
+            gk = np.stack([W[p + "self_attn.k_layernorm.norms.%d.weight" % h] for h in range(KV)])[:, None, :]
+            if wrong.get("qk_gain_head0"):  # the mistake: every head normalised with head 0's gain
+                gq, gk = gq[:1], gk[:1]
+            if wrong.get("qk_norm_rms"):  # the mistake: RMSNorm (no mean) instead of LayerNorm
+                qn, kn = rms_norm(q, np.ones(d), eps, False, dtype) * gq, rms_norm(k, np.ones(d), eps, False, dtype) * gk
+            else:
+                qn, kn = layer_norm(q, gq, dtype(0), eps), layer_norm(k, gk, dtype(0), eps)
         elif m["qk_norm"] and not wrong.get("no_qk_norm"):
             qk1p = m["qk_norm"] == "rmsnorm_1p"
             qn = rms_norm(q, m["w"][p + "self_attn.q_norm.weight"], eps, qk1p, dtype)
