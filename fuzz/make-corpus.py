@@ -171,6 +171,14 @@ seed("fuzz_modeldir", bytes([19]) + cfg)
 seed("fuzz_modeldir", bytes([19]) + js(dict(json.loads(cfg), qk_layernorm=False, use_qkv_bias=False)))
 seed("fuzz_modeldir", bytes([19]) + js(dict(json.loads(cfg), num_key_value_heads=4)))
 seed("fuzz_modeldir", bytes([19]) + js(dict(json.loads(cfg), use_parallel_residual=True)))
+# OLMo 3 (selector 21): sliding/full layers from layer_types; without it (every 4th layer full); a wrong
+# kind (an error); YaRN given an attention_factor, or no rope_scaling; a null sliding_window (an error)
+cfg = read("tests", "data", "models", "olmo3-yarn", "config.json")
+seed("fuzz_modeldir", bytes([21]) + cfg)
+for change in ({"layer_types": None}, {"layer_types": ["sliding_attention", "chunked_attention", "full_attention"]},
+               {"rope_scaling": dict(json.loads(cfg)["rope_scaling"], attention_factor=1.5)}, {"rope_scaling": None},
+               {"sliding_window": None}):
+    seed("fuzz_modeldir", bytes([21]) + js(dict(json.loads(cfg), **change)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

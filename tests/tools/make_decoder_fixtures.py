@@ -348,6 +348,18 @@ MODELS.append(
               "`model.` prefix, tied"))
 
 MODELS.append(
+    dict(name="olmo3-yarn", family="olmo3", seed=441, tok=SP, dtype="F32", naming="causal", cases=["long"],
+         qk_norm_gain=(1.0, 2.0),
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
+                  num_hidden_layers=3, sliding_window=4,
+                  layer_types=["sliding_attention", "full_attention", "sliding_attention"]),
+         mistakes=["rope_interleaved", "local_scaled", "no_rope_scaling", "no_window", "swap_kinds",
+                   "qk_norm_per_head"],
+         note="OLMo 3: layers 0 and 2 sliding (window 4, layer_types), layer 1 full; rope_theta 5e5 plain on the "
+              "sliding layers, YaRN (factor 8 = 65536 / 8192, attention_factor left out: 0.1 ln 8 + 1) only on "
+              "the full one; OLMo 2's whole-projection q/k norm and post-norm block; `model.` prefix, untied"))
+
+MODELS.append(
     dict(name="opt-offset", family="opt", seed=431, tok=BB, dtype="F16", naming="causal", cases=["short"],
          cfg=dict(hidden_size=32, num_attention_heads=4, ffn_dim=64, num_hidden_layers=2, word_embed_proj_dim=32,
                   max_position_embeddings=64),
@@ -506,6 +518,14 @@ BASE_CFG["smollm3"] = dict(architectures=["SmolLM3ForCausalLM"], attention_bias=
                            max_position_embeddings=65536, mlp_bias=False, model_type="smollm3", pad_token_id=2,
                            rms_norm_eps=1e-6, rope_scaling=None, rope_theta=5000000.0, sliding_window=None,
                            tie_word_embeddings=True, use_cache=True, use_sliding_window=False)
+
+
+BASE_CFG["olmo3"] = dict(architectures=["Olmo3ForCausalLM"], attention_bias=False, attention_dropout=0.0,
+                         bos_token_id=None, eos_token_id=2, hidden_act="silu", initializer_range=0.02,
+                         max_position_embeddings=65536, model_type="olmo3", pad_token_id=1, rms_norm_eps=1e-6,
+                         rope_scaling=dict(beta_fast=32, beta_slow=1, factor=8.0,
+                                           original_max_position_embeddings=8192, rope_type="yarn"),
+                         rope_theta=500000.0, sliding_window=4096, tie_word_embeddings=False, use_cache=True)
 
 
 BASE_CFG["opt"] = dict(_remove_final_layer_norm=False, activation_dropout=0.0, activation_function="relu",
@@ -712,7 +732,7 @@ def mistake(name, m, n):
     if name == "scaling_head_dim":
         return dict(scaling=m["head_dim"] ** -0.5)
     if name == "no_rope_scaling":
-        rs = m["rope"][-1]["scaling"]
+        rs = [r for r in m["rope"] if r and r["scaling"]][-1]["scaling"]  # OLMo 3: only the full layers'
         if rs["rope_type"] == "dynamic" and n <= m["rope_max_positions"]:
             return None
         return dict(rope=lambda i, r: dict(r, scaling=None))

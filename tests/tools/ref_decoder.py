@@ -3,7 +3,7 @@
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
 Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, StarCoder2, GPT-Neo, BLOOM, Phi, GPT-J, Cohere, OLMo,
-OLMo 2, Granite and SmolLM3 (configuration/modeling_smollm3.py of 4.57), written from the published modeling and
+OLMo 2, Granite, SmolLM3 and OLMo 3 (configuration/modeling_smollm3.py, _olmo3.py of 4.57), written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -52,6 +52,7 @@ FAMILIES += ("granite",)
 FAMILIES += ("opt",)
 FAMILIES += ("smollm3",)
 FAMILIES += ("stablelm",)
+FAMILIES += ("olmo3",)
 
 
 class Unsupported(ValueError):
@@ -188,6 +189,14 @@ DEFAULTS["stablelm"] = dict(vocab_size=50304, intermediate_size=6912, hidden_siz
                             max_position_embeddings=4096, layer_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
                             use_qkv_bias=False, qk_layernorm=False, use_parallel_residual=False,
                             partial_rotary_factor=0.25)
+
+# OLMo 3 (configuration_olmo3.py / modeling_olmo3.py, 4.57): OLMo 2's layer; layer_types (default: every
+# 4th layer, (l + 1) % 4 == 0, full, the rest sliding); Olmo3Model's rotary_embs: the sliding layers' one
+# built with rope_type "default" (rope_theta, rope_scaling ignored), the full layers' with rope_scaling
+DEFAULTS["olmo3"] = dict(vocab_size=50304, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                         num_attention_heads=32, num_key_value_heads=None, hidden_act="silu",
+                         max_position_embeddings=2048, rope_theta=10000.0, rope_scaling=None,
+                         attention_bias=False, rms_norm_eps=1e-5, sliding_window=4096, layer_types=None)
 
 ROPE_TYPES = ("default", "linear", "dynamic", "llama3", "yarn")
 
@@ -333,7 +342,7 @@ def settings(cfg):
         if family == "granite":  # GraniteModel / GraniteAttention / GraniteDecoderLayer
             s.update(embed_scale=float(c["embedding_multiplier"]),
                      residual_multiplier=float(c["residual_multiplier"]), mlp_bias=bool(c.get("mlp_bias", False)))
-        if family == "olmo2":  # Olmo2Attention: q_norm(q_proj(x)) over heads * head_dim; post-norm block
+        if family in ("olmo2", "olmo3"):  # Olmo2Attention: q_norm(q_proj(x)) over heads * head_dim; post-norm block
             s.update(qk_norm="rmsnorm_whole", block="post")
         if family == "stablelm":  # StableLmAttention: q/k/v bias from use_qkv_bias, o_proj without
             # bias; qk_layernorm: StableLmLayerNormPerHead, one bias-free nn.LayerNorm(head_dim) per head
@@ -371,6 +380,11 @@ def settings(cfg):
             kinds = ["sliding_attention" if (i + 1) % c["sliding_window_pattern"] else "full_attention"
                      for i in range(L)]
         layers = [c["sliding_window"] if k == "sliding_attention" else None for k in kinds]
+    elif family == "olmo3":  # Olmo3Config: layer_types, else full where (i + 1) % 4 == 0
+        kinds = c.get("layer_types") or ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(L)]
+        if len(kinds) != L or any(k not in ("sliding_attention", "full_attention") for k in kinds):
+            raise Unsupported("layer_types must list sliding_attention or full_attention for each of %d layers" % L)
+        layers = [c["sliding_window"] if k == "sliding_attention" else None for k in kinds]
     elif family == "gpt_neo":
         layers = [c["window_size"] if k == "local" else None for k in _gpt_neo_layer_kinds(c)]
     else:
@@ -388,6 +402,8 @@ def settings(cfg):
     for i in range(L):
         if family == "gemma3_text" and layers[i] is not None:
             s["rope"].append(dict(theta=float(c["rope_local_base_freq"]), scaling=None))
+        elif family == "olmo3" and layers[i] is not None:  # rotary_embs["sliding_attention"]: default
+            s["rope"].append(dict(theta=theta, scaling=None))
         elif family == "smollm3" and _smollm3_nope(c)[i]:  # NoPE: q_rot = q, k_rot = k
             s["rope"].append(None)
         else:
@@ -1051,6 +1067,9 @@ def config_summary(m, n):
         c["block"] = "x = x + attn(ln(x)) + mlp(ln(x)): one norm feeds both"
     if m.get("clip_qkv") is not None:
         c["clip_qkv"] = m["clip_qkv"]
+    if m["family"] == "olmo3":  # the shared reference's rope.per_layer: YaRN only on the full layers
+        rope["per_layer"] = [dict(r["scaling"] or {}, type=(r["scaling"] or {}).get("rope_type", "default"),
+                                  theta=r["theta"]) for r in rs]
     if m["family"] == "smollm3":  # the shared reference's rope.per_layer: null on a NoPE layer
         rope["per_layer"] = [None if r is None else {"type": "default", "theta": r["theta"]} for r in rs]
     if m.get("residual_multiplier") is not None:
