@@ -127,6 +127,13 @@ expect_eq "longrope one line" "$(wc -l <"$TMP/out")" 1
 expect_eq "stablelm parallel status" $? 1
 expect_grep "stablelm parallel refused" "$TMP/out" "$(jq -r .error_substring "$top_srcdir/tests/data/models/stablelm-parallel/expected_error.json")"
 expect_eq "stablelm parallel one line" "$(wc -l <"$TMP/out")" 1
+# YaRN's truncate false (gpt-oss) is not implemented: refused by name, never run with other frequencies
+mkdir -p "$TMP/yarn-notrunc" && cp -L "$top_srcdir/tests/data/models/olmo3-yarn"/* "$TMP/yarn-notrunc/"
+jq '.rope_scaling.truncate = false' "$top_srcdir/tests/data/models/olmo3-yarn/config.json" >"$TMP/yarn-notrunc/config.json"
+"$BIN" -m "$TMP/yarn-notrunc" --dump json hi >"$TMP/out" 2>&1
+expect_eq "yarn truncate false status" $? 1
+expect_grep "yarn truncate false refused" "$TMP/out" '"truncate": false is not supported'
+expect_eq "yarn truncate false one line" "$(wc -l <"$TMP/out")" 1
 
 # NaN weights: a warning naming the first bad layer, not a crash
 mkdir -p "$TMP/nan" && cp -L "$BERT"/* "$TMP/nan/"

@@ -62,6 +62,12 @@ static int rope_yarn(struct rope *r, const json_t *sc, const char *path, struct 
 		orig = v;
 		r->factor = r->max_positions / orig;
 	}
+	/* truncate false (gpt-oss) keeps the ramp's bounds fractional; only the floor/ceil of the default
+	 * is implemented, so such a config is refused rather than run with other frequencies. */
+	const json_t *trunc = json_object_get(sc, "truncate");
+	if (trunc && !json_is_true(trunc))
+		return err_set(e, "%s: rope_scaling yarn \"truncate\": false is not supported (only the default, true)",
+			       path);
 	int have_attn = rope_number(sc, "attention_factor", &attn, false, path, "yarn", e);
 	if (have_attn < 0 || rope_number(sc, "mscale", &mscale, false, path, "yarn", e) < 0 ||
 	    rope_number(sc, "mscale_all_dim", &mscale_all, false, path, "yarn", e) < 0 ||
