@@ -565,6 +565,17 @@ def gpt_neo_name(name, to_canonical=True):
     return name
 
 
+def bigcode_name(name, to_canonical=True):
+    """GPTBigCodeModel's names <-> the generic ones (h.N. <-> layers.N.)."""
+    if name.startswith("h." if to_canonical else "layers."):
+        name = ("layers." if to_canonical else "h.") + name.split(".", 1)[1]
+    for native, canon in BIGCODE_NAMES:
+        a, b = (native, canon) if to_canonical else (canon, native)
+        if (a.startswith(".") and a in name) or name.startswith(a):
+            return name.replace(a, b, 1)
+    return name
+
+
 def opt_name(name, to_canonical=True):
     for native, canon in OPT_NAMES:
         a, b = (native, canon) if to_canonical else (canon, native)
@@ -589,12 +600,7 @@ def canonical_weights(tensors, family):
                 name = name[len("transformer."):]
             if name.endswith((".attn.bias", ".attn.masked_bias")):
                 continue  # mask buffers of older files (not c_attn.bias)
-            for native, canon in BIGCODE_NAMES:
-                if (native.startswith(".") and native in name) or name.startswith(native):
-                    name = name.replace(native, canon, 1)
-                    break
-            if name.startswith("h."):
-                name = "layers." + name[2:]
+            name = bigcode_name(name)
         if family == "gpt_neo":
             if name.endswith(("attn.attention.bias", "attn.attention.masked_bias")):
                 continue  # causal / local mask buffers of older GPT-Neo files
@@ -851,9 +857,7 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
                 qkv = lin(p + "self_attn.qkv_proj", a_in, False)
                 qf, kf, vf = qkv[:, :H * d], qkv[:, H * d:(H + KV) * d], qkv[:, (H + KV) * d:]
             elif m["qkv"] == "bigcode":  # c_attn(x).split((H * d, 2 * d)); key_value.split((d, d))
-                qkv = lin(p + "self_attn.c_attn", a_in, not wrong.get("no_bias"))
-                if wrong.get("kv_per_head"):  # the mistake: one K/V per query head (2 * H * d rows)
-                    raise ValueError("kv_per_head needs a per-head model")
+                qkv = lin(p + "self_attn.c_attn", a_in, m["qkv_bias"])
                 qf, kf, vf = qkv[:, :H * d], qkv[:, H * d:(H + KV) * d], qkv[:, (H + KV) * d:]
                 if wrong.get("swap_kv"):  # the mistake: [q | v | k]
                     kf, vf = vf, kf
