@@ -171,6 +171,15 @@ seed("fuzz_modeldir", bytes([19]) + cfg)
 seed("fuzz_modeldir", bytes([19]) + js(dict(json.loads(cfg), qk_layernorm=False, use_qkv_bias=False)))
 seed("fuzz_modeldir", bytes([19]) + js(dict(json.loads(cfg), num_key_value_heads=4)))
 seed("fuzz_modeldir", bytes([19]) + js(dict(json.loads(cfg), use_parallel_residual=True)))
+# GPTBigCode (selector 22): multi_query as is; absent (the default, true); false (refused by name);
+# scale_attn_weights false with n_inner null (4 x hidden, a c_fc the file does not have: a shape error)
+cfg = read("tests", "data", "models", "bigcode-mqa", "config.json")
+seed("fuzz_modeldir", bytes([22]) + cfg)
+c = json.loads(cfg)
+del c["multi_query"]
+seed("fuzz_modeldir", bytes([22]) + js(c))
+seed("fuzz_modeldir", bytes([22]) + js(dict(json.loads(cfg), multi_query=False)))
+seed("fuzz_modeldir", bytes([22]) + js(dict(json.loads(cfg), scale_attn_weights=False, n_inner=None)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")
