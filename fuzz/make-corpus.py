@@ -179,6 +179,15 @@ for change in ({"layer_types": None}, {"layer_types": ["sliding_attention", "chu
                {"rope_scaling": dict(json.loads(cfg)["rope_scaling"], attention_factor=1.5)}, {"rope_scaling": None},
                {"sliding_window": None}):
     seed("fuzz_modeldir", bytes([21]) + js(dict(json.loads(cfg), **change)))
+# GPTBigCode (selector 22): multi_query as is; absent (the default, true); false (refused by name);
+# scale_attn_weights false with n_inner null (4 x hidden, a c_fc the file does not have: a shape error)
+cfg = read("tests", "data", "models", "bigcode-mqa", "config.json")
+seed("fuzz_modeldir", bytes([22]) + cfg)
+c = json.loads(cfg)
+del c["multi_query"]
+seed("fuzz_modeldir", bytes([22]) + js(c))
+seed("fuzz_modeldir", bytes([22]) + js(dict(json.loads(cfg), multi_query=False)))
+seed("fuzz_modeldir", bytes([22]) + js(dict(json.loads(cfg), scale_attn_weights=False, n_inner=None)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

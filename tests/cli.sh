@@ -134,6 +134,13 @@ jq '.rope_scaling.truncate = false' "$top_srcdir/tests/data/models/olmo3-yarn/co
 expect_eq "yarn truncate false status" $? 1
 expect_grep "yarn truncate false refused" "$TMP/out" '"truncate": false is not supported'
 expect_eq "yarn truncate false one line" "$(wc -l <"$TMP/out")" 1
+# GPTBigCode with multi_query false (c_attn split per head): refused by name in one line
+mkdir -p "$TMP/bigcode-mha" && cp -L "$top_srcdir/tests/data/models/bigcode-mqa"/* "$TMP/bigcode-mha/"
+jq '.multi_query = false' "$top_srcdir/tests/data/models/bigcode-mqa/config.json" >"$TMP/bigcode-mha/config.json"
+"$BIN" -m "$TMP/bigcode-mha" --dump json hi >"$TMP/out" 2>&1
+expect_eq "bigcode multi_query false status" $? 1
+expect_grep "bigcode multi_query false refused" "$TMP/out" '"multi_query": false is not supported'
+expect_eq "bigcode multi_query false one line" "$(wc -l <"$TMP/out")" 1
 
 # NaN weights: a warning naming the first bad layer, not a crash
 mkdir -p "$TMP/nan" && cp -L "$BERT"/* "$TMP/nan/"

@@ -115,7 +115,8 @@ enum family_role {
 	X(RESIDUAL_MULTIPLIER, "residual_multiplier")                                                      \
 	X(NO_ROPE_LAYERS, "no_rope_layers")                                                                \
 	X(NO_ROPE_INTERVAL, "no_rope_layer_interval")                                                      \
-	X(USE_QK_NORM, "use_qk_norm")
+	X(USE_QK_NORM, "use_qk_norm")                                                                      \
+	X(MULTI_QUERY, "multi_query")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,

@@ -292,6 +292,14 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	    config_int_or(c, f, SET_KV_HEADS, 1, MODEL_MAX_HEADS, heads, &kv, e) < 0 ||
 	    config_int_or(c, f, SET_HEAD_DIM, 1, MODEL_MAX_HIDDEN, hidden / heads, &head_dim, e) < 0)
 		return -1;
+	if (f->n_keys[SET_MULTI_QUERY]) {
+		/* GPTBigCode says "one key/value head" with a boolean instead of a count */
+		bool mq = false;
+		if (hfconfig_bool(c, f, SET_MULTI_QUERY, &mq, e) < 0)
+			return -1;
+		if (mq)
+			kv = 1;
+	}
 	if (hfconfig_has(c, f, SET_INTERMEDIATE) || !f->intermediate_per_hidden) {
 		if (hfconfig_int(c, f, SET_INTERMEDIATE, 1, 64L * MODEL_MAX_HIDDEN, &inter, e) < 0)
 			return -1;

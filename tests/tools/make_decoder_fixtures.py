@@ -394,6 +394,22 @@ MODELS.append(
          note="StableLM as stablelm-2-1_6b (shrunk): qk_layernorm false (no q/k norm tensors), q/k/v biases, "
               "partial_rotary_factor 0.25 (4 of 16 dims), StableLmForCausalLM file (`model.` prefix, untied "
               "lm_head)"))
+MODELS.append(
+    dict(name="bigcode-mqa", family="gpt_bigcode", seed=441, tok=BB, dtype="F16", naming="causal",
+         cases=["short"],
+         cfg=dict(n_embd=32, n_head=4, n_inner=64, n_layer=2, n_positions=64),
+         mistakes=["swap_kv", "scaling_one", "no_bias"],
+         note="GPTBigCode as starcoderbase-1b (shrunk): multi_query, c_attn rows [q (4 x 8) | k (8) | v (8)] "
+              "with bias, one key/value head for every query head; wpe, ln_1/ln_2/ln_f, c_fc/c_proj "
+              "gelu_pytorch_tanh, nn.Linear [out, in] weights; GPTBigCodeForCausalLM file (`transformer.` "
+              "prefix, untied lm_head)"))
+MODELS.append(
+    dict(name="bigcode-noscale", family="gpt_bigcode", seed=442, tok=BB, dtype="F32", naming="base",
+         cases=["short"], qk=1.0,
+         cfg=dict(n_embd=32, n_head=2, n_inner=None, n_layer=2, n_positions=32, scale_attn_weights=False),
+         mistakes=["scaling_head_dim", "swap_kv"],
+         note="GPTBigCode with scale_attn_weights false: scores q.k^T without 1/sqrt(head_dim); 2 query "
+              "heads of 16 sharing one key/value head, n_inner null (= 4 x 32), GPTBigCodeModel names"))
 
 ERROR_MODELS = [
     dict(name="phi3-longrope", family="phi3", seed=391, tok=SP, dtype="F16", naming="base",
@@ -540,6 +556,13 @@ BASE_CFG["stablelm"] = dict(architectures=["StableLmForCausalLM"], attention_dro
                             partial_rotary_factor=0.25, qk_layernorm=False, rope_scaling=None, rope_theta=10000.0,
                             tie_word_embeddings=False, use_cache=True, use_parallel_residual=False,
                             use_qkv_bias=True)
+BASE_CFG["gpt_bigcode"] = dict(activation_function="gelu_pytorch_tanh", architectures=["GPTBigCodeForCausalLM"],
+                               attention_softmax_in_fp32=True, attn_pdrop=0.1, bos_token_id=512, embd_pdrop=0.1,
+                               eos_token_id=512, inference_runner=0, initializer_range=0.02,
+                               layer_norm_epsilon=1e-5, max_batch_size=None, max_sequence_length=None,
+                               model_type="gpt_bigcode", multi_query=True, n_positions=8192, pad_key_length=True,
+                               pre_allocate_kv_cache=False, resid_pdrop=0.1, scale_attention_softmax_in_fp32=True,
+                               scale_attn_weights=True, use_cache=True, validate_runner_input=True)
 
 
 def model_config(spec):
@@ -583,7 +606,7 @@ def make_tensors(spec, m):
             t[name] = rng.uniform(1.0, 2.5, shape)
         elif "layernorm" in leaf or leaf in ("norm", "final_layer_norm", "ln_1", "ln_f"):
             t[name] = (0.0 if gemma else 1.0) + 0.3 * rng.standard_normal(shape)
-        elif leaf in ("q_proj", "k_proj", "qkv_proj", "query_key_value"):
+        elif leaf in ("q_proj", "k_proj", "qkv_proj", "query_key_value", "c_attn"):
             t[name] = spec.get("qk", 2.0) / np.sqrt(hid) * rng.standard_normal(shape)
         elif leaf in ("v_proj",):
             t[name] = 0.4 * rng.standard_normal(shape)
@@ -592,6 +615,10 @@ def make_tensors(spec, m):
     if m["qkv"] == "phi3":  # v rows of the fused projection: the v spread
         for i in range(m["n_layers"]):
             w = t["layers.%d.self_attn.qkv_proj.weight" % i]
+            w[(m["n_heads"] + m["kv_heads"]) * m["head_dim"]:] *= 0.4 * np.sqrt(hid) / spec.get("qk", 2.0)
+    if m["qkv"] == "bigcode":  # v rows of c_attn: the v spread
+        for i in range(m["n_layers"]):
+            w = t["layers.%d.self_attn.c_attn.weight" % i]
             w[(m["n_heads"] + m["kv_heads"]) * m["head_dim"]:] *= 0.4 * np.sqrt(hid) / spec.get("qk", 2.0)
     return t
 
@@ -602,12 +629,15 @@ def checkpoint_tensors(spec, m, t, rng):
     out = {}
     if fam == "gpt_neo":  # GPT-Neo's own names (ref_decoder reads them canonically)
         t = {R.gpt_neo_name(n, to_canonical=False): a for n, a in t.items()}
+    if fam == "gpt_bigcode":  # GPTBigCodeModel's names
+        t = {R.bigcode_name(n, to_canonical=False): a for n, a in t.items()}
     if fam == "opt":  # OPTModel's names under decoder. (OPTForCausalLM: model.decoder.)
         t = {"decoder." + R.opt_name(n, to_canonical=False): a for n, a in t.items()}
     if spec["naming"] == "base":
         out.update(t)
     else:
-        prefix = {"gpt_neox": "gpt_neox.", "gpt_neo": "transformer.", "gptj": "transformer."}.get(fam, "model.")
+        prefix = {"gpt_neox": "gpt_neox.", "gpt_neo": "transformer.", "gptj": "transformer.",
+                  "gpt_bigcode": "transformer."}.get(fam, "model.")
         out.update({prefix + n: a for n, a in t.items()})
         if spec["naming"] == "causal":
             head = "embed_out.weight" if fam == "gpt_neox" else "lm_head.weight"
@@ -676,6 +706,8 @@ def make_model(spec):
             key = ("" if spec["naming"] == "base" else "transformer.") + R.gpt_neo_name(n, to_canonical=False)
         if m["family"] == "opt":
             key = ("" if spec["naming"] == "base" else "model.") + "decoder." + R.opt_name(n, to_canonical=False)
+        if m["family"] == "gpt_bigcode":
+            key = ("" if spec["naming"] == "base" else "transformer.") + R.bigcode_name(n, to_canonical=False)
         assert np.array_equal(model["w"][n], stored[key]), n
     print("model %-20s %s, %s, %d bytes" % (spec["name"], spec["dtype"], spec["naming"],
                                             os.path.getsize(os.path.join(d, "model.safetensors"))))
@@ -781,6 +813,10 @@ def mistake(name, m, n):
         return dict(alibi=sorted(m["alibi"], reverse=True))
     if name == "no_position_offset":  # OPT's positions read from row i instead of i + 2
         return {name: True}
+    if name == "swap_kv":  # GPTBigCode's c_attn tail read as [v | k] instead of [k | v]
+        return {name: True}
+    if name == "scaling_one":  # scale_attn_weights ignored: q.k^T without 1/sqrt(head_dim)
+        return dict(scaling=1.0)
     raise KeyError(name)
 
 

@@ -3,7 +3,7 @@
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
 Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, StarCoder2, GPT-Neo, BLOOM, Phi, GPT-J, Cohere, OLMo,
-OLMo 2, Granite, SmolLM3 and OLMo 3 (configuration/modeling_smollm3.py, _olmo3.py of 4.57), written from the published modeling and
+OLMo 2, Granite, GPTBigCode, SmolLM3 and OLMo 3 (configuration/modeling_smollm3.py, _olmo3.py of 4.57), written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -53,6 +53,7 @@ FAMILIES += ("opt",)
 FAMILIES += ("smollm3",)
 FAMILIES += ("stablelm",)
 FAMILIES += ("olmo3",)
+FAMILIES += ("gpt_bigcode",)
 
 
 class Unsupported(ValueError):
@@ -171,6 +172,15 @@ DEFAULTS["smollm3"] = dict(vocab_size=128256, hidden_size=2048, intermediate_siz
                            max_position_embeddings=32768, rms_norm_eps=1e-6, rope_theta=2000000.0, rope_scaling=None,
                            use_sliding_window=False, sliding_window=None, no_rope_layers=None,
                            no_rope_layer_interval=4, layer_types=None, attention_bias=False, mlp_bias=False)
+# GPTBigCode (configuration_gpt_bigcode.py): multi_query true by default; n_inner None = 4 * n_embd
+DEFAULTS["gpt_bigcode"] = dict(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12, n_inner=None,
+                               activation_function="gelu_pytorch_tanh", layer_norm_epsilon=1e-5,
+                               scale_attn_weights=True, multi_query=True, attention_softmax_in_fp32=True,
+                               scale_attention_softmax_in_fp32=True)
+# GPTBigCodeModel's tensor names -> the generic ones this file uses (Linear [out, in] weights throughout)
+BIGCODE_NAMES = (("wte.", "embed_tokens."), ("ln_f.", "norm."), (".ln_1.", ".input_layernorm."),
+                 (".ln_2.", ".post_attention_layernorm."), (".attn.c_attn.", ".self_attn.c_attn."),
+                 (".attn.c_proj.", ".self_attn.o_proj."))
 
 
 def _smollm3_nope(c):
@@ -252,6 +262,13 @@ def settings(cfg):
             raise Unsupported("OPT without its final LayerNorm (_remove_final_layer_norm) is not supported")
         if not c["layer_norm_elementwise_affine"]:
             raise Unsupported("OPT's LayerNorms without weight and bias are not supported")
+    if family == "gpt_bigcode":  # GPTBigCodeConfig's attribute_map; multi_query: ONE key/value head
+        if not c["multi_query"]:
+            # GPTBigCodeAttention then views c_attn's output as [heads, 3 * head_dim]: per-head q, k, v
+            raise Unsupported("GPTBigCode with multi_query false (c_attn split per head) is not supported")
+        c.update(num_attention_heads=c["n_head"], hidden_size=c["n_embd"], num_hidden_layers=c["n_layer"],
+                 max_position_embeddings=c["n_positions"], num_key_value_heads=1,
+                 intermediate_size=c["n_inner"] or 4 * c["n_embd"])
     if family == "gptj":  # GPTJConfig's attribute_map: the generic names read the n_* keys
         c.update(num_attention_heads=c["n_head"], hidden_size=c["n_embd"], num_hidden_layers=c["n_layer"],
                  max_position_embeddings=c["n_positions"], num_key_value_heads=None,
@@ -298,6 +315,16 @@ def settings(cfg):
                  qkv="separate", qkv_bias=False, o_bias=True, mlp_bias=True, block="pre", qk_norm=None,
                  embed_scale=None, softcap=None, scaling=1.0, learned_positions=True)
         theta, partial = 10000.0, 0.0  # rotary_dim 0: q_rot = q, k_rot = k
+    elif family == "gpt_bigcode":
+        # GPT-2's pre-LN block with nn.Linear; c_attn rows [q (H*d) | k (d) | v (d)], all with bias. The
+        # softmax-in-fp32 switches only move the 1/sqrt(d) between the scores and the softmax of a half-
+        # precision run (unscale = layer + 1 cancels): in float32 the scores are q.k^T / sqrt(d), or q.k^T
+        # when scale_attn_weights is false
+        s.update(norm="layernorm", eps=c["layer_norm_epsilon"], act=c["activation_function"], mlp="cfc",
+                 qkv="bigcode", qkv_bias=True, o_bias=True, mlp_bias=True, block="pre", qk_norm=None,
+                 embed_scale=None, softcap=None, scaling=head_dim ** -0.5 if c["scale_attn_weights"] else 1.0,
+                 learned_positions=True)
+        theta, partial = 10000.0, 0.0  # no rotary
     elif family == "opt":
         # OPTDecoderLayer (pre-LN): self_attn_layer_norm -> attention, final_layer_norm -> fc2(relu(fc1));
         # OPTAttention multiplies q_proj's output by head_dim^-0.5 BEFORE q.k^T (scale_q_first); the
@@ -392,7 +419,7 @@ def settings(cfg):
     s["windows"] = layers
     # rotary: per layer (theta, scaling); Gemma 3's sliding layers use rope_local_base_freq, unscaled
     rotary_dim = int(round(head_dim * partial)) if family == "gptj" else int(head_dim * partial)
-    if rotary_dim % 2 or rotary_dim < (0 if family in ("gpt_neo", "opt") else 1):
+    if rotary_dim % 2 or rotary_dim < (0 if family in ("gpt_neo", "opt", "gpt_bigcode") else 1):
         raise Unsupported("rotary dimension %d must be even and positive" % rotary_dim)
     rs = _rope_scaling(family, c)
     if family == "phi3" and rs is not None and rs["rope_type"] != "default":
@@ -554,6 +581,17 @@ def gpt_neo_name(name, to_canonical=True):
     return name
 
 
+def bigcode_name(name, to_canonical=True):
+    """GPTBigCodeModel's names <-> the generic ones (h.N. <-> layers.N.)."""
+    if name.startswith("h." if to_canonical else "layers."):
+        name = ("layers." if to_canonical else "h.") + name.split(".", 1)[1]
+    for native, canon in BIGCODE_NAMES:
+        a, b = (native, canon) if to_canonical else (canon, native)
+        if (a.startswith(".") and a in name) or name.startswith(a):
+            return name.replace(a, b, 1)
+    return name
+
+
 def opt_name(name, to_canonical=True):
     for native, canon in OPT_NAMES:
         a, b = (native, canon) if to_canonical else (canon, native)
@@ -573,6 +611,12 @@ def canonical_weights(tensors, family):
                 if name.startswith(pre):
                     name = opt_name(name[len(pre):])
                     break
+        if family == "gpt_bigcode":
+            if name.startswith("transformer."):  # GPTBigCodeForCausalLM
+                name = name[len("transformer."):]
+            if name.endswith((".attn.bias", ".attn.masked_bias")):
+                continue  # mask buffers of older files (not c_attn.bias)
+            name = bigcode_name(name)
         if family == "gpt_neo":
             if name.endswith(("attn.attention.bias", "attn.attention.masked_bias")):
                 continue  # causal / local mask buffers of older GPT-Neo files
@@ -683,6 +727,8 @@ def _expected_names(m):
         a = p + "self_attn."
         if m["qkv"] == "phi3":
             e[a + "qkv_proj.weight"] = ((H + 2 * KV) * d, hid)
+        elif m["qkv"] == "bigcode":
+            e[a + "c_attn.weight"], e[a + "c_attn.bias"] = ((H + 2 * KV) * d, hid), ((H + 2 * KV) * d,)
         else:
             e[a + "q_proj.weight"], e[a + "k_proj.weight"], e[a + "v_proj.weight"] = (H * d, hid), (KV * d, hid), (KV * d, hid)
             if m["qkv_bias"]:
@@ -826,6 +872,11 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
             if m["qkv"] == "phi3":
                 qkv = lin(p + "self_attn.qkv_proj", a_in, False)
                 qf, kf, vf = qkv[:, :H * d], qkv[:, H * d:(H + KV) * d], qkv[:, (H + KV) * d:]
+            elif m["qkv"] == "bigcode":  # c_attn(x).split((H * d, 2 * d)); key_value.split((d, d))
+                qkv = lin(p + "self_attn.c_attn", a_in, m["qkv_bias"])
+                qf, kf, vf = qkv[:, :H * d], qkv[:, H * d:(H + KV) * d], qkv[:, (H + KV) * d:]
+                if wrong.get("swap_kv"):  # the mistake: [q | v | k]
+                    kf, vf = vf, kf
             else:
                 qf = lin(p + "self_attn.q_proj", a_in, m["qkv_bias"])
                 kf = lin(p + "self_attn.k_proj", a_in, m["qkv_bias"])
