@@ -125,30 +125,12 @@ struct trace *words_build(const struct trace *t)
 	w->word_of = word_of;
 	w->word_start = word_start;
 	w->source = t;
-	memcpy(w->model_name, t->model_name, sizeof w->model_name);
-	memcpy(w->family, t->family, sizeof w->family);
-	w->pieces = t->pieces;
-	w->causal = t->causal;
-	w->rotary_interleaved = t->rotary_interleaved;
-	w->max_positions = t->max_positions;
 	w->truncated = t->truncated;
 	w->nonfinite_layer = t->nonfinite_layer;
-	memcpy(w->score_scale, t->score_scale, (size_t)t->n_layers * sizeof *w->score_scale);
-	w->softcap = t->softcap;
-	w->relative_terms = t->relative_terms;
-	if (t->nope) { /* a word's q/k on a NoPE layer are position-free too: the views say so */
-		if (!(w->nope = malloc((size_t)t->n_layers * sizeof *w->nope))) {
-			trace_free(w);
-			return NULL;
-		}
-		memcpy(w->nope, t->nope, (size_t)t->n_layers * sizeof *w->nope);
-	}
-	if (t->alibi) { /* the neuron view's scores of a word's mean q and k take the head's slope too */
-		if (!(w->alibi = malloc((size_t)t->n_heads * sizeof *w->alibi))) {
-			trace_free(w);
-			return NULL;
-		}
-		memcpy(w->alibi, t->alibi, (size_t)t->n_heads * sizeof *w->alibi);
+	/* the neuron view's scores of a word's mean q and k take the model's terms too (ALiBi, NoPE) */
+	if (trace_copy_model(w, t) < 0) {
+		trace_free(w);
+		return NULL;
 	}
 	for (int i = 0; i < nw; i++) {
 		int p = word_start[i];

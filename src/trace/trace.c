@@ -175,6 +175,36 @@ struct trace *trace_new(int n_layers, int n_heads, int head_dim, int hidden, int
 	return trace_new_shaped(&s);
 }
 
+/* A copy of N elements of SIZE bytes, or NULL for a NULL SRC; *OK turns false when out of memory. */
+static void *trace_dup(const void *src, size_t n, size_t size, bool *ok)
+{
+	if (!src)
+		return NULL;
+	void *d = malloc(n * size);
+	if (d)
+		memcpy(d, src, n * size);
+	else
+		*ok = false;
+	return d;
+}
+
+int trace_copy_model(struct trace *dst, const struct trace *src)
+{
+	memcpy(dst->model_name, src->model_name, sizeof dst->model_name);
+	memcpy(dst->family, src->family, sizeof dst->family);
+	dst->pieces = src->pieces;
+	dst->causal = src->causal;
+	dst->rotary_interleaved = src->rotary_interleaved;
+	dst->max_positions = src->max_positions;
+	memcpy(dst->score_scale, src->score_scale, (size_t)src->n_layers * sizeof *dst->score_scale);
+	dst->softcap = src->softcap;
+	dst->relative_terms = src->relative_terms;
+	bool ok = true;
+	dst->nope = trace_dup(src->nope, (size_t)src->n_layers, sizeof *src->nope, &ok);
+	dst->alibi = trace_dup(src->alibi, (size_t)src->n_heads, sizeof *src->alibi, &ok);
+	return ok ? 0 : -1;
+}
+
 void trace_free(struct trace *t)
 {
 	if (!t)

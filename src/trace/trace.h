@@ -170,6 +170,12 @@ struct trace *trace_new_shaped(const struct trace_shape *s);
 #define TRACE_BUDGET_DEFAULT (512.0 * 1024 * 1024)
 double trace_budget(void);
 
+/* Copy into DST (of SRC's shape) what SRC says of its model rather than of its tokens: name, family,
+ * how pieces are written, causality, rotary style, positions, score scale, soft-cap, relative terms,
+ * NoPE layers and ALiBi slopes (not the windows, which count tokens). A trace derived from another (a
+ * trace of words) calls it, so a field added here reaches every such trace. -1 when out of memory. */
+int trace_copy_model(struct trace *dst, const struct trace *src);
+
 /* Free the trace and everything it owns (NULL is fine). */
 void trace_free(struct trace *t);
 
