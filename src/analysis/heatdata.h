@@ -58,8 +58,12 @@ int heatmat_find_col(const struct heatmat *m, int tok);
  * OUT[a->rows][a->cols] (may be a->v): cells whose query and key are both among the first
  * MATCHING tokens (compare_rows) and shown in B get B − A, the rest NaN. */
 void heatmat_diff(const struct heatmat *a, const struct heatmat *b, int matching, float *out);
-/* Differences D[n] in [-1, 1] to positions (d + 1) / 2 on a diverging ramp (NaN stays NaN). */
-void heatdata_diverging(const float *d, int n, float *out);
+/* Differences D[n] to positions on a diverging ramp scaled to ±RANGE (> 0): (d / RANGE + 1) / 2,
+ * clamped to [0, 1]; NaN stays NaN. RANGE 1 is the fixed scale of weights in [0, 1]. */
+void heatdata_diverging(const float *d, int n, float range, float *out);
+/* The largest |D[i]| over the N values that are not NaN (0 when there are none): the symmetric
+ * scale of a difference map, so that changes of 0.006 are seen and not drawn as background. */
+float heatdata_absmax(const float *d, size_t n);
 
 /* Map IN[rows][cols] to colour positions OUT (may equal IN except for HEAT_RANK). NaN stays NaN. */
 void heatdata_scale(const float *in, int rows, int cols, enum heat_scale scale, float *out);

@@ -160,6 +160,7 @@ static void print_ctx_init(struct view_ctx *ctx, const struct ui_options *o, con
 	memcpy(ctx->marks, o->marks, sizeof ctx->marks);
 	ctx->n_marks = o->n_marks;
 	ctx->scale = o->scale;
+	ctx->diff_fixed = o->diff_fixed;
 	ctx->hide_special = o->hide_special;
 	ctx->qk_before_rotary = o->before_rotary;
 	ctx->print = true;

@@ -739,6 +739,12 @@ static void ui_global(struct ui *u, enum action a)
 		ctx->n_marks = 0;
 		break;
 	case ACT_SCALE:
+		if (ctx->compare) { /* a signed difference has no log or rank scale: its range switches instead */
+			ctx->diff_fixed = !ctx->diff_fixed;
+			snprintf(ctx->message, sizeof ctx->message, "B - A %s", ctx->diff_fixed ? "on the fixed scale -1 to +1"
+				 : "scaled to the largest change");
+			break;
+		}
 		ctx->scale = (enum heat_scale)((ctx->scale + 1) % HEAT_SCALE_COUNT);
 		snprintf(ctx->message, sizeof ctx->message, "colour scale: %s", heatdata_scale_name(ctx->scale));
 		break;
@@ -925,6 +931,7 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 	memcpy(u->ctx.marks, o->marks, sizeof u->ctx.marks);
 	u->ctx.n_marks = o->n_marks;
 	u->ctx.scale = o->scale;
+	u->ctx.diff_fixed = o->diff_fixed;
 	u->ctx.hide_special = o->hide_special;
 	u->ctx.qk_before_rotary = o->before_rotary;
 	u->show_words = o->words;

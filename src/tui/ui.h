@@ -37,6 +37,7 @@ struct ui_options {
 	int marks[16];            /* initially marked tokens, combined (--token A,B,…; VIEW_MARKS_MAX) */
 	int n_marks;
 	enum heat_scale scale;    /* initial colour scale */
+	bool diff_fixed;          /* comparing: B − A on the fixed ±1 scale (--diff-scale fixed) */
 	bool hide_special;        /* initially hide special tokens (renormalising rows) */
 	bool before_rotary;       /* Q/K views initially show queries and keys before rotary */
 	bool words;               /* merge pieces into words (words.h); --token then counts words */

@@ -26,7 +26,7 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_TOKEN_PREV, "token-prev", SCOPE_GLOBAL, ",", "select the previous token")              \
 	X(ACT_TOKEN_NEXT, "token-next", SCOPE_GLOBAL, ".", "select the next token")                  \
 	X(ACT_TOKEN_CLEAR, "token-clear", SCOPE_GLOBAL, "x", "clear the token selection and the marks")            \
-	X(ACT_SCALE, "scale", SCOPE_GLOBAL, "c", "colour scale: linear, log, rank")                  \
+	X(ACT_SCALE, "scale", SCOPE_GLOBAL, "c", "colour scale: linear, log, rank (comparing: B - A to the largest change or to 1)")                  \
 	X(ACT_SPECIAL, "hide-special", SCOPE_GLOBAL, "s", "hide special tokens and renormalise rows") \
 	X(ACT_WORDS, "words", SCOPE_GLOBAL, "w", "merge pieces into words: attention to a word summed, from a word averaged") \
 	X(ACT_COMPARE, "compare", SCOPE_GLOBAL, "C", "compare with a second text: edit it (views show what changed)") \

@@ -51,6 +51,8 @@ struct heatmap_state {
 	/* Comparing two texts (ctx->compare) of the same length: m.v holds B − A, pos its place on
 	 * the diverging ramp, va and vb the two weights. Of different lengths: OTHER draws B beside. */
 	bool diff;
+	float diff_range;       /* the ramp's ends ±diff_range: the largest |B − A| shown, or 1 (fixed) */
+	bool c_fixed;           /* ctx->diff_fixed the cache was built for */
 	float *va, *vb;         /* [m.rows][m.cols] */
 	struct heatmap_state *other;
 };
@@ -113,7 +115,9 @@ static bool hm_diff(struct heatmap_state *s, struct view_ctx *ctx)
 	heatmat_free(&mb);
 	memcpy(s->pos, s->m.v, cells * sizeof *s->pos);
 	heatmat_mask(&s->m, s->pos);
-	heatdata_diverging(s->pos, (int)cells, s->pos);
+	float largest = heatdata_absmax(s->pos, cells);
+	s->diff_range = ctx->diff_fixed || largest <= 0 ? 1 : largest;
+	heatdata_diverging(s->pos, (int)cells, s->diff_range, s->pos);
 	s->diff = true;
 	return true;
 }
@@ -125,7 +129,7 @@ static bool hm_ensure(struct heatmap_state *s, struct view_ctx *ctx)
 	if (!t || t->n == 0)
 		return false;
 	if (s->valid && s->c_gen == ctx->trace_gen && s->c_layer == ctx->layer && s->c_head == ctx->head && s->c_agg == s->agg &&
-	    s->c_hide == ctx->hide_special && s->c_scale == ctx->scale)
+	    s->c_hide == ctx->hide_special && s->c_scale == ctx->scale && s->c_fixed == ctx->diff_fixed)
 		return s->m.rows > 0;
 	heatmat_free(&s->m);
 	free(s->pos);
@@ -153,6 +157,7 @@ static bool hm_ensure(struct heatmap_state *s, struct view_ctx *ctx)
 	s->c_agg = s->agg;
 	s->c_hide = ctx->hide_special;
 	s->c_scale = ctx->scale;
+	s->c_fixed = ctx->diff_fixed;
 	s->valid = true;
 	return s->m.rows > 0;
 }
@@ -283,9 +288,14 @@ static void hm_title(struct heatmap_state *s, struct view_ctx *ctx, char *buf, s
 		snprintf(what, sizeof what, "layer %d, mean of %d heads%s", ctx->layer, t->n_heads, wtext);
 	else
 		snprintf(what, sizeof what, "mean of all %d heads in %d layers", t->n_layers * t->n_heads, t->n_layers);
-	snprintf(buf, n, "%s %s queries %s, keys %s %s %s%s", what, dot, utf8 ? "\xe2\x86\x93" : "down",
-		 utf8 ? "\xe2\x86\x92" : "across", dot, s->diff ? "B - A (second text minus first), diverging" : heatdata_scale_name(ctx->scale),
-		 s->diff ? "" : " scale");
+	char scale[80];
+	if (s->diff) /* the ends of the diverging ramp: the largest change shown, or the fixed ±1 */
+		snprintf(scale, sizeof scale, "B - A (second text minus first) on %s%.2g%s", utf8 ? "\xc2\xb1" : "+-",
+			 s->diff_range, ctx->diff_fixed ? " (fixed)" : " (largest change)");
+	else
+		snprintf(scale, sizeof scale, "%s scale", heatdata_scale_name(ctx->scale));
+	snprintf(buf, n, "%s %s queries %s, keys %s %s %s", what, dot, utf8 ? "\xe2\x86\x93" : "down",
+		 utf8 ? "\xe2\x86\x92" : "across", dot, scale);
 	if (ctx->hide_special)
 		snprintf(buf + strlen(buf), n - strlen(buf), ", specials hidden (rows renormalised)");
 	if (s->zoom > 1)
