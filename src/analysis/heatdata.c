@@ -155,6 +155,12 @@ int heatmat_find_col(const struct heatmat *m, int tok)
 	return -1;
 }
 
+void heatdata_scale_ends(enum heat_scale s, const char **lo, const char **hi)
+{
+	*lo = s == HEAT_LOG ? "1e-4" : s == HEAT_RANK ? "lowest" : "0";
+	*hi = s == HEAT_RANK ? "highest" : "1";
+}
+
 const char *heatdata_scale_name(enum heat_scale s)
 {
 	switch (s) {

@@ -68,6 +68,9 @@ float heatdata_absmax(const float *d, size_t n);
 /* Map IN[rows][cols] to colour positions OUT (may equal IN except for HEAT_RANK). NaN stays NaN. */
 void heatdata_scale(const float *in, int rows, int cols, enum heat_scale scale, float *out);
 const char *heatdata_scale_name(enum heat_scale s);
+/* What the two ends of scale S's colour ramp stand for ("0" and "1"; log: "1e-4" and "1"; rank:
+ * "lowest" and "highest"), for colour bars. */
+void heatdata_scale_ends(enum heat_scale s, const char **lo, const char **hi);
 
 /* Pool IN[rows][cols] into OUT[out_rows][out_cols]. Output cell (i,j) covers input rows
  * floor(i*rows/out_rows) .. floor((i+1)*rows/out_rows)-1 (at least one row, so a larger output

@@ -761,6 +761,15 @@ static void ui_global(struct ui *u, enum action a)
 	case ACT_WORDS:
 		ui_toggle_words(u);
 		break;
+	case ACT_SAVE_SVG: { /* the whole view, as --print --format svg draws it, at the screen's width */
+		char path[128];
+		struct err e = {{0}};
+		if (print_export_svg(ctx, &u->theme, u->cv ? u->cv->w : 80, path, sizeof path, &e))
+			snprintf(ctx->message, sizeof ctx->message, "not saved: %s", e.msg);
+		else
+			snprintf(ctx->message, sizeof ctx->message, "saved %s", path);
+		break;
+	}
 	case ACT_COMPARE:
 		u->focus = FOCUS_COMPARE;
 		break;

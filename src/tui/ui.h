@@ -32,6 +32,7 @@ struct ui_options {
 	enum ui_color color;
 	int depth;                /* force a colour depth: -1 = detect, else an enum color_depth */
 	int width;                /* --print: 0 = the terminal's width, or 80 when not a terminal */
+	bool svg;                 /* --print --format svg: an SVG picture (draw/svg.h) instead of text */
 	int layer, head;          /* initial selection, -1 = first */
 	int token;                /* initial selected token, -1 = none */
 	int marks[16];            /* initially marked tokens, combined (--token A,B,…; VIEW_MARKS_MAX) */

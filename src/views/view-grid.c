@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "draw/chart.h"
 #include "trace/compare.h"
 #include "trace/shapedesc.h"
 #include "views/registry.h" /* view_heatmap, which it opens */
@@ -373,23 +374,12 @@ static void grid_legend(const struct grid_state *g, struct view_ctx *ctx, struct
 		grid_diff_ends(g->diff_range, lo, right, sizeof right);
 		snprintf(label, sizeof label, "B - A %s", lo);
 	} else {
-		snprintf(label, sizeof label, "%s 0", heatdata_scale_name(ctx->scale));
-		snprintf(right, sizeof right, "1");
+		const char *lo, *hi;
+		heatdata_scale_ends(ctx->scale, &lo, &hi);
+		snprintf(label, sizeof label, "%s %s", heatdata_scale_name(ctx->scale), lo);
+		snprintf(right, sizeof right, "%s", hi);
 	}
-	int lw = (int)strlen(label), ramp = 10, rw = (int)strlen(right);
-	if (maxw < lw + ramp + 2 + rw)
-		return;
-	canvas_text(cv, x, y, lw, label, canvas_role(cv, ROLE_LABEL));
-	const struct palette *pal = cv->pal;
-	struct palette div;
-	if (ctx->compare) {
-		palette_diverging(pal, &div);
-		cv->pal = &div;
-	}
-	for (int i = 0; i < ramp; i++)
-		canvas_heat1(cv, x + lw + 1 + i, y, (float)i / (ramp - 1));
-	cv->pal = pal;
-	canvas_text(cv, x + lw + 2 + ramp, y, rw, right, canvas_role(cv, ROLE_LABEL));
+	chart_colour_bar(cv, x, y, maxw, label, right, ctx->compare != NULL);
 }
 
 static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)

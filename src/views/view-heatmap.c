@@ -23,6 +23,7 @@
 #include "trace/compare.h"
 #include "views/marks.h"
 #include "trace/shapedesc.h"
+#include "draw/chart.h"
 #include "draw/tokstrip.h"
 #include "views/view.h"
 
@@ -301,6 +302,24 @@ static void hm_title(struct heatmap_state *s, struct view_ctx *ctx, char *buf, s
 	if (s->zoom > 1)
 		snprintf(buf + strlen(buf), n - strlen(buf), " %s zoom 1:%d (cell = %s of %d%s%d)", dot, s->zoom,
 			 s->pool == HEAT_POOL_MAX ? "max" : "mean", s->zoom, utf8 ? "\xc3\x97" : "x", s->zoom);
+}
+
+/* The colour bar after the title, when it fits: the scale's ends, or B − A's. CV's palette is
+ * already the diverging one when comparing. */
+static void hm_colour_bar(const struct heatmap_state *s, const struct view_ctx *ctx, struct canvas *cv, int x, int y,
+			  int maxw)
+{
+	char lo[32], hi[32];
+	if (s->diff) {
+		snprintf(lo, sizeof lo, "-%.2g", s->diff_range);
+		snprintf(hi, sizeof hi, "+%.2g", s->diff_range);
+	} else {
+		const char *l, *h;
+		heatdata_scale_ends(ctx->scale, &l, &h);
+		snprintf(lo, sizeof lo, "%s", l);
+		snprintf(hi, sizeof hi, "%s", h);
+	}
+	chart_colour_bar(cv, x, y, maxw, lo, hi, false);
 }
 
 /* A token label: selected, under the cursor, marked (underlined), special or NORMAL. */
@@ -599,7 +618,8 @@ static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, stru
 
 	char title[256];
 	hm_title(s, ctx, title, sizeof title, cv->pal->utf8);
-	canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
+	int tw = canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
+	hm_colour_bar(s, ctx, cv, area.x + tw + 2, area.y, area.w - tw - 2);
 
 	int cur_tok_r = m->row_tok[r], cur_tok_c = m->col_tok[c];
 	for (int j = s->col0; j < s->col0 + lo.vis_cols && j < cols; j++) {
