@@ -438,6 +438,15 @@ MODELS.append(
               "max_position_embeddings keys: FalconConfig's defaults): multi_query, query_key_value = "
               "[q (5 x 8) | k (8) | v (8)], ONE input_layernorm feeding attention and MLP side by side "
               "(parallel_attn), no biases, apply_residual_connection_post_layernorm present and unread"))
+MODELS.append(
+    dict(name="falcon2-one-norm", family="falcon", seed=454, tok=BB, dtype="BF16", naming="base", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_kv_heads=2, num_hidden_layers=2,
+                  new_decoder_architecture=True, num_ln_in_parallel_attn=1, max_position_embeddings=8192,
+                  rope_theta=500042.0, rope_scaling=None, activation="gelu", ffn_hidden_size=None),
+         mistakes=["toggle_parallel", "falcon_blocks"],
+         note="Falcon2-11B's layout (shrunk): the new decoder architecture (4 query heads in 2 key/value "
+              "groups, grouped query_key_value) with num_ln_in_parallel_attn 1: ONE input_layernorm feeds "
+              "attention and MLP; rope_theta 500042, ffn_hidden_size null = 4 x hidden; FalconModel names"))
 
 ERROR_MODELS = [
     dict(name="phi3-longrope", family="phi3", seed=391, tok=SP, dtype="F16", naming="base",
