@@ -207,6 +207,8 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 		for (int h = 0; h < t->n_heads; h++)
 			fprintf(out, h ? ", %.9g" : "%.9g", t->alibi[h]);
 		fputc(']', out);
+		if (t->alibi_scale != 1.0f) /* Falcon: the bias is alibi_scale · slope · key position */
+			fprintf(out, ", \"alibi_scale\": %.9g", t->alibi_scale);
 	}
 	fputs("},\n", out);
 	fputs("\"tokens\": [", out);

@@ -274,7 +274,8 @@ static const struct fam_value fam_norms[] = {{"layernorm", NORM_LAYER}, {"rmsnor
 static const struct fam_value fam_positions[] = {
 	{"learned", POS_LEARNED}, {"rotary", POS_ROTARY}, {"relative", POS_RELATIVE}, {"alibi", POS_ALIBI}, {NULL, 0}};
 static const struct fam_value fam_mlps[] = {{"plain", MLP_PLAIN}, {"gated", MLP_GATED}, {NULL, 0}};
-static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per_head", QKV_PER_HEAD}, {NULL, 0}};
+static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per_head", QKV_PER_HEAD},
+						  {"grouped", QKV_GROUPED}, {NULL, 0}};
 static const struct fam_value fam_windows[] = {{"causal", WINDOW_CAUSAL}, {"centered", WINDOW_CENTERED}, {NULL, 0}};
 static const struct fam_value fam_embed_scales[] = {
 	{"none", EMBED_SCALE_NONE}, {"sqrt_hidden", EMBED_SCALE_SQRT_HIDDEN}, {NULL, 0}};
@@ -346,6 +347,7 @@ static const struct fam_row fam_rows[] = {
 	FAM_BOOL_ROW("positions_after_pad", positions_after_pad, false),
 	FAM_INT_ROW("position_offset", position_offset, fam_position_offsets),
 	FAM_BOOL_ROW("final_norm_in_trace", final_norm_in_trace, true),
+	FAM_BOOL_ROW("alibi_twice", alibi_twice, false),
 	FAM_SECTION_ROW("optional", fam_optional),
 	FAM_SECTION_ROW("weightless", fam_weightless),
 	FAM_SECTION_ROW("conditions", fam_conditions),
@@ -478,7 +480,7 @@ static int fam_top(struct fam_doc *d, struct family *f)
 								  : "tensors: %s: {H} is only for qk_norm each_head",
 						family_role_keys[r]);
 		}
-	if (f->qk_norm == QK_NORM_WHOLE && f->fused_qkv && f->qkv_layout == QKV_PER_HEAD)
+	if (f->qk_norm == QK_NORM_WHOLE && f->fused_qkv && f->qkv_layout != QKV_CONCAT)
 		return fam_fail(d, NULL, "qk_norm: whole needs the q and k columns side by side (qkv_layout concat)%s", "");
 	if (f->fused_qkv ? !f->n_names[WEIGHT_QKV_W]
 			 : (!f->n_names[WEIGHT_Q_W] || !f->n_names[WEIGHT_K_W] || !f->n_names[WEIGHT_V_W]))

@@ -116,7 +116,10 @@ enum family_role {
 	X(NO_ROPE_LAYERS, "no_rope_layers")                                                                \
 	X(NO_ROPE_INTERVAL, "no_rope_layer_interval")                                                      \
 	X(USE_QK_NORM, "use_qk_norm")                                                                      \
-	X(MULTI_QUERY, "multi_query")
+	X(MULTI_QUERY, "multi_query")                                                                      \
+	X(ALIBI, "alibi")                                                                                  \
+	X(NEW_DECODER, "new_decoder_architecture")                                                         \
+	X(PARALLEL_NORMS, "parallel_norms")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -136,7 +139,10 @@ enum family_position { POS_LEARNED, POS_ROTARY, POS_RELATIVE, POS_ALIBI }; /* a 
                                                                  * embeddings, RoPE, DeBERTa's relative terms,
                                                                  * or ALiBi's per-head linear bias (BLOOM) */
 enum family_mlp { MLP_PLAIN, MLP_GATED };           /* down(act(up x)) or down(act(gate x) * up x) */
-enum family_qkv_layout { QKV_CONCAT, QKV_PER_HEAD }; /* fused rows [q | k | v], or per head [q_h k_h v_h] */
+enum family_qkv_layout { QKV_CONCAT, QKV_PER_HEAD, /* fused rows [q | k | v], or per head [q_h k_h v_h] */
+                         QKV_GROUPED }; /* per key/value group g: its heads/kv_heads queries, then k_g, v_g
+                                         * (Falcon: [q_0 .. q_{p-1} k v] per group; with one group it is
+                                         * [q | k | v], with kv_heads = heads [q_h k_h v_h]) */
 enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W keys up to the query, or
                                                        * the keys within W/2 on either side */
 enum family_embed_scale { EMBED_SCALE_NONE, EMBED_SCALE_SQRT_HIDDEN }; /* Gemma: × sqrt(hidden) */
@@ -181,6 +187,9 @@ struct family {
 	enum family_qk_norm qk_norm;     /* how q_norm_weight/k_norm_weight apply, when the family has them */
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
 	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */
+	bool alibi_twice;                /* ALiBi counted twice, as transformers' Falcon (eager) adds it: before the
+	                                  * 1/sqrt(d) scaling and again, divided by sqrt(d), in its causal mask, so
+	                                  * the bias is 2/sqrt(d) · slope · j (BLOOM: once, unscaled) */
 	int position_offset;             /* learned positions: token i reads row i + offset of the table (OPT: 2,
 	                                  * fairseq's padding rows; the table has max_positions + offset rows) */
 	bool positions_after_pad;        /* RoBERTa: position ids count from pad_token_id + 1; a pad token keeps

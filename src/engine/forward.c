@@ -174,6 +174,12 @@ static void fwd_head_columns(const struct model *m, int hd, int g, int *q_col, i
 		*q_col = hd * 3 * D;
 		*k_col = g * 3 * D + D;
 		*v_col = g * 3 * D + 2 * D;
+	} else if (m->fam.fused_qkv && m->fam.qkv_layout == QKV_GROUPED) {
+		/* Falcon: per key/value group [q_0 .. q_{p-1} k v], p = heads / kv_heads */
+		int p = m->info.n_heads / m->arch.n_kv_heads;
+		*q_col = (hd / p) * (p + 2) * D + (hd % p) * D;
+		*k_col = g * (p + 2) * D + p * D;
+		*v_col = g * (p + 2) * D + (p + 1) * D;
 	} else {
 		*q_col = hd * D;
 		*k_col = m->arch.q_dim + g * D;

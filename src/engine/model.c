@@ -532,7 +532,11 @@ static int model_bind_all(struct model *m, struct err *e)
 		if (model_bind_norm(m, WEIGHT_LN1_W, WEIGHT_LN1_B, l, H, &w->ln1, e) < 0 ||
 		    model_bind_attention(m, l, w, e) < 0 ||
 		    model_bind_norm(m, WEIGHT_POST_ATTN_LN_W, WEIGHT_COUNT, l, H, &w->post_attn, e) < 0 ||
-		    model_bind_norm(m, WEIGHT_LN2_W, WEIGHT_LN2_B, l, H, &w->ln2, e) < 0 || model_bind_mlp(m, l, w, e) < 0 ||
+		    /* a block on one norm has no ln2, although a family whose block config.json chooses names one
+		     * for its other blocks (Falcon) */
+		    (m->fam.block != BLOCK_PARALLEL_ONE_NORM &&
+		     model_bind_norm(m, WEIGHT_LN2_W, WEIGHT_LN2_B, l, H, &w->ln2, e) < 0) ||
+		    model_bind_mlp(m, l, w, e) < 0 ||
 		    model_bind_norm(m, WEIGHT_POST_MLP_LN_W, WEIGHT_COUNT, l, H, &w->post_mlp, e) < 0)
 			return -1;
 	}
@@ -731,6 +735,8 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 			return NULL;
 		}
 		model_alibi_slopes(in->n_heads, t->alibi);
+		/* Falcon's eager attention counts the bias twice (family alibi_twice): 2/sqrt(d) in all */
+		t->alibi_scale = m->fam.alibi_twice ? 2.0f * a->attn_scale : 1.0f;
 	}
 	if (a->layer_nope) { /* NoPE layers ride on the trace, so the views can say where positions are absent */
 		if (!(t->nope = malloc((size_t)in->n_layers * sizeof *t->nope))) {

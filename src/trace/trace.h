@@ -50,8 +50,10 @@ struct trace {
 	                        * scales otherwise: query_pre_attn_scalar, GPT-2's 1/(layer+1), DeBERTa's 1/sqrt(3d)) */
 	float softcap;         /* scores then pass through softcap · tanh(score / softcap) (Gemma 2); 0 = none */
 	bool relative_terms;   /* the scores also hold terms not computed from q and k (DeBERTa's relative ones) */
-	float *alibi;          /* [n_heads] ALiBi slopes: head h's scores get + alibi[h] · j for key j (BLOOM),
-	                        * after the scaling; NULL = none (trace_free frees it) */
+	float *alibi;          /* [n_heads] ALiBi slopes: head h's scores get + alibi_scale · alibi[h] · j for key j
+	                        * (BLOOM), after the scaling; NULL = none (trace_free frees it) */
+	float alibi_scale;     /* with alibi: 1 (BLOOM), or 2/sqrt(head_dim) where transformers' eager Falcon adds
+	                        * the bias before the scaling and again, scaled, in its mask */
 	bool *nope;            /* [n_layers] true where the layer has no rotary although the model has (SmolLM3's NoPE
 	                        * layers): q/k there are the projections, position-free; NULL = none (trace_free
 	                        * frees it) */

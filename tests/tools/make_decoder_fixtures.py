@@ -410,6 +410,43 @@ MODELS.append(
          mistakes=["scaling_head_dim", "swap_kv"],
          note="GPTBigCode with scale_attn_weights false: scores q.k^T without 1/sqrt(head_dim); 2 query "
               "heads of 16 sharing one key/value head, n_inner null (= 4 x 32), GPTBigCodeModel names"))
+MODELS.append(
+    dict(name="falcon-gqa", family="falcon", seed=451, tok=BB, dtype="BF16", naming="causal", cases=["long"],
+         cfg=dict(hidden_size=48, num_attention_heads=6, num_kv_heads=2, num_hidden_layers=2, ffn_hidden_size=64,
+                  new_decoder_architecture=True, num_ln_in_parallel_attn=None, max_position_embeddings=2048,
+                  rope_theta=10000.0, rope_scaling=None, activation="gelu"),
+         mistakes=["falcon_blocks", "kv_interleave", "toggle_parallel", "rope_interleaved"],
+         note="Falcon's new decoder architecture (falcon-40b, shrunk): 6 query heads in 2 key/value groups, "
+              "query_key_value grouped per key/value head ([q0 q1 q2 k v] per group), ln_attn + ln_mlp "
+              "(num_ln_in_parallel_attn null = 2), attention and MLP side by side, rotate-half RoPE, no biases; "
+              "FalconForCausalLM file (`transformer.` prefix, lm_head)"))
+MODELS.append(
+    dict(name="falcon-alibi", family="falcon", seed=452, tok=BB, dtype="F16", naming="base", cases=["short"],
+         cfg=dict(hidden_size=48, num_attention_heads=6, num_hidden_layers=2, alibi=True, bias=True,
+                  multi_query=False, parallel_attn=False, new_decoder_architecture=False,
+                  max_position_embeddings=1024, activation="gelu"),
+         mistakes=["alibi_once", "no_alibi", "toggle_parallel", "no_bias"],
+         note="Falcon as falcon-rw-1b (shrunk): ALiBi with 6 heads (not a power of two), counted twice as "
+              "transformers' eager attention does ((q.k + A)/sqrt(d) + A/sqrt(d)); sequential block "
+              "(input_layernorm, post_attention_layernorm), query_key_value per head [q_h k_h v_h], biases on "
+              "every linear (bias true); FalconModel names"))
+MODELS.append(
+    dict(name="falcon-mq", family="falcon", seed=453, tok=BB, dtype="BF16", naming="causal", cases=["short"],
+         cfg=dict(hidden_size=40, num_attention_heads=5, num_hidden_layers=2),
+         mistakes=["toggle_parallel", "rope_interleaved", "scaling_one"],
+         note="Falcon as falcon-7b's config.json has it (shrunk; no ffn_hidden_size, rope_theta, activation or "
+              "max_position_embeddings keys: FalconConfig's defaults): multi_query, query_key_value = "
+              "[q (5 x 8) | k (8) | v (8)], ONE input_layernorm feeding attention and MLP side by side "
+              "(parallel_attn), no biases, apply_residual_connection_post_layernorm present and unread"))
+MODELS.append(
+    dict(name="falcon2-one-norm", family="falcon", seed=454, tok=BB, dtype="BF16", naming="base", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_kv_heads=2, num_hidden_layers=2,
+                  new_decoder_architecture=True, num_ln_in_parallel_attn=1, max_position_embeddings=8192,
+                  rope_theta=500042.0, rope_scaling=None, activation="gelu", ffn_hidden_size=None),
+         mistakes=["toggle_parallel", "falcon_blocks"],
+         note="Falcon2-11B's layout (shrunk): the new decoder architecture (4 query heads in 2 key/value "
+              "groups, grouped query_key_value) with num_ln_in_parallel_attn 1: ONE input_layernorm feeds "
+              "attention and MLP; rope_theta 500042, ffn_hidden_size null = 4 x hidden; FalconModel names"))
 
 ERROR_MODELS = [
     dict(name="phi3-longrope", family="phi3", seed=391, tok=SP, dtype="F16", naming="base",
@@ -564,6 +601,13 @@ BASE_CFG["gpt_bigcode"] = dict(activation_function="gelu_pytorch_tanh", architec
                                pre_allocate_kv_cache=False, resid_pdrop=0.1, scale_attention_softmax_in_fp32=True,
                                scale_attn_weights=True, use_cache=True, validate_runner_input=True)
 
+# falcon-7b's config.json keys (transformers 4.27 era); the fixtures add the others they need
+BASE_CFG["falcon"] = dict(alibi=False, apply_residual_connection_post_layernorm=False,
+                          architectures=["FalconForCausalLM"], attention_dropout=0.0, bias=False, bos_token_id=512,
+                          eos_token_id=512, hidden_dropout=0.0, initializer_range=0.02, layer_norm_epsilon=1e-5,
+                          model_type="falcon", multi_query=True, new_decoder_architecture=False, parallel_attn=True,
+                          use_cache=True)
+
 
 def model_config(spec):
     c = dict(BASE_CFG[spec["family"]])
@@ -604,6 +648,8 @@ def make_tensors(spec, m):
             t[name] = rng.uniform(lo, hi, shape)
         elif ".q_layernorm.norms." in name or ".k_layernorm.norms." in name:  # StableLM's per-head gains
             t[name] = rng.uniform(1.0, 2.5, shape)
+        elif leaf in ("ln_attn", "ln_mlp"):  # Falcon's new-layout norms
+            t[name] = 1.0 + 0.3 * rng.standard_normal(shape)
         elif "layernorm" in leaf or leaf in ("norm", "final_layer_norm", "ln_1", "ln_f"):
             t[name] = (0.0 if gemma else 1.0) + 0.3 * rng.standard_normal(shape)
         elif leaf in ("q_proj", "k_proj", "qkv_proj", "query_key_value", "c_attn"):
@@ -637,7 +683,7 @@ def checkpoint_tensors(spec, m, t, rng):
         out.update(t)
     else:
         prefix = {"gpt_neox": "gpt_neox.", "gpt_neo": "transformer.", "gptj": "transformer.",
-                  "gpt_bigcode": "transformer."}.get(fam, "model.")
+                  "gpt_bigcode": "transformer.", "falcon": "transformer."}.get(fam, "model.")
         out.update({prefix + n: a for n, a in t.items()})
         if spec["naming"] == "causal":
             head = "embed_out.weight" if fam == "gpt_neox" else "lm_head.weight"
@@ -701,7 +747,8 @@ def make_model(spec):
         return None
     model = R.load_model(d)
     for n in t:  # the reference loader reads back exactly what was stored
-        key = n if spec["naming"] == "base" else {"gpt_neox": "gpt_neox.", "gptj": "transformer."}.get(m["family"], "model.") + n
+        key = n if spec["naming"] == "base" else {"gpt_neox": "gpt_neox.", "gptj": "transformer.",
+                                                   "falcon": "transformer."}.get(m["family"], "model.") + n
         if m["family"] == "gpt_neo":
             key = ("" if spec["naming"] == "base" else "transformer.") + R.gpt_neo_name(n, to_canonical=False)
         if m["family"] == "opt":
@@ -817,6 +864,8 @@ def mistake(name, m, n):
         return {name: True}
     if name == "scaling_one":  # scale_attn_weights ignored: q.k^T without 1/sqrt(head_dim)
         return dict(scaling=1.0)
+    if name in ("alibi_once", "falcon_blocks"):  # Falcon: ALiBi counted once (sdpa's way, not eager's);
+        return {name: True}                        # the grouped query_key_value read as [q | k | v]
     raise KeyError(name)
 
 

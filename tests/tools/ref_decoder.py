@@ -3,7 +3,7 @@
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
 Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, StarCoder2, GPT-Neo, BLOOM, Phi, GPT-J, Cohere, OLMo,
-OLMo 2, Granite, GPTBigCode, SmolLM3 and OLMo 3 (configuration/modeling_smollm3.py, _olmo3.py of 4.57), written from the published modeling and
+OLMo 2, Granite, GPTBigCode, Falcon, SmolLM3 and OLMo 3 (configuration/modeling_smollm3.py, _olmo3.py of 4.57), written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -54,6 +54,7 @@ FAMILIES += ("smollm3",)
 FAMILIES += ("stablelm",)
 FAMILIES += ("olmo3",)
 FAMILIES += ("gpt_bigcode",)
+FAMILIES += ("falcon",)
 
 
 class Unsupported(ValueError):
@@ -252,6 +253,8 @@ def settings(cfg):
         c["intermediate_size"] = c["intermediate_size"] or 4 * c["hidden_size"]
     if family == "bloom":
         return _bloom_settings(c)
+    if family == "falcon":
+        return _falcon_settings(c)
     if family == "opt":
         c.update(intermediate_size=c["ffn_dim"], num_key_value_heads=None)
         if not c["do_layer_norm_before"]:
@@ -480,6 +483,65 @@ def _bloom_settings(c):
                 rope_max_positions=None, alibi=alibi_slopes(H))
 
 
+# Falcon (configuration_falcon.py, 4.51): falcon-7b's defaults; num_kv_heads None = the heads; n_embed
+# (older files) replaces hidden_size; ffn_hidden_size None = 4 * hidden_size; rotary = not alibi
+DEFAULTS["falcon"] = dict(vocab_size=65024, hidden_size=4544, num_hidden_layers=32, num_attention_heads=71,
+                          num_ln_in_parallel_attn=None, layer_norm_epsilon=1e-5, num_kv_heads=None, alibi=False,
+                          new_decoder_architecture=False, multi_query=True, parallel_attn=True, bias=False,
+                          max_position_embeddings=2048, rope_theta=10000.0, rope_scaling=None,
+                          ffn_hidden_size=None, activation="gelu")
+
+
+def _falcon_settings(c):
+    """Falcon (FalconAttention, FalconDecoderLayer of modeling_falcon.py): which norms exist, how the
+    fused query_key_value splits, rotary or ALiBi, as config.json chooses."""
+    for old, new in (("n_layer", "num_hidden_layers"), ("n_head", "num_attention_heads"),
+                     ("n_head_kv", "num_kv_heads")):  # older files' names
+        if old in c and new not in c:
+            c[new] = c[old]
+    H = c["num_attention_heads"]
+    hidden = c["n_embed"] if c.get("n_embed") is not None else c["hidden_size"]
+    d = hidden // H
+    L = c["num_hidden_layers"]
+    new = bool(c["new_decoder_architecture"])
+    parallel = bool(c["parallel_attn"])
+    # FalconAttention: num_kv_heads only in the new layout; else multi_query's one head, or one per head
+    if new:
+        kv = c["num_kv_heads"] if c["num_kv_heads"] is not None else H
+        qkv = "falcon_grouped"  # view(n, kv, H / kv + 2, d): per group its queries, then k, v
+    elif c["multi_query"]:
+        kv, qkv = 1, "falcon_mq"  # view(n, H + 2, d): q heads, then k, v
+    else:
+        kv, qkv = H, "falcon_per_head"  # view(n, H, 3, d)
+    if H % kv:
+        raise Unsupported("%d attention heads are not a multiple of %d key/value heads" % (H, kv))
+    # FalconDecoderLayer: num_ln_in_parallel_attn None becomes 2 in the new layout
+    n_ln = c["num_ln_in_parallel_attn"]
+    if n_ln is None and new:
+        n_ln = 2
+    if new and not parallel:  # forward() reads self.ln_attn, which __init__ made only for parallel_attn
+        raise Unsupported("new_decoder_architecture with parallel_attn false (transformers cannot run it)")
+    if not parallel:
+        block, ln1, ln2 = "serial", "input_layernorm", "post_attention_layernorm"
+    elif new and n_ln == 2:
+        block, ln1, ln2 = "parallel", "ln_attn", "ln_mlp"
+    else:  # falcon-7b (old layout, parallel) and num_ln_in_parallel_attn 1: one input_layernorm for both
+        block, ln1, ln2 = "parallel1", "input_layernorm", None
+    bias = bool(c["bias"])
+    alibi = bool(c["alibi"])
+    I = c["ffn_hidden_size"] if c["ffn_hidden_size"] is not None else 4 * c["hidden_size"]
+    rs = None if alibi else _rope_scaling("falcon", c)
+    return dict(family="falcon", n_layers=L, n_heads=H, kv_heads=kv, hidden=hidden, head_dim=d, intermediate=I,
+                vocab_size=c["vocab_size"], max_positions=c["max_position_embeddings"], norm="layernorm",
+                eps=c["layer_norm_epsilon"], act=c["activation"], mlp="plain", qkv=qkv, qkv_bias=bias,
+                o_bias=bias, mlp_bias=bias, block=block, falcon_ln=(ln1, ln2), qk_norm=None, embed_scale=None,
+                softcap=None, scaling=d ** -0.5, windows=[None] * L, rotary_dim=0 if alibi else d,
+                rope=[None if alibi else dict(theta=float(c["rope_theta"]), scaling=rs)] * L,
+                rope_max_positions=c["max_position_embeddings"], alibi=alibi_slopes(H) if alibi else None,
+                # eager attention: (q.k + A) * 1/sqrt(d), then its causal mask adds A / sqrt(d) once more
+                alibi_twice=alibi, new_decoder_architecture=new, parallel_attn=parallel)
+
+
 # ---------------------------------------------------------------------------------------------
 # Rotary embedding: inverse frequencies as transformers' modeling_rope_utils computes them.
 
@@ -604,6 +666,8 @@ def canonical_weights(tensors, family):
     """Base-model names: strip `model.` / `gpt_neox.` / `transformer.`, drop LM heads and rotary / mask buffers."""
     prefix = {"gpt_neox": "gpt_neox.", "bloom": "transformer.", "gpt_neo": "transformer.",
               "gptj": "transformer."}.get(family, "model.")
+    if family == "falcon":  # FalconForCausalLM
+        prefix = "transformer."
     out = {}
     for name, arr in tensors.items():
         if family == "opt":  # OPTModel saves decoder.*, OPTForCausalLM model.decoder.*
@@ -662,6 +726,22 @@ def _expected_names(m):
             e[p + "self_attention.dense.weight"], e[p + "self_attention.dense.bias"] = (hid, hid), (hid,)
             e[p + "mlp.dense_h_to_4h.weight"], e[p + "mlp.dense_h_to_4h.bias"] = (I, hid), (I,)
             e[p + "mlp.dense_4h_to_h.weight"], e[p + "mlp.dense_4h_to_h.bias"] = (hid, I), (hid,)
+        return e
+    if m["family"] == "falcon":
+        e["word_embeddings.weight"] = (m["vocab_size"], hid)
+        e["ln_f.weight"] = e["ln_f.bias"] = (hid,)
+        for i in range(m["n_layers"]):
+            p = "h.%d." % i
+            for n in m["falcon_ln"]:
+                if n:
+                    e[p + n + ".weight"] = e[p + n + ".bias"] = (hid,)
+            a = p + "self_attention."
+            e[a + "query_key_value.weight"] = ((H + 2 * KV) * d, hid)
+            e[a + "dense.weight"] = (hid, H * d)
+            e[p + "mlp.dense_h_to_4h.weight"], e[p + "mlp.dense_4h_to_h.weight"] = (I, hid), (hid, I)
+            if m["qkv_bias"]:
+                e[a + "query_key_value.bias"], e[a + "dense.bias"] = ((H + 2 * KV) * d,), (hid,)
+                e[p + "mlp.dense_h_to_4h.bias"], e[p + "mlp.dense_4h_to_h.bias"] = (I,), (hid,)
         return e
     if m.get("names"):
         nm = m["names"]
@@ -832,9 +912,14 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
     nm = m.get("names")  # the parallel-block families' own tensor names
     names = {"ln1": "input_layernorm", "qkv": "attention.query_key_value", "dense": "attention.dense",
              "ln2": "post_attention_layernorm", "final": "final_layer_norm" if m["family"] == "gpt_neox" else "norm"}
+    falcon = m["family"] == "falcon"
     if bloom:
         names.update(qkv="self_attention.query_key_value", dense="self_attention.dense", final="ln_f")
         x = norm(W["word_embeddings.weight"][ids], "word_embeddings_layernorm")
+    elif falcon:
+        names.update(qkv="self_attention.query_key_value", dense="self_attention.dense", final="ln_f",
+                     ln1=m["falcon_ln"][0], ln2=m["falcon_ln"][1])
+        x = W["word_embeddings.weight"][ids]
     elif nm:
         names.update(ln1=nm["ln1"], dense=nm["o"], final=nm["final"])
         x = W[nm["embed"] + ".weight"][ids]
@@ -852,7 +937,7 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
     hs = [x]
     res = {k: [] for k in ("attentions", "q", "k", "v", "q_rot", "k_rot", "context", "inv_freq", "attention_factor")}
     for i in range(m["n_layers"]):
-        p = nm["layer"] % i if nm else ("h.%d." if bloom else "layers.%d.") % i
+        p = nm["layer"] % i if nm else ("h.%d." if bloom or falcon else "layers.%d.") % i
         if layer_inputs is not None:
             x = np.asarray(layer_inputs[i], dtype=dtype)
         # --- attention
@@ -868,6 +953,19 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         elif m["qkv"] == "neox":
             qkv = lin(p + names["qkv"], a_in, m["qkv_bias"]).reshape(n, H, 3 * d).transpose(1, 0, 2)
             q, k, v = qkv[..., :d], qkv[..., d:2 * d], qkv[..., 2 * d:]
+        elif m["qkv"].startswith("falcon"):  # FalconAttention._split_heads
+            fused = lin(p + names["qkv"], a_in, m["qkv_bias"])
+            if m["qkv"] == "falcon_grouped" and not wrong.get("falcon_blocks"):
+                g = fused.reshape(n, KV, H // KV + 2, d)  # per kv group: its queries, k, v
+                q, k, v = g[:, :, :-2].reshape(n, H, d), g[:, :, -2], g[:, :, -1]
+            elif m["qkv"] == "falcon_per_head":
+                g = fused.reshape(n, H, 3, d)
+                q, k, v = g[:, :, 0], g[:, :, 1], g[:, :, 2]
+            else:  # multi_query: [q (H heads) | k | v]; the mistake: a grouped model read that way
+                q = fused[:, :H * d].reshape(n, H, d)
+                k = fused[:, H * d:(H + KV) * d].reshape(n, KV, d)
+                v = fused[:, (H + KV) * d:].reshape(n, KV, d)
+            q, k, v = (a.transpose(1, 0, 2) for a in (q, k, v))
         else:
             if m["qkv"] == "phi3":
                 qkv = lin(p + "self_attn.qkv_proj", a_in, False)
@@ -956,6 +1054,8 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         slopes = wrong.get("alibi", m.get("alibi"))
         if slopes is not None:  # ALiBi: + slope_h * j for key j, a float32 tensor in transformers
             bias = _f32(_f32(np.array(slopes))[:, None] * np.arange(n, dtype=np.float64)[None, :])
+            if m.get("alibi_twice"):  # Falcon eager: (q.k + A) / sqrt(d), and its mask adds A / sqrt(d)
+                bias = bias * m["scaling"] + (0 if wrong.get("alibi_once") else bias / math.sqrt(d))
             scores = scores + bias[:, None, :].astype(dtype)
         cap = m["softcap"]
         if cap is not None and not wrong.get("no_softcap"):
@@ -970,7 +1070,7 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         scores = np.where(visible, scores, np.finfo(dtype).min)
         probs = softmax(scores)
         ctx = (probs @ v[kv_of]).transpose(1, 0, 2).reshape(n, H * d)
-        if m["qkv"] == "neox" or nm:
+        if m["qkv"] == "neox" or nm or falcon:
             attn_out = lin(p + names["dense"], ctx, m["o_bias"])
         else:
             attn_out = lin(p + "self_attn.o_proj", ctx, m["o_bias"])
@@ -983,7 +1083,7 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
                 x = x + attn_out + mlp(m, W, p, a_in, act)
             else:  # only as a deliberate mistake: serial, the MLP on the same norm of x + attn
                 x = x + attn_out
-                x = x + mlp(m, W, p, norm(x, p + nm["ln1"]), act)
+                x = x + mlp(m, W, p, norm(x, p + (nm or names)["ln1"]), act)
         elif m["block"] == "post" and not wrong.get("post_as_pre"):  # OLMo 2: norms after attention and MLP only
             x = x + norm(attn_out, p + "post_attention_layernorm")
             x = x + norm(mlp(m, W, p, x, act), p + "post_feedforward_layernorm")
@@ -993,8 +1093,8 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         elif m["block"] == "sandwich":  # Gemma 2/3: norms before and after attention and MLP
             x = x + norm(attn_out, p + "post_attention_layernorm")
             x = x + norm(mlp(m, W, p, norm(x, p + "pre_feedforward_layernorm"), act), p + "post_feedforward_layernorm")
-        elif parallel:  # GPT-NeoX use_parallel_residual: x + attn(ln1(x)) + mlp(ln2(x))
-            x = x + attn_out + mlp(m, W, p, norm(x, p + "post_attention_layernorm"), act)
+        elif parallel:  # GPT-NeoX use_parallel_residual: x + attn(ln1(x)) + mlp(ln2(x)); Falcon's ln_mlp
+            x = x + attn_out + mlp(m, W, p, norm(x, p + (names["ln2"] if falcon else "post_attention_layernorm")), act)
         elif m.get("residual_multiplier") is not None and not wrong.get("no_residual_multiplier"):
             rm = dtype(m["residual_multiplier"])  # Granite: residual + branch * residual_multiplier
             x = x + attn_out * rm
@@ -1036,6 +1136,10 @@ def mlp(m, W, p, x, act):
         else:
             h = activation(act, u)
         return h @ W[p + nm["down"] + ".weight"].T + (W[p + nm["down"] + ".bias"] if b else 0)
+    if m["mlp"] == "plain" and m["family"] == "falcon":  # FalconMLP: biases only with config.bias
+        b = m["mlp_bias"]
+        h = _activation(act, x @ W[p + "mlp.dense_h_to_4h.weight"].T + (W[p + "mlp.dense_h_to_4h.bias"] if b else 0))
+        return h @ W[p + "mlp.dense_4h_to_h.weight"].T + (W[p + "mlp.dense_4h_to_h.bias"] if b else 0)
     if m["mlp"] == "plain":
         h = _activation(act, x @ W[p + "mlp.dense_h_to_4h.weight"].T + W[p + "mlp.dense_h_to_4h.bias"])
         return h @ W[p + "mlp.dense_4h_to_h.weight"].T + W[p + "mlp.dense_4h_to_h.bias"]
@@ -1071,6 +1175,8 @@ def config_summary(m, n):
             "layernorm": "layernorm", "layernorm_nobias": "layernorm without bias",
             "layernorm_noparam": "layernorm without weight and bias (non-parametric)"}[m["norm"]]
     rs = m["rope"]
+    if m["family"] == "falcon":
+        return _falcon_summary(m, n)
     if m.get("alibi") is not None:  # BLOOM: no rotary, ALiBi
         return {"num_layers": L, "num_heads": m["n_heads"], "num_kv_heads": m["kv_heads"], "head_dim": m["head_dim"],
                 "hidden_size": m["hidden"], "intermediate_size": m["intermediate"], "vocab_size": m["vocab_size"],
@@ -1129,6 +1235,38 @@ def config_summary(m, n):
     if m.get("position_offset"):  # OPT
         c["position_offset"] = m["position_offset"]
         att["scaling_applied_to"] = "q_proj output (q * scaling) before q.k^T"
+    return c
+
+
+def _falcon_summary(m, n):
+    """config_summary of a Falcon model: the shared reference's keys for it."""
+    L, d = m["n_layers"], m["head_dim"]
+    alibi = m.get("alibi") is not None
+    att = {"scaling": m["scaling"], "softcap": None, "sliding_window": None, "layer_types": ["full_attention"] * L,
+           "qk_norm": None, "qkv_bias": m["qkv_bias"], "o_bias": m["o_bias"], "alibi": alibi}
+    c = {"num_layers": L, "num_heads": m["n_heads"], "num_kv_heads": m["kv_heads"], "head_dim": d,
+         "hidden_size": m["hidden"], "intermediate_size": m["intermediate"], "vocab_size": m["vocab_size"],
+         "max_positions": m["max_positions"], "layer_norm_eps": m["eps"], "activation": m["act"],
+         "norm": "layernorm", "rope": None, "attention": att, "mlp_bias": m["mlp_bias"],
+         "new_decoder_architecture": m["new_decoder_architecture"], "parallel_attn": m["parallel_attn"],
+         "qkv_layout": {"falcon_grouped": "[T, kv_heads, heads/kv_heads + 2, head_dim]: per KV group its queries, k, v",
+                        "falcon_mq": "[T, heads + 2, head_dim]: q heads, then the one k and v",
+                        "falcon_per_head": "[T, heads, 3, head_dim]: per head q, k, v"}[m["qkv"]],
+         "block": {"serial": "x += dense(attn(input_layernorm x)); x += mlp(post_attention_layernorm x)",
+                   "parallel": "x = x + dense(attn(ln_attn x)) + mlp(ln_mlp x)",
+                   "parallel1": "x = x + dense(attn(input_layernorm x)) + mlp(input_layernorm x)"}[m["block"]]}
+    if alibi:
+        att["alibi_slopes"] = [float(F32(s)) for s in m["alibi"]]
+        att["alibi_scale"] = 2 / math.sqrt(d)
+        att["alibi_rule"] = ("scores[h][i][j] = (q_i.k_j + A) / sqrt(head_dim) + A / sqrt(head_dim), A = slope_h * j: "
+                             "transformers' eager Falcon attention, whose causal mask carries A / sqrt(head_dim) again")
+    else:
+        r = m["rope"][0]
+        inv, _ = inv_freq(r, m["rotary_dim"], m["rope_max_positions"], n)
+        c["rope"] = {"theta": r["theta"], "rotary_dim": m["rotary_dim"], "scaling": r["scaling"],
+                     "style": "rotate_half (GPT-NeoX): dims i and i+rotary_dim/2 form a pair",
+                     "theta_per_layer": [r["theta"]] * L, "inv_freq_per_layer": [[float(F32(x)) for x in inv]] * L,
+                     "attention_factor_per_layer": [1.0] * L}
     return c
 
 
