@@ -128,6 +128,8 @@ static int run_cases(const char *cases_dir, const char *models_dir, double *wors
 		       df.hidden);
 		if (df.q_raw >= 0 || df.k_raw >= 0)
 			printf("  (before rotary: q %.2e  k %.2e)", df.q_raw, df.k_raw);
+		if (df.moe_topk_mismatches >= 0)
+			printf("  moe: %d other experts, weights %.2e", df.moe_topk_mismatches, df.moe_weights);
 		printf("\n");
 		double tf_attn, tf_qk;
 		teacher_forced(m, &c, t, &tf_attn, &tf_qk);
@@ -144,6 +146,9 @@ static int run_cases(const char *cases_dir, const char *models_dir, double *wors
 		ck_assert_msg(df.hidden < 0 || df.hidden <= TOL_HIDDEN, "%s: hidden states differ by %g", names[i],
 			      df.hidden);
 		ck_assert_msg(df.tokens_equal, "%s: id->token: %s", names[i], df.first_mismatch);
+		/* a MoE model's routing, where both sides have it: the same experts, weights within TOL_ATTN */
+		ck_assert_msg(df.moe_topk_mismatches <= 0, "%s: %d routing choices differ", names[i], df.moe_topk_mismatches);
+		ck_assert_msg(df.moe_weights <= TOL_ATTN, "%s: routing weights differ by %g", names[i], df.moe_weights);
 		if (df.attn > *worst_attn)
 			*worst_attn = df.attn;
 		if (df.q > *worst_qk)
