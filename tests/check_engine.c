@@ -313,6 +313,7 @@ START_TEST(test_prefix_reuse)
 	} models[] = {
 		{"gpt2-mini", true}, {"llama-gqa", true}, {"mistral-window", true}, {"gemma2-softcap", true},
 		{"gemma3-local", true}, {"neox-parallel", true}, {"llama-rope-dynamic", true}, {"bert-mini", false},
+		{"mixtral-moe", true},
 	};
 	const char *texts[] = {
 		"The cat sat on the mat",
@@ -341,6 +342,12 @@ START_TEST(test_prefix_reuse)
 			printf("%-18s text %zu: %d tokens, %d reused, max difference %.3g\n", models[i].name, k, whole->n,
 			       reused, d);
 			ck_assert_msg(d <= 1e-6, "%s text %zu: reused %d tokens, differs by %g", models[i].name, k, reused, d);
+			if (whole->moe_topk) { /* a MoE model's routing: the reused tokens' is kept with their rows */
+				size_t cells = (size_t)whole->n_layers * whole->n * whole->moe_k;
+				ck_assert_msg(part->moe_topk && memcmp(part->moe_topk, whole->moe_topk, cells * sizeof *part->moe_topk) == 0 &&
+						      memcmp(part->moe_weights, whole->moe_weights, cells * sizeof *part->moe_weights) == 0,
+					      "%s text %zu: routing differs after reusing %d tokens", models[i].name, k, reused);
+			}
 			if (k > 0)
 				reused_total += reused;
 			trace_free(whole);
