@@ -122,11 +122,6 @@ struct model {
 	bool promote_wanted, promote_started;
 };
 
-/* Bind the in→out linear ROLE of LAYER (INDEX for a name's {H} or {E}, else -1) to *W, its shape
- * checked (model.c; moe.c binds its experts with it). */
-int model_bind_linear_at(struct model *m, enum family_role role, int layer, int index, int64_t in, int64_t out,
-			 struct weight *w, struct err *e);
-
 /* Read config.json's shape and block settings into M->info and M->arch (model-config.c). */
 int model_config_read(struct model *m, const struct hfconfig *c, struct err *e);
 void model_config_free(struct model *m);

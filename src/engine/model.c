@@ -391,8 +391,10 @@ static void model_linear_shape(const struct model *m, int64_t in, int64_t out, i
 	}
 }
 
-int model_bind_linear_at(struct model *m, enum family_role role, int layer, int index, int64_t in, int64_t out,
-			 struct weight *w, struct err *e)
+/* The in→out linear ROLE of LAYER (INDEX for a name's {H} or {E}, else -1) bound to *W, its shape checked
+ * (moe.c binds its experts with it). */
+static int model_bind_linear_at(struct model *m, enum family_role role, int layer, int index, int64_t in,
+				int64_t out, struct weight *w, struct err *e)
 {
 	int64_t d0, d1;
 	model_linear_shape(m, in, out, &d0, &d1);
@@ -500,7 +502,7 @@ static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struc
 {
 	int64_t H = m->info.hidden, I = m->info.intermediate;
 	if (moe_layer(m, l)) /* a mixture of experts: its router and experts (moe.c) */
-		return moe_bind(m, l, e);
+		return moe_bind(m, l, model_bind_linear_at, e);
 	if (m->fam.mlp != MLP_PLAIN && m->fam.n_names[WEIGHT_MLP_GATE_UP_W]) {
 		int64_t d0, d1;
 		model_linear_shape(m, H, 2 * I, &d0, &d1);

@@ -72,20 +72,19 @@ bool moe_layer(const struct model *m, int l)
 	return m->moe.layer_moe && l >= 0 && l < m->info.n_layers && m->moe.layer_moe[l];
 }
 
-int moe_bind(struct model *m, int l, struct err *e)
+int moe_bind(struct model *m, int l, moe_bind_fn bind, struct err *e)
 {
 	struct moe_config *moe = &m->moe;
 	struct moe_block *b = &moe->blocks[l];
 	int64_t H = m->info.hidden, I = moe->inter;
-	if (model_bind_linear_at(m, WEIGHT_MOE_ROUTER_W, l, -1, H, moe->n_experts, &b->router_w, e) < 0)
+	if (bind(m, WEIGHT_MOE_ROUTER_W, l, -1, H, moe->n_experts, &b->router_w, e) < 0)
 		return -1;
 	if (!(b->experts = calloc((size_t)moe->n_experts, sizeof *b->experts)))
 		return err_set(e, "out of memory");
 	for (int x = 0; x < moe->n_experts; x++) {
 		struct moe_expert *ex = &b->experts[x];
-		if (model_bind_linear_at(m, WEIGHT_MOE_GATE_W, l, x, H, I, &ex->gate_w, e) < 0 ||
-		    model_bind_linear_at(m, WEIGHT_MOE_UP_W, l, x, H, I, &ex->up_w, e) < 0 ||
-		    model_bind_linear_at(m, WEIGHT_MOE_DOWN_W, l, x, I, H, &ex->down_w, e) < 0)
+		if (bind(m, WEIGHT_MOE_GATE_W, l, x, H, I, &ex->gate_w, e) < 0 || bind(m, WEIGHT_MOE_UP_W, l, x, H, I, &ex->up_w, e) < 0 ||
+		    bind(m, WEIGHT_MOE_DOWN_W, l, x, I, H, &ex->down_w, e) < 0)
 			return -1;
 	}
 	return 0;

@@ -68,8 +68,14 @@ int moe_config_read(struct model *m, const struct hfconfig *c, struct err *e);
 /* Whether layer L of M routes. */
 bool moe_layer(const struct model *m, int l);
 
-/* Bind MoE layer L's router and experts (model_bind_linear_at, as every other weight). */
-int moe_bind(struct model *m, int l, struct err *e);
+/* How model.c binds one in→out linear of a role (INDEX for {E} in its name, else -1), its shape
+ * checked, as every other weight: handed to moe_bind so that moe.c calls nothing of model.c (the
+ * engine's files call each other one way, tests/layers.sh). */
+typedef int (*moe_bind_fn)(struct model *m, enum family_role role, int layer, int index, int64_t in, int64_t out,
+			   struct weight *w, struct err *e);
+
+/* Bind MoE layer L's router and experts with BIND. */
+int moe_bind(struct model *m, int l, moe_bind_fn bind, struct err *e);
 
 /* True when some expert matrix spans several tiles (the forward pass then shares the work itself). */
 bool moe_tiled(const struct model *m);
