@@ -204,6 +204,14 @@ cfg = read("tests", "data", "models", "falcon-alibi", "config.json")
 seed("fuzz_modeldir", bytes([24]) + cfg)
 for change in ({"alibi": False}, {"parallel_attn": True}, {"multi_query": True}, {"bias": False}):
     seed("fuzz_modeldir", bytes([24]) + js(dict(json.loads(cfg), **change)))
+# Mixtral (selector 25): every layer a MoE as is; norm_topk_prob given false (Mixtral ignores the key: it
+# always renormalises); top-k of all 4 experts; more experts than the file has (a missing-tensor error);
+# num_experts_per_tok above num_local_experts (an error); a sliding window
+cfg = read("tests", "data", "models", "mixtral-moe", "config.json")
+seed("fuzz_modeldir", bytes([25]) + cfg)
+for change in ({"norm_topk_prob": False}, {"num_experts_per_tok": 4}, {"num_local_experts": 5},
+               {"num_experts_per_tok": 5}, {"sliding_window": 4}):
+    seed("fuzz_modeldir", bytes([25]) + js(dict(json.loads(cfg), **change)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

@@ -102,9 +102,9 @@ printf '{"model_type": "bert", "hidden_size": 8,,}' >"$TMP/badcfg/config.json"
 "$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "malformed config status" $? 1
 expect_grep "malformed config" "$TMP/out" "badcfg/config.json:1:"
 expect_eq "malformed config one line" "$(wc -l <"$TMP/out")" 1
-printf '{"model_type": "mixtral"}' >"$TMP/badcfg/config.json"
+printf '{"model_type": "jamba"}' >"$TMP/badcfg/config.json"
 "$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "unknown family status" $? 1
-expect_grep "unknown family" "$TMP/out" "unknown model family 'mixtral'"
+expect_grep "unknown family" "$TMP/out" "unknown model family 'jamba'"
 # A sentence-transformers folder (all-MiniLM-L6-v2's layout: BERT inside, with modules.json, the
 # pooling config and 1_Pooling/) opens as it is and gives the BERT's own numbers.
 cp -rL "$top_srcdir/tests/data/models/bert-mini" "$TMP/st-minilm"

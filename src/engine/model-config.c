@@ -420,6 +420,8 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 		return -1;
 	if (f->position == POS_RELATIVE && config_relative(m, c, e) < 0)
 		return -1;
+	if (moe_config_read(m, c, e) < 0) /* mlp moe: experts, top-k, which layers route (moe.c) */
+		return -1;
 	return config_window_layers(m, c, e);
 }
 

@@ -231,6 +231,9 @@ void trace_free(struct trace *t)
 	free(t->score_scale);
 	free(t->alibi);
 	free(t->nope);
+	free(t->moe_layer);
+	free(t->moe_topk);
+	free(t->moe_weights);
 	free(t->hidden_states);
 	free(t->word_of);
 	free(t->word_start);

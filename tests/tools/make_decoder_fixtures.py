@@ -554,6 +554,14 @@ BASE_CFG["olmo"] = dict(architectures=["OlmoForCausalLM"], attention_bias=False,
                         initializer_range=0.02, max_position_embeddings=4096, model_type="olmo", pad_token_id=1,
                         rope_scaling=None, rope_theta=10000.0, tie_word_embeddings=False, use_cache=True)
 
+MODELS.append(
+    dict(name="mixtral-moe", family="mixtral", seed=454, tok=SP, dtype="BF16", naming="causal", cases=["long"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=32,
+                  num_hidden_layers=2, num_local_experts=4, num_experts_per_tok=2),
+         mistakes=["rope_interleaved", "moe_norm_toggle", "moe_top1", "moe_expert_shift"],
+         note="Mixtral: every layer a sparse MoE of 4 SwiGLU experts (block_sparse_moe.experts.N.w1/w3/w2, 32 "
+              "wide), router block_sparse_moe.gate (gain 4), softmax -> top-2 -> renormalised to sum 1; "
+              "`model.` prefix and an untied lm_head"))
 BASE_CFG["olmo2"] = dict(architectures=["Olmo2ForCausalLM"], attention_bias=False, attention_dropout=0.0,
                          bos_token_id=None, eos_token_id=512, hidden_act="silu", initializer_range=0.02,
                          max_position_embeddings=4096, model_type="olmo2", pad_token_id=1, rms_norm_eps=1e-6,
@@ -579,6 +587,13 @@ BASE_CFG["olmo3"] = dict(architectures=["Olmo3ForCausalLM"], attention_bias=Fals
                          rope_scaling=dict(beta_fast=32, beta_slow=1, factor=8.0,
                                            original_max_position_embeddings=8192, rope_type="yarn"),
                          rope_theta=500000.0, sliding_window=4096, tie_word_embeddings=False, use_cache=True)
+
+
+BASE_CFG["mixtral"] = dict(architectures=["MixtralForCausalLM"], attention_dropout=0.0, bos_token_id=1, eos_token_id=2,
+                           head_dim=None, hidden_act="silu", initializer_range=0.02, max_position_embeddings=32768,
+                           model_type="mixtral", num_experts_per_tok=2, num_local_experts=8, output_router_logits=False,
+                           rms_norm_eps=1e-5, rope_theta=1e6, router_aux_loss_coef=0.02, router_jitter_noise=0.0,
+                           sliding_window=None, tie_word_embeddings=False, use_cache=True)
 
 
 BASE_CFG["opt"] = dict(_remove_final_layer_norm=False, activation_dropout=0.0, activation_function="relu",
@@ -656,6 +671,8 @@ def make_tensors(spec, m):
             t[name] = spec.get("qk", 2.0) / np.sqrt(hid) * rng.standard_normal(shape)
         elif leaf in ("v_proj",):
             t[name] = 0.4 * rng.standard_normal(shape)
+        elif leaf == "gate":  # a MoE router: decisive choices, so that float32 cannot change them
+            t[name] = spec.get("router", 4.0) / np.sqrt(hid) * rng.standard_normal(shape)
         else:  # o_proj, dense, MLP
             t[name] = 1.6 / np.sqrt(shape[1]) * rng.standard_normal(shape)
     if m["qkv"] == "phi3":  # v rows of the fused projection: the v spread
@@ -866,6 +883,8 @@ def mistake(name, m, n):
         return dict(scaling=1.0)
     if name in ("alibi_once", "falcon_blocks"):  # Falcon: ALiBi counted once (sdpa's way, not eager's);
         return {name: True}                        # the grouped query_key_value read as [q | k | v]
+    if name in ("moe_top1", "moe_norm_toggle", "moe_expert_shift"):  # see ref_decoder.moe_block
+        return {name: True}
     raise KeyError(name)
 
 
@@ -893,6 +912,17 @@ MISTAKE_FLOOR = 1e-3
 LENIENT = "--lenient" in sys.argv  # report instead of stopping (for tuning the spreads)  # on attentions, q_rot/k_rot or hidden states: 100x the C tests' attention tolerance
 
 
+def _moe_gap(out, k):
+    """The smallest margin, over MoE layers and tokens, between the k-th and the (k+1)-th router
+    probability (float64): how far each choice is from a tie."""
+    gaps = [1.0]
+    for probs in out["moe_probs"]:
+        if probs is not None and probs.shape[-1] > k:
+            srt = -np.sort(-probs, axis=-1)
+            gaps.append(float((srt[:, k - 1] - srt[:, k]).min()))
+    return min(gaps)
+
+
 def make_case(spec, model, case):
     tokens, ids = tokens_of(spec["tok"], case)
     out = R.forward(model, ids)
@@ -907,6 +937,11 @@ def make_case(spec, model, case):
         if wrong is None:
             continue
         effects[name] = max(float(np.abs(wrong[q] - out[q]).max()) for q in ("attentions", "hidden_states"))
+    if "moe_topk" in out:  # the routing must not hang on float32 rounding: top-k clear of the rest
+        gap, same = _moe_gap(out, model["moe"]["top_k"]), all(
+            a is None or np.array_equal(a, b) for a, b in zip(out["moe_topk"], o32["moe_topk"]))
+        if (gap < 1e-5 or not same) and not LENIENT:  # 1e-5: the shared reference's min_moe_topk_prob_gap
+            raise SystemExit("%s--%s: routing too close to call (gap %.1e, float32 same %s)" % (spec["name"], case, gap, same))
     weak = {k: v for k, v in effects.items() if v < MISTAKE_FLOOR}
     if weak and not LENIENT:
         raise SystemExit("%s--%s too weak: these mistakes would pass unnoticed: %s" % (spec["name"], case, weak))
@@ -923,6 +958,11 @@ def make_case(spec, model, case):
     }
     fields = ['"%s": %s' % (k, json.dumps(v, ensure_ascii=False)) for k, v in head.items()]
     fields += ['"%s": %s' % (q, _nested(out[q])) for q in R.QUANTITIES]
+    if "moe_topk" in out:  # per layer (null: dense) and token, the experts best first and their weights
+        fields.append('"moe_topk": [%s]' % ",\n ".join("null" if a is None else json.dumps(a.tolist())
+                                                        for a in out["moe_topk"]))
+        fields.append('"moe_weights": [%s]' % ",\n ".join("null" if a is None else _nested(a)
+                                                           for a in out["moe_weights"]))
     path = os.path.join(CASES_DIR, "%s--%s.json" % (spec["name"], case))
     with open(path, "w", encoding="utf-8") as f:
         f.write("{" + ",\n ".join(fields) + "}\n")

@@ -55,6 +55,8 @@ FAMILIES += ("stablelm",)
 FAMILIES += ("olmo3",)
 FAMILIES += ("gpt_bigcode",)
 FAMILIES += ("falcon",)
+FAMILIES += ("mixtral",)
+MOE_FAMILIES = ("mixtral",)  # a sparse mixture of experts for the MLP (see _moe_settings and moe_block)
 
 
 class Unsupported(ValueError):
@@ -178,6 +180,12 @@ DEFAULTS["gpt_bigcode"] = dict(vocab_size=50257, n_positions=1024, n_embd=768, n
                                activation_function="gelu_pytorch_tanh", layer_norm_epsilon=1e-5,
                                scale_attn_weights=True, multi_query=True, attention_softmax_in_fp32=True,
                                scale_attention_softmax_in_fp32=True)
+# Mixtral (configuration_mixtral.py): Mistral's attention (sliding_window None by default), rms_norm_eps 1e-5,
+# rope_theta 1e6; num_local_experts SwiGLU experts of intermediate_size, num_experts_per_tok per token
+DEFAULTS["mixtral"] = dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                           num_attention_heads=32, num_key_value_heads=8, head_dim=None, hidden_act="silu",
+                           max_position_embeddings=4096 * 32, rms_norm_eps=1e-5, rope_theta=1e6, sliding_window=None,
+                           rope_scaling=None, num_experts_per_tok=2, num_local_experts=8)
 # GPTBigCodeModel's tensor names -> the generic ones this file uses (Linear [out, in] weights throughout)
 BIGCODE_NAMES = (("wte.", "embed_tokens."), ("ln_f.", "norm."), (".ln_1.", ".input_layernorm."),
                  (".ln_2.", ".post_attention_layernorm."), (".attn.c_attn.", ".self_attn.c_attn."),
@@ -244,7 +252,7 @@ def settings(cfg):
     if family not in FAMILIES:
         raise Unsupported("model_type %r is not a supported decoder family (%s)" % (family, ", ".join(FAMILIES)))
     for key in ("num_local_experts", "num_experts", "moe_intermediate_size"):
-        if cfg.get(key):
+        if cfg.get(key) and family not in MOE_FAMILIES:
             raise Unsupported("mixture-of-experts configs (%s) are not supported" % key)
     c = dict(DEFAULTS[family])
     c.update(cfg)
@@ -393,7 +401,7 @@ def settings(cfg):
             raise Unsupported("partial_rotary_factor is only used by Phi-3 and GPT-NeoX here")
     # sliding windows, one entry per layer (None = full causal attention)
     L = s["n_layers"]
-    if family in ("mistral", "phi3", "starcoder2"):
+    if family in ("mistral", "phi3", "starcoder2", "mixtral"):
         layers = [c.get("sliding_window")] * L
     elif family in ("qwen2", "qwen3"):
         win = c.get("sliding_window") if c.get("use_sliding_window") else None
@@ -440,7 +448,20 @@ def settings(cfg):
             s["rope"].append(dict(theta=theta, scaling=rs))
     s["rope_max_positions"] = c["max_position_embeddings"]
     s["clip_qkv"] = c.get("clip_qkv") if family == "olmo" else None
+    if family in MOE_FAMILIES:
+        s["moe"] = _moe_settings(family, c, L)
     return s
+
+
+def _moe_settings(family, c, L):
+    """The sparse MoE block as the *SparseMoeBlock classes of transformers 4.51 read config.json: the
+    experts, how many a token takes, whether their weights are renormalised, which layers route, the
+    width of an expert, and the tensor names (relative to the layer)."""
+    if family == "mixtral":  # MixtralSparseMoeBlock: always renormalised; every layer
+        return dict(n_experts=c["num_local_experts"], top_k=c["num_experts_per_tok"], norm_topk=True,
+                    inter=c["intermediate_size"], layers=[True] * L, router="block_sparse_moe.gate",
+                    experts="block_sparse_moe.experts.%d.", proj=("w1", "w3", "w2"))
+    raise Unsupported("no MoE settings for %s" % family)
 
 
 def _gpt_neo_layer_kinds(c):
@@ -711,6 +732,23 @@ def load_model(model_dir):
 
 def _expected_names(m):
     """Every tensor name (and shape) the model must have, for the settings M."""
+    e = _expected_dense_names(m)
+    mo = m.get("moe")
+    for i in range(m["n_layers"]):
+        if not (mo and mo["layers"][i]):
+            continue
+        p = "layers.%d." % i
+        for r in ("gate", "up", "down"):  # no dense MLP on a routing layer
+            del e[p + "mlp.%s_proj.weight" % r]
+        hid, I = m["hidden"], mo["inter"]
+        e[p + mo["router"] + ".weight"] = (mo["n_experts"], hid)
+        for x in range(mo["n_experts"]):
+            g, u, dn = (p + mo["experts"] % x + r + ".weight" for r in mo["proj"])
+            e[g], e[u], e[dn] = (I, hid), (I, hid), (hid, I)
+    return e
+
+
+def _expected_dense_names(m):
     H, KV, d, hid, I = m["n_heads"], m["kv_heads"], m["head_dim"], m["hidden"], m["intermediate"]
     e = {}
     if m["family"] == "bloom":
@@ -880,6 +918,8 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         m = dict(m, qkv_bias=False, o_bias=False, mlp_bias=False)
     if wrong.get("swap_gate_up"):
         m = dict(m, swap_gate_up=True)
+    if m.get("moe"):  # the MoE block reads the mistakes, and leaves its routing per layer here
+        m = dict(m, _wrong=wrong, _routing={})
     W = {k: v.astype(dtype) for k, v in m["w"].items()}
     ids = np.asarray(ids, dtype=np.int64)
     n = len(ids)
@@ -1113,7 +1153,39 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
            for k, v in res.items()}
     out["hidden_states"] = np.array(hs)
     out["last_hidden_state"] = last
+    if m.get("moe"):  # per layer and token the experts (best first) and their weights; None: a dense layer
+        r = m["_routing"]
+        out["moe_topk"] = [r[i][0] if i in r else None for i in range(m["n_layers"])]
+        out["moe_weights"] = [r[i][1] if i in r else None for i in range(m["n_layers"])]
+        out["moe_probs"] = [r[i][2] if i in r else None for i in range(m["n_layers"])]  # softmax of all experts
     return out
+
+
+def moe_block(m, W, p, x, act, i):
+    """A sparse MoE layer (MixtralSparseMoeBlock and its kin): router logits = gate(x); softmax over the
+    experts; the top_k largest (ties: the lower expert, as torch.topk on CPU); renormalised to sum 1 when
+    norm_topk; out = sum over the chosen experts of weight * down(act(gate x) * up x). Mistakes: moe_top1
+    (one expert fewer), moe_norm_toggle (renormalise where the model does not, or not where it does),
+    moe_expert_shift (expert e's weights read from expert e + 1)."""
+    mo, wrong = m["moe"], m.get("_wrong", {})
+    E = mo["n_experts"]
+    probs = softmax(x @ W[p + mo["router"] + ".weight"].T)  # [n][E]
+    k = mo["top_k"] - (1 if wrong.get("moe_top1") else 0)
+    top = np.argsort(-probs, axis=-1, kind="stable")[:, :k]
+    w = np.take_along_axis(probs, top, axis=-1)
+    if mo["norm_topk"] != bool(wrong.get("moe_norm_toggle")):
+        w = w / w.sum(axis=-1, keepdims=True)
+    y = np.zeros_like(x)
+    for e in range(E):
+        rows, slot = np.nonzero(top == e)
+        if not len(rows):
+            continue
+        ep = p + mo["experts"] % ((e + 1) % E if wrong.get("moe_expert_shift") else e)
+        gn, un, dn = (ep + r + ".weight" for r in mo["proj"])
+        h = activation(act, x[rows] @ W[gn].T) * (x[rows] @ W[un].T)
+        y[rows] += (h @ W[dn].T) * w[rows, slot][:, None]
+    m["_routing"][i] = (top, w, probs)
+    return y
 
 
 def _activation(name, x):
@@ -1124,6 +1196,9 @@ def _activation(name, x):
 
 
 def mlp(m, W, p, x, act):
+    mo = m.get("moe")
+    if mo and mo["layers"][int(p.split(".")[1])]:
+        return moe_block(m, W, p, x, act, int(p.split(".")[1]))
     nm = m.get("names")
     if nm:  # fc: down(act(up x + b) ) + b; gated (Cohere): down(act(gate x) * up x), no biases
         b = m["mlp_bias"]
@@ -1306,12 +1381,35 @@ def _verify(cases_dir, models_dir, dtype, forced):
                 diffs.append(diff)
             rows += 1
             print("%-30s %4d  %s" % ((name[:-5] + tag)[:30], len(case["ids"]), "  ".join("%-8.1e" % x for x in diffs)))
+            if "moe_topk" in case and "moe_topk" in out:  # the routing: the same experts, and their weights
+                other, wd = _moe_diff(case, out)
+                for key in (case["family"] + tag, "all" + tag):
+                    worst.setdefault(key, {})
+                    worst[key]["moe_other_experts"] = worst[key].get("moe_other_experts", 0) + other
+                    worst[key]["moe_weights"] = max(worst[key].get("moe_weights", 0.0), wd)
+                print("%-30s       moe: %d other experts, weights %.1e" % ("", other, wd))
     if not rows:
         raise SystemExit("no decoder cases in %s" % cases_dir)
     print("max per family:")
     for fam in sorted(worst):
         print("%-30s %4s  %s" % (fam, "", "  ".join("%-8.1e" % worst[fam].get(q, float("nan")) for q in QUANTITIES)))
     return worst
+
+
+def _moe_diff(case, out):
+    """(cells with another expert, max |weight difference| where they agree) between a case's routing and
+    OUT's; a layer dense on one side only counts all its tokens."""
+    other, worst = 0, 0.0
+    for ck, cw, ok, ow in zip(case["moe_topk"], case["moe_weights"], out["moe_topk"], out["moe_weights"]):
+        if ck is None or ok is None:
+            other += 0 if ck is None and ok is None else len(case["ids"])
+            continue
+        ck, cw = np.array(ck), np.array(cw, dtype=np.float64)
+        same = ck == ok
+        other += int((~same).sum())
+        if same.any():
+            worst = max(worst, float(np.abs(cw - ow)[same].max()))
+    return other, worst
 
 
 LIMITS = dict(attentions=2e-6, q=5e-6, k=5e-6, v=5e-6, q_rot=5e-6, k_rot=5e-6)
@@ -1332,6 +1430,7 @@ def main(argv):
         # with depth (4-layer sandwich-norm Gemma 2/3: ~1e-5), so only the per-layer run is held to
         # the shared README's tolerances
         bad = [q for q, lim in LIMITS.items() if worst["all [per layer]"][q] > lim]
+        bad += [q for q in ("moe_other_experts",) if worst["all"].get(q, 0) or worst["all [per layer]"].get(q, 0)]
         if bad:
             print("FAIL: per-layer differences beyond tolerance: %s" % ", ".join(bad))
             return 1
