@@ -736,11 +736,50 @@ static int model_trace_moe(const struct model *m, struct trace *t)
 	return 0;
 }
 
+/* A mixture of experts reads from the mapping only the experts its tokens go to: N tokens touch at
+ * most min(E, N·k) experts a layer. When those and the other weights cannot stay in this machine's
+ * memory together, every layer would page experts in and out of the file (hours instead of
+ * seconds): say so before starting, with the figures. ATTNSCOPE_MEMORY_CHECK=0 runs anyway; a size
+ * there ("8G", "500M", bytes) is the memory to stay within instead of 85 % of the machine's. */
+static int model_check_moe_memory(const struct model *m, int n, struct err *e)
+{
+	const char *env = getenv("ATTNSCOPE_MEMORY_CHECK");
+	if (m->moe.n_experts <= 0 || (env && !strcmp(env, "0")))
+		return 0;
+	double budget = 0;
+	if (env && *env) {
+		char *end;
+		budget = strtod(env, &end);
+		budget *= *end == 'K' || *end == 'k' ? 1e3 : *end == 'M' || *end == 'm' ? 1e6 : *end == 'G' || *end == 'g' ? 1e9 : 1;
+	}
+	double file = 0, all_experts = 0, used = 0;
+	for (int i = 0; i < m->st.n_files; i++)
+		file += (double)m->st.files[i].size;
+	int touched = (double)n * m->moe.top_k < m->moe.n_experts ? n * m->moe.top_k : m->moe.n_experts;
+	for (int l = 0; l < m->info.n_layers; l++) {
+		double one = (double)moe_expert_bytes(m, l);
+		all_experts += one * m->moe.n_experts;
+		used += one * touched;
+	}
+	double need = file - all_experts + used;
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	double ram = pages > 0 && page > 0 ? (double)pages * page : 0;
+	const char *whose = "ATTNSCOPE_MEMORY_CHECK allows";
+	if (budget <= 0)
+		budget = 0.85 * ram, whose = "85% of this machine's memory allows";
+	if (budget > 0 && need > budget)
+		return err_set(e, "%d tokens may route to %d of the %d experts a layer: %.3g GB of weights to hold at "
+			       "once, more than the %.3g GB %s (the file is %.3g GB); use a shorter text, or "
+			       "ATTNSCOPE_MEMORY_CHECK=0 to page experts from the disk",
+			       n, touched, m->moe.n_experts, need / 1e9, budget / 1e9, whose, file / 1e9);
+	return 0;
+}
+
 /* A trace for N tokens of this model, with its description and each layer's key window filled in. */
 static struct trace *model_new_trace(const struct model *m, int n, struct err *e)
 {
 	const struct model_info *in = &m->info;
-	if (model_check_trace_size(m, n, e) < 0)
+	if (model_check_trace_size(m, n, e) < 0 || model_check_moe_memory(m, n, e) < 0)
 		return NULL;
 	struct trace_shape shape = {in->n_layers, in->n_heads, in->n_kv_heads, in->head_dim, in->hidden, n, in->rotary,
 				    model_trace_compact(m, n)};

@@ -101,6 +101,19 @@ bool moe_tiled(const struct model *m)
 	return false;
 }
 
+size_t moe_expert_bytes(const struct model *m, int l)
+{
+	if (!moe_layer(m, l) || !m->moe.blocks || !m->moe.blocks[l].experts)
+		return 0;
+	switch (m->moe.layout) {
+	case MOE_EXPERTS_EACH: {
+		const struct moe_expert *x = &m->moe.blocks[l].experts[0];
+		return weight_bytes(&x->gate_w) + weight_bytes(&x->up_w) + weight_bytes(&x->down_w);
+	}
+	}
+	return 0;
+}
+
 void moe_free(struct model *m)
 {
 	struct moe_config *moe = &m->moe;

@@ -85,6 +85,9 @@ bool moe_tiled(const struct model *m);
  * chose are read. -1 when out of memory (OUT is NaN then, which the trace reports). */
 int moe_forward(const struct model *m, int l, const float *h, int n, float *out, int32_t *topk, float *weights);
 
+/* Bytes of the mapped file one expert of layer L reads (all its matrices), 0 on a dense layer. */
+size_t moe_expert_bytes(const struct model *m, int l);
+
 void moe_free(struct model *m);
 
 #endif
