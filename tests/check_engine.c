@@ -222,7 +222,7 @@ static void assert_traces_identical(const struct trace *a, const struct trace *b
 	ck_assert_msg(memcmp(a->attn, b->attn, L * a->n_heads * n * n * sizeof(float)) == 0, "%s: attention", what);
 	ck_assert_msg(memcmp(a->q, b->q, L * a->n_heads * n * D * sizeof(float)) == 0, "%s: queries", what);
 	ck_assert_msg(memcmp(a->k, b->k, L * a->n_kv_heads * n * D * sizeof(float)) == 0, "%s: keys", what);
-	ck_assert_msg(memcmp(a->v, b->v, L * a->n_kv_heads * n * D * sizeof(float)) == 0, "%s: values", what);
+	ck_assert_msg(memcmp(a->v, b->v, L * a->n_kv_heads * n * trace_v_dim(a) * sizeof(float)) == 0, "%s: values", what);
 	ck_assert_msg(memcmp(a->hidden_states, b->hidden_states, (L + 1) * n * a->hidden * sizeof(float)) == 0,
 		      "%s: hidden states", what);
 }
@@ -282,7 +282,7 @@ static double traces_max_diff(const struct trace *a, const struct trace *b)
 		{a->attn, b->attn, L * a->n_heads * n * n},
 		{a->q, b->q, L * a->n_heads * n * D},
 		{a->k, b->k, L * a->n_kv_heads * n * D},
-		{a->v, b->v, L * a->n_kv_heads * n * D},
+		{a->v, b->v, L * a->n_kv_heads * n * trace_v_dim(a)},
 		{a->hidden_states, b->hidden_states, (L + 1) * n * a->hidden},
 		{a->q_raw, b->q_raw, a->q_raw && b->q_raw ? L * a->n_heads * n * D : 0},
 		{a->k_raw, b->k_raw, a->k_raw && b->k_raw ? L * a->n_kv_heads * n * D : 0},

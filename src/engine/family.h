@@ -66,7 +66,13 @@
 	X(EMB_PROJ_B, "embedding_proj_bias")                                                               \
 	X(REL_EMB, "relative_embedding")                                                                   \
 	X(REL_LN_W, "relative_ln_weight")                                                                  \
-	X(REL_LN_B, "relative_ln_bias")
+	X(REL_LN_B, "relative_ln_bias")                                                                    \
+	X(Q_A_W, "q_a_weight")                                                                             \
+	X(Q_A_NORM_W, "q_a_norm_weight")                                                                   \
+	X(Q_B_W, "q_b_weight")                                                                             \
+	X(KV_A_W, "kv_a_weight")                                                                           \
+	X(KV_A_NORM_W, "kv_a_norm_weight")                                                                 \
+	X(KV_B_W, "kv_b_weight")
 
 enum family_role {
 #define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,
@@ -116,7 +122,13 @@ enum family_role {
 	X(NO_ROPE_LAYERS, "no_rope_layers")                                                                \
 	X(NO_ROPE_INTERVAL, "no_rope_layer_interval")                                                      \
 	X(USE_QK_NORM, "use_qk_norm")                                                                      \
-	X(MULTI_QUERY, "multi_query")
+	X(MULTI_QUERY, "multi_query")                                                                      \
+	X(Q_LORA_RANK, "q_lora_rank")                                                                      \
+	X(KV_LORA_RANK, "kv_lora_rank")                                                                    \
+	X(QK_NOPE_DIM, "qk_nope_head_dim")                                                                 \
+	X(QK_ROPE_DIM, "qk_rope_head_dim")                                                                 \
+	X(V_HEAD_DIM, "v_head_dim")                                                                        \
+	X(ROPE_INTERLEAVE, "rope_interleave")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -147,6 +159,11 @@ enum family_qk_norm { QK_NORM_PER_HEAD, QK_NORM_WHOLE, /* q/k RMSNorm over each 
                      QK_NORM_EACH_HEAD }; /* over each head's values with that head's own gain, one tensor
                                            * per head ({H} in its name), the family's norm kind, no bias
                                            * (StableLM's q_layernorm.norms.{H}: a LayerNorm) */
+
+enum family_attention { ATTENTION_STANDARD, /* q, k, v projections of x (separate or fused) */
+                        ATTENTION_MLA };     /* DeepSeek's multi-head latent attention (mla.c): q and k/v
+                                              * through low-rank projections, q/k heads [nope | rope] with
+                                              * one rope key shared by every head, v narrower than q/k */
 
 #define FAMILY_MAX_RULES 8
 
@@ -179,6 +196,7 @@ struct family {
 	enum family_window window;
 	enum family_rope_style rope_style; /* how rotary pairs a head's dims (rope.h) */
 	enum family_qk_norm qk_norm;     /* how q_norm_weight/k_norm_weight apply, when the family has them */
+	enum family_attention attention; /* how q, k and v are computed from the block's input */
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
 	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */
 	int position_offset;             /* learned positions: token i reads row i + offset of the table (OPT: 2,

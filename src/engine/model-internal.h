@@ -6,6 +6,7 @@
 #include "engine/family.h"
 #include "engine/fwdstages.h"
 #include "engine/hfconfig.h"
+#include "engine/mla.h"
 #include "engine/model.h"
 #include "engine/ops.h"
 #include "engine/prefix.h"
@@ -48,12 +49,19 @@ struct layer_weights {
 	struct weight down_w;         /* I→H */
 	const float *down_b;          /* [H] */
 	struct norm_weights post_mlp; /* Gemma 2/3: normalises the MLP output before the residual */
+	struct mla_weights mla;       /* family attention mla: the latent attention's projections (mla.h) */
 };
 
 /* The block as config.json and the family describe it. */
 struct arch {
 	int n_kv_heads;            /* key/value heads (GQA/MQA when fewer than the heads) */
 	int q_dim, kv_dim;         /* heads × head_dim, kv_heads × head_dim */
+	int v_dim, ctx_dim;        /* kv_heads × a value's width, heads × it (the context the output projection
+	                            * reads): kv_dim and q_dim, except under latent attention (v_head_dim) */
+	struct mla_shape mla;      /* family attention mla: its ranks and head parts */
+	int rope_offset;           /* rotary turns a head's dims from this one on (latent attention: after the
+	                            * nope dims); 0 elsewhere */
+	bool rope_deinterleave;    /* those dims are de-interleaved first (latent attention's rope_interleave) */
 	bool parallel_residual;    /* GPT-NeoX: x + attn(ln1 x) + mlp(ln2 x) */
 	float embed_scale;         /* embeddings multiplied by it (Gemma: sqrt(hidden) in float32); 0 = none */
 	float attn_scale;          /* scores multiplied by it (1/sqrt(head_dim), query_pre_attn_scalar^-0.5) */
@@ -117,6 +125,13 @@ struct model {
 	bool prefault_idle;          /* no background thread will look at promote_wanted any more */
 	bool promote_wanted, promote_started;
 };
+
+/* Bind linear ROLE (in→out, stored as the family's layout) and its bias BROLE (WEIGHT_COUNT: none) of LAYER;
+ * a norm's gain and bias. For the blocks in files of their own (mla.c) (model.c). */
+int model_bind_linear(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t in,
+		      int64_t out, struct weight *w, const float **b, struct err *e);
+int model_bind_norm(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t dim,
+		    struct norm_weights *n, struct err *e);
 
 /* Read config.json's shape and block settings into M->info and M->arch (model-config.c). */
 int model_config_read(struct model *m, const struct hfconfig *c, struct err *e);

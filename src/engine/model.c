@@ -103,8 +103,9 @@ static void model_each_weight(struct model *m, void (*fn)(struct model *m, const
 			fn(m, first[i]);
 	for (int l = 0; l < m->info.n_layers && !m->prefault_stop; l++) {
 		const struct layer_weights *w = &m->layers[l];
-		const struct weight *order[] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->out_w,
-						&w->gate_up_w, &w->gate_w, &w->up_w, &w->down_w};
+		const struct weight *order[] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->mla.q_a_w, &w->mla.q_b_w,
+						&w->mla.kv_a_w, &w->mla.kv_b_w, &w->out_w, &w->gate_up_w, &w->gate_w,
+						&w->up_w, &w->down_w};
 		for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
 			if (order[i]->data && !m->prefault_stop)
 				fn(m, order[i]);
@@ -385,13 +386,17 @@ static void model_linear_shape(const struct model *m, int64_t in, int64_t out, i
 	}
 }
 
-static int model_bind_linear(struct model *m, enum family_role wrole, enum family_role brole, int layer,
-			     int64_t in, int64_t out, struct weight *w, const float **b, struct err *e)
+int model_bind_linear(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t in,
+		      int64_t out, struct weight *w, const float **b, struct err *e)
 {
 	int64_t d0, d1;
 	model_linear_shape(m, in, out, &d0, &d1);
 	if (model_bind_matrix(m, wrole, layer, d0, d1, w, e) < 0)
 		return -1;
+	if (brole == WEIGHT_COUNT) { /* a linear without a bias role */
+		*b = NULL;
+		return 0;
+	}
 	return model_bind(m, brole, layer, 1, out, 0, b, e);
 }
 
@@ -415,8 +420,8 @@ static int model_ones(struct model *m, int64_t dim, const float **out, struct er
 }
 
 /* A norm's gain and (unless BROLE is WEIGHT_COUNT: the family has none) its bias. */
-static int model_bind_norm(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t dim,
-			   struct norm_weights *n, struct err *e)
+int model_bind_norm(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t dim,
+		    struct norm_weights *n, struct err *e)
 {
 	if (m->fam.weightless[wrole]) {
 		n->b = NULL;
@@ -462,7 +467,9 @@ static int model_bind_attention(struct model *m, int l, struct layer_weights *w,
 	const struct model_info *in = &m->info;
 	int64_t H = in->hidden, QD = m->arch.q_dim, KD = m->arch.kv_dim;
 	int rc;
-	if (m->fam.fused_qkv) {
+	if (m->fam.attention == ATTENTION_MLA) {
+		rc = mla_bind(m, l, w, e);
+	} else if (m->fam.fused_qkv) {
 		rc = model_bind_linear(m, WEIGHT_QKV_W, WEIGHT_QKV_B, l, H, QD + 2 * KD, &w->qkv_w, &w->qkv_b, e);
 	} else {
 		rc = model_bind_linear(m, WEIGHT_Q_W, WEIGHT_Q_B, l, H, QD, &w->q_w, &w->q_b, e);
@@ -479,7 +486,7 @@ static int model_bind_attention(struct model *m, int l, struct layer_weights *w,
 	} else if (rc < 0 || model_bind(m, WEIGHT_Q_NORM_W, l, 1, whole ? QD : in->head_dim, 0, &w->q_norm_w, e) < 0 ||
 		   model_bind(m, WEIGHT_K_NORM_W, l, 1, whole ? KD : in->head_dim, 0, &w->k_norm_w, e) < 0)
 		return -1;
-	return model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, QD, H, &w->out_w, &w->out_b, e);
+	return model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, m->arch.ctx_dim, H, &w->out_w, &w->out_b, e);
 }
 
 static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struct err *e)
@@ -606,7 +613,8 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 		const struct layer_weights *w = &m->layers[l];
 		bool t = m->fam.linear == LINEAR_OUT_IN;
 		m->own_threads = weight_tiled(&w->qkv_w, t) || weight_tiled(&w->q_w, t) || weight_tiled(&w->out_w, t) ||
-				 weight_tiled(&w->up_w, t) || weight_tiled(&w->gate_up_w, t) || weight_tiled(&w->down_w, t);
+				 weight_tiled(&w->up_w, t) || weight_tiled(&w->gate_up_w, t) || weight_tiled(&w->down_w, t) ||
+				 weight_tiled(&w->mla.q_b_w, t) || weight_tiled(&w->mla.kv_b_w, t);
 	}
 	if (m->fam.causal && !m->fam.positions_after_pad && !weight_present(&m->rel_emb) && gemm_rows_exact()) {
 		m->prefix = malloc(sizeof *m->prefix);
@@ -670,7 +678,7 @@ static int model_check_trace_size(const struct model *m, int n, struct err *e)
 	/* a compact trace: its cached heads, one head per forward thread, and the recorded blocks */
 	double maps = model_trace_compact(m, n) ? (TRACE_ATTN_SLOTS + 2.0) * n * n + lh * 6 * TRACE_THUMB * TRACE_THUMB
 						: lh * n * n;
-	double bytes = 4.0 * (maps + raw * (lh + lkv) * n * in->head_dim + lkv * n * in->head_dim +
+	double bytes = 4.0 * (maps + raw * (lh + lkv) * n * in->head_dim + lkv * n * in->v_dim +
 			      (L + 1.0) * n * in->hidden);
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	double limit = pages > 0 && page > 0 ? (double)pages * page / 4 : 2e9;
@@ -701,7 +709,7 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 	if (model_check_trace_size(m, n, e) < 0)
 		return NULL;
 	struct trace_shape shape = {in->n_layers, in->n_heads, in->n_kv_heads, in->head_dim, in->hidden, n, in->rotary,
-				    model_trace_compact(m, n)};
+				    model_trace_compact(m, n), in->v_dim};
 	struct trace *t = trace_new_shaped(&shape);
 	if (t && shape.compact) {
 		t->attn_fill = attnscore_trace_fill;
