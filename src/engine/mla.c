@@ -6,42 +6,6 @@
 
 #include "engine/model-internal.h"
 
-/* DeepseekV3Attention builds q_a_layernorm and kv_a_layernorm without passing rms_norm_eps: they keep
- * DeepseekV3RMSNorm's default. */
-#define MLA_NORM_EPS 1e-6
-
-int mla_bind(struct model *m, int l, struct layer_weights *w, struct err *e)
-{
-	const struct mla_shape *s = &m->arch.mla;
-	struct mla_weights *x = &w->mla;
-	int64_t H = m->info.hidden, heads = m->info.n_heads, D = s->nope + s->rope;
-	struct norm_weights qn = {0}, kvn = {0};
-	int rc;
-	if (s->q_rank > 0) {
-		const float *none = NULL;
-		rc = model_bind_linear(m, WEIGHT_Q_A_W, WEIGHT_COUNT, l, H, s->q_rank, &x->q_a_w, &none, e);
-		if (rc == 0)
-			rc = model_bind_norm(m, WEIGHT_Q_A_NORM_W, WEIGHT_COUNT, l, s->q_rank, &qn, e);
-		if (rc == 0)
-			rc = model_bind_linear(m, WEIGHT_Q_B_W, WEIGHT_COUNT, l, s->q_rank, heads * D, &x->q_b_w, &none, e);
-		if (rc == 0 && (!weight_present(&x->q_a_w) || !qn.w || !weight_present(&x->q_b_w)))
-			rc = err_set(e, "%s: q_lora_rank %d needs the family's q_a_weight, q_a_norm_weight and q_b_weight",
-				     m->info.dir, s->q_rank);
-	} else {
-		rc = model_bind_linear(m, WEIGHT_Q_W, WEIGHT_COUNT, l, H, heads * D, &w->q_w, &w->q_b, e);
-		if (rc == 0 && !weight_present(&w->q_w))
-			rc = err_set(e, "%s: q_lora_rank null needs the family's q_weight", m->info.dir);
-	}
-	const float *none = NULL;
-	if (rc < 0 || model_bind_linear(m, WEIGHT_KV_A_W, WEIGHT_COUNT, l, H, s->kv_rank + s->rope, &x->kv_a_w, &none, e) < 0 ||
-	    model_bind_norm(m, WEIGHT_KV_A_NORM_W, WEIGHT_COUNT, l, s->kv_rank, &kvn, e) < 0 ||
-	    model_bind_linear(m, WEIGHT_KV_B_W, WEIGHT_COUNT, l, s->kv_rank, heads * (s->nope + s->v), &x->kv_b_w, &none, e) < 0)
-		return -1;
-	x->q_a_norm_w = qn.w;
-	x->kv_a_norm_w = kvn.w;
-	return 0;
-}
-
 size_t mla_scratch(const struct model *m)
 {
 	const struct mla_shape *s = &m->arch.mla;

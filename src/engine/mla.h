@@ -7,7 +7,7 @@
  *   k  = [k_nope | k_pe] per head; v narrower than q/k
  * Rotary turns the rope dims of q and k only (arch rope_offset = nope), first de-interleaved where the
  * weights pair them (2i, 2i+1) (rope_interleave); the scores then go through attnscore.c as every
- * family's. Called where the q/k/v projections are computed (model_bind_attention, fwd_project). */
+ * family's. Called where the q/k/v projections are computed (fwd_project). */
 #ifndef ATTNSCOPE_MLA_H
 #define ATTNSCOPE_MLA_H
 
@@ -20,6 +20,9 @@ struct model;
 struct layer_weights;
 
 #define MLA_MAX_ROPE 1024 /* qk_rope_head_dim at most (DeepSeek-V2/V3: 64) */
+/* DeepseekV3Attention builds q_a_layernorm and kv_a_layernorm without passing rms_norm_eps: they keep
+ * DeepseekV3RMSNorm's default. */
+#define MLA_NORM_EPS 1e-6
 
 /* The shape config.json gives (q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim,
  * v_head_dim); a q/k head is nope + rope wide. */
@@ -30,7 +33,8 @@ struct mla_shape {
 	int v;
 };
 
-/* One layer's latent-attention weights (q_proj, when q_rank is 0, is the layer's q_w). */
+/* One layer's latent-attention weights (q_proj, when q_rank is 0, is the layer's q_w), bound by model.c
+ * (model_bind_attention) as every other weight. */
 struct mla_weights {
 	struct weight q_a_w;     /* H→q_rank */
 	const float *q_a_norm_w; /* [q_rank] */
@@ -39,9 +43,6 @@ struct mla_weights {
 	const float *kv_a_norm_w; /* [kv_rank] */
 	struct weight kv_b_w;    /* kv_rank→heads × (nope + v) */
 };
-
-/* Bind layer L's latent-attention weights into W (its q_w and its mla), shapes checked; -1 with E set. */
-int mla_bind(struct model *m, int l, struct layer_weights *w, struct err *e);
 
 /* Floats of scratch one row of mla_project needs. */
 size_t mla_scratch(const struct model *m);

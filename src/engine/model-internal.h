@@ -130,13 +130,6 @@ struct model {
 	bool promote_wanted, promote_started;
 };
 
-/* Bind linear ROLE (in→out, stored as the family's layout) and its bias BROLE (WEIGHT_COUNT: none) of LAYER;
- * a norm's gain and bias. For the blocks in files of their own (mla.c) (model.c). */
-int model_bind_linear(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t in,
-		      int64_t out, struct weight *w, const float **b, struct err *e);
-int model_bind_norm(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t dim,
-		    struct norm_weights *n, struct err *e);
-
 /* Read config.json's shape and block settings into M->info and M->arch (model-config.c). */
 int model_config_read(struct model *m, const struct hfconfig *c, struct err *e);
 void model_config_free(struct model *m);
