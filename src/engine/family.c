@@ -275,7 +275,8 @@ static const struct fam_value fam_norms[] = {{"layernorm", NORM_LAYER}, {"rmsnor
 static const struct fam_value fam_positions[] = {
 	{"learned", POS_LEARNED}, {"rotary", POS_ROTARY}, {"relative", POS_RELATIVE}, {"alibi", POS_ALIBI}, {NULL, 0}};
 static const struct fam_value fam_mlps[] = {{"plain", MLP_PLAIN}, {"gated", MLP_GATED}, {"moe", MLP_MOE}, {NULL, 0}};
-static const struct fam_value fam_moe_routers[] = {{"softmax_topk", MOE_ROUTER_SOFTMAX_TOPK}, {NULL, 0}};
+static const struct fam_value fam_moe_routers[] = {{"softmax_topk", MOE_ROUTER_SOFTMAX_TOPK},
+						   {"sigmoid_groups", MOE_ROUTER_SIGMOID_GROUPS}, {NULL, 0}};
 static const struct fam_value fam_moe_experts[] = {{"each", MOE_EXPERTS_EACH}, {NULL, 0}};
 static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per_head", QKV_PER_HEAD},
 						  {"grouped", QKV_GROUPED}, {NULL, 0}};

@@ -77,7 +77,11 @@
 	X(Q_B_W, "q_b_weight")                                                                             \
 	X(KV_A_W, "kv_a_weight")                                                                           \
 	X(KV_A_NORM_W, "kv_a_norm_weight")                                                                 \
-	X(KV_B_W, "kv_b_weight")
+	X(KV_B_W, "kv_b_weight")                                                                           \
+	X(MOE_SCORE_BIAS, "moe_router_score_bias")                                                         \
+	X(MOE_SHARED_GATE_W, "moe_shared_gate_weight")                                                     \
+	X(MOE_SHARED_UP_W, "moe_shared_up_weight")                                                         \
+	X(MOE_SHARED_DOWN_W, "moe_shared_down_weight")
 
 enum family_role {
 #define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,
@@ -142,7 +146,12 @@ enum family_role {
 	X(QK_NOPE_DIM, "qk_nope_head_dim")                                                                 \
 	X(QK_ROPE_DIM, "qk_rope_head_dim")                                                                 \
 	X(V_HEAD_DIM, "v_head_dim")                                                                        \
-	X(ROPE_INTERLEAVE, "rope_interleave")
+	X(ROPE_INTERLEAVE, "rope_interleave")                                                              \
+	X(MOE_GROUPS, "moe_groups")                                                                        \
+	X(MOE_TOPK_GROUPS, "moe_topk_groups")                                                              \
+	X(MOE_ROUTED_SCALE, "moe_routed_scale")                                                            \
+	X(MOE_SHARED_EXPERTS, "moe_shared_experts")                                                        \
+	X(MOE_FIRST_DENSE, "moe_first_dense")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,

@@ -402,8 +402,8 @@ static int model_bind_linear_at(struct model *m, enum family_role role, int laye
 	return model_bind_matrix_at(m, role, layer, index, d0, d1, w, e);
 }
 
-int model_bind_linear(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t in,
-		      int64_t out, struct weight *w, const float **b, struct err *e)
+static int model_bind_linear(struct model *m, enum family_role wrole, enum family_role brole, int layer,
+			     int64_t in, int64_t out, struct weight *w, const float **b, struct err *e)
 {
 	int64_t d0, d1;
 	model_linear_shape(m, in, out, &d0, &d1);
@@ -436,8 +436,8 @@ static int model_ones(struct model *m, int64_t dim, const float **out, struct er
 }
 
 /* A norm's gain and (unless BROLE is WEIGHT_COUNT: the family has none) its bias. */
-int model_bind_norm(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t dim,
-		    struct norm_weights *n, struct err *e)
+static int model_bind_norm(struct model *m, enum family_role wrole, enum family_role brole, int layer, int64_t dim,
+			   struct norm_weights *n, struct err *e)
 {
 	if (m->fam.weightless[wrole]) {
 		n->b = NULL;
@@ -478,13 +478,47 @@ static int model_bind_each_head(struct model *m, enum family_role role, int laye
 	return 0;
 }
 
+/* Layer L's latent-attention weights (family attention mla, mla.h) into W: q_a/q_a norm/q_b, or q_proj
+ * when q_lora_rank is null; kv_a, its norm, kv_b; shapes from the ranks and head parts. */
+static int model_bind_mla(struct model *m, int l, struct layer_weights *w, struct err *e)
+{
+	const struct mla_shape *s = &m->arch.mla;
+	struct mla_weights *x = &w->mla;
+	int64_t H = m->info.hidden, heads = m->info.n_heads, D = s->nope + s->rope;
+	struct norm_weights qn = {0}, kvn = {0};
+	int rc;
+	if (s->q_rank > 0) {
+		const float *none = NULL;
+		rc = model_bind_linear(m, WEIGHT_Q_A_W, WEIGHT_COUNT, l, H, s->q_rank, &x->q_a_w, &none, e);
+		if (rc == 0)
+			rc = model_bind_norm(m, WEIGHT_Q_A_NORM_W, WEIGHT_COUNT, l, s->q_rank, &qn, e);
+		if (rc == 0)
+			rc = model_bind_linear(m, WEIGHT_Q_B_W, WEIGHT_COUNT, l, s->q_rank, heads * D, &x->q_b_w, &none, e);
+		if (rc == 0 && (!weight_present(&x->q_a_w) || !qn.w || !weight_present(&x->q_b_w)))
+			rc = err_set(e, "%s: q_lora_rank %d needs the family's q_a_weight, q_a_norm_weight and q_b_weight",
+				     m->info.dir, s->q_rank);
+	} else {
+		rc = model_bind_linear(m, WEIGHT_Q_W, WEIGHT_COUNT, l, H, heads * D, &w->q_w, &w->q_b, e);
+		if (rc == 0 && !weight_present(&w->q_w))
+			rc = err_set(e, "%s: q_lora_rank null needs the family's q_weight", m->info.dir);
+	}
+	const float *none = NULL;
+	if (rc < 0 || model_bind_linear(m, WEIGHT_KV_A_W, WEIGHT_COUNT, l, H, s->kv_rank + s->rope, &x->kv_a_w, &none, e) < 0 ||
+	    model_bind_norm(m, WEIGHT_KV_A_NORM_W, WEIGHT_COUNT, l, s->kv_rank, &kvn, e) < 0 ||
+	    model_bind_linear(m, WEIGHT_KV_B_W, WEIGHT_COUNT, l, s->kv_rank, heads * (s->nope + s->v), &x->kv_b_w, &none, e) < 0)
+		return -1;
+	x->q_a_norm_w = qn.w;
+	x->kv_a_norm_w = kvn.w;
+	return 0;
+}
+
 static int model_bind_attention(struct model *m, int l, struct layer_weights *w, struct err *e)
 {
 	const struct model_info *in = &m->info;
 	int64_t H = in->hidden, QD = m->arch.q_dim, KD = m->arch.kv_dim;
 	int rc;
 	if (m->fam.attention == ATTENTION_MLA) {
-		rc = mla_bind(m, l, w, e);
+		rc = model_bind_mla(m, l, w, e);
 	} else if (m->fam.fused_qkv) {
 		rc = model_bind_linear(m, WEIGHT_QKV_W, WEIGHT_QKV_B, l, H, QD + 2 * KD, &w->qkv_w, &w->qkv_b, e);
 	} else {
@@ -508,8 +542,11 @@ static int model_bind_attention(struct model *m, int l, struct layer_weights *w,
 static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struct err *e)
 {
 	int64_t H = m->info.hidden, I = m->info.intermediate;
-	if (moe_layer(m, l)) /* a mixture of experts: its router and experts (moe.c) */
-		return moe_bind(m, l, model_bind_linear_at, e);
+	if (moe_layer(m, l)) { /* a mixture of experts: its router and experts (moe.c), its router's score bias */
+		if (moe_bind(m, l, model_bind_linear_at, e) < 0)
+			return -1;
+		return model_bind(m, WEIGHT_MOE_SCORE_BIAS, l, 1, m->moe.n_experts, 0, &m->moe.blocks[l].score_bias, e);
+	}
 	if (m->fam.mlp != MLP_PLAIN && m->fam.n_names[WEIGHT_MLP_GATE_UP_W]) {
 		int64_t d0, d1;
 		model_linear_shape(m, H, 2 * I, &d0, &d1);
