@@ -314,6 +314,7 @@ START_TEST(test_prefix_reuse)
 		{"gpt2-mini", true}, {"llama-gqa", true}, {"mistral-window", true}, {"gemma2-softcap", true},
 		{"gemma3-local", true}, {"neox-parallel", true}, {"llama-rope-dynamic", true}, {"bert-mini", false},
 		{"mixtral-moe", true},
+		{"deepseek-mla", true}, /* latent attention: values narrower than q/k */
 	};
 	const char *texts[] = {
 		"The cat sat on the mat",
