@@ -525,6 +525,14 @@ MODELS.append(
          note="Mixtral: every layer a sparse MoE of 4 SwiGLU experts (block_sparse_moe.experts.N.w1/w3/w2, 32 "
               "wide), router block_sparse_moe.gate (gain 4), softmax -> top-2 -> renormalised to sum 1; "
               "`model.` prefix and an untied lm_head"))
+MODELS.append(
+    dict(name="olmoe-moe", family="olmoe", seed=463, tok=BB, dtype="F16", naming="base", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=16,
+                  num_hidden_layers=2, num_experts=8, num_experts_per_tok=2, norm_topk_prob=False),
+         mistakes=["rope_interleaved", "moe_norm_toggle", "moe_top1", "qk_norm_per_head"],
+         note="OLMoE: every layer a sparse MoE of 8 SwiGLU experts (mlp.experts.N.gate/up/down_proj, 16 wide), "
+              "router mlp.gate (gain 4), softmax -> top-2, NOT renormalised (norm_topk_prob false); OLMo 2's "
+              "whole-projection q/k RMSNorm in Llama's pre-norm block; 4 / 2 heads"))
 BASE_CFG["olmo2"] = dict(architectures=["Olmo2ForCausalLM"], attention_bias=False, attention_dropout=0.0,
                          bos_token_id=None, eos_token_id=512, hidden_act="silu", initializer_range=0.02,
                          max_position_embeddings=4096, model_type="olmo2", pad_token_id=1, rms_norm_eps=1e-6,
@@ -557,6 +565,13 @@ BASE_CFG["mixtral"] = dict(architectures=["MixtralForCausalLM"], attention_dropo
                            model_type="mixtral", num_experts_per_tok=2, num_local_experts=8, output_router_logits=False,
                            rms_norm_eps=1e-5, rope_theta=1e6, router_aux_loss_coef=0.02, router_jitter_noise=0.0,
                            sliding_window=None, tie_word_embeddings=False, use_cache=True)
+
+
+BASE_CFG["olmoe"] = dict(architectures=["OlmoeForCausalLM"], attention_bias=False, attention_dropout=0.0, clip_qkv=None,
+                         eos_token_id=512, hidden_act="silu", initializer_range=0.02, max_position_embeddings=4096,
+                         model_type="olmoe", norm_topk_prob=False, num_experts=64, num_experts_per_tok=8,
+                         output_router_logits=False, pad_token_id=1, rms_norm_eps=1e-5, rope_scaling=None,
+                         rope_theta=10000.0, router_aux_loss_coef=0.01, tie_word_embeddings=False, use_cache=True)
 
 
 BASE_CFG["opt"] = dict(_remove_final_layer_norm=False, activation_dropout=0.0, activation_function="relu",
