@@ -196,6 +196,12 @@ seed("fuzz_modeldir", bytes([25]) + cfg)
 for change in ({"norm_topk_prob": False}, {"num_experts_per_tok": 4}, {"num_local_experts": 5},
                {"num_experts_per_tok": 5}, {"sliding_window": 4}):
     seed("fuzz_modeldir", bytes([25]) + js(dict(json.loads(cfg), **change)))
+# OLMoE (selector 26): as is (not renormalised); norm_topk_prob true; clip_qkv (refused by name); 4 KV heads
+# (k_proj and k_norm then 32 wide: a shape error); top-8 of 8 experts
+cfg = read("tests", "data", "models", "olmoe-moe", "config.json")
+seed("fuzz_modeldir", bytes([26]) + cfg)
+for change in ({"norm_topk_prob": True}, {"clip_qkv": 2.0}, {"num_key_value_heads": 4}, {"num_experts_per_tok": 8}):
+    seed("fuzz_modeldir", bytes([26]) + js(dict(json.loads(cfg), **change)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")
