@@ -34,7 +34,8 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       [21] = "olmo3-yarn",
 				       [22] = "bigcode-mqa",
 				       [25] = "mixtral-moe",
-				       [26] = "olmoe-moe"};
+				       [26] = "olmoe-moe",
+				       [27] = "qwen3moe-dense"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
 	{"model.safetensors", "vocab.txt", NULL},
@@ -62,6 +63,7 @@ static const char *const linked[][3] = {
 	[22] = {"model.safetensors", "tokenizer.json", NULL}, /* bigcode-mqa */
 	[25] = {"model.safetensors", "tokenizer.json", NULL}, /* mixtral-moe */
 	[26] = {"model.safetensors", "tokenizer.json", NULL}, /* olmoe-moe */
+	[27] = {"model.safetensors", "tokenizer.json", NULL}, /* qwen3moe-dense */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};

@@ -202,6 +202,15 @@ cfg = read("tests", "data", "models", "olmoe-moe", "config.json")
 seed("fuzz_modeldir", bytes([26]) + cfg)
 for change in ({"norm_topk_prob": True}, {"clip_qkv": 2.0}, {"num_key_value_heads": 4}, {"num_experts_per_tok": 8}):
     seed("fuzz_modeldir", bytes([26]) + js(dict(json.loads(cfg), **change)))
+# Qwen3-MoE (selector 27): as is (layer 0 routes, layer 1 dense by mlp_only_layers); decoder_sparse_step 2 and
+# an empty mlp_only_layers (the other layers' tensors are missing: errors); mlp_only_layers naming no layer
+# (ignored, as transformers does: layer 1 then routes, a missing tensor); norm_topk_prob false;
+# use_sliding_window (refused by name); experts wider than the file's
+cfg = read("tests", "data", "models", "qwen3moe-dense", "config.json")
+seed("fuzz_modeldir", bytes([27]) + cfg)
+for change in ({"decoder_sparse_step": 2}, {"mlp_only_layers": []}, {"mlp_only_layers": [5]}, {"norm_topk_prob": False},
+               {"use_sliding_window": True}, {"moe_intermediate_size": 32}):
+    seed("fuzz_modeldir", bytes([27]) + js(dict(json.loads(cfg), **change)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")
