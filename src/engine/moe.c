@@ -50,8 +50,9 @@ int moe_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	} else {
 		inter = m->info.intermediate; /* Mixtral: the experts are intermediate_size wide */
 	}
+	/* a step past the last layer leaves every layer dense, as in transformers (0 divides by zero there) */
 	if ((hfconfig_has(c, f, SET_MOE_SPARSE_STEP) || f->defaults[SET_MOE_SPARSE_STEP]) &&
-	    hfconfig_int(c, f, SET_MOE_SPARSE_STEP, 1, m->info.n_layers > 1 ? m->info.n_layers : 1, &step, e) < 0)
+	    hfconfig_int(c, f, SET_MOE_SPARSE_STEP, 1, 1L << 30, &step, e) < 0)
 		return -1;
 	moe->router = (enum moe_router)f->moe_router;
 	moe->layout = (enum moe_experts)f->moe_experts;
