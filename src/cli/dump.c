@@ -208,6 +208,16 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 			fprintf(out, h ? ", %.9g" : "%.9g", t->alibi[h]);
 		fputc(']', out);
 	}
+	if (t->sinks) { /* learned sinks (gpt-oss): per layer and head, the logit each row's softmax also ran over */
+		fputs(", \"sinks\": [", out);
+		for (int l = 0; l < t->n_layers; l++) {
+			fputs(l ? ", [" : "[", out);
+			for (int h = 0; h < t->n_heads; h++)
+				fprintf(out, h ? ", %.9g" : "%.9g", t->sinks[(size_t)l * t->n_heads + h]);
+			fputc(']', out);
+		}
+		fputc(']', out);
+	}
 	fputs("},\n", out);
 	fputs("\"tokens\": [", out);
 	dump_strings(out, t->tokens, t->n);

@@ -66,7 +66,8 @@
 	X(EMB_PROJ_B, "embedding_proj_bias")                                                               \
 	X(REL_EMB, "relative_embedding")                                                                   \
 	X(REL_LN_W, "relative_ln_weight")                                                                  \
-	X(REL_LN_B, "relative_ln_bias")
+	X(REL_LN_B, "relative_ln_bias")                                                                    \
+	X(ATTN_SINKS, "attention_sinks")
 
 enum family_role {
 #define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,

@@ -479,6 +479,8 @@ static int model_bind_attention(struct model *m, int l, struct layer_weights *w,
 	} else if (rc < 0 || model_bind(m, WEIGHT_Q_NORM_W, l, 1, whole ? QD : in->head_dim, 0, &w->q_norm_w, e) < 0 ||
 		   model_bind(m, WEIGHT_K_NORM_W, l, 1, whole ? KD : in->head_dim, 0, &w->k_norm_w, e) < 0)
 		return -1;
+	if (model_bind(m, WEIGHT_ATTN_SINKS, l, 1, in->n_heads, 0, &w->sinks, e) < 0)
+		return -1;
 	return model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, QD, H, &w->out_w, &w->out_b, e);
 }
 
@@ -739,6 +741,16 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 			return NULL;
 		}
 		memcpy(t->nope, a->layer_nope, (size_t)in->n_layers * sizeof *t->nope);
+	}
+	if (m->fam.n_names[WEIGHT_ATTN_SINKS]) { /* sinks ride on the trace: every score pipeline and view sees them */
+		if (!(t->sinks = malloc((size_t)in->n_layers * in->n_heads * sizeof *t->sinks))) {
+			trace_free(t);
+			err_set(e, "out of memory for a trace of %d tokens", n);
+			return NULL;
+		}
+		for (int l = 0; l < in->n_layers; l++) /* a layer without the tensor (optional): a sink of weight 0 */
+			for (int h = 0; h < in->n_heads; h++)
+				t->sinks[(size_t)l * in->n_heads + h] = m->layers[l].sinks ? m->layers[l].sinks[h] : -INFINITY;
 	}
 	for (int l = 0; l < in->n_layers; l++) /* the multiplier fwd_attention applies, for the views */
 		t->score_scale[l] = m->scale_by_inverse_layer ? a->attn_scale / (float)(l + 1) : a->attn_scale;
