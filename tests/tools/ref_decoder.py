@@ -1078,6 +1078,8 @@ QUANTITIES = ("attentions", "q", "k", "v", "q_rot", "k_rot", "context", "hidden_
 
 def config_summary(m, n):
     """The `config` object of a case (the shared reference's keys, plus inv_freq per layer)."""
+    if m["family"] == "gpt_oss":
+        return gpt_oss_config_summary(m, n)
     L = m["n_layers"]
     norm = {"rmsnorm": "rmsnorm (x / rms * w)", "rmsnorm_1p": "rmsnorm_1p (x / rms * (1 + w))",
             "layernorm": "layernorm", "layernorm_nobias": "layernorm without bias",
@@ -1184,7 +1186,7 @@ def gpt_oss_settings(cfg):
     d = c["head_dim"]
     s = dict(family="gpt_oss", n_layers=L, n_heads=H, kv_heads=KV, hidden=c["hidden_size"], head_dim=d,
              intermediate=c["intermediate_size"], vocab_size=c["vocab_size"],
-             max_positions=c["max_position_embeddings"], eps=c["rms_norm_eps"], scaling=d ** -0.5,
+             max_positions=c["max_position_embeddings"], eps=c["rms_norm_eps"], scaling=d ** -0.5, norm="rmsnorm",
              windows=[c["sliding_window"] if k == "sliding_attention" else None for k in kinds],
              rotary_dim=d, rope=[dict(theta=float(c["rope_theta"]), scaling=rs)] * L,
              rope_max_positions=c["max_position_embeddings"], n_experts=c["num_local_experts"],
@@ -1249,7 +1251,8 @@ def gpt_oss_expected(m):
 def gpt_oss_forward(m, ids, dtype=np.float64, layer_inputs=None, **wrong):
     """forward() for gpt-oss; also returns sinks [L][H], router_logits [L][n][E], router_topk [L][n][k].
     WRONG: sinks_off (no sink logit), renormalise (rows divided by their sum after the sink is dropped),
-    no_interleave (gate = first I columns, up = the last I), truncate (YaRN with floor/ceil)."""
+    no_interleave (gate = first I columns, up = the last I), truncate (YaRN with floor/ceil), no_clamp
+    (SwiGLU without swiglu_limit), windows (a window per layer instead of layer_types')."""
     W = {k: np.asarray(v).astype(dtype) for k, v in m["w"].items()}
     ids = np.asarray(ids, dtype=np.int64)
     n = len(ids)
@@ -1296,8 +1299,9 @@ def gpt_oss_forward(m, ids, dtype=np.float64, layer_inputs=None, **wrong):
         scores = np.einsum("hid,hjd->hij", q_rot, k_rot[kv_of]) * dtype(m["scaling"])
         qi, kj = np.arange(n)[:, None], np.arange(n)[None, :]
         visible = kj <= qi
-        if m["windows"][i] is not None:
-            visible &= kj > qi - m["windows"][i]
+        win = wrong["windows"][i] if wrong.get("windows") is not None else m["windows"][i]
+        if win is not None:
+            visible &= kj > qi - win  # the W keys i-W+1 .. i
         scores = np.where(visible, scores, -np.inf)
         sink = W[p + "self_attn.sinks"]
         if wrong.get("sinks_off"):
@@ -1328,8 +1332,9 @@ def gpt_oss_forward(m, ids, dtype=np.float64, layer_inputs=None, **wrong):
                 gate, up = gu[:, :I], gu[:, I:]
             else:
                 gate, up = gu[:, 0::2], gu[:, 1::2]
-            gate = np.minimum(gate, dtype(m["limit"]))
-            up = np.clip(up, -dtype(m["limit"]), dtype(m["limit"]))
+            if not wrong.get("no_clamp"):
+                gate = np.minimum(gate, dtype(m["limit"]))
+                up = np.clip(up, -dtype(m["limit"]), dtype(m["limit"]))
             glu = gate / (1 + np.exp(-gate * dtype(m["alpha"])))  # gate * sigmoid(alpha * gate)
             y = ((up + 1) * glu) @ dn_all[ex] + W[p + "mlp.experts.down_proj_bias"][ex]
             np.add.at(out, rows, y * wts[rows, slot][:, None])
@@ -1345,6 +1350,26 @@ def gpt_oss_forward(m, ids, dtype=np.float64, layer_inputs=None, **wrong):
     out["hidden_states"] = np.array(hs)
     out["last_hidden_state"] = last
     return out
+
+
+def gpt_oss_config_summary(m, n):
+    """The `config` object of a gpt-oss case, in the shared reference's keys."""
+    rs = m["rope"][0]
+    inv, att = inv_freq(rs, m["rotary_dim"], m["rope_max_positions"], n)
+    kinds = ["sliding_attention" if w is not None else "full_attention" for w in m["windows"]]
+    win = [w for w in m["windows"] if w is not None]
+    return {"num_layers": m["n_layers"], "num_heads": m["n_heads"], "num_kv_heads": m["kv_heads"],
+            "head_dim": m["head_dim"], "hidden_size": m["hidden"], "intermediate_size": m["intermediate"],
+            "vocab_size": m["vocab_size"], "max_positions": m["max_positions"], "layer_norm_eps": m["eps"],
+            "norm": "rmsnorm (x / rms * w)",
+            "rope": {"theta": rs["theta"], "rotary_dim": m["rotary_dim"], "scaling": rs["scaling"],
+                     "style": "rotate_half (GPT-NeoX): dims i and i+rotary_dim/2 form a pair",
+                     "inv_freq_per_layer": [[float(F32(x)) for x in inv]] * m["n_layers"],
+                     "attention_factor_per_layer": [att] * m["n_layers"]},
+            "attention": {"scaling": m["scaling"], "softcap": None, "sliding_window": win[0] if win else None,
+                          "layer_types": kinds, "qkv_bias": m["attention_bias"], "sinks": True},
+            "moe": {"num_experts": m["n_experts"], "top_k": m["top_k"], "intermediate_size": m["intermediate"],
+                    "swiglu_limit": m["limit"], "alpha": m["alpha"]}}
 
 
 def gpt_oss_extra_diffs(case, out):
