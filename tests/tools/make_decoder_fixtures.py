@@ -935,7 +935,9 @@ def make_case(spec, model, case):
     fields += ['"%s": %s' % (q, _nested(out[q])) for q in R.QUANTITIES]
     if model["family"] == "gpt_oss":  # the shared reference's extra keys: sinks, routing ([L][batch 1][n][E])
         fields += ['"sinks": %s' % _nested(out["sinks"]), '"router_logits": %s' % _nested(out["router_logits"][:, None]),
-                   '"router_topk": %s' % json.dumps(out["router_topk"].tolist())]
+                   '"router_topk": %s' % json.dumps(out["router_topk"].tolist()),
+                   '"moe_topk": %s' % json.dumps(out["router_topk"].tolist()),  # check_engine's routing keys
+                   '"moe_weights": %s' % _nested(out["router_weights"])]
     path = os.path.join(CASES_DIR, "%s--%s.json" % (spec["name"], case))
     with open(path, "w", encoding="utf-8") as f:
         f.write("{" + ",\n ".join(fields) + "}\n")

@@ -1249,7 +1249,8 @@ def gpt_oss_expected(m):
 
 
 def gpt_oss_forward(m, ids, dtype=np.float64, layer_inputs=None, **wrong):
-    """forward() for gpt-oss; also returns sinks [L][H], router_logits [L][n][E], router_topk [L][n][k].
+    """forward() for gpt-oss; also returns sinks [L][H], router_logits [L][n][E], router_topk [L][n][k]
+    (torch.topk's order) and router_weights [L][n][k] (the softmax of those k logits).
     WRONG: sinks_off (no sink logit), renormalise (rows divided by their sum after the sink is dropped),
     no_interleave (gate = first I columns, up = the last I), truncate (YaRN with floor/ceil), no_clamp
     (SwiGLU without swiglu_limit), windows (a window per layer instead of layer_types')."""
@@ -1273,7 +1274,7 @@ def gpt_oss_forward(m, ids, dtype=np.float64, layer_inputs=None, **wrong):
     x = W["embed_tokens.weight"][ids]
     hs = [x]
     res = {k: [] for k in ("attentions", "q", "k", "v", "q_rot", "k_rot", "context", "inv_freq", "attention_factor",
-                           "sinks", "router_logits", "router_topk")}
+                           "sinks", "router_logits", "router_topk", "router_weights")}
     for i in range(m["n_layers"]):
         p = "layers.%d." % i
         if layer_inputs is not None:
@@ -1341,7 +1342,7 @@ def gpt_oss_forward(m, ids, dtype=np.float64, layer_inputs=None, **wrong):
         x = x + out
         for key, val in (("attentions", probs), ("q", q), ("k", k), ("v", v), ("q_rot", q_rot), ("k_rot", k_rot),
                          ("context", ctx), ("inv_freq", inv), ("attention_factor", att), ("sinks", sink),
-                         ("router_logits", logits), ("router_topk", topk)):
+                         ("router_logits", logits), ("router_topk", topk), ("router_weights", wts)):
             res[key].append(val)
         hs.append(x)
     last = rms(x, "norm.weight")
