@@ -352,7 +352,7 @@ MODELS.append(
          cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=32,
                   num_hidden_layers=2, sliding_window=3, swiglu_limit=1.5,
                   layer_types=["sliding_attention", "full_attention"]),
-         mistakes=["sinks_off", "renormalise", "no_interleave", "no_window", "no_clamp"],
+         mistakes=["sinks_off", "renormalise", "no_interleave", "no_window", "no_clamp", "truncate"],
          note="gpt-oss: a learned sink logit per head in every softmax (rows sum to less than 1), layer 0 sliding "
               "(window 3), layer 1 full, YaRN (factor 32, truncate false) on both, q/k/v/o biases, GQA 4/2; "
               "top-2 of 4 experts (router with bias, softmax of the 2 logits), gate_up_proj columns interleaved "
