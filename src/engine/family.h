@@ -72,6 +72,13 @@
 	X(MOE_GATE_W, "moe_expert_gate_weight")                                                            \
 	X(MOE_UP_W, "moe_expert_up_weight")                                                                \
 	X(MOE_DOWN_W, "moe_expert_down_weight")                                                            \
+	X(MOE_ROUTER_B, "moe_router_bias")                                                                 \
+	X(MOE_GATE_UP_BLOCKS, "moe_expert_gate_up_blocks")                                                 \
+	X(MOE_GATE_UP_SCALES, "moe_expert_gate_up_scales")                                                 \
+	X(MOE_GATE_UP_B, "moe_expert_gate_up_bias")                                                        \
+	X(MOE_DOWN_BLOCKS, "moe_expert_down_blocks")                                                       \
+	X(MOE_DOWN_SCALES, "moe_expert_down_scales")                                                       \
+	X(MOE_DOWN_B, "moe_expert_down_bias")                                                            \
 	X(ATTN_SINKS, "attention_sinks")
 
 enum family_role {
@@ -131,7 +138,9 @@ enum family_role {
 	X(NORM_TOPK_PROB, "norm_topk_prob")                                                                \
 	X(MOE_INTERMEDIATE, "moe_intermediate")                                                            \
 	X(MOE_SPARSE_STEP, "moe_sparse_step")                                                              \
-	X(MOE_DENSE_LAYERS, "moe_dense_layers")
+	X(MOE_DENSE_LAYERS, "moe_dense_layers")                                                            \
+	X(SWIGLU_LIMIT, "swiglu_limit")                                                                    \
+	X(QUANTIZATION, "quantization")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,

@@ -500,11 +500,24 @@ static int model_bind_attention(struct model *m, int l, struct layer_weights *w,
 	return model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, QD, H, &w->out_w, &w->out_b, e);
 }
 
+/* The tensor of ROLE of LAYER for moe.c, whatever its dtype and shape (moe.c checks them: MXFP4's U8
+ * blocks and scales, its [E][2I] biases); missing, an error naming it. */
+static int model_moe_tensor(struct model *m, enum family_role role, int layer, const struct st_tensor **t,
+			    struct err *e)
+{
+	char tried[512];
+	*t = model_find_head(m, role, layer, -1, tried, sizeof tried);
+	if (*t)
+		return 0;
+	return err_set(e, "%s: missing tensor '%s' (%s of layer %d)", m->st.n_files ? m->st.files[0].path : m->info.dir,
+		       tried, family_role_key(role), layer);
+}
+
 static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struct err *e)
 {
 	int64_t H = m->info.hidden, I = m->info.intermediate;
 	if (moe_layer(m, l)) /* a mixture of experts: its router and experts (moe.c) */
-		return moe_bind(m, l, model_bind_linear_at, e);
+		return moe_bind(m, l, model_bind_linear_at, model_moe_tensor, e);
 	if (m->fam.mlp != MLP_PLAIN && m->fam.n_names[WEIGHT_MLP_GATE_UP_W]) {
 		int64_t d0, d1;
 		model_linear_shape(m, H, 2 * I, &d0, &d1);
