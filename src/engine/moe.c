@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,9 +104,14 @@ bool moe_layer(const struct model *m, int l)
 static int moe_floats(const struct st_tensor *t, int64_t d0, int64_t d1, float **out, struct err *e)
 {
 	int ndim = d1 ? 2 : 1;
-	if (t->ndim != ndim || t->shape[0] != d0 || (d1 && t->shape[1] != d1))
-		return err_set(e, "%s: tensor '%s' is not [%lld%s%.0lld%s] as config.json says", t->file, t->name,
-			       (long long)d0, d1 ? ", " : "", (long long)d1, "");
+	if (t->ndim != ndim || t->shape[0] != d0 || (d1 && t->shape[1] != d1)) {
+		char want[64];
+		if (d1)
+			snprintf(want, sizeof want, "[%lld, %lld]", (long long)d0, (long long)d1);
+		else
+			snprintf(want, sizeof want, "[%lld]", (long long)d0);
+		return err_set(e, "%s: tensor '%s' is not %s as config.json says", t->file, t->name, want);
+	}
 	if (t->dtype != ST_F32 && t->dtype != ST_F16 && t->dtype != ST_BF16)
 		return err_set(e, "%s: tensor '%s' has dtype %s; expected F32, F16 or BF16", t->file, t->name, t->dtype_name);
 	size_t count = (size_t)d0 * (size_t)(d1 ? d1 : 1);
@@ -300,12 +306,12 @@ int moe_forward(const struct model *m, int l, const float *h, int n, float *out,
 			moe_swiglu_clamped(mid, cnt, I, moe->swiglu_limit, act);
 			mxfp4_linear(&b->down, x, act, cnt, b->down_b + (size_t)x * H, ys, H, tile);
 		} else {
-		const struct moe_expert *ex = &b->experts[x];
-		/* gate | up side by side (rows 2I wide), act(gate) · up, then down */
-		weight_linear(m->cache, xs, cnt, H, I, &ex->gate_w, t, NULL, mid, 2 * I);
-		weight_linear(m->cache, xs, cnt, H, I, &ex->up_w, t, NULL, mid + I, 2 * I);
-		ops_gated(m->act, mid, mid + I, cnt, I, 2 * I, act);
-		weight_linear(m->cache, act, cnt, I, H, &ex->down_w, t, NULL, ys, H);
+			const struct moe_expert *ex = &b->experts[x];
+			/* gate | up side by side (rows 2I wide), act(gate) · up, then down */
+			weight_linear(m->cache, xs, cnt, H, I, &ex->gate_w, t, NULL, mid, 2 * I);
+			weight_linear(m->cache, xs, cnt, H, I, &ex->up_w, t, NULL, mid + I, 2 * I);
+			ops_gated(m->act, mid, mid + I, cnt, I, 2 * I, act);
+			weight_linear(m->cache, act, cnt, I, H, &ex->down_w, t, NULL, ys, H);
 		}
 		for (int r = 0; r < cnt; r++) { /* expert_out * weight, then index_add_ into the output */
 			float *o = out + (size_t)tok[r] * H;

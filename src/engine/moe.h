@@ -51,7 +51,7 @@ struct moe_expert {
 
 /* One MoE layer's weights. */
 struct moe_block {
-	struct weight router_w;      /* H→n_experts: the router ("gate") Linear, no bias */
+	struct weight router_w;      /* H→n_experts: the router ("gate") Linear (its bias: router_b) */
 	struct moe_expert *experts;  /* [n_experts] */
 	/* moe_experts fused_mxfp4 (gpt-oss); experts NULL then */
 	float *router_b;             /* [n_experts] the router's bias (owned: converted at load) */
