@@ -36,7 +36,10 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       [23] = "falcon-gqa",
 				       [24] = "falcon-alibi",
 				       [25] = "mixtral-moe",
-				       [28] = "gptoss-sinks"};
+				       [26] = "olmoe-moe",
+				       [27] = "qwen3moe-dense",
+				       [28] = "gptoss-sinks",
+				       [29] = "deepseek-mla"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
 	{"model.safetensors", "vocab.txt", NULL},
@@ -65,7 +68,10 @@ static const char *const linked[][3] = {
 	[23] = {"model.safetensors", "tokenizer.json", NULL}, /* falcon-gqa */
 	[24] = {"model.safetensors", "tokenizer.json", NULL}, /* falcon-alibi */
 	[25] = {"model.safetensors", "tokenizer.json", NULL}, /* mixtral-moe */
+	[26] = {"model.safetensors", "tokenizer.json", NULL}, /* olmoe-moe */
+	[27] = {"model.safetensors", "tokenizer.json", NULL}, /* qwen3moe-dense */
 	[28] = {"model.safetensors", "tokenizer.json", NULL}, /* gptoss-sinks */
+	[29] = {"model.safetensors", "tokenizer.json", NULL}, /* deepseek-mla */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};

@@ -51,6 +51,11 @@ int mxfp4_bind(const struct st_tensor *blocks, const struct st_tensor *scales, i
 	return 0;
 }
 
+size_t mxfp4_expert_bytes(const struct mxfp4 *w)
+{
+	return (size_t)w->rows * (size_t)w->cols / 2 + (size_t)w->rows * (size_t)(w->cols / MXFP4_BLOCK);
+}
+
 void mxfp4_rows(const struct mxfp4 *w, int64_t expert, int64_t r0, int64_t nr, float *dst)
 {
 	int64_t g = w->cols / MXFP4_BLOCK;

@@ -10,6 +10,7 @@
 #ifndef ATTNSCOPE_MXFP4_H
 #define ATTNSCOPE_MXFP4_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -30,6 +31,9 @@ struct mxfp4 {
  * of 32) and describe them in *OUT; an error names the tensor and what it should be. */
 int mxfp4_bind(const struct st_tensor *blocks, const struct st_tensor *scales, int64_t experts, int64_t rows,
 	       int64_t cols, struct mxfp4 *out, struct err *e);
+
+/* Bytes one of W's matrices takes in the file: half a byte a value, a byte of scale per 32. */
+size_t mxfp4_expert_bytes(const struct mxfp4 *w);
 
 /* Rows R0 .. R0+NR-1 of matrix EXPERT as float32 into DST [nr][cols]. */
 void mxfp4_rows(const struct mxfp4 *w, int64_t expert, int64_t r0, int64_t nr, float *dst);
