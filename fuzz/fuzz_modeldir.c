@@ -38,6 +38,7 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       [25] = "mixtral-moe",
 				       [26] = "olmoe-moe",
 				       [27] = "qwen3moe-dense",
+				       [28] = "gptoss-sinks",
 				       [29] = "deepseek-mla"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
@@ -69,6 +70,7 @@ static const char *const linked[][3] = {
 	[25] = {"model.safetensors", "tokenizer.json", NULL}, /* mixtral-moe */
 	[26] = {"model.safetensors", "tokenizer.json", NULL}, /* olmoe-moe */
 	[27] = {"model.safetensors", "tokenizer.json", NULL}, /* qwen3moe-dense */
+	[28] = {"model.safetensors", "tokenizer.json", NULL}, /* gptoss-sinks */
 	[29] = {"model.safetensors", "tokenizer.json", NULL}, /* deepseek-mla */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",

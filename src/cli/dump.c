@@ -245,6 +245,16 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 		if (t->alibi_scale != 1.0f) /* Falcon: the bias is alibi_scale · slope · key position */
 			fprintf(out, ", \"alibi_scale\": %.9g", t->alibi_scale);
 	}
+	if (t->sinks) { /* learned sinks (gpt-oss): per layer and head, the logit each row's softmax also ran over */
+		fputs(", \"sinks\": [", out);
+		for (int l = 0; l < t->n_layers; l++) {
+			fputs(l ? ", [" : "[", out);
+			for (int h = 0; h < t->n_heads; h++)
+				fprintf(out, h ? ", %.9g" : "%.9g", t->sinks[(size_t)l * t->n_heads + h]);
+			fputc(']', out);
+		}
+		fputc(']', out);
+	}
 	fputs("},\n", out);
 	fputs("\"tokens\": [", out);
 	dump_strings(out, t->tokens, t->n);

@@ -19,6 +19,7 @@ void attnscore_of_trace(struct attnscore *a, const struct trace *t, int layer, i
 		.alibi = t->alibi ? t->alibi[head] : 0.0f,
 		.alibi_scale = t->alibi ? t->alibi_scale : 0.0f,
 		.softcap = t->softcap,
+		.sink = t->sinks ? t->sinks + (size_t)layer * t->n_heads + head : NULL,
 	};
 }
 
@@ -48,7 +49,10 @@ void attnscore_softmax(const struct attnscore *a, int i0, int i1, float *s)
 	for (int i = i0; i < i1; i++) {
 		int lo, hi;
 		trace_key_range(a->t, a->layer, i, &lo, &hi); /* 4. masks */
-		ops_softmax_range(s + (size_t)(i - i0) * a->n, a->n, lo, hi); /* 5. softmax */
+		if (a->sink) /* 5. softmax, with the learned sink taking part and then dropped */
+			ops_softmax_range_sink(s + (size_t)(i - i0) * a->n, a->n, lo, hi, *a->sink);
+		else
+			ops_softmax_range(s + (size_t)(i - i0) * a->n, a->n, lo, hi); /* 5. softmax */
 	}
 }
 

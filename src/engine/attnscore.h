@@ -12,7 +12,9 @@
  *   3. soft-cap   s → SOFTCAP · tanh(s / SOFTCAP), when SOFTCAP > 0 (Gemma 2)
  *   4. masks      only keys trace_key_range(T, LAYER, i) gives stay (causal, sliding window,
  *                 centred window); the others become exactly 0
- *   5. softmax    over the keys left
+ *   5. softmax    over the keys left, and the head's learned sink logit when it has one (gpt-oss):
+ *                 its column is dropped after the softmax, so the row sums to less than 1 (never
+ *                 renormalised; trace_sink_share gives the missing share)
  * Steps 1-3 are the logits (attnscore_logits: what the neuron view shows, for masked keys too),
  * steps 4-5 attnscore_softmax; attnscore_probs runs both. The forward pass calls the two halves
  * apart to time them as its FWD_SCORES and FWD_SOFTMAX stages.
@@ -48,6 +50,7 @@ struct attnscore {
 	float alibi;            /* step 2: the head's ALiBi slope (the trace's alibi[head]); 0 = none */
 	float alibi_scale;      /* step 2: the bias is alibi_scale · alibi · j (the trace's alibi_scale) */
 	float softcap;          /* step 3: 0 = none */
+	const float *sink;      /* step 5: the head's sink logit (the trace's sinks[layer][head]); NULL = none */
 };
 
 /* The terms of head HEAD of LAYER that trace T holds: its q and k (as trace_q/trace_k give them, so a

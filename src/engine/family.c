@@ -276,8 +276,10 @@ static const struct fam_value fam_positions[] = {
 	{"learned", POS_LEARNED}, {"rotary", POS_ROTARY}, {"relative", POS_RELATIVE}, {"alibi", POS_ALIBI}, {NULL, 0}};
 static const struct fam_value fam_mlps[] = {{"plain", MLP_PLAIN}, {"gated", MLP_GATED}, {"moe", MLP_MOE}, {NULL, 0}};
 static const struct fam_value fam_moe_routers[] = {{"softmax_topk", MOE_ROUTER_SOFTMAX_TOPK},
-						   {"sigmoid_groups", MOE_ROUTER_SIGMOID_GROUPS}, {NULL, 0}};
-static const struct fam_value fam_moe_experts[] = {{"each", MOE_EXPERTS_EACH}, {NULL, 0}};
+						   {"sigmoid_groups", MOE_ROUTER_SIGMOID_GROUPS},
+						   {"topk_softmax", MOE_ROUTER_TOPK_SOFTMAX}, {NULL, 0}};
+static const struct fam_value fam_moe_experts[] = {{"each", MOE_EXPERTS_EACH}, {"fused_mxfp4", MOE_EXPERTS_FUSED_MXFP4},
+						   {NULL, 0}};
 static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per_head", QKV_PER_HEAD},
 						  {"grouped", QKV_GROUPED}, {NULL, 0}};
 static const struct fam_value fam_windows[] = {{"causal", WINDOW_CAUSAL}, {"centered", WINDOW_CENTERED}, {NULL, 0}};
@@ -471,7 +473,14 @@ static int fam_top(struct fam_doc *d, struct family *f)
 				family_role_keys[WEIGHT_LN2_W]);
 	if (f->position == POS_LEARNED && !f->n_names[WEIGHT_POS_EMB])
 		return fam_fail(d, NULL, "tensors: learned positions need '%s'", family_role_keys[WEIGHT_POS_EMB]);
-	if (f->mlp == MLP_MOE && (!f->n_names[WEIGHT_MOE_ROUTER_W] || !f->n_names[WEIGHT_MOE_GATE_W] ||
+	if (f->mlp == MLP_MOE && f->moe_experts == MOE_EXPERTS_FUSED_MXFP4 &&
+	    (!f->n_names[WEIGHT_MOE_ROUTER_W] || !f->n_names[WEIGHT_MOE_GATE_UP_BLOCKS] ||
+	     !f->n_names[WEIGHT_MOE_GATE_UP_SCALES] || !f->n_names[WEIGHT_MOE_DOWN_BLOCKS] ||
+	     !f->n_names[WEIGHT_MOE_DOWN_SCALES]))
+		return fam_fail(d, NULL, "tensors: moe_experts fused_mxfp4 needs moe_router_weight and "
+				"moe_expert_gate_up/down_blocks/scales%s", "");
+	if (f->mlp == MLP_MOE && f->moe_experts == MOE_EXPERTS_EACH &&
+	    (!f->n_names[WEIGHT_MOE_ROUTER_W] || !f->n_names[WEIGHT_MOE_GATE_W] ||
 				  !f->n_names[WEIGHT_MOE_UP_W] || !f->n_names[WEIGHT_MOE_DOWN_W]))
 		return fam_fail(d, NULL, "tensors: mlp moe needs moe_router_weight and moe_expert_gate/up/down_weight%s", "");
 	if (f->mlp == MLP_MOE && f->n_names[WEIGHT_MLP_DOWN_W] && (!f->n_names[WEIGHT_MLP_GATE_W] || !f->n_names[WEIGHT_MLP_UP_W]))

@@ -81,7 +81,15 @@
 	X(MOE_SCORE_BIAS, "moe_router_score_bias")                                                         \
 	X(MOE_SHARED_GATE_W, "moe_shared_gate_weight")                                                     \
 	X(MOE_SHARED_UP_W, "moe_shared_up_weight")                                                         \
-	X(MOE_SHARED_DOWN_W, "moe_shared_down_weight")
+	X(MOE_SHARED_DOWN_W, "moe_shared_down_weight")                                                     \
+	X(MOE_ROUTER_B, "moe_router_bias")                                                                 \
+	X(MOE_GATE_UP_BLOCKS, "moe_expert_gate_up_blocks")                                                 \
+	X(MOE_GATE_UP_SCALES, "moe_expert_gate_up_scales")                                                 \
+	X(MOE_GATE_UP_B, "moe_expert_gate_up_bias")                                                        \
+	X(MOE_DOWN_BLOCKS, "moe_expert_down_blocks")                                                       \
+	X(MOE_DOWN_SCALES, "moe_expert_down_scales")                                                       \
+	X(MOE_DOWN_B, "moe_expert_down_bias")                                                              \
+	X(ATTN_SINKS, "attention_sinks")
 
 enum family_role {
 #define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,
@@ -151,7 +159,9 @@ enum family_role {
 	X(MOE_TOPK_GROUPS, "moe_topk_groups")                                                              \
 	X(MOE_ROUTED_SCALE, "moe_routed_scale")                                                            \
 	X(MOE_SHARED_EXPERTS, "moe_shared_experts")                                                        \
-	X(MOE_FIRST_DENSE, "moe_first_dense")
+	X(MOE_FIRST_DENSE, "moe_first_dense")                                                              \
+	X(SWIGLU_LIMIT, "swiglu_limit")                                                                    \
+	X(QUANTIZATION, "quantization")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,

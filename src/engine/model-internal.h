@@ -40,6 +40,7 @@ struct layer_weights {
 	const float *k_norm_w;        /* [head_dim], or [KD] (kv head g's gain at g × head_dim) */
 	struct weight out_w;          /* QD→H */
 	const float *out_b;           /* [H] */
+	const float *sinks;           /* [heads] learned sink logits (gpt-oss: self_attn.sinks), or NULL */
 	struct norm_weights post_attn; /* Gemma 2/3: normalises the attention output before the residual */
 	struct norm_weights ln2;      /* before the MLP (pre-LN) or after it (post-LN) */
 	struct weight up_w;           /* H→I */

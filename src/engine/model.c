@@ -536,14 +536,29 @@ static int model_bind_attention(struct model *m, int l, struct layer_weights *w,
 	} else if (rc < 0 || model_bind(m, WEIGHT_Q_NORM_W, l, 1, whole ? QD : in->head_dim, 0, &w->q_norm_w, e) < 0 ||
 		   model_bind(m, WEIGHT_K_NORM_W, l, 1, whole ? KD : in->head_dim, 0, &w->k_norm_w, e) < 0)
 		return -1;
+	if (model_bind(m, WEIGHT_ATTN_SINKS, l, 1, in->n_heads, 0, &w->sinks, e) < 0)
+		return -1;
 	return model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, m->arch.ctx_dim, H, &w->out_w, &w->out_b, e);
+}
+
+/* The tensor of ROLE of LAYER for moe.c, whatever its dtype and shape (moe.c checks them: MXFP4's U8
+ * blocks and scales, its [E][2I] biases); missing, an error naming it. */
+static int model_moe_tensor(struct model *m, enum family_role role, int layer, const struct st_tensor **t,
+			    struct err *e)
+{
+	char tried[512];
+	*t = model_find_head(m, role, layer, -1, tried, sizeof tried);
+	if (*t)
+		return 0;
+	return err_set(e, "%s: missing tensor '%s' (%s of layer %d)", m->st.n_files ? m->st.files[0].path : m->info.dir,
+		       tried, family_role_key(role), layer);
 }
 
 static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struct err *e)
 {
 	int64_t H = m->info.hidden, I = m->info.intermediate;
 	if (moe_layer(m, l)) { /* a mixture of experts: its router and experts (moe.c), its router's score bias */
-		if (moe_bind(m, l, model_bind_linear_at, e) < 0)
+		if (moe_bind(m, l, model_bind_linear_at, model_moe_tensor, e) < 0)
 			return -1;
 		return model_bind(m, WEIGHT_MOE_SCORE_BIAS, l, 1, m->moe.n_experts, 0, &m->moe.blocks[l].score_bias, e);
 	}
@@ -872,6 +887,16 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 		trace_free(t);
 		err_set(e, "out of memory for a trace of %d tokens", n);
 		return NULL;
+	}
+	if (m->fam.n_names[WEIGHT_ATTN_SINKS]) { /* sinks ride on the trace: every score pipeline and view sees them */
+		if (!(t->sinks = malloc((size_t)in->n_layers * in->n_heads * sizeof *t->sinks))) {
+			trace_free(t);
+			err_set(e, "out of memory for a trace of %d tokens", n);
+			return NULL;
+		}
+		for (int l = 0; l < in->n_layers; l++) /* a layer without the tensor (optional): a sink of weight 0 */
+			for (int h = 0; h < in->n_heads; h++)
+				t->sinks[(size_t)l * in->n_heads + h] = m->layers[l].sinks ? m->layers[l].sinks[h] : -INFINITY;
 	}
 	for (int l = 0; l < in->n_layers; l++) /* the multiplier fwd_attention applies, for the views */
 		t->score_scale[l] = m->scale_by_inverse_layer ? a->attn_scale / (float)(l + 1) : a->attn_scale;

@@ -2,11 +2,15 @@
  * float32 as transformers' sparse MoE blocks compute it (MixtralSparseMoeBlock, OlmoeSparseMoeBlock,
  * Qwen3MoeSparseMoeBlock): router logits through the gate Linear, softmax over the experts in float32,
  * torch.topk, optional renormalisation, then per expert in increasing index its tokens' gated MLP times
- * their weight, added (index_add_) into a zero output. */
+ * their weight, added (index_add_) into a zero output. gpt-oss (GptOssMLP): the router Linear has a bias,
+ * torch.topk takes the k largest logits and a softmax turns those k into the weights; its experts are
+ * MXFP4 (mxfp4.h), decoded by tiles only when a token is routed to them, and compute the clamped SwiGLU
+ * of GptOssExperts with the interleaved gate/up columns and biases. */
 #include "engine/moe.h"
 
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +68,28 @@ static int moe_groups_read(struct model *m, const struct hfconfig *c, struct err
 	return 0;
 }
 
+/* gpt-oss: the experts are read as MXFP4 only when quantization_config says so (a checkpoint saved
+ * dequantized has BF16 gate_up_proj/down_proj instead, which attnscope does not read: refused by name);
+ * swiglu_limit. */
+static int moe_mxfp4_config(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const json_t *q = hfconfig_json(c, &m->fam, SET_QUANTIZATION);
+	const json_t *method = json_is_object(q) ? json_object_get(q, "quant_method") : NULL;
+	if (!json_is_object(q))
+		return err_set(e, "%s: no quantization_config: experts not in MXFP4 (a dequantized save) are not supported; "
+			       "attnscope reads gpt-oss's experts as shipped, quant_method \"mxfp4\"", c->path);
+	if (!json_is_string(method) || strcmp(json_string_value(method), "mxfp4") != 0)
+		return err_set(e, "%s: quantization_config quant_method \"%.40s\" is not supported (gpt-oss's experts are "
+			       "read as shipped, \"mxfp4\")", c->path, json_is_string(method) ? json_string_value(method) : "?");
+	double limit;
+	if (hfconfig_float(c, &m->fam, SET_SWIGLU_LIMIT, &limit, e) < 0)
+		return -1;
+	if (!(limit >= 0) || limit > 1e6)
+		return err_set(e, "%s: swiglu_limit %g must be between 0 and 1e6", c->path, limit);
+	m->moe.swiglu_limit = (float)limit;
+	return 0;
+}
+
 int moe_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 {
 	const struct family *f = &m->fam;
@@ -84,6 +110,8 @@ int moe_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	/* a step past the last layer leaves every layer dense, as in transformers (0 divides by zero there) */
 	if ((hfconfig_has(c, f, SET_MOE_SPARSE_STEP) || f->defaults[SET_MOE_SPARSE_STEP]) &&
 	    hfconfig_int(c, f, SET_MOE_SPARSE_STEP, 1, 1L << 30, &step, e) < 0)
+		return -1;
+	if (f->moe_experts == MOE_EXPERTS_FUSED_MXFP4 && moe_mxfp4_config(m, c, e) < 0)
 		return -1;
 	moe->router = (enum moe_router)f->moe_router;
 	moe->layout = (enum moe_experts)f->moe_experts;
@@ -107,13 +135,52 @@ bool moe_layer(const struct model *m, int l)
 	return m->moe.layer_moe && l >= 0 && l < m->info.n_layers && m->moe.layer_moe[l];
 }
 
-int moe_bind(struct model *m, int l, moe_bind_fn bind, struct err *e)
+/* T ([D0] when D1 is 0, else [D0][D1], F32, F16 or BF16) as float32 into *OUT (malloc'd). */
+static int moe_floats(const struct st_tensor *t, int64_t d0, int64_t d1, float **out, struct err *e)
+{
+	int ndim = d1 ? 2 : 1;
+	if (t->ndim != ndim || t->shape[0] != d0 || (d1 && t->shape[1] != d1)) {
+		char want[64];
+		if (d1)
+			snprintf(want, sizeof want, "[%lld, %lld]", (long long)d0, (long long)d1);
+		else
+			snprintf(want, sizeof want, "[%lld]", (long long)d0);
+		return err_set(e, "%s: tensor '%s' is not %s as config.json says", t->file, t->name, want);
+	}
+	if (t->dtype != ST_F32 && t->dtype != ST_F16 && t->dtype != ST_BF16)
+		return err_set(e, "%s: tensor '%s' has dtype %s; expected F32, F16 or BF16", t->file, t->name, t->dtype_name);
+	size_t count = (size_t)d0 * (size_t)(d1 ? d1 : 1);
+	if (!(*out = malloc(count * sizeof **out)))
+		return err_set(e, "out of memory");
+	weight_convert(t->dtype, t->data, count, *out);
+	return 0;
+}
+
+/* gpt-oss's layer L: the router's bias, the two MXFP4 pairs and their biases. */
+static int moe_bind_mxfp4(struct model *m, int l, moe_tensor_fn tensor, struct err *e)
+{
+	struct moe_block *b = &m->moe.blocks[l];
+	int64_t H = m->info.hidden, I = m->moe.inter, E = m->moe.n_experts;
+	const struct st_tensor *rb, *gb, *gs, *gbias, *db, *ds, *dbias;
+	if (tensor(m, WEIGHT_MOE_ROUTER_B, l, &rb, e) < 0 || moe_floats(rb, E, 0, &b->router_b, e) < 0 ||
+	    tensor(m, WEIGHT_MOE_GATE_UP_BLOCKS, l, &gb, e) < 0 || tensor(m, WEIGHT_MOE_GATE_UP_SCALES, l, &gs, e) < 0 ||
+	    mxfp4_bind(gb, gs, E, 2 * I, H, &b->gate_up, e) < 0 || tensor(m, WEIGHT_MOE_GATE_UP_B, l, &gbias, e) < 0 ||
+	    moe_floats(gbias, E, 2 * I, &b->gate_up_b, e) < 0 || tensor(m, WEIGHT_MOE_DOWN_BLOCKS, l, &db, e) < 0 ||
+	    tensor(m, WEIGHT_MOE_DOWN_SCALES, l, &ds, e) < 0 || mxfp4_bind(db, ds, E, H, I, &b->down, e) < 0 ||
+	    tensor(m, WEIGHT_MOE_DOWN_B, l, &dbias, e) < 0 || moe_floats(dbias, E, H, &b->down_b, e) < 0)
+		return -1;
+	return 0;
+}
+
+int moe_bind(struct model *m, int l, moe_bind_fn bind, moe_tensor_fn tensor, struct err *e)
 {
 	struct moe_config *moe = &m->moe;
 	struct moe_block *b = &moe->blocks[l];
 	int64_t H = m->info.hidden, I = moe->inter;
 	if (bind(m, WEIGHT_MOE_ROUTER_W, l, -1, H, moe->n_experts, &b->router_w, e) < 0)
 		return -1;
+	if (moe->layout == MOE_EXPERTS_FUSED_MXFP4)
+		return moe_bind_mxfp4(m, l, tensor, e);
 	if (!(b->experts = calloc((size_t)moe->n_experts, sizeof *b->experts)))
 		return err_set(e, "out of memory");
 	for (int x = 0; x < moe->n_experts; x++) {
@@ -144,13 +211,17 @@ bool moe_tiled(const struct model *m)
 
 size_t moe_expert_bytes(const struct model *m, int l)
 {
-	if (!moe_layer(m, l) || !m->moe.blocks || !m->moe.blocks[l].experts)
+	if (!moe_layer(m, l) || !m->moe.blocks)
 		return 0;
 	switch (m->moe.layout) {
 	case MOE_EXPERTS_EACH: {
+		if (!m->moe.blocks[l].experts)
+			return 0;
 		const struct moe_expert *x = &m->moe.blocks[l].experts[0];
 		return weight_bytes(&x->gate_w) + weight_bytes(&x->up_w) + weight_bytes(&x->down_w);
 	}
+	case MOE_EXPERTS_FUSED_MXFP4: /* gpt-oss: one expert's share of the two MXFP4 pairs */
+		return mxfp4_expert_bytes(&m->moe.blocks[l].gate_up) + mxfp4_expert_bytes(&m->moe.blocks[l].down);
 	}
 	return 0;
 }
@@ -158,8 +229,12 @@ size_t moe_expert_bytes(const struct model *m, int l)
 void moe_free(struct model *m)
 {
 	struct moe_config *moe = &m->moe;
-	for (int l = 0; moe->blocks && l < m->info.n_layers; l++)
+	for (int l = 0; moe->blocks && l < m->info.n_layers; l++) {
 		free(moe->blocks[l].experts);
+		free(moe->blocks[l].router_b);
+		free(moe->blocks[l].gate_up_b);
+		free(moe->blocks[l].down_b);
+	}
 	free(moe->blocks);
 	free(moe->layer_moe);
 	memset(moe, 0, sizeof *moe);
@@ -256,10 +331,15 @@ static void moe_route(const struct model *m, const struct moe_block *b, const fl
 {
 	const struct moe_config *moe = &m->moe;
 	int E = moe->n_experts, K = moe->top_k;
-	weight_linear(m->cache, h, n, m->info.hidden, E, &b->router_w, m->fam.linear == LINEAR_OUT_IN, NULL, logits, E);
+	weight_linear(m->cache, h, n, m->info.hidden, E, &b->router_w, m->fam.linear == LINEAR_OUT_IN, b->router_b, logits,
+		      E); /* gpt-oss's router has a bias; the others NULL */
 	for (int i = 0; i < n; i++) {
 		float *p = logits + (size_t)i * E, *wi = w + (size_t)i * K;
 		switch (moe->router) {
+		case MOE_ROUTER_TOPK_SOFTMAX: /* gpt-oss: the k largest logits, then a softmax over those k */
+			moe_topk(p, E, K, topk + (size_t)i * K, wi);
+			moe_softmax(wi, K);
+			break;
 		case MOE_ROUTER_SOFTMAX_TOPK:
 			moe_softmax(p, E);
 			moe_topk(p, E, K, topk + (size_t)i * K, wi);
@@ -303,6 +383,25 @@ static int moe_shared(const struct model *m, const struct moe_block *b, const fl
 	free(act);
 	free(ys);
 	return rc;
+	return rc;
+}
+
+/* GptOssExperts' activation of CNT rows of MID [cnt][2I] (gate in the even columns, up in the odd ones)
+ * into ACT [cnt][I], in float32 as torch: gate clamped above at LIMIT, up to [-LIMIT, LIMIT],
+ * glu = gate · sigmoid(gate · 1.702), (up + 1) · glu. Clamps keep NaN, as torch.clamp does. */
+static void moe_swiglu_clamped(const float *mid, int cnt, int I, float limit, float *act)
+{
+	for (int r = 0; r < cnt; r++) {
+		const float *gu = mid + (size_t)r * 2 * I;
+		float *a = act + (size_t)r * I;
+		for (int i = 0; i < I; i++) {
+			float g = gu[2 * i], u = gu[2 * i + 1];
+			g = g > limit ? limit : g;
+			u = u > limit ? limit : u < -limit ? -limit : u;
+			float glu = g * (1.0f / (1.0f + expf(-(g * 1.702f))));
+			a[i] = (u + 1.0f) * glu;
+		}
+	}
 }
 
 int moe_forward(const struct model *m, int l, const float *h, int n, float *out, int32_t *topk, float *weights)
@@ -316,8 +415,11 @@ int moe_forward(const struct model *m, int l, const float *h, int n, float *out,
 	      *mid = malloc(rows * 2 * I * sizeof *mid), *act = malloc(rows * I * sizeof *act),
 	      *ys = malloc(rows * H * sizeof *ys), *ws = malloc(rows * sizeof *ws);
 	int *tok = malloc(rows * sizeof *tok);
+	/* MXFP4 experts: one tile of decoded rows at a time, whatever the model's size (mxfp4.h) */
+	bool mx = moe->layout == MOE_EXPERTS_FUSED_MXFP4;
+	float *tile = mx ? malloc((size_t)MXFP4_TILE_ROWS * (size_t)(H > I ? H : I) * sizeof *tile) : NULL;
 	int rc = 0;
-	if (!logits || !xs || !mid || !act || !ys || !ws || !tok) {
+	if (!logits || !xs || !mid || !act || !ys || !ws || !tok || (mx && !tile)) {
 		for (size_t i = 0; i < (size_t)n * H; i++)
 			out[i] = NAN;
 		rc = -1;
@@ -338,12 +440,18 @@ int moe_forward(const struct model *m, int l, const float *h, int n, float *out,
 				}
 		if (cnt == 0)
 			continue;
-		const struct moe_expert *ex = &b->experts[x];
-		/* gate | up side by side (rows 2I wide), act(gate) · up, then down */
-		weight_linear(m->cache, xs, cnt, H, I, &ex->gate_w, t, NULL, mid, 2 * I);
-		weight_linear(m->cache, xs, cnt, H, I, &ex->up_w, t, NULL, mid + I, 2 * I);
-		ops_gated(m->act, mid, mid + I, cnt, I, 2 * I, act);
-		weight_linear(m->cache, act, cnt, I, H, &ex->down_w, t, NULL, ys, H);
+		if (mx) { /* gpt-oss: gate_up [cnt][2I] with its bias, the clamped SwiGLU, down with its bias */
+			mxfp4_linear(&b->gate_up, x, xs, cnt, b->gate_up_b + (size_t)x * 2 * I, mid, 2 * I, tile);
+			moe_swiglu_clamped(mid, cnt, I, moe->swiglu_limit, act);
+			mxfp4_linear(&b->down, x, act, cnt, b->down_b + (size_t)x * H, ys, H, tile);
+		} else {
+			const struct moe_expert *ex = &b->experts[x];
+			/* gate | up side by side (rows 2I wide), act(gate) · up, then down */
+			weight_linear(m->cache, xs, cnt, H, I, &ex->gate_w, t, NULL, mid, 2 * I);
+			weight_linear(m->cache, xs, cnt, H, I, &ex->up_w, t, NULL, mid + I, 2 * I);
+			ops_gated(m->act, mid, mid + I, cnt, I, 2 * I, act);
+			weight_linear(m->cache, act, cnt, I, H, &ex->down_w, t, NULL, ys, H);
+		}
 		for (int r = 0; r < cnt; r++) { /* expert_out * weight, then index_add_ into the output */
 			float *o = out + (size_t)tok[r] * H;
 			const float *y = ys + (size_t)r * H;
@@ -361,5 +469,6 @@ done:
 	free(ys);
 	free(ws);
 	free(tok);
+	free(tile);
 	return rc;
 }

@@ -15,6 +15,7 @@
 
 #include "base/err.h"
 #include "engine/hfconfig.h"
+#include "engine/mxfp4.h"
 #include "engine/weights.h"
 
 struct model;
@@ -31,8 +32,9 @@ enum moe_router {
 	                            * masked_fill), the top-k experts among all, in increasing expert order;
 	                            * weights: their sigmoid (without the bias), ÷ their sum + 1e-20 with
 	                            * norm_topk_prob, × routed_scaling_factor */
-	/* later: gpt-oss (router bias, top-k of the logits, softmax of the k), Llama 4 (top-1, sigmoid
-	 * scales the input) */
+	MOE_ROUTER_TOPK_SOFTMAX, /* gpt-oss: the router Linear with its bias, torch.topk of the logits, then a
+	                          * float32 softmax over those k (the lower expert first among equal logits) */
+	/* later: Llama 4 (top-1, sigmoid scales the input) */
 };
 
 /* Where the experts' matrices are. */
@@ -40,7 +42,12 @@ enum moe_experts {
 	MOE_EXPERTS_EACH, /* one tensor per expert and projection, {E} in the name (Mixtral's
 	                   * block_sparse_moe.experts.{E}.w1/w3/w2, OLMoE's and Qwen3-MoE's
 	                   * mlp.experts.{E}.gate_proj/up_proj/down_proj) */
-	/* later: fused 3-D tensors [E][in][out] (Llama 4, gpt-oss), a shared expert beside the routed ones */
+	MOE_EXPERTS_FUSED_MXFP4, /* gpt-oss: all experts in one MXFP4 pair per projection (mxfp4.h), as shipped
+	                          * (quantization_config quant_method "mxfp4"): gate_up [E][2I][H], its rows
+	                          * interleaving gate (even) and up (odd), and down [E][H][I], each with a bias
+	                          * ([E][2I], [E][H]); the expert is the clamped SwiGLU
+	                          * down((clamp(up, ±limit) + 1) · g · σ(1.702 g)), g = min(gate, limit) */
+	/* later: fused 3-D tensors [E][in][out] (Llama 4), a shared expert beside the routed ones */
 };
 
 /* One expert: a gated MLP, down(act(gate x) · up x), hidden → inter → hidden. */
@@ -50,11 +57,15 @@ struct moe_expert {
 
 /* One MoE layer's weights. */
 struct moe_block {
-	struct weight router_w;      /* H→n_experts: the router ("gate") Linear, no bias */
+	struct weight router_w;      /* H→n_experts: the router ("gate") Linear (its bias: router_b) */
 	struct moe_expert *experts;  /* [n_experts] */
 	const float *score_bias;     /* [n_experts] the router's choice bias (sigmoid_groups), bound by model.c */
 	struct moe_expert shared;    /* the shared experts as one gated MLP, shared_inter wide, added to every
 	                              * token's output (DeepSeek-V3's mlp.shared_experts); absent when no weight */
+	/* moe_experts fused_mxfp4 (gpt-oss); experts NULL then */
+	float *router_b;             /* [n_experts] the router's bias (owned: converted at load) */
+	struct mxfp4 gate_up, down;  /* [E][2I][H] and [E][H][I] in the mapping */
+	float *gate_up_b, *down_b;   /* [E][2I], [E][H] (owned) */
 };
 
 /* The MoE settings of a model (config.json through the family), the same for every MoE layer. */
@@ -68,6 +79,7 @@ struct moe_config {
 	int n_group, topk_group; /* sigmoid_groups: experts in n_group groups, topk_group of them kept */
 	float routed_scale; /* sigmoid_groups: the weights × routed_scaling_factor (float32, as torch) */
 	int shared_inter;   /* the shared experts' width (moe_intermediate × n_shared_experts); 0 = none */
+	float swiglu_limit; /* fused_mxfp4: the clamp of gate (above) and up (both sides) */
 	bool *layer_moe;    /* [n_layers] true where the layer routes: every decoder_sparse_step-th layer
 	                     * ((l + 1) % step == 0; step 1 = all) except mlp_only_layers; later DeepSeek's
 	                     * first_k_dense_replace, Llama 4's interleave_moe_layer_step */
@@ -87,8 +99,13 @@ bool moe_layer(const struct model *m, int l);
 typedef int (*moe_bind_fn)(struct model *m, enum family_role role, int layer, int index, int64_t in, int64_t out,
 			   struct weight *w, struct err *e);
 
-/* Bind MoE layer L's router and experts with BIND. */
-int moe_bind(struct model *m, int l, moe_bind_fn bind, struct err *e);
+/* How model.c finds the tensor of a role of LAYER whatever its dtype and shape (moe.c checks them); a
+ * missing one is an error naming it. */
+typedef int (*moe_tensor_fn)(struct model *m, enum family_role role, int layer, const struct st_tensor **t,
+			     struct err *e);
+
+/* Bind MoE layer L's router and experts with BIND (linear weights) and TENSOR (the others). */
+int moe_bind(struct model *m, int l, moe_bind_fn bind, moe_tensor_fn tensor, struct err *e);
 
 /* True when some expert matrix spans several tiles (the forward pass then shares the work itself). */
 bool moe_tiled(const struct model *m);

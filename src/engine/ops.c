@@ -189,6 +189,27 @@ void ops_softmax_range(float *row, int n, int lo, int hi)
 		row[j] = 0.0f;
 }
 
+void ops_softmax_range_sink(float *row, int n, int lo, int hi, float sink)
+{
+	float mx = sink;
+	for (int j = lo; j <= hi; j++)
+		mx = row[j] > mx ? row[j] : mx;
+	/* combined_logits - max, then softmax of that: its max is 0, so each value is exp(x - max) */
+	float s0 = sink - mx, sum = 0;
+	for (int j = lo; j <= hi; j++) {
+		row[j] = expf(row[j] - mx);
+		sum += row[j];
+	}
+	sum += expf(s0);
+	float inv = 1.0f / sum;
+	for (int j = lo; j <= hi; j++)
+		row[j] *= inv;
+	for (int j = 0; j < lo; j++)
+		row[j] = 0.0f;
+	for (int j = hi + 1; j < n; j++)
+		row[j] = 0.0f;
+}
+
 void ops_add(float *x, const float *y, size_t count)
 {
 	for (size_t i = 0; i < count; i++)

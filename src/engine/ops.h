@@ -26,6 +26,11 @@ void ops_softcap(float *s, size_t count, float cap);
 /* Softmax of ROW's entries LO..HI in place; the others become exactly 0 (masked keys). */
 void ops_softmax_range(float *row, int n, int lo, int hi);
 
+/* The same with a learned sink logit SINK taking part (gpt-oss): softmax over [ROW LO..HI, SINK] with
+ * the sink's column dropped, so the row sums to 1 minus the sink's share. As transformers' eager
+ * attention: the row's max (sink included) subtracted first, then a softmax of what is left. */
+void ops_softmax_range_sink(float *row, int n, int lo, int hi, float sink);
+
 /* X += Y for COUNT values. */
 void ops_add(float *x, const float *y, size_t count);
 

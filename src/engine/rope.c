@@ -62,12 +62,12 @@ static int rope_yarn(struct rope *r, const json_t *sc, const char *path, struct 
 		orig = v;
 		r->factor = r->max_positions / orig;
 	}
-	/* truncate false (gpt-oss) keeps the ramp's bounds fractional; only the floor/ceil of the default
-	 * is implemented, so such a config is refused rather than run with other frequencies. */
+	/* truncate (default true) rounds the ramp's bounds out to whole dims; false (gpt-oss) keeps them
+	 * fractional, as transformers' find_correction_range does. Anything but a boolean is refused. */
 	const json_t *trunc = json_object_get(sc, "truncate");
-	if (trunc && !json_is_true(trunc))
-		return err_set(e, "%s: rope_scaling yarn \"truncate\": false is not supported (only the default, true)",
-			       path);
+	if (trunc && !json_is_boolean(trunc))
+		return err_set(e, "%s: rope_scaling yarn \"truncate\" must be true or false", path);
+	bool truncate = !trunc || !json_is_false(trunc);
 	int have_attn = rope_number(sc, "attention_factor", &attn, false, path, "yarn", e);
 	if (have_attn < 0 || rope_number(sc, "mscale", &mscale, false, path, "yarn", e) < 0 ||
 	    rope_number(sc, "mscale_all_dim", &mscale_all, false, path, "yarn", e) < 0 ||
@@ -82,8 +82,12 @@ static int rope_yarn(struct rope *r, const json_t *sc, const char *path, struct 
 	/* The dims that rotate fewer than beta_slow times over the original context are interpolated
 	 * (divided by the factor), those rotating more than beta_fast times kept, a ramp between. */
 	double d = r->dim;
-	double low = floor(d * log(orig / (beta_fast * 2 * M_PI)) / (2 * log(r->base)));
-	double high = ceil(d * log(orig / (beta_slow * 2 * M_PI)) / (2 * log(r->base)));
+	double low = d * log(orig / (beta_fast * 2 * M_PI)) / (2 * log(r->base));
+	double high = d * log(orig / (beta_slow * 2 * M_PI)) / (2 * log(r->base));
+	if (truncate) {
+		low = floor(low);
+		high = ceil(high);
+	}
 	low = low < 0 ? 0 : low;
 	high = high > d - 1 ? d - 1 : high;
 	if (low == high)

@@ -204,6 +204,7 @@ int trace_copy_model(struct trace *dst, const struct trace *src)
 	dst->nope = trace_dup(src->nope, (size_t)src->n_layers, sizeof *src->nope, &ok);
 	dst->alibi = trace_dup(src->alibi, (size_t)src->n_heads, sizeof *src->alibi, &ok);
 	dst->alibi_scale = src->alibi_scale;
+	dst->sinks = trace_dup(src->sinks, (size_t)src->n_layers * src->n_heads, sizeof *src->sinks, &ok);
 	return ok ? 0 : -1;
 }
 
@@ -235,6 +236,7 @@ void trace_free(struct trace *t)
 	free(t->moe_layer);
 	free(t->moe_topk);
 	free(t->moe_weights);
+	free(t->sinks);
 	free(t->hidden_states);
 	free(t->word_of);
 	free(t->word_start);

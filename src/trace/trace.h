@@ -60,6 +60,9 @@ struct trace {
 	bool *nope;            /* [n_layers] true where the layer has no rotary although the model has (SmolLM3's NoPE
 	                        * layers): q/k there are the projections, position-free; NULL = none (trace_free
 	                        * frees it) */
+	float *sinks;          /* [n_layers][n_heads] learned attention sinks (gpt-oss): each row's softmax also runs
+	                        * over this logit, whose column is then dropped, so a row sums to 1 minus the sink's
+	                        * share (trace_sink_share); NULL = none (trace_free frees it) */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
 	/* A mixture-of-experts model's routing (Mixtral, OLMoE, Qwen3-MoE); NULL/0 otherwise, and in a trace
 	 * of words (trace_free frees them). */
@@ -164,6 +167,17 @@ static inline void trace_key_range(const struct trace *t, int layer, int i, int 
 	*lo = before < 0 || i - before < 0 ? 0 : i - before;
 	*hi = t->causal ? i : after < 0 || i + after > t->n - 1 ? t->n - 1 : i + after;
 }
+/* The share of query I's attention that head HEAD of LAYER gives its learned sink: 1 minus the row's sum
+ * (ROW, trace_attn's row I); 0 for a model without sinks, whose rows sum to 1. */
+static inline float trace_sink_share(const struct trace *t, const float *row)
+{
+	if (!t->sinks)
+		return 0.0f;
+	double s = 0;
+	for (int j = 0; j < t->n; j++)
+		s += row[j];
+	return s < 1 ? (float)(1 - s) : 0.0f;
+}
 static inline const float *trace_hidden(const struct trace *t, int layer)
 {
 	return t->hidden_states + (size_t)layer * t->n * t->hidden;
@@ -189,7 +203,7 @@ double trace_budget(void);
 
 /* Copy into DST (of SRC's shape) what SRC says of its model rather than of its tokens: name, family,
  * how pieces are written, causality, rotary style, positions, score scale, soft-cap, relative terms,
- * NoPE layers and ALiBi slopes (not the windows, which count tokens). A trace derived from another (a
+ * NoPE layers, ALiBi slopes and attention sinks (not the windows, which count tokens). A trace derived from another (a
  * trace of words) calls it, so a field added here reaches every such trace. -1 when out of memory. */
 int trace_copy_model(struct trace *dst, const struct trace *src);
 

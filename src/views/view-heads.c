@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/heatdata.h"
 #include "corpus/aggregate.h"
 #include "views/anaview.h"
 #include "trace/headscore.h"
@@ -196,6 +197,14 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 	if (s->sd)
 		snprintf(over, sizeof over, " %s mean %s std over %llu texts", dot, pm,
 			 (unsigned long long)ctx->agg->c.texts);
+	const struct trace *tr = ctx->trace;
+	if (!s->sd && tr && tr->sinks && tr->n > 0) { /* gpt-oss: the weight scores are shares of rows summing to < 1 */
+		double share = 0;
+		for (int i = 0; i < tr->n; i++)
+			share += heat_sink_share(tr, ctx->layer, ctx->head, HEAT_HEAD, i);
+		snprintf(over, sizeof over, " %s sink takes %.1f%% of L%d H%d's rows", dot, 100.0 * share / tr->n, ctx->layer,
+			 ctx->head);
+	}
 	snprintf(title, sizeof title, "head finder %s %d heads%s %s sorted by %s%s", dot, s->n, over, dot,
 		 s->sort >= 0 ? headscore_name((enum headscore_kind)s->cols[s->sort]) : "layer/head",
 		 s->sort >= 0 ? (s->ascending ? ", smallest first" : ", largest first") : (s->ascending ? ", reversed" : ""));

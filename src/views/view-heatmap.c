@@ -478,6 +478,10 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 		snprintf(weight, sizeof weight, s->diff ? "%+.6f" : "%.6f", p);
 	if (ctx->hide_special)
 		snprintf(kept, sizeof kept, "row kept %.1f%% before renormalising", 100.0 * m->kept[r]);
+	char sink[64] = ""; /* learned sinks (gpt-oss): the row sums to less than 1; say where the rest went */
+	if (t->sinks && !s->diff)
+		snprintf(sink, sizeof sink, "sink took %.1f%% of this row",
+			 100.0 * heat_sink_share(t, ctx->layer, ctx->head, s->agg, m->row_tok[r]));
 	double colsum = 0;
 	for (int i = 0; i < m->rows; i++)
 		colsum += m->v[(size_t)i * m->cols + c];
@@ -490,8 +494,8 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 			rk[nk++] = (struct ranked_key){m->v[(size_t)r * m->cols + j], m->col_tok[j]};
 	const char *arrow = cv->pal->utf8 ? "\xe2\x86\x92" : "->";
 	if (compact) {
-		snprintf(buf, sizeof buf, "%s %s %s = %s  column sum %.4f%s%s", q, arrow, k, weight, colsum, kept[0] ? "  " : "",
-			 kept);
+		snprintf(buf, sizeof buf, "%s %s %s = %s  column sum %.4f%s%s%s%s", q, arrow, k, weight, colsum,
+			 kept[0] ? "  " : "", kept, sink[0] ? "  " : "", sink);
 		canvas_text(cv, x, y, w, buf, st);
 		qsort(rk, (size_t)nk, sizeof *rk, cmp_ranked_key);
 		if (lines > 1) {
@@ -527,6 +531,8 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 	PANEL_LINE(st, "column sum %.6f", colsum);
 	if (kept[0])
 		PANEL_LINE(st, "%s", kept);
+	if (sink[0])
+		PANEL_LINE(st, "%s", sink);
 	line++;
 	if (ctx->n_marks)
 		hm_combined(ctx, m, cv, x, y, w, &line, lines);

@@ -208,6 +208,10 @@ static void rollout_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	for (int i = 0; i < 10; i++)
 		canvas_heat1(cv, lx + i, ly, i / 9.0f);
 	canvas_text(cv, lx + 11, ly, -1, "1", canvas_role(cv, ROLE_DIM));
+	if (t->sinks) /* gpt-oss: rollout renormalises each layer's rows, so the sinks' share is dropped there */
+		canvas_printf(cv, lx + 13, ly, area.x + area.w - lx - 13, canvas_role(cv, ROLE_DIM),
+			      "sinks took %.1f%% of row %d in layer %d (dropped)",
+			      100.0 * heat_sink_share(t, ctx->layer, 0, HEAT_LAYER_MEAN, idx[row]), idx[row], ctx->layer);
 	free(idx), free(v), free(pos);
 	canvas_clip(cv, old);
 }

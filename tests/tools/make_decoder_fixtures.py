@@ -348,6 +348,17 @@ MODELS.append(
               "`model.` prefix, tied"))
 
 MODELS.append(
+    dict(name="gptoss-sinks", family="gpt_oss", seed=451, tok=BB, dtype="BF16", naming="causal", cases=["long"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=32,
+                  num_hidden_layers=2, sliding_window=3, swiglu_limit=1.5,
+                  layer_types=["sliding_attention", "full_attention"]),
+         mistakes=["sinks_off", "renormalise", "no_interleave", "no_window", "no_clamp", "truncate"],
+         note="gpt-oss: a learned sink logit per head in every softmax (rows sum to less than 1), layer 0 sliding "
+              "(window 3), layer 1 full, YaRN (factor 32, truncate false) on both, q/k/v/o biases, GQA 4/2; "
+              "top-2 of 4 experts (router with bias, softmax of the 2 logits), gate_up_proj columns interleaved "
+              "(gate even, up odd), SwiGLU clamped at swiglu_limit 1.5; experts stored MXFP4 (U8 blocks and "
+              "scales), the rest BF16; `model.` prefix, untied lm_head"))
+MODELS.append(
     dict(name="olmo3-yarn", family="olmo3", seed=441, tok=SP, dtype="F32", naming="causal", cases=["long"],
          qk_norm_gain=(1.0, 2.0),
          cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
@@ -684,6 +695,19 @@ BASE_CFG["stablelm"] = dict(architectures=["StableLmForCausalLM"], attention_dro
                             partial_rotary_factor=0.25, qk_layernorm=False, rope_scaling=None, rope_theta=10000.0,
                             tie_word_embeddings=False, use_cache=True, use_parallel_residual=False,
                             use_qkv_bias=True)
+# gpt-oss-20b's config.json, shrunk per fixture (quantization_config as shipped: the experts in MXFP4)
+BASE_CFG["gpt_oss"] = dict(architectures=["GptOssForCausalLM"], attention_bias=True, attention_dropout=0.0,
+                           eos_token_id=512, experts_per_token=2, head_dim=16, hidden_act="silu",
+                           initial_context_length=4096, initializer_range=0.02, max_position_embeddings=131072,
+                           model_type="gpt_oss", num_experts_per_tok=2, num_local_experts=4, output_router_logits=False,
+                           pad_token_id=512, quantization_config=dict(
+                               modules_to_not_convert=["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                       "model.embed_tokens", "lm_head"], quant_method="mxfp4"),
+                           rms_norm_eps=1e-5, rope_scaling=dict(beta_fast=32.0, beta_slow=1.0, factor=32.0,
+                                                                original_max_position_embeddings=4096,
+                                                                rope_type="yarn", truncate=False),
+                           rope_theta=150000.0, router_aux_loss_coef=0.9, sliding_window=128, swiglu_limit=7.0,
+                           tie_word_embeddings=False, use_cache=True)
 BASE_CFG["gpt_bigcode"] = dict(activation_function="gelu_pytorch_tanh", architectures=["GPTBigCodeForCausalLM"],
                                attention_softmax_in_fp32=True, attn_pdrop=0.1, bos_token_id=512, embd_pdrop=0.1,
                                eos_token_id=512, inference_runner=0, initializer_range=0.02,
@@ -751,8 +775,13 @@ def make_tensors(spec, m):
             t[name] = 0.4 * rng.standard_normal(shape)
         elif leaf == "gate":  # a MoE router: decisive choices, so that float32 cannot change them
             t[name] = spec.get("router", 4.0) / np.sqrt(hid) * rng.standard_normal(shape)
+        elif len(shape) == 1:  # gpt-oss's sinks (set again by gpt_oss_tensors)
+            t[name] = rng.standard_normal(shape)
         else:  # o_proj, dense, MLP
             t[name] = 1.6 / np.sqrt(shape[1]) * rng.standard_normal(shape)
+    if m["family"] == "gpt_oss":
+        gpt_oss_tensors(spec, m, t, rng)
+        return t
     if m["qkv"] == "phi3":  # v rows of the fused projection: the v spread
         for i in range(m["n_layers"]):
             w = t["layers.%d.self_attn.qkv_proj.weight" % i]
@@ -789,6 +818,25 @@ def deepseek_tensors(spec, m, rng):
     return t
 
 
+MXFP4_RAW = {}  # (model, canonical expert tensor name) -> (blocks, scales) as stored
+
+
+def gpt_oss_tensors(spec, m, t, rng):
+    """gpt-oss: sinks spread around the scores' range; each expert matrix drawn as MXFP4 codes and scales
+    (exactly representable), kept in MXFP4_RAW for the file, decoded into T for the reference."""
+    for name in list(t):
+        if name.endswith("self_attn.sinks"):
+            t[name] = 0.5 + 1.0 * rng.standard_normal(t[name].shape)
+        if name.endswith(("experts.gate_up_proj", "experts.down_proj")):
+            E, cols, rows = t[name].shape  # [E, in, out]; stored [E, out, in / 32, 16]
+            blocks = rng.randint(0, 256, (E, rows, cols // 32, 16)).astype(np.uint8)
+            scales = rng.randint(121, 124, (E, rows, cols // 32)).astype(np.uint8)  # 2^-6 .. 2^-4
+            MXFP4_RAW[(spec["name"], name)] = (blocks, scales)
+            t[name] = R.mxfp4_decode(blocks, scales)
+        if name.endswith("mlp.router.weight"):
+            t[name] = 3.0 / np.sqrt(m["hidden"]) * rng.standard_normal(t[name].shape)
+
+
 def checkpoint_tensors(spec, m, t, rng):
     """Rename to the file's naming scheme and add the extras real files carry."""
     fam = m["family"]
@@ -809,6 +857,12 @@ def checkpoint_tensors(spec, m, t, rng):
             head = "embed_out.weight" if fam == "gpt_neox" else "lm_head.weight"
             out[head] = rng.standard_normal((m["vocab_size"], m["hidden"]))
     dtypes = {n: spec["dtype"] for n in out}
+    for (model_name, name), (blocks, scales) in MXFP4_RAW.items():  # gpt-oss's experts as shipped
+        key = ("" if spec["naming"] == "base" else "model.") + name
+        if model_name == spec["name"] and key in out:
+            del out[key], dtypes[key]
+            out[key + "_blocks"], out[key + "_scales"] = blocks, scales
+            dtypes[key + "_blocks"] = dtypes[key + "_scales"] = "U8"
     if fam == "gpt_neox" and spec["naming"] == "causal":  # Pythia-era buffers
         P = m["max_positions"]
         for i in range(m["n_layers"]):
@@ -875,6 +929,9 @@ def make_model(spec):
             key = ("" if spec["naming"] == "base" else "model.") + "decoder." + R.opt_name(n, to_canonical=False)
         if m["family"] == "gpt_bigcode":
             key = ("" if spec["naming"] == "base" else "transformer.") + R.bigcode_name(n, to_canonical=False)
+        if (spec["name"], n) in MXFP4_RAW:  # gpt-oss's experts: what the stored MXFP4 decodes to
+            assert np.array_equal(model["w"][n], R.mxfp4_decode(stored[key + "_blocks"], stored[key + "_scales"])), n
+            continue
         assert np.array_equal(model["w"][n], stored[key]), n
     print("model %-20s %s, %s, %d bytes" % (spec["name"], spec["dtype"], spec["naming"],
                                             os.path.getsize(os.path.join(d, "model.safetensors"))))
@@ -991,6 +1048,8 @@ def mistake(name, m, n):
         return {name: True}                        # the grouped query_key_value read as [q | k | v]
     if name in ("moe_top1", "moe_norm_toggle", "moe_expert_shift"):  # see ref_decoder.moe_block
         return {name: True}
+    if name in ("sinks_off", "renormalise", "no_interleave", "truncate", "no_clamp"):  # gpt-oss
+        return {name: True}
     raise KeyError(name)
 
 
@@ -1076,6 +1135,11 @@ def make_case(spec, model, case):
     if "moe_router_logits" in out:  # DeepSeek-V3: x.W_gate^T per layer (null: dense) and token
         fields.append('"moe_router_logits": [%s]' % ",\n ".join("null" if a is None else _nested(a)
                                                                   for a in out["moe_router_logits"]))
+    if model["family"] == "gpt_oss":  # the shared reference's extra keys: sinks, routing ([L][batch 1][n][E])
+        fields += ['"sinks": %s' % _nested(out["sinks"]), '"router_logits": %s' % _nested(out["router_logits"][:, None]),
+                   '"router_topk": %s' % json.dumps(out["router_topk"].tolist()),
+                   '"moe_topk": %s' % json.dumps(out["router_topk"].tolist()),  # check_engine's routing keys
+                   '"moe_weights": %s' % _nested(out["router_weights"])]
     path = os.path.join(CASES_DIR, "%s--%s.json" % (spec["name"], case))
     with open(path, "w", encoding="utf-8") as f:
         f.write("{" + ",\n ".join(fields) + "}\n")

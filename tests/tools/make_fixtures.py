@@ -176,6 +176,9 @@ def _to_dtype(arr, dtype):
     if dtype == "F16":
         a16 = a32.astype("<f2")
         return a16.tobytes(), a16.astype(np.float32)
+    if dtype == "U8":  # MXFP4 blocks and scales (gpt-oss): bytes as they are
+        a8 = np.asarray(arr).astype("u1")
+        return a8.tobytes(), a8.astype(np.float32)
     if dtype == "BOOL":  # mask buffers of old checkpoints
         a8 = (a32 != 0).astype("u1")
         return a8.tobytes(), a8.astype(np.float32)
@@ -186,7 +189,7 @@ def _to_dtype(arr, dtype):
     raise ValueError(dtype)
 
 
-_ITEMSIZE = {"F32": 4, "F16": 2, "BF16": 2, "BOOL": 1}
+_ITEMSIZE = {"F32": 4, "F16": 2, "BF16": 2, "BOOL": 1, "U8": 1}
 
 
 def write_safetensors(path, tensors, pad):

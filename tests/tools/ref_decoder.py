@@ -3,8 +3,9 @@
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
 Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, StarCoder2, GPT-Neo, BLOOM, Phi, GPT-J, Cohere, OLMo,
-OLMo 2, Granite, GPTBigCode, Falcon, SmolLM3 and OLMo 3 (configuration/modeling_smollm3.py, _olmo3.py of 4.57), and DeepSeek-V3
-(its own forward pass: latent attention and its grouped sigmoid router, deepseek_forward), written from the published modeling and
+OLMo 2, Granite, GPTBigCode, Falcon, SmolLM3, OLMo 3 (configuration/modeling_smollm3.py, _olmo3.py of 4.57), DeepSeek-V3
+(its own forward pass: latent attention and its grouped sigmoid router, deepseek_forward) and gpt-oss (_gpt_oss.py of 4.57,
+its own forward too, gpt_oss_forward), written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -61,6 +62,7 @@ FAMILIES += ("mixtral",)
 FAMILIES += ("olmoe",)
 FAMILIES += ("qwen3_moe",)
 MOE_FAMILIES = ("mixtral", "olmoe", "qwen3_moe")  # a sparse mixture of experts for the MLP (see _moe_settings and moe_block)
+FAMILIES += ("gpt_oss",)
 
 
 class Unsupported(ValueError):
@@ -271,6 +273,8 @@ def settings(cfg):
         raise Unsupported("model_type %r is not a supported decoder family (%s)" % (family, ", ".join(FAMILIES)))
     if family == "deepseek_v3":  # latent attention and its own MoE: see the DeepSeek-V3 section
         return deepseek_settings(cfg)
+    if family == "gpt_oss":  # its own settings and forward (sinks, MoE, MXFP4): see gpt_oss_settings
+        return gpt_oss_settings(cfg)
     for key in ("num_local_experts", "num_experts", "moe_intermediate_size"):
         if cfg.get(key) and family not in MOE_FAMILIES:
             raise Unsupported("mixture-of-experts configs (%s) are not supported" % key)
@@ -660,8 +664,10 @@ def inv_freq(rope, dim, max_positions, seq_len):
 
         def corr_dim(rot):
             return (dim * math.log(orig / (rot * 2 * math.pi))) / (2 * math.log(theta))
-        lo = max(math.floor(corr_dim(beta_fast)), 0)
-        hi = min(math.ceil(corr_dim(beta_slow)), dim - 1)
+        lo, hi = corr_dim(beta_fast), corr_dim(beta_slow)
+        if rs.get("truncate", True):  # 4.57: truncate false (gpt-oss) keeps the bounds fractional
+            lo, hi = math.floor(lo), math.ceil(hi)
+        lo, hi = max(lo, 0), min(hi, dim - 1)
         if lo == hi:
             hi += 0.001
         ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - lo) / (hi - lo), 0, 1)
@@ -722,6 +728,8 @@ def opt_name(name, to_canonical=True):
 
 def canonical_weights(tensors, family):
     """Base-model names: strip `model.` / `gpt_neox.` / `transformer.`, drop LM heads and rotary / mask buffers."""
+    if family == "gpt_oss":
+        return gpt_oss_weights(tensors)
     prefix = {"gpt_neox": "gpt_neox.", "bloom": "transformer.", "gpt_neo": "transformer.",
               "gptj": "transformer."}.get(family, "model.")
     if family == "falcon":  # FalconForCausalLM
@@ -790,6 +798,8 @@ def _expected_dense_names(m):
     e = {}
     if m["family"] == "deepseek_v3":
         return deepseek_expected_names(m)
+    if m["family"] == "gpt_oss":
+        return gpt_oss_expected(m)
     if m["family"] == "bloom":
         e["word_embeddings.weight"] = (m["vocab_size"], hid)
         for n in ("word_embeddings_layernorm", "ln_f"):
@@ -955,6 +965,8 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
     m = model
     if m["family"] == "deepseek_v3":
         return deepseek_forward(m, ids, dtype, layer_inputs, **wrong)
+    if m["family"] == "gpt_oss":
+        return gpt_oss_forward(m, ids, dtype, layer_inputs, **wrong)
     if wrong.get("no_bias"):
         m = dict(m, qkv_bias=False, o_bias=False, mlp_bias=False)
     if wrong.get("swap_gate_up"):
@@ -1288,6 +1300,8 @@ def config_summary(m, n):
     """The `config` object of a case (the shared reference's keys, plus inv_freq per layer)."""
     if m["family"] == "deepseek_v3":
         return deepseek_config_summary(m, n)
+    if m["family"] == "gpt_oss":
+        return gpt_oss_config_summary(m, n)
     L = m["n_layers"]
     norm = {"rmsnorm": "rmsnorm (x / rms * w)", "rmsnorm_1p": "rmsnorm_1p (x / rms * (1 + w))",
             "layernorm": "layernorm", "layernorm_nobias": "layernorm without bias",
@@ -1388,6 +1402,244 @@ def _falcon_summary(m, n):
                      "theta_per_layer": [r["theta"]] * L, "inv_freq_per_layer": [[float(F32(x)) for x in inv]] * L,
                      "attention_factor_per_layer": [1.0] * L}
     return c
+
+
+# ---------------------------------------------------------------------------------------------
+# gpt-oss (configuration_gpt_oss.py / modeling_gpt_oss.py / integrations/mxfp4.py of transformers 4.57):
+# GptOssAttention (GQA, q/k/v/o with bias, rotate-half rotary with YaRN, a learned sink logit per head
+# in the softmax), layers alternating sliding / full attention (layer_types), and GptOssMLP: a router
+# Linear with bias, torch.topk of the logits, softmax over those k, then per expert (increasing index)
+# gate_up = x @ gate_up_proj[e] + b ([E, hidden, 2I], gate = even columns, up = odd), gate clamped above
+# at swiglu_limit, up clamped to +-limit, glu = gate * sigmoid(1.702 gate), (up + 1) * glu @ down_proj[e]
+# + b, times the token's weight, added into zeros. The experts are MXFP4 in the file (quant_method
+# "mxfp4"): *_blocks [E, rows, cols/32, 16] U8 two E2M1 codes a byte (low nibble first) and *_scales
+# [E, rows, cols/32] U8 exponents biased by 127; decoded to [E, rows, cols] and transposed to [E, cols, rows].
+
+FP4_E2M1 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
+
+GPT_OSS_DEFAULTS = dict(num_hidden_layers=36, num_local_experts=128, vocab_size=201088, hidden_size=2880,
+                        intermediate_size=2880, head_dim=64, num_attention_heads=64, num_key_value_heads=8,
+                        sliding_window=128, rope_theta=150000.0, rms_norm_eps=1e-5, rope_scaling=None,
+                        max_position_embeddings=131072, experts_per_token=4, swiglu_limit=7.0,
+                        attention_bias=True, layer_types=None)
+
+
+def gpt_oss_settings(cfg):
+    c = dict(GPT_OSS_DEFAULTS)
+    c.update(cfg)
+    q = c.get("quantization_config") or {}
+    if q and q.get("quant_method") != "mxfp4":
+        raise Unsupported("gpt-oss quantization %r is not supported (mxfp4 only)" % q.get("quant_method"))
+    if not q:
+        raise Unsupported("gpt-oss without quantization_config mxfp4 (dense expert tensors) is not supported")
+    L, H = c["num_hidden_layers"], c["num_attention_heads"]
+    KV = c["num_key_value_heads"]
+    if H % KV:
+        raise Unsupported("%d attention heads are not a multiple of %d key/value heads" % (H, KV))
+    # GptOssConfig: layer_types default "sliding_attention" where (i + 1) % 2, else full
+    kinds = c["layer_types"] or ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(L)]
+    if len(kinds) != L or any(k not in ("sliding_attention", "full_attention") for k in kinds):
+        raise Unsupported("layer_types must list sliding_attention or full_attention for each of %d layers" % L)
+    rs = _rope_scaling("gpt_oss", c)
+    d = c["head_dim"]
+    s = dict(family="gpt_oss", n_layers=L, n_heads=H, kv_heads=KV, hidden=c["hidden_size"], head_dim=d,
+             intermediate=c["intermediate_size"], vocab_size=c["vocab_size"],
+             max_positions=c["max_position_embeddings"], eps=c["rms_norm_eps"], scaling=d ** -0.5, norm="rmsnorm",
+             windows=[c["sliding_window"] if k == "sliding_attention" else None for k in kinds],
+             rotary_dim=d, rope=[dict(theta=float(c["rope_theta"]), scaling=rs)] * L,
+             rope_max_positions=c["max_position_embeddings"], n_experts=c["num_local_experts"],
+             top_k=c.get("num_experts_per_tok", c["experts_per_token"]), limit=float(c["swiglu_limit"]),
+             alpha=1.702, attention_bias=bool(c["attention_bias"]))
+    if not 1 <= s["top_k"] <= s["n_experts"]:
+        raise Unsupported("experts_per_token %d outside 1 .. %d experts" % (s["top_k"], s["n_experts"]))
+    return s
+
+
+def mxfp4_decode(blocks, scales):
+    """blocks [E, R, G, 16], scales [E, R, G] (uint8) -> float64 [E, G*32, R]: the float32 weight
+    x @ W reads (transposed, as convert_moe_packed_tensors returns it)."""
+    blocks = np.asarray(blocks).astype(np.uint8)
+    scales = np.asarray(scales).astype(np.int64)
+    if blocks.shape[:-1] != scales.shape or blocks.shape[-1] != 16:
+        raise ValueError("MXFP4 blocks %s and scales %s do not match" % (blocks.shape, scales.shape))
+    E, R, G, _ = blocks.shape
+    vals = np.empty((E, R, G, 32))
+    vals[..., 0::2] = FP4_E2M1[blocks & 0x0F]
+    vals[..., 1::2] = FP4_E2M1[blocks >> 4]
+    vals = vals * np.exp2(scales - 127.0)[..., None]  # ldexp: exact
+    return vals.reshape(E, R, G * 32).transpose(0, 2, 1)
+
+
+def gpt_oss_weights(tensors):
+    """Strip `model.`, drop lm_head, decode the MXFP4 expert pairs into gate_up_proj / down_proj."""
+    out = {}
+    for name, arr in tensors.items():
+        if name == "lm_head.weight":
+            continue
+        if name.startswith("model."):
+            name = name[len("model."):]
+        out[name] = arr
+    for name in [n for n in out if n.endswith("_blocks")]:
+        base = name[:-len("_blocks")]
+        if base + "_scales" not in out:
+            raise ValueError("%s has no %s_scales" % (name, base))
+        out[base] = mxfp4_decode(out.pop(name), out.pop(base + "_scales"))
+    return out
+
+
+def gpt_oss_expected(m):
+    H, KV, d, hid, I, E = m["n_heads"], m["kv_heads"], m["head_dim"], m["hidden"], m["intermediate"], m["n_experts"]
+    e = {"embed_tokens.weight": (m["vocab_size"], hid), "norm.weight": (hid,)}
+    for i in range(m["n_layers"]):
+        p = "layers.%d." % i
+        e[p + "input_layernorm.weight"] = e[p + "post_attention_layernorm.weight"] = (hid,)
+        a = p + "self_attn."
+        e[a + "q_proj.weight"], e[a + "k_proj.weight"], e[a + "v_proj.weight"] = (H * d, hid), (KV * d, hid), (KV * d, hid)
+        e[a + "o_proj.weight"], e[a + "sinks"] = (hid, H * d), (H,)
+        if m["attention_bias"]:
+            e[a + "q_proj.bias"], e[a + "k_proj.bias"], e[a + "v_proj.bias"] = (H * d,), (KV * d,), (KV * d,)
+            e[a + "o_proj.bias"] = (hid,)
+        x = p + "mlp."
+        e[x + "router.weight"], e[x + "router.bias"] = (E, hid), (E,)
+        e[x + "experts.gate_up_proj"], e[x + "experts.gate_up_proj_bias"] = (E, hid, 2 * I), (E, 2 * I)
+        e[x + "experts.down_proj"], e[x + "experts.down_proj_bias"] = (E, I, hid), (E, hid)
+    return e
+
+
+def gpt_oss_forward(m, ids, dtype=np.float64, layer_inputs=None, **wrong):
+    """forward() for gpt-oss; also returns sinks [L][H], router_logits [L][n][E], router_topk [L][n][k]
+    (torch.topk's order) and router_weights [L][n][k] (the softmax of those k logits).
+    WRONG: sinks_off (no sink logit), renormalise (rows divided by their sum after the sink is dropped),
+    no_interleave (gate = first I columns, up = the last I), truncate (YaRN with floor/ceil), no_clamp
+    (SwiGLU without swiglu_limit), windows (a window per layer instead of layer_types')."""
+    W = {k: np.asarray(v).astype(dtype) for k, v in m["w"].items()}
+    ids = np.asarray(ids, dtype=np.int64)
+    n = len(ids)
+    if n == 0 or ids.min() < 0 or ids.max() >= m["vocab_size"]:
+        raise ValueError("no tokens, or a token id out of range")
+    H, KV, d, I, K = m["n_heads"], m["kv_heads"], m["head_dim"], m["intermediate"], m["top_k"]
+    group = H // KV
+    eps = m["eps"]
+
+    def rms(x, name):  # GptOssRMSNorm: x * rsqrt(mean(x^2) + eps), then weight * x
+        return W[name] * (x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + dtype(eps)))
+
+    def lin(x, name, bias=True):
+        y = x @ W[name + ".weight"].T
+        return y + W[name + ".bias"] if bias else y
+
+    pos = np.arange(n, dtype=np.float64)
+    x = W["embed_tokens.weight"][ids]
+    hs = [x]
+    res = {k: [] for k in ("attentions", "q", "k", "v", "q_rot", "k_rot", "context", "inv_freq", "attention_factor",
+                           "sinks", "router_logits", "router_topk", "router_weights")}
+    for i in range(m["n_layers"]):
+        p = "layers.%d." % i
+        if layer_inputs is not None:
+            x = np.asarray(layer_inputs[i], dtype=dtype)
+        h = rms(x, p + "input_layernorm.weight")
+        b = m["attention_bias"]
+        q = lin(h, p + "self_attn.q_proj", b).reshape(n, H, d).transpose(1, 0, 2)
+        k = lin(h, p + "self_attn.k_proj", b).reshape(n, KV, d).transpose(1, 0, 2)
+        v = lin(h, p + "self_attn.v_proj", b).reshape(n, KV, d).transpose(1, 0, 2)
+        rope = m["rope"][i]
+        if wrong.get("truncate"):
+            rope = dict(rope, scaling=dict(rope["scaling"], truncate=True))
+        inv, att = inv_freq(rope, d, m["rope_max_positions"], n)
+        ang = _f32(pos[:, None] * inv[None, :])  # a float32 product in transformers
+        cos, sin = (np.cos(ang) * att).astype(dtype), (np.sin(ang) * att).astype(dtype)
+        half = d // 2
+
+        def rot(t):  # _apply_rotary_emb: chunk into halves, (a cos - b sin, b cos + a sin)
+            a, bb = t[..., :half], t[..., half:]
+            return np.concatenate([a * cos - bb * sin, bb * cos + a * sin], axis=-1)
+        q_rot, k_rot = rot(q), rot(k)
+        kv_of = np.arange(H) // group
+        scores = np.einsum("hid,hjd->hij", q_rot, k_rot[kv_of]) * dtype(m["scaling"])
+        qi, kj = np.arange(n)[:, None], np.arange(n)[None, :]
+        visible = kj <= qi
+        win = wrong["windows"][i] if wrong.get("windows") is not None else m["windows"][i]
+        if win is not None:
+            visible &= kj > qi - win  # the W keys i-W+1 .. i
+        scores = np.where(visible, scores, -np.inf)
+        sink = W[p + "self_attn.sinks"]
+        if wrong.get("sinks_off"):
+            sink = np.full(H, -np.inf)
+        comb = np.concatenate([scores, np.broadcast_to(sink[:, None, None], (H, n, 1))], axis=-1)
+        comb = comb - comb.max(axis=-1, keepdims=True)
+        e = np.exp(comb)
+        probs = (e / e.sum(axis=-1, keepdims=True))[..., :-1]  # the sink's column dropped
+        if wrong.get("renormalise"):
+            probs = probs / probs.sum(axis=-1, keepdims=True)
+        ctx = (probs @ v[kv_of]).transpose(1, 0, 2).reshape(n, H * d)
+        x = x + lin(ctx, p + "self_attn.o_proj", b)
+        # --- the mixture of experts
+        h = rms(x, p + "post_attention_layernorm.weight")
+        logits = lin(h, p + "mlp.router")
+        topk = np.argsort(-logits, axis=-1, kind="stable")[:, :K]  # torch.topk: largest first
+        top = np.take_along_axis(logits, topk, axis=-1)
+        wts = np.exp(top - top.max(axis=-1, keepdims=True))
+        wts = wts / wts.sum(axis=-1, keepdims=True)
+        out = np.zeros_like(x)
+        gu_all, dn_all = W[p + "mlp.experts.gate_up_proj"], W[p + "mlp.experts.down_proj"]
+        for ex in range(m["n_experts"]):
+            rows, slot = np.nonzero(topk == ex)
+            if len(rows) == 0:
+                continue
+            gu = h[rows] @ gu_all[ex] + W[p + "mlp.experts.gate_up_proj_bias"][ex]
+            if wrong.get("no_interleave"):
+                gate, up = gu[:, :I], gu[:, I:]
+            else:
+                gate, up = gu[:, 0::2], gu[:, 1::2]
+            if not wrong.get("no_clamp"):
+                gate = np.minimum(gate, dtype(m["limit"]))
+                up = np.clip(up, -dtype(m["limit"]), dtype(m["limit"]))
+            glu = gate / (1 + np.exp(-gate * dtype(m["alpha"])))  # gate * sigmoid(alpha * gate)
+            y = ((up + 1) * glu) @ dn_all[ex] + W[p + "mlp.experts.down_proj_bias"][ex]
+            np.add.at(out, rows, y * wts[rows, slot][:, None])
+        x = x + out
+        for key, val in (("attentions", probs), ("q", q), ("k", k), ("v", v), ("q_rot", q_rot), ("k_rot", k_rot),
+                         ("context", ctx), ("inv_freq", inv), ("attention_factor", att), ("sinks", sink),
+                         ("router_logits", logits), ("router_topk", topk), ("router_weights", wts)):
+            res[key].append(val)
+        hs.append(x)
+    last = rms(x, "norm.weight")
+    hs[-1] = last
+    out = {k: np.array(v) for k, v in res.items()}
+    out["hidden_states"] = np.array(hs)
+    out["last_hidden_state"] = last
+    return out
+
+
+def gpt_oss_config_summary(m, n):
+    """The `config` object of a gpt-oss case, in the shared reference's keys."""
+    rs = m["rope"][0]
+    inv, att = inv_freq(rs, m["rotary_dim"], m["rope_max_positions"], n)
+    kinds = ["sliding_attention" if w is not None else "full_attention" for w in m["windows"]]
+    win = [w for w in m["windows"] if w is not None]
+    return {"num_layers": m["n_layers"], "num_heads": m["n_heads"], "num_kv_heads": m["kv_heads"],
+            "head_dim": m["head_dim"], "hidden_size": m["hidden"], "intermediate_size": m["intermediate"],
+            "vocab_size": m["vocab_size"], "max_positions": m["max_positions"], "layer_norm_eps": m["eps"],
+            "norm": "rmsnorm (x / rms * w)",
+            "rope": {"theta": rs["theta"], "rotary_dim": m["rotary_dim"], "scaling": rs["scaling"],
+                     "style": "rotate_half (GPT-NeoX): dims i and i+rotary_dim/2 form a pair",
+                     "inv_freq_per_layer": [[float(F32(x)) for x in inv]] * m["n_layers"],
+                     "attention_factor_per_layer": [att] * m["n_layers"]},
+            "attention": {"scaling": m["scaling"], "softcap": None, "sliding_window": win[0] if win else None,
+                          "layer_types": kinds, "qkv_bias": m["attention_bias"], "sinks": True},
+            "moe": {"num_experts": m["n_experts"], "top_k": m["top_k"], "intermediate_size": m["intermediate"],
+                    "swiglu_limit": m["limit"], "alpha": m["alpha"]}}
+
+
+def gpt_oss_extra_diffs(case, out):
+    """The case's gpt-oss keys against OUT: max |diff| of the sinks and router logits, and whether the
+    chosen experts are the same (1.0 = all equal)."""
+    if "router_logits" not in case or "router_logits" not in out:
+        return []
+    logits = np.array(case["router_logits"])  # [L][batch 1][n][E] as transformers records them
+    return [("sinks", float(np.abs(np.array(case["sinks"]) - out["sinks"]).max())),
+            ("router_logits", float(np.abs(logits.reshape(out["router_logits"].shape) - out["router_logits"]).max())),
+            ("topk_equal", float(np.array_equal(np.array(case["router_topk"]), out["router_topk"])))]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1682,6 +1934,8 @@ def _verify(cases_dir, models_dir, dtype, forced):
                     worst[key]["moe_other_experts"] = worst[key].get("moe_other_experts", 0) + other
                     worst[key]["moe_weights"] = max(worst[key].get("moe_weights", 0.0), wd)
                 print("%-30s       moe: %d other experts, weights %.1e" % ("", other, wd))
+            for qn, diff in gpt_oss_extra_diffs(case, out):  # gpt-oss: sinks, router logits, chosen experts
+                print("%-30s %4s  %s %.1e" % ("", "", qn, diff))
     if not rows:
         raise SystemExit("no decoder cases in %s" % cases_dir)
     print("max per family:")

@@ -25,7 +25,7 @@ const outDir = process.argv[3] ?? path.join(path.dirname(new URL(import.meta.url
 const require = createRequire(path.join(nodeModules, "noop.js"));
 const { Tokenizer } = require("@huggingface/tokenizers");
 
-export const TOKENIZERS = ["llama2", "llama3", "qwen3", "gemma3", "deepseek_v3"];
+export const TOKENIZERS = ["llama2", "llama3", "qwen3", "gemma3", "deepseek_v3", "gptoss"];
 const TEMPLATED = new Set(["LlamaTokenizer", "LlamaTokenizerFast", "GemmaTokenizer", "GemmaTokenizerFast",
 	"CodeLlamaTokenizer", "CodeLlamaTokenizerFast"]);
 
