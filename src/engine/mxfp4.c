@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "engine/gemm.h"
+#include "engine/weights.h"
 
 /* The E2M1 values of the 16 codes: sign bit 3, then exponent and mantissa. */
 static const float mxfp4_lut[16] = {+0.0f, +0.5f, +1.0f, +1.5f, +2.0f, +3.0f, +4.0f, +6.0f,
@@ -84,15 +85,35 @@ void mxfp4_rows(const struct mxfp4 *w, int64_t expert, int64_t r0, int64_t nr, f
 	}
 }
 
+struct mxfp4_job {
+	const struct mxfp4 *w;
+	int64_t expert;
+	const float *x;
+	int n, ldy;
+	float *y;
+};
+
+/* Tile T: its rows decoded into TILE, then their outputs (columns of Y no other tile writes). */
+static void mxfp4_tile(void *ctx, int t, float *tile)
+{
+	const struct mxfp4_job *j = ctx;
+	int cols = (int)j->w->cols;
+	int64_t r0 = (int64_t)t * MXFP4_TILE_ROWS;
+	int nr = (int)(j->w->rows - r0 < MXFP4_TILE_ROWS ? j->w->rows - r0 : MXFP4_TILE_ROWS);
+	mxfp4_rows(j->w, j->expert, r0, nr, tile);
+	gemm(true, j->n, nr, cols, 1.0f, j->x, cols, tile, cols, 0.0f, j->y + r0, j->ldy);
+}
+
 void mxfp4_linear(const struct mxfp4 *w, int64_t expert, const float *x, int n, const float *b, float *y, int ldy,
 		  float *scratch)
 {
-	int cols = (int)w->cols;
-	for (int64_t r0 = 0; r0 < w->rows; r0 += MXFP4_TILE_ROWS) {
-		int nr = (int)(w->rows - r0 < MXFP4_TILE_ROWS ? w->rows - r0 : MXFP4_TILE_ROWS);
-		mxfp4_rows(w, expert, r0, nr, scratch);
-		gemm(true, n, nr, cols, 1.0f, x, cols, scratch, cols, 0.0f, y + r0, ldy);
-	}
+	struct mxfp4_job j = {w, expert, x, n, ldy, y};
+	int tiles = (int)((w->rows + MXFP4_TILE_ROWS - 1) / MXFP4_TILE_ROWS);
+	/* The tiles shared between the engine's threads, each decoding into its own scratch; without the
+	 * memory for that, one after another in SCRATCH (the same tiles: the same numbers). */
+	if (weights_parallel(tiles, (size_t)MXFP4_TILE_ROWS * w->cols, mxfp4_tile, &j) < 0)
+		for (int t = 0; t < tiles; t++)
+			mxfp4_tile(&j, t, scratch);
 	if (b)
 		for (int i = 0; i < n; i++)
 			for (int64_t r = 0; r < w->rows; r++)

@@ -39,7 +39,8 @@ size_t mxfp4_expert_bytes(const struct mxfp4 *w);
 void mxfp4_rows(const struct mxfp4 *w, int64_t expert, int64_t r0, int64_t nr, float *dst);
 
 /* Y[n][rows] (row stride LDY) = X[n][cols] · W_expertᵀ + B (B [rows] or NULL), tile by tile of
- * MXFP4_TILE_ROWS rows decoded into SCRATCH (MXFP4_TILE_ROWS x cols floats). */
+ * MXFP4_TILE_ROWS rows, the tiles shared between the engine's threads (weights_parallel); SCRATCH
+ * (MXFP4_TILE_ROWS x cols floats) serves them one after another when there is no memory for more. */
 void mxfp4_linear(const struct mxfp4 *w, int64_t expert, const float *x, int n, const float *b, float *y, int ldy,
 		  float *scratch);
 
