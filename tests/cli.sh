@@ -115,6 +115,12 @@ ATTNSCOPE_MEMORY_CHECK=0 "$BIN" -m "$top_srcdir/tests/data/models/mixtral-moe" -
 expect_eq "MoE memory check off" $? 0
 ATTNSCOPE_MEMORY_CHECK=1M "$BIN" -m "$top_srcdir/tests/data/models/mixtral-moe" --dump json "The capybara" >"$TMP/out" 2>&1
 expect_eq "MoE within 1M" $? 0
+# A default out of its range is an error too (Qwen3-MoE's top-8 default with 6 experts; fuzz_modeldir found it).
+cp -rL "$top_srcdir/tests/data/models/qwen3moe-dense" "$TMP/moe-default"
+sed 's/"num_experts_per_tok"/"num_experts_per_tok_gone"/' "$top_srcdir/tests/data/models/qwen3moe-dense/config.json" >"$TMP/moe-default/config.json"
+"$BIN" -m "$TMP/moe-default" --dump json "The capybara" >"$TMP/out" 2>&1
+expect_eq "MoE default top-k beyond the experts status" $? 1
+expect_grep "MoE default top-k beyond the experts" "$TMP/out" 'no "num_experts_per_tok", and its default 8 is outside 1..6'
 # A sentence-transformers folder (all-MiniLM-L6-v2's layout: BERT inside, with modules.json, the
 # pooling config and 1_Pooling/) opens as it is and gives the BERT's own numbers.
 cp -rL "$top_srcdir/tests/data/models/bert-mini" "$TMP/st-minilm"

@@ -84,7 +84,11 @@ int hfconfig_int(const struct hfconfig *c, const struct family *f, enum family_s
 			return err_set(e, "%s: \"%s\" is %lld, expected %ld..%ld", c->path, key, (long long)x, lo, hi);
 		val = (long)x;
 	} else if (f->defaults[s]) {
+		/* A default can be out of range too: its bounds may come from other keys (a top-k of 8 when
+		 * the file has 6 experts) */
 		val = strtol(f->defaults[s], NULL, 10);
+		if (val < lo || val > hi)
+			return err_set(e, "%s: no \"%s\", and its default %ld is outside %ld..%ld", c->path, key, val, lo, hi);
 	} else {
 		return err_set(e, "%s: missing \"%s\"", c->path, key);
 	}
