@@ -116,7 +116,11 @@ enum family_role {
 	X(NO_ROPE_LAYERS, "no_rope_layers")                                                                \
 	X(NO_ROPE_INTERVAL, "no_rope_layer_interval")                                                      \
 	X(USE_QK_NORM, "use_qk_norm")                                                                      \
-	X(MULTI_QUERY, "multi_query")
+	X(MULTI_QUERY, "multi_query")                                                                      \
+	X(ATTENTION_CHUNK, "attention_chunk_size")                                                         \
+	X(TEMPERATURE_TUNING, "attn_temperature_tuning")                                                   \
+	X(FLOOR_SCALE, "floor_scale")                                                                      \
+	X(TEMPERATURE_SCALE, "attn_scale")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -187,6 +191,9 @@ struct family {
 	                                  * pad_token_id (fairseq's make_positions) */
 	bool final_norm_in_trace;        /* the last hidden state HF reports has the final norm applied (default);
 	                                  * false: hidden_states stop before it (ModernBERT) */
+	bool qk_l2_norm;                 /* with setting use_qk_norm: q and k of every rotary layer divided by their
+	                                  * RMS over head_dim (no gain, eps layer_norm_eps) AFTER rotary (Llama 4's
+	                                  * L2Norm); NoPE layers keep theirs */
 	bool optional[WEIGHT_COUNT];     /* roles whose tensor may be missing in some layer (identity there:
 	                                  * ModernBERT's layer 0 has no attention norm) */
 	bool weightless[WEIGHT_COUNT];   /* norm gains with no tensor although the norm is there: it normalises

@@ -524,6 +524,9 @@ static int model_bind_all(struct model *m, struct err *e)
 	    (model_bind_matrix(m, WEIGHT_REL_EMB, -1, 2 * (int64_t)m->relpos.span, H, &m->rel_emb, e) < 0 ||
 	     model_bind_norm(m, WEIGHT_REL_LN_W, WEIGHT_REL_LN_B, -1, H, &m->rel_ln, e) < 0))
 		return -1;
+	const float *ones;
+	if (m->arch.qk_l2 && model_ones(m, in->head_dim, &ones, e) < 0) /* the gain of Llama 4's q/k L2 norm */
+		return -1;
 	m->layers = calloc(in->n_layers, sizeof *m->layers);
 	if (!m->layers)
 		return err_set(e, "out of memory");
@@ -739,6 +742,15 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 			return NULL;
 		}
 		memcpy(t->nope, a->layer_nope, (size_t)in->n_layers * sizeof *t->nope);
+	}
+	if (a->layer_chunked) { /* chunks count tokens like windows: trace_key_range reads them */
+		if (!(t->chunk = calloc((size_t)in->n_layers, sizeof *t->chunk))) {
+			trace_free(t);
+			err_set(e, "out of memory for a trace of %d tokens", n);
+			return NULL;
+		}
+		for (int l = 0; l < in->n_layers; l++)
+			t->chunk[l] = a->layer_chunked[l] ? a->chunk : 0;
 	}
 	for (int l = 0; l < in->n_layers; l++) /* the multiplier fwd_attention applies, for the views */
 		t->score_scale[l] = m->scale_by_inverse_layer ? a->attn_scale / (float)(l + 1) : a->attn_scale;

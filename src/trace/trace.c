@@ -230,6 +230,7 @@ void trace_free(struct trace *t)
 	free(t->score_scale);
 	free(t->alibi);
 	free(t->nope);
+	free(t->chunk);
 	free(t->hidden_states);
 	free(t->word_of);
 	free(t->word_start);

@@ -55,6 +55,9 @@ struct trace {
 	bool *nope;            /* [n_layers] true where the layer has no rotary although the model has (SmolLM3's NoPE
 	                        * layers): q/k there are the projections, position-free; NULL = none (trace_free
 	                        * frees it) */
+	int *chunk;            /* [n_layers] chunked attention (Llama 4): query i of a layer with chunk C > 0 sees
+	                        * only the keys of its own chunk, from i - i % C on; 0 = none. NULL = no layer
+	                        * has chunks (trace_free frees it). Read with trace_key_range. */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
 
 	/* A compact trace keeps no n x n matrices (32 layers x 32 heads x 4096^2 floats would be 68 GB):
@@ -140,13 +143,16 @@ static inline const float *trace_k_raw(const struct trace *t, int layer, int hea
 		return trace_k(t, layer, head);
 	return t->k_raw + ((size_t)layer * t->n_kv_heads + trace_kv_head(t, head)) * (size_t)t->n * t->head_dim;
 }
-/* The keys LO..HI (inclusive) that query I of LAYER may attend to: causal masking and sliding windows
- * (the masks of the score pipeline, engine/attnscore.h, and of the views that mark masked keys). */
+/* The keys LO..HI (inclusive) that query I of LAYER may attend to: causal masking, sliding windows and
+ * chunks (the masks of the score pipeline, engine/attnscore.h, and of the views that mark masked keys). */
 static inline void trace_key_range(const struct trace *t, int layer, int i, int *lo, int *hi)
 {
 	int before = t->win_before ? t->win_before[layer] : -1, after = t->win_after ? t->win_after[layer] : -1;
 	*lo = before < 0 || i - before < 0 ? 0 : i - before;
 	*hi = t->causal ? i : after < 0 || i + after > t->n - 1 ? t->n - 1 : i + after;
+	int chunk = t->chunk ? t->chunk[layer] : 0;
+	if (chunk > 0 && i - i % chunk > *lo) /* keys j <= i with j / C == i / C */
+		*lo = i - i % chunk;
 }
 static inline const float *trace_hidden(const struct trace *t, int layer)
 {
@@ -172,8 +178,9 @@ double trace_budget(void);
 
 /* Copy into DST (of SRC's shape) what SRC says of its model rather than of its tokens: name, family,
  * how pieces are written, causality, rotary style, positions, score scale, soft-cap, relative terms,
- * NoPE layers and ALiBi slopes (not the windows, which count tokens). A trace derived from another (a
- * trace of words) calls it, so a field added here reaches every such trace. -1 when out of memory. */
+ * NoPE layers and ALiBi slopes (not the windows and chunks, which count tokens). A trace derived from
+ * another (a trace of words) calls it, so a field added here reaches every such trace. -1 when out of
+ * memory. */
 int trace_copy_model(struct trace *dst, const struct trace *src);
 
 /* Free the trace and everything it owns (NULL is fine). */
