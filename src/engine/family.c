@@ -347,6 +347,7 @@ static const struct fam_row fam_rows[] = {
 	FAM_INT_ROW("position_offset", position_offset, fam_position_offsets),
 	FAM_BOOL_ROW("final_norm_in_trace", final_norm_in_trace, true),
 	FAM_BOOL_ROW("qk_l2_norm", qk_l2_norm, false),
+	FAM_BOOL_ROW("no_rope_empty_unset", no_rope_empty_unset, false),
 	FAM_SECTION_ROW("optional", fam_optional),
 	FAM_SECTION_ROW("weightless", fam_weightless),
 	FAM_SECTION_ROW("conditions", fam_conditions),

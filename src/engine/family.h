@@ -191,6 +191,8 @@ struct family {
 	                                  * pad_token_id (fairseq's make_positions) */
 	bool final_norm_in_trace;        /* the last hidden state HF reports has the final norm applied (default);
 	                                  * false: hidden_states stop before it (ModernBERT) */
+	bool no_rope_empty_unset;        /* an empty no_rope_layers list means the key is unset (Llama4TextConfig:
+	                                  * the interval rule); else it is an error (SmolLM3 indexes the list) */
 	bool qk_l2_norm;                 /* with setting use_qk_norm: q and k of every rotary layer divided by their
 	                                  * RMS over head_dim (no gain, eps layer_norm_eps) AFTER rotary (Llama 4's
 	                                  * L2Norm); NoPE layers keep theirs */

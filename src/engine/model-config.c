@@ -177,8 +177,9 @@ static int config_window_layers(struct model *m, const struct hfconfig *c, struc
 
 /* SmolLM3's layers without positions: no_rope_layers lists 1 (rotary) or 0 (none, "NoPE") per layer;
  * without it SmolLM3Config drops rotary on every no_rope_layer_interval-th layer (layer l when
- * (l + 1) % interval == 0). An empty list counts as none (Llama4TextConfig's rule: Llama-4-Scout's
- * config.json has "no_rope_layers": []). Only families that name these keys get LAYER_NOPE. */
+ * (l + 1) % interval == 0). With the family's no_rope_empty_unset an empty list counts as none
+ * (Llama4TextConfig's rule: Llama-4-Scout's config.json has "no_rope_layers": []). Only families that
+ * name these keys get LAYER_NOPE. */
 static int config_nope_layers(struct model *m, const struct hfconfig *c, struct err *e)
 {
 	const struct family *f = &m->fam;
@@ -190,7 +191,7 @@ static int config_nope_layers(struct model *m, const struct hfconfig *c, struct 
 		return err_set(e, "out of memory");
 	m->arch.layer_nope = nope;
 	const json_t *list = hfconfig_json(c, f, SET_NO_ROPE_LAYERS);
-	if (list && !(json_is_array(list) && json_array_size(list) == 0)) {
+	if (list && !(f->no_rope_empty_unset && json_is_array(list) && json_array_size(list) == 0)) {
 		if (!json_is_array(list) || json_array_size(list) != (size_t)L)
 			return err_set(e, "%s: \"no_rope_layers\" must list one 0 or 1 per layer (%d)", c->path, L);
 		for (int l = 0; l < L; l++) {

@@ -348,6 +348,18 @@ MODELS.append(
               "`model.` prefix, tied"))
 
 MODELS.append(
+    dict(name="llama4-chunks", family="llama4_text", seed=451, tok=SP, dtype="BF16", naming="causal", cases=["long"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=16, intermediate_size=32,
+                  intermediate_size_mlp=64, num_hidden_layers=4, num_local_experts=4, moe_layers=[],
+                  attention_chunk_size=8, floor_scale=4, no_rope_layers=[],
+                  rope_scaling=dict(factor=4.0, rope_type="yarn")),
+         mistakes=["rope_interleaved", "no_chunks", "no_temperature", "l2_before_rope", "no_qk_norm", "nope_off"],
+         note="Llama 4 text, dense (moe_layers []): no_rope_layers [] = every 4th layer NoPE (layer 3); layers "
+              "0-2 interleaved RoPE with YaRN (factor 4: cos and sin x 0.1 ln 4 + 1, which the L2 norm after "
+              "rotary removes and one before it would keep), the weightless L2 norm of q and k, chunks of 8 "
+              "(26 tokens: 4 chunks); layer 3 global with q x (log(floor((p + 1) / 4) + 1) * 0.1 + 1); "
+              "SwiGLU of intermediate_size_mlp 64 in every layer; Llama4ForCausalLM names (`model.`), untied"))
+MODELS.append(
     dict(name="olmo3-yarn", family="olmo3", seed=441, tok=SP, dtype="F32", naming="causal", cases=["long"],
          qk_norm_gain=(1.0, 2.0),
          cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
@@ -535,6 +547,19 @@ BASE_CFG["smollm3"] = dict(architectures=["SmolLM3ForCausalLM"], attention_bias=
                            rms_norm_eps=1e-6, rope_scaling=None, rope_theta=5000000.0, sliding_window=None,
                            tie_word_embeddings=True, use_cache=True, use_sliding_window=False)
 
+# Llama-4-Scout's text_config keys (no_rope_layers [] and attn_temperature_tuning as there; llama3 rope
+# scaling replaced per fixture)
+BASE_CFG["llama4_text"] = dict(architectures=["Llama4ForCausalLM"], attention_bias=False, attention_chunk_size=8192,
+                               attention_dropout=0.0, attn_scale=0.1, attn_temperature_tuning=True, bos_token_id=1,
+                               eos_token_id=2, floor_scale=8192, head_dim=128, hidden_act="silu",
+                               initializer_range=0.02, interleave_moe_layer_step=1, intermediate_size=8192,
+                               intermediate_size_mlp=16384, max_position_embeddings=4096, model_type="llama4_text",
+                               no_rope_layers=[], num_experts_per_tok=1, num_local_experts=16,
+                               output_router_logits=False, pad_token_id=0, rms_norm_eps=1e-5,
+                               rope_scaling=dict(factor=16.0, high_freq_factor=1.0, low_freq_factor=1.0,
+                                                 original_max_position_embeddings=8192, rope_type="llama3"),
+                               rope_theta=500000.0, router_aux_loss_coef=0.001, router_jitter_noise=0.0,
+                               tie_word_embeddings=False, use_cache=True, use_qk_norm=True)
 
 BASE_CFG["olmo3"] = dict(architectures=["Olmo3ForCausalLM"], attention_bias=False, attention_dropout=0.0,
                          bos_token_id=None, eos_token_id=2, hidden_act="silu", initializer_range=0.02,
@@ -729,6 +754,8 @@ def mistake(name, m, n):
         return dict(no_bias=True)
     if name in ("no_clip", "skip_weightless_norms", "qk_norm_per_head", "post_as_pre",
                 "no_residual_multiplier"):
+        return {name: True}
+    if name in ("no_chunks", "no_temperature", "l2_before_rope", "moe_softmax", "moe_scale_output"):  # Llama 4
         return {name: True}
     if name in ("qk_gain_head0", "qk_norm_rms"):
         return {name: True}
