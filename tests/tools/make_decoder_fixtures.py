@@ -913,6 +913,51 @@ def make_case(spec, model, case):
     return dev, effects
 
 
+# The language model of a multimodal Llama 4 checkpoint (Llama4ForConditionalGeneration, model_type llama4):
+# a text fixture's config under text_config, its tensors under language_model.model. (the LM head under
+# language_model.) beside vision tensors attnscope must not read; the case is the text fixture's.
+MULTIMODAL = [dict(name="llama4-multimodal", source="llama4-chunks")]
+
+
+def make_multimodal(spec):
+    src, d = os.path.join(MODELS_DIR, spec["source"]), os.path.join(MODELS_DIR, spec["name"])
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(src, "config.json")) as f:
+        text = json.load(f)
+    dtype = {v: k for k, v in TORCH_DTYPE.items()}[text["torch_dtype"]]
+    cfg = dict(architectures=["Llama4ForConditionalGeneration"], boi_token_index=200080, eoi_token_index=200081,
+               image_token_index=200092, model_type="llama4", tie_word_embeddings=False,
+               torch_dtype=text["torch_dtype"], transformers_version=text["transformers_version"],
+               text_config={k: v for k, v in text.items() if k not in ("architectures", "torch_dtype",
+                                                                       "transformers_version")},
+               vision_config=dict(hidden_size=16, image_size=28, intermediate_size=32, model_type="llama4_vision_model",
+                                  num_attention_heads=2, num_hidden_layers=1, patch_size=14, projector_input_dim=16,
+                                  projector_output_dim=16, vision_output_dim=16))
+    write_json(os.path.join(d, "config.json"), cfg)
+    for fn in ("tokenizer.json", "tokenizer_config.json"):
+        dst = os.path.join(d, fn)
+        if os.path.lexists(dst):
+            os.remove(dst)
+        os.symlink(os.readlink(os.path.join(src, fn)), dst)
+    t = {}
+    for name, arr in R.read_checkpoint(src).items():  # the stored values, widened exactly
+        t[("language_model." if name == "lm_head.weight" else "language_model.model.") + name[len("model."):]
+          if name.startswith("model.") else "language_model." + name] = (dtype, arr)
+    rng = np.random.RandomState(7)
+    t["vision_model.patch_embedding.linear.weight"] = (dtype, rng.standard_normal((16, 3 * 14 * 14)))
+    t["multi_modal_projector.linear_1.weight"] = (dtype, rng.standard_normal((text["hidden_size"], 16)))
+    write_safetensors(os.path.join(d, "model.safetensors"), t, pad=True)
+    for case in os.listdir(CASES_DIR):
+        if case.startswith(spec["source"] + "--"):
+            with open(os.path.join(CASES_DIR, case), encoding="utf-8") as f:
+                body = f.read()
+            body = body.replace('"model_dir": "tests/data/models/%s"' % spec["source"],
+                                '"model_dir": "tests/data/models/%s"' % spec["name"], 1)
+            with open(os.path.join(CASES_DIR, spec["name"] + case[len(spec["source"]):]), "w", encoding="utf-8") as f:
+                f.write(body)
+    print("model %-20s the language model of %s in a Llama4ForConditionalGeneration folder" % (spec["name"], spec["source"]))
+
+
 def main(argv):
     npm = None
     if "--npm" in argv:
@@ -920,7 +965,7 @@ def main(argv):
         build_tokenizers(npm)
         tokenize_all(npm)
     os.makedirs(CASES_DIR, exist_ok=True)
-    names = {s["name"] for s in MODELS} | {s["name"] for s in ERROR_MODELS}
+    names = {s["name"] for s in MODELS} | {s["name"] for s in ERROR_MODELS} | {s["name"] for s in MULTIMODAL}
     for old in os.listdir(CASES_DIR):
         if old.endswith(".json") and old.split("--")[0] in names:
             os.remove(os.path.join(CASES_DIR, old))
@@ -933,6 +978,8 @@ def main(argv):
             dev, _ = make_case(spec, model, case)
             for q, v in dev.items():
                 worst[q] = max(worst.get(q, 0.0), v)
+    for spec in MULTIMODAL:
+        make_multimodal(spec)
     print("float32 vs float64, worst over all cases: %s" % ", ".join("%s %.1e" % kv for kv in sorted(worst.items())))
     return 0
 
