@@ -614,8 +614,9 @@ def inv_freq(rope, dim, max_positions, seq_len):
         old = float(rs["original_max_position_embeddings"])
         wavelen = 2 * math.pi / inv
         out = np.where(wavelen > old / low, inv / factor, inv)
-        smooth = (old / wavelen - low) / (high - low)
-        smoothed = (1 - smooth) * out / factor + smooth * out
+        with np.errstate(divide="ignore", invalid="ignore"):  # low = high (Llama-4-Scout): no band to blend
+            smooth = (old / wavelen - low) / (high - low)
+            smoothed = (1 - smooth) * out / factor + smooth * out
         medium = ~(wavelen < old / high) & ~(wavelen > old / low)
         return _f32(np.where(medium, smoothed, out)), 1.0
     if kind == "yarn":
