@@ -32,7 +32,10 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       [19] = "stablelm-qkln",
 				       [20] = "opt-offset",
 				       [21] = "olmo3-yarn",
-				       [22] = "bigcode-mqa"};
+				       [22] = "bigcode-mqa",
+				       [23] = "falcon-gqa",
+				       [24] = "falcon-alibi",
+				       [25] = "mixtral-moe"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
 	{"model.safetensors", "vocab.txt", NULL},
@@ -58,6 +61,9 @@ static const char *const linked[][3] = {
 	[20] = {"model.safetensors", "tokenizer.json", NULL}, /* opt-offset */
 	[21] = {"model.safetensors", "tokenizer.json", NULL}, /* olmo3-yarn */
 	[22] = {"model.safetensors", "tokenizer.json", NULL}, /* bigcode-mqa */
+	[23] = {"model.safetensors", "tokenizer.json", NULL}, /* falcon-gqa */
+	[24] = {"model.safetensors", "tokenizer.json", NULL}, /* falcon-alibi */
+	[25] = {"model.safetensors", "tokenizer.json", NULL}, /* mixtral-moe */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};

@@ -188,6 +188,30 @@ del c["multi_query"]
 seed("fuzz_modeldir", bytes([22]) + js(c))
 seed("fuzz_modeldir", bytes([22]) + js(dict(json.loads(cfg), multi_query=False)))
 seed("fuzz_modeldir", bytes([22]) + js(dict(json.loads(cfg), scale_attn_weights=False, n_inner=None)))
+# Falcon (selector 23, the new decoder architecture): as is; num_ln_in_parallel_attn 1 (one norm, ln_mlp
+# unread); parallel_attn false (refused by name); the old layout with multi_query (a query_key_value of
+# another width: a shape error); the older key names n_layer / n_head / n_head_kv
+cfg = read("tests", "data", "models", "falcon-gqa", "config.json")
+seed("fuzz_modeldir", bytes([23]) + cfg)
+for change in ({"num_ln_in_parallel_attn": 1}, {"parallel_attn": False}, {"new_decoder_architecture": False}):
+    seed("fuzz_modeldir", bytes([23]) + js(dict(json.loads(cfg), **change)))
+c = json.loads(cfg)
+c["n_layer"], c["n_head"], c["n_head_kv"] = c.pop("num_hidden_layers"), c.pop("num_attention_heads"), c.pop("num_kv_heads")
+seed("fuzz_modeldir", bytes([23]) + js(c))
+# Falcon (selector 24, falcon-rw-1b's ALiBi): as is; alibi false (rotary instead); parallel_attn true (one
+# norm, post_attention_layernorm unread); multi_query true (a shape error); bias false (biases unread)
+cfg = read("tests", "data", "models", "falcon-alibi", "config.json")
+seed("fuzz_modeldir", bytes([24]) + cfg)
+for change in ({"alibi": False}, {"parallel_attn": True}, {"multi_query": True}, {"bias": False}):
+    seed("fuzz_modeldir", bytes([24]) + js(dict(json.loads(cfg), **change)))
+# Mixtral (selector 25): every layer a MoE as is; norm_topk_prob given false (Mixtral ignores the key: it
+# always renormalises); top-k of all 4 experts; more experts than the file has (a missing-tensor error);
+# num_experts_per_tok above num_local_experts (an error); a sliding window
+cfg = read("tests", "data", "models", "mixtral-moe", "config.json")
+seed("fuzz_modeldir", bytes([25]) + cfg)
+for change in ({"norm_topk_prob": False}, {"num_experts_per_tok": 4}, {"num_local_experts": 5},
+               {"num_experts_per_tok": 5}, {"sliding_window": 4}):
+    seed("fuzz_modeldir", bytes([25]) + js(dict(json.loads(cfg), **change)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "draw/braille.h"
 #include "draw/canvas.h"
 #include "draw/theme.h"
 #include "draw/tokstrip.h"
@@ -91,6 +92,59 @@ START_TEST(ascii_fallbacks_without_utf8)
 			    "~x>    +-+\n");
 	free(s);
 	ck_assert_int_eq(canvas_heat_rows(cv), 1);
+	canvas_free(cv);
+}
+END_TEST
+
+/* The character at cell (X, Y) of CV. */
+static char cell_char(struct canvas *cv, int x, int y)
+{
+	char *line = row_text(cv, y);
+	char c = line[x];
+	free(line);
+	return c;
+}
+
+/* A scatter with more points than cells shades each cell by its count on a log scale up to the
+ * fullest cell, in the colour of the kind with two thirds of the points, else the "both" colour. */
+START_TEST(density_shades_by_count)
+{
+	struct palette pal = pal_for(DEPTH_256, false);
+	struct canvas *cv = canvas_new(40, 10, &pal);
+	struct bplot p;
+	ck_assert_int_eq(bplot_init(&p, cv, (struct rect){0, 0, 20, 10}, -10, 10, -10, 10, false), 0);
+	const double pts[3][2] = {{-8, 8}, {0.5, 0.5}, {8, -8}};
+	for (int i = 0; i < 16; i++) /* 16 queries in one cell */
+		ck_assert_int_eq(bplot_density_add(&p, 0, pts[0][0], pts[0][1]), 0);
+	bplot_density_add(&p, 1, pts[1][0], pts[1][1]); /* one key */
+	for (int i = 0; i < 4; i++) /* two of each kind: mixed */
+		bplot_density_add(&p, i % 2, pts[2][0], pts[2][1]);
+	ck_assert(bplot_dense(&p, 21));  /* 21 points in 3 cells: more than 2 per cell */
+	ck_assert(!bplot_dense(&p, 6));  /* (as if) 6 points in 3 cells: markers */
+	struct style st[BPLOT_KINDS + 1] = {{1, 0, 0}, {2, 0, 0}, {3, 0, 0}};
+	long upper[BPLOT_LEVELS];
+	ck_assert_int_eq(bplot_density_draw(&p, cv, st, upper), 16);
+	ck_assert(upper[0] == 2 && upper[1] == 4 && upper[2] == 8 && upper[3] == 16); /* 16^(1/4, 2/4, 3/4, 1) */
+	const char want[3] = {'#', '.', ':'};     /* 16, 1, 4 points */
+	const uint32_t fg[3] = {1, 2, 3};         /* queries, keys, both */
+	for (int i = 0; i < 3; i++) {
+		int cx, cy;
+		ck_assert(bplot_cell(&p, pts[i][0], pts[i][1], &cx, &cy));
+		ck_assert_int_eq(cell_char(cv, cx, cy), want[i]);
+		ck_assert_uint_eq(canvas_at(cv, cx, cy)->fg, fg[i]);
+	}
+	char *legend_row;
+	canvas_fill(cv, (struct rect){0, 9, 40, 1}, ' ', st[0]);
+	ck_assert_int_eq(bplot_density_legend(cv, 0, 9, 40, upper, st[0]), 40);
+	legend_row = row_text(cv, 9);
+	ck_assert_str_eq(legend_row, ". <=2 : <=4 * <=8 # <=16 points per cell");
+	free(legend_row);
+	canvas_fill(cv, (struct rect){0, 9, 40, 1}, ' ', st[0]); /* narrow: whole shades only */
+	bplot_density_legend(cv, 0, 9, 20, upper, st[0]);
+	legend_row = row_text(cv, 9);
+	ck_assert_str_eq(legend_row, ". <=2 : <=4 * <=8");
+	free(legend_row);
+	bplot_free(&p);
 	canvas_free(cv);
 }
 END_TEST
@@ -263,6 +317,7 @@ int main(void)
 	tcase_add_test(tc, wide_characters_take_two_cells);
 	tcase_add_test(tc, ascii_fallbacks_without_utf8);
 	tcase_add_test(tc, heat_cells_by_depth);
+	tcase_add_test(tc, density_shades_by_count);
 	tcase_add_test(tc, ansi_output_per_depth);
 	tcase_add_test(tc, token_text_wordpiece_and_bpe);
 	tcase_add_test(tc, token_strip_rows);

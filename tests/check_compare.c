@@ -56,9 +56,20 @@ START_TEST(test_compare_tv)
 	heatmat_diff(&ma, &mb, 3, d);
 	ck_assert_float_eq_tol(d[6], 0.4f, 1e-7f);
 	ck_assert_float_eq_tol(d[8], -0.4f, 1e-7f);
-	heatdata_diverging(d, 9, pos);
+	heatdata_diverging(d, 9, 1, pos);
 	ck_assert_float_eq_tol(pos[6], 0.7f, 1e-7f);
 	ck_assert_float_eq_tol(pos[0], 0.5f, 1e-7f);
+	/* Scaled to the largest change: ±0.4 reach the ends of the ramp, larger values are clamped. */
+	ck_assert_float_eq_tol(heatdata_absmax(d, 9), 0.4f, 1e-7f);
+	heatdata_diverging(d, 9, heatdata_absmax(d, 9), pos);
+	ck_assert_float_eq_tol(pos[6], 1.0f, 1e-6f);
+	ck_assert_float_eq_tol(pos[8], 0.0f, 1e-6f);
+	ck_assert_float_eq_tol(pos[0], 0.5f, 1e-7f);
+	heatdata_diverging(d, 9, 0.1f, pos);
+	ck_assert(pos[6] == 1.0f && pos[8] == 0.0f);
+	const float dn[3] = {NAN, -0.2f, 0.1f}; /* unmatched cells do not count */
+	ck_assert_float_eq(heatdata_absmax(dn, 3), 0.2f);
+	ck_assert_float_eq(heatdata_absmax(dn, 1), 0);
 	heatmat_diff(&ma, &mc, compare_rows(ta, tc), d);
 	ck_assert_float_eq(d[0], 0);
 	ck_assert(isnan(d[4]) && isnan(d[1]));

@@ -128,6 +128,8 @@ static int run_cases(const char *cases_dir, const char *models_dir, double *wors
 		       df.hidden);
 		if (df.q_raw >= 0 || df.k_raw >= 0)
 			printf("  (before rotary: q %.2e  k %.2e)", df.q_raw, df.k_raw);
+		if (df.moe_topk_mismatches >= 0)
+			printf("  moe: %d other experts, weights %.2e", df.moe_topk_mismatches, df.moe_weights);
 		printf("\n");
 		double tf_attn, tf_qk;
 		teacher_forced(m, &c, t, &tf_attn, &tf_qk);
@@ -144,6 +146,9 @@ static int run_cases(const char *cases_dir, const char *models_dir, double *wors
 		ck_assert_msg(df.hidden < 0 || df.hidden <= TOL_HIDDEN, "%s: hidden states differ by %g", names[i],
 			      df.hidden);
 		ck_assert_msg(df.tokens_equal, "%s: id->token: %s", names[i], df.first_mismatch);
+		/* a MoE model's routing, where both sides have it: the same experts, weights within TOL_ATTN */
+		ck_assert_msg(df.moe_topk_mismatches <= 0, "%s: %d routing choices differ", names[i], df.moe_topk_mismatches);
+		ck_assert_msg(df.moe_weights <= TOL_ATTN, "%s: routing weights differ by %g", names[i], df.moe_weights);
 		if (df.attn > *worst_attn)
 			*worst_attn = df.attn;
 		if (df.q > *worst_qk)
@@ -308,6 +313,7 @@ START_TEST(test_prefix_reuse)
 	} models[] = {
 		{"gpt2-mini", true}, {"llama-gqa", true}, {"mistral-window", true}, {"gemma2-softcap", true},
 		{"gemma3-local", true}, {"neox-parallel", true}, {"llama-rope-dynamic", true}, {"bert-mini", false},
+		{"mixtral-moe", true},
 	};
 	const char *texts[] = {
 		"The cat sat on the mat",
@@ -336,6 +342,12 @@ START_TEST(test_prefix_reuse)
 			printf("%-18s text %zu: %d tokens, %d reused, max difference %.3g\n", models[i].name, k, whole->n,
 			       reused, d);
 			ck_assert_msg(d <= 1e-6, "%s text %zu: reused %d tokens, differs by %g", models[i].name, k, reused, d);
+			if (whole->moe_topk) { /* a MoE model's routing: the reused tokens' is kept with their rows */
+				size_t cells = (size_t)whole->n_layers * whole->n * whole->moe_k;
+				ck_assert_msg(part->moe_topk && memcmp(part->moe_topk, whole->moe_topk, cells * sizeof *part->moe_topk) == 0 &&
+						      memcmp(part->moe_weights, whole->moe_weights, cells * sizeof *part->moe_weights) == 0,
+					      "%s text %zu: routing differs after reusing %d tokens", models[i].name, k, reused);
+			}
 			if (k > 0)
 				reused_total += reused;
 			trace_free(whole);

@@ -104,7 +104,22 @@ expect_eq "--words --compare" "$(jq -r '.compare.tokens[-2]' "$TMP/c.json")" sma
 expect_grep "--print grid --compare" "$TMP/out" "B - A over 13 matching rows"
 expect_grep "--print grid --compare strip" "$TMP/out" "^compared with (B, 13 tokens; same length"
 "$BIN" -m "$M/gpt2-mini" --print heatmap --compare "$B" --token 12 --width 100 "$A" >"$TMP/out" 2>&1
-expect_grep "--print heatmap --compare" "$TMP/out" "B - A (second text minus first), diverging"
+expect_grep "--print heatmap --compare" "$TMP/out" "B - A (second text minus first) on ±"
+# The diverging ramp ends at the largest |B - A| (the grid: over every head; the heatmap: its head), as
+# jq finds it in --dump json; --diff-scale fixed puts them back at -1 and +1.
+"$BIN" -m "$M/gpt2-mini" --dump json --compare "$B" "$A" >"$TMP/c.json"
+largest() { jq -r "[$1] | map(fabs) | max" "$TMP/c.json" | awk '{ printf "%.2g", $1 }'; }
+grid_max=$(largest '.compare.attentions as $b | .attentions | paths(numbers) as $p | ($b | getpath($p)) - getpath($p)')
+head_max=$(largest '.compare.attentions[1][0] as $b | .attentions[1][0] | paths(numbers) as $p | ($b | getpath($p)) - getpath($p)')
+"$BIN" -m "$M/gpt2-mini" --print grid --compare "$B" --width 200 --color never "$A" >"$TMP/out" 2>&1
+expect_grep "grid ramp = largest |B - A| ($grid_max)" "$TMP/out" "ramp ±$grid_max (largest change)  B - A -$grid_max .* +$grid_max\$"
+"$BIN" -m "$M/gpt2-mini" --print heatmap --layer 1 --head 0 --compare "$B" --width 200 "$A" >"$TMP/out" 2>&1
+expect_grep "heatmap ramp = its head's largest |B - A| ($head_max)" "$TMP/out" "B - A (second text minus first) on ±$head_max (largest change)"
+"$BIN" -m "$M/gpt2-mini" --print grid --diff-scale fixed --compare "$B" --width 200 --color never "$A" >"$TMP/out" 2>&1
+expect_grep "--diff-scale fixed" "$TMP/out" "ramp ±1 (fixed)  B - A -1 .* +1\$"
+"$BIN" -m "$M/gpt2-mini" --print grid --diff-scale half --compare "$B" "$A" >"$TMP/out" 2>&1
+expect_eq "--diff-scale half status" $? 2
+expect_grep "--diff-scale half" "$TMP/out" "is not one of largest, fixed"
 "$BIN" -m "$M/gpt2-mini" --print heads --sort changed --compare "$B" --width 100 "$A" >"$TMP/out" 2>&1
 expect_grep "--print heads --sort changed" "$TMP/out" "sorted by changed, largest first"
 "$BIN" -m "$M/gpt2-mini" --print heatmap --compare "The trophy was small" --width 100 "$A" >"$TMP/out" 2>&1

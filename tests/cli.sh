@@ -102,9 +102,9 @@ printf '{"model_type": "bert", "hidden_size": 8,,}' >"$TMP/badcfg/config.json"
 "$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "malformed config status" $? 1
 expect_grep "malformed config" "$TMP/out" "badcfg/config.json:1:"
 expect_eq "malformed config one line" "$(wc -l <"$TMP/out")" 1
-printf '{"model_type": "mixtral"}' >"$TMP/badcfg/config.json"
+printf '{"model_type": "jamba"}' >"$TMP/badcfg/config.json"
 "$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "unknown family status" $? 1
-expect_grep "unknown family" "$TMP/out" "unknown model family 'mixtral'"
+expect_grep "unknown family" "$TMP/out" "unknown model family 'jamba'"
 # A sentence-transformers folder (all-MiniLM-L6-v2's layout: BERT inside, with modules.json, the
 # pooling config and 1_Pooling/) opens as it is and gives the BERT's own numbers.
 cp -rL "$top_srcdir/tests/data/models/bert-mini" "$TMP/st-minilm"
@@ -141,6 +141,13 @@ jq '.multi_query = false' "$top_srcdir/tests/data/models/bigcode-mqa/config.json
 expect_eq "bigcode multi_query false status" $? 1
 expect_grep "bigcode multi_query false refused" "$TMP/out" '"multi_query": false is not supported'
 expect_eq "bigcode multi_query false one line" "$(wc -l <"$TMP/out")" 1
+# Falcon's new decoder architecture with parallel_attn false (no layout transformers runs): refused by name
+mkdir -p "$TMP/falcon-seq" && cp -L "$top_srcdir/tests/data/models/falcon-gqa"/* "$TMP/falcon-seq/"
+jq '.parallel_attn = false' "$top_srcdir/tests/data/models/falcon-gqa/config.json" >"$TMP/falcon-seq/config.json"
+"$BIN" -m "$TMP/falcon-seq" --dump json hi >"$TMP/out" 2>&1
+expect_eq "falcon new sequential status" $? 1
+expect_grep "falcon new sequential refused" "$TMP/out" '"parallel_attn": false is not supported with "new_decoder_architecture" true'
+expect_eq "falcon new sequential one line" "$(wc -l <"$TMP/out")" 1
 
 # NaN weights: a warning naming the first bad layer, not a crash
 mkdir -p "$TMP/nan" && cp -L "$BERT"/* "$TMP/nan/"

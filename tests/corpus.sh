@@ -122,6 +122,11 @@ for v in qk qkstats dots softmax; do
 done
 expect_grep "--print dots of a corpus" "$TMP/run.dots" "query: the last token of each of 9 texts"
 expect_grep "--print qk of a corpus" "$TMP/run.qk" "query/key geometry · layer 0 head 0 · corpus sample: 103 tokens of 9 texts"
+# More sampled points than the plot has cells: each cell shaded by its count, queries and keys apart.
+for i in $(seq 1 80); do echo "the river number $i ran past the old mill and the new bridge"; done >"$TMP/many.txt"
+"$BIN" -m "$BERT" --corpus "$TMP/many.txt" --print qk --width 100 --color never >"$TMP/out" 2>/dev/null
+expect_grep "--print qk of 80 texts: a density" "$TMP/out" "^█ queries  █ keys  █ both  ░ .* points per cell  · axes"
+expect_eq "a density has no markers but the selected token's query and key" "$(grep -c '[●◆]' "$TMP/out")" 2
 expect_eq "the sample holds every token" "$(jq '[(.sample.tokens | length), .counts.tokens] | unique | length' "$TMP/all.json")" 1
 expect_eq "merged sample = one run's" "$(jq -c .sample "$TMP/m.json")" "$(jq -c .sample "$TMP/all.json")"
 # --pca-head: another head's vectors; shards of different heads do not merge; out of range

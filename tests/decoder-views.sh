@@ -66,6 +66,12 @@ for v in qk neuron qkstats dots; do
 	"$BIN" -m "$M/gpt2-mini" --print "$v" --width 200 --color never "$TEXT" >"$TMP/out" 2>&1
 	expect_nogrep "$v: no rotary stage without rotary" "$TMP/out" "rotary"
 done
+# A long text: more tips than the vector plot can tell apart become a density; only A and B stay
+# vectors with labels (the demo GPT-2 takes 256 tokens).
+LONG=$(for i in $(seq 1 40); do printf "the river ran past the old mill "; done)
+"$BIN" -m "$SRC/models/demo-gpt2" --print vectors --token 5 --width 100 --color never "$LONG" >"$TMP/out" 2>/dev/null
+expect_grep "vectors of 256 tokens: a density" "$TMP/out" "^tips of the other tokens as a density: ░ .* points per cell · vectors of A and B"
+expect_eq "vectors of 256 tokens: labels of A and B only" "$(grep -c 'A:\|B:' "$TMP/out")" 2
 "$BIN" -m "$M/llama-gqa" --print qkstats --width 120 --color never "$TEXT" >"$TMP/out" 2>&1
 expect_eq "qkstats: one key bar per kv head" "$(grep -c '^kv[0-9] k' "$TMP/out")" 3
 

@@ -82,6 +82,43 @@ static double refcase_maxdiff(json_t *a, const float *b, size_t count)
 	return seen == count ? worst : -1;
 }
 
+/* The routing of a MoE trace against the case's moe_topk and moe_weights (see struct refdiff). */
+static void refcase_compare_moe(json_t *root, const struct trace *t, struct refdiff *d)
+{
+	json_t *tk = json_object_get(root, "moe_topk"), *tw = json_object_get(root, "moe_weights");
+	d->moe_topk_mismatches = -1;
+	d->moe_weights = -1;
+	if (!t->moe_topk || !json_is_array(tk) || !json_is_array(tw))
+		return;
+	int bad = 0;
+	double worst = 0;
+	size_t k = (size_t)t->moe_k;
+	for (int l = 0; l < t->n_layers; l++) {
+		json_t *lk = json_array_get(tk, l), *lw = json_array_get(tw, l);
+		if (!json_is_array(lk) || !json_is_array(lw)) {
+			bad += t->moe_layer[l] ? t->n : 0; /* dense in the case */
+			continue;
+		}
+		if (!t->moe_layer[l] || json_array_size(lk) != (size_t)t->n) {
+			bad += t->n;
+			continue;
+		}
+		for (int i = 0; i < t->n; i++)
+			for (size_t j = 0; j < k; j++) {
+				size_t at = ((size_t)l * t->n + i) * k + j;
+				json_t *e = json_array_get(json_array_get(lk, i), j), *w = json_array_get(json_array_get(lw, i), j);
+				if (!json_is_integer(e) || json_integer_value(e) != t->moe_topk[at] || !json_is_number(w)) {
+					bad++;
+					continue;
+				}
+				double diff = fabs(json_number_value(w) - (double)t->moe_weights[at]);
+				worst = diff > worst || isnan(diff) ? (isnan(diff) ? INFINITY : diff) : worst;
+			}
+	}
+	d->moe_topk_mismatches = bad;
+	d->moe_weights = worst;
+}
+
 void refcase_compare(const struct refcase *c, const struct trace *t, struct refdiff *d)
 {
 	json_t *root = c->root;
@@ -128,6 +165,7 @@ void refcase_compare(const struct refcase *c, const struct trace *t, struct refd
 	d->hidden = (v = json_object_get(root, "hidden_states"))
 			    ? refcase_maxdiff(v, t->hidden_states, (size_t)(t->n_layers + 1) * n * t->hidden)
 			    : -1;
+	refcase_compare_moe(root, t, d);
 }
 
 /* Flatten nested array A into OUT (COUNT floats); -1 on a shape mismatch. */

@@ -23,6 +23,11 @@ struct refdiff {
 	char first_mismatch[256];
 	double attn, q, k, v, hidden;
 	double q_raw, k_raw; /* before rotary / q-k norm, when the case has q_rot and k_rot; else -1 */
+	/* A MoE model's routing, when both the case (moe_topk, moe_weights) and the trace have it; else -1:
+	 * the (layer, token, slot) cells with another expert (a dense layer on one side only counts its
+	 * tokens), and the largest difference of the weights where the experts agree. */
+	int moe_topk_mismatches;
+	double moe_weights;
 };
 
 int refcase_load(const char *path, struct refcase *c, char *msg, size_t msgsz);

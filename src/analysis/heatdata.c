@@ -155,6 +155,12 @@ int heatmat_find_col(const struct heatmat *m, int tok)
 	return -1;
 }
 
+void heatdata_scale_ends(enum heat_scale s, const char **lo, const char **hi)
+{
+	*lo = s == HEAT_LOG ? "1e-4" : s == HEAT_RANK ? "lowest" : "0";
+	*hi = s == HEAT_RANK ? "highest" : "1";
+}
+
 const char *heatdata_scale_name(enum heat_scale s)
 {
 	switch (s) {
@@ -284,10 +290,25 @@ void heatmat_diff(const struct heatmat *a, const struct heatmat *b, int matching
 	}
 }
 
-void heatdata_diverging(const float *d, int n, float *out)
+void heatdata_diverging(const float *d, int n, float range, float *out)
 {
-	for (int i = 0; i < n; i++)
-		out[i] = d[i] == d[i] ? (d[i] + 1) / 2 : NAN;
+	for (int i = 0; i < n; i++) {
+		if (d[i] != d[i]) {
+			out[i] = NAN;
+			continue;
+		}
+		float x = range == 1 ? d[i] : d[i] / range; /* range 1: bit-identical to the fixed scale */
+		out[i] = x >= 1 ? 1 : x <= -1 ? 0 : (x + 1) / 2;
+	}
+}
+
+float heatdata_absmax(const float *d, size_t n)
+{
+	float m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (fabsf(d[i]) > m) /* false for NaN */
+			m = fabsf(d[i]);
+	return m;
 }
 
 int heatdata_blocks(const struct trace *t, int layer, int head, bool hide, enum heat_pool pool, float *out)

@@ -58,12 +58,19 @@ int heatmat_find_col(const struct heatmat *m, int tok);
  * OUT[a->rows][a->cols] (may be a->v): cells whose query and key are both among the first
  * MATCHING tokens (compare_rows) and shown in B get B − A, the rest NaN. */
 void heatmat_diff(const struct heatmat *a, const struct heatmat *b, int matching, float *out);
-/* Differences D[n] in [-1, 1] to positions (d + 1) / 2 on a diverging ramp (NaN stays NaN). */
-void heatdata_diverging(const float *d, int n, float *out);
+/* Differences D[n] to positions on a diverging ramp scaled to ±RANGE (> 0): (d / RANGE + 1) / 2,
+ * clamped to [0, 1]; NaN stays NaN. RANGE 1 is the fixed scale of weights in [0, 1]. */
+void heatdata_diverging(const float *d, int n, float range, float *out);
+/* The largest |D[i]| over the N values that are not NaN (0 when there are none): the symmetric
+ * scale of a difference map, so that changes of 0.006 are seen and not drawn as background. */
+float heatdata_absmax(const float *d, size_t n);
 
 /* Map IN[rows][cols] to colour positions OUT (may equal IN except for HEAT_RANK). NaN stays NaN. */
 void heatdata_scale(const float *in, int rows, int cols, enum heat_scale scale, float *out);
 const char *heatdata_scale_name(enum heat_scale s);
+/* What the two ends of scale S's colour ramp stand for ("0" and "1"; log: "1e-4" and "1"; rank:
+ * "lowest" and "highest"), for colour bars. */
+void heatdata_scale_ends(enum heat_scale s, const char **lo, const char **hi);
 
 /* Pool IN[rows][cols] into OUT[out_rows][out_cols]. Output cell (i,j) covers input rows
  * floor(i*rows/out_rows) .. floor((i+1)*rows/out_rows)-1 (at least one row, so a larger output

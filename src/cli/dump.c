@@ -184,6 +184,39 @@ static void dump_json_compare(const struct trace *t, const struct trace *b, cons
 	fputs("}", out);
 }
 
+/* A MoE model's routing (Mixtral, OLMoE, Qwen3-MoE), per selected layer and token: its experts
+ * ("moe_topk", best first) or their weights as applied ("moe_weights"); null for a dense layer. */
+static void dump_moe(FILE *out, const struct trace *t, const struct dump_select *sel, bool weights)
+{
+	fputs(weights ? ",\n\"moe_weights\": [" : ",\n\"moe_topk\": [", out);
+	for (int l = 0, first = 1; l < t->n_layers; l++) {
+		if (sel->layer >= 0 && l != sel->layer)
+			continue;
+		fputs(first ? "\n  " : ",\n  ", out);
+		first = 0;
+		if (!t->moe_layer[l]) {
+			fputs("null", out);
+			continue;
+		}
+		fputc('[', out);
+		for (int i = 0; i < t->n; i++) {
+			fputs(i ? ", [" : "[", out);
+			for (int j = 0; j < t->moe_k; j++) {
+				size_t at = ((size_t)l * t->n + i) * t->moe_k + j;
+				if (j)
+					fputs(", ", out);
+				if (weights)
+					dump_float(out, t->moe_weights[at]);
+				else
+					fprintf(out, "%d", (int)t->moe_topk[at]);
+			}
+			fputc(']', out);
+		}
+		fputc(']', out);
+	}
+	fputs("]", out);
+}
+
 static void dump_json(const struct trace *t, const struct trace *b, const struct model_info *in,
 		      const struct dump_select *sel, FILE *out)
 {
@@ -218,6 +251,8 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 		for (int h = 0; h < t->n_heads; h++)
 			fprintf(out, h ? ", %.9g" : "%.9g", t->alibi[h]);
 		fputc(']', out);
+		if (t->alibi_scale != 1.0f) /* Falcon: the bias is alibi_scale · slope · key position */
+			fprintf(out, ", \"alibi_scale\": %.9g", t->alibi_scale);
 	}
 	fputs("},\n", out);
 	fputs("\"tokens\": [", out);
@@ -257,6 +292,10 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 		dump_per_head(out, t, sel, trace_q_raw, t->head_dim);
 		fputs(",\n\"keys_before_rotary\": ", out);
 		dump_per_head(out, t, sel, trace_k_raw, t->head_dim);
+	}
+	if (t->moe_topk) { /* only for a MoE model: the other dumps stay as they were */
+		dump_moe(out, t, sel, false);
+		dump_moe(out, t, sel, true);
 	}
 	if (b)
 		dump_json_compare(t, b, sel, out);

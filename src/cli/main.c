@@ -33,6 +33,7 @@ struct options {
 	int layer, head;
 	int threads;     /* 0 = OpenBLAS default (all cores) */
 	const char *print_view; /* --print VIEW, NULL = none */
+	bool format_given;      /* --format (only with --print) */
 	struct ui_options ui;   /* theme, colour, width, initial selection */
 	char *text;      /* owned */
 	struct corpuscli_opts corpus; /* --corpus, --load, --save, --shard, --keep-going */
@@ -61,11 +62,15 @@ static void usage(FILE *out)
 		"      --token=N[,M...]   select token N (0-based): highlighted in every view;\n"
 		"                         several are marked and their attention combined\n"
 		"      --width=W          width of --print output (default: terminal or 80)\n"
+		"      --format=FORMAT    --print output: text (default) or svg, a picture with the\n"
+		"                         theme's exact colours and the text as text\n"
 		"      --scale=SCALE      heatmap colour scale: linear, log, rank (default: linear)\n"
 		"      --mean=WHAT        heatmap of one head (none), the mean of the layer's heads\n"
 		"                         (layer) or of every head (all)\n"
 		"      --hide-special     hide special tokens, renormalising the rows\n"
 		"      --compare=TEXT_B   run the model on TEXT_B too and show what changed\n"
+		"      --diff-scale=S     colours of B - A: largest (the ramp ends at the largest\n"
+		"                         change in view; default) or fixed (at -1 and +1)\n"
 		"      --words            merge pieces into words (attention to a word summed,\n"
 		"                         from a word averaged); --token counts words\n"
 		"      --before-rotary    Q/K views: queries and keys before rotary (default: after)\n"
@@ -237,7 +242,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
-	       OPT_PCA_HEAD, OPT_BATCH };
+	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -254,7 +259,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"load", required_argument, NULL, OPT_LOAD},     {"pca-head", required_argument, NULL, OPT_PCA_HEAD},
 		{"batch", required_argument, NULL, OPT_BATCH},
 		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY}, {"words", no_argument, NULL, OPT_WORDS},
-		{"compare", required_argument, NULL, OPT_COMPARE},
+		{"compare", required_argument, NULL, OPT_COMPARE}, {"diff-scale", required_argument, NULL, OPT_DIFF_SCALE},
+		{"format", required_argument, NULL, OPT_FORMAT},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -331,6 +337,21 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_choice("--scale", optarg, scales, 3, &choice) < 0)
 				return 2;
 			o->ui.scale = choice == 0 ? HEAT_LINEAR : choice == 1 ? HEAT_LOG : HEAT_RANK;
+			break;
+		}
+		case OPT_FORMAT: {
+			static const char *const formats[] = {"text", "svg"};
+			if (parse_choice("--format", optarg, formats, 2, &choice) < 0)
+				return 2;
+			o->ui.svg = choice == 1;
+			o->format_given = true;
+			break;
+		}
+		case OPT_DIFF_SCALE: {
+			static const char *const ranges[] = {"largest", "fixed"};
+			if (parse_choice("--diff-scale", optarg, ranges, 2, &choice) < 0)
+				return 2;
+			o->ui.diff_fixed = choice == 1;
 			break;
 		}
 		case OPT_MEAN: {
@@ -550,6 +571,9 @@ int main(int argc, char **argv)
 	o.ui.head = o.head;
 	if (o.dump_format >= 0 && o.print_view) {
 		fprintf(stderr, "attnscope: --dump and --print exclude each other\n");
+		rc = 2;
+	} else if (o.format_given && !o.print_view) {
+		fprintf(stderr, "attnscope: --format is the format of --print's output: give --print VIEW\n");
 		rc = 2;
 	} else if ((o.corpus.corpus || o.corpus.load) && (o.ui.words || o.ui.compare || o.ui.n_marks)) {
 		fprintf(stderr, "attnscope: --words, --compare and token lists apply to one text, not to a corpus\n");

@@ -4,6 +4,7 @@
 #include "draw/braille.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +77,8 @@ void bplot_free(struct bplot *p)
 	free(p->dot_style);
 	free(p->axis);
 	free(p->taken);
-	p->dots = NULL, p->axis = p->taken = NULL, p->dot_style = NULL;
+	free(p->count);
+	p->dots = NULL, p->axis = p->taken = NULL, p->dot_style = NULL, p->count = NULL;
 }
 
 /* Data to dot coordinates (not clipped); y grows downwards on screen. */
@@ -183,6 +185,97 @@ bool bplot_label(struct bplot *p, struct canvas *cv, double x, double y, const c
 	}
 	p->labels_dropped++;
 	return false;
+}
+
+bool bplot_dense(const struct bplot *p, long n)
+{
+	size_t cells = (size_t)p->r.w * p->r.h;
+	if (n > (long)cells)
+		return true;
+	long occupied = 0;
+	for (size_t c = 0; p->count && c < cells; c++) {
+		long sum = 0;
+		for (int k = 0; k < BPLOT_KINDS; k++)
+			sum += p->count[k * cells + c];
+		occupied += sum > 0;
+	}
+	return p->count && n > 2 * occupied;
+}
+
+int bplot_density_add(struct bplot *p, int kind, double x, double y)
+{
+	size_t cells = (size_t)p->r.w * p->r.h;
+	if (!p->count && !(p->count = calloc(BPLOT_KINDS * cells, sizeof *p->count)))
+		return -1;
+	int cx, cy;
+	if (kind >= 0 && kind < BPLOT_KINDS && bplot_cell(p, x, y, &cx, &cy))
+		p->count[kind * cells + (size_t)cy * p->r.w + cx]++;
+	return 0;
+}
+
+uint32_t bplot_density_glyph(const struct canvas *cv, int level)
+{
+	static const uint32_t shade[BPLOT_LEVELS] = {0x2591, 0x2592, 0x2593, 0x2588}; /* ░ ▒ ▓ █ */
+	static const char ascii[BPLOT_LEVELS] = {'.', ':', '*', '#'};
+	level = level < 0 ? 0 : level >= BPLOT_LEVELS ? BPLOT_LEVELS - 1 : level;
+	return cv->pal->utf8 ? shade[level] : (uint32_t)ascii[level];
+}
+
+long bplot_density_draw(struct bplot *p, struct canvas *cv, const struct style st[BPLOT_KINDS + 1],
+			long upper[BPLOT_LEVELS])
+{
+	size_t cells = (size_t)p->r.w * p->r.h;
+	long max = 0;
+	for (size_t c = 0; p->count && c < cells; c++) {
+		long sum = 0;
+		for (int k = 0; k < BPLOT_KINDS; k++)
+			sum += p->count[k * cells + c];
+		if (sum > max)
+			max = sum;
+	}
+	/* Log scale: shade l covers counts up to max^((l+1)/LEVELS), so 1 point is always the lightest
+	 * and the fullest cell the darkest. */
+	for (int l = 0; l < BPLOT_LEVELS; l++) {
+		upper[l] = l == BPLOT_LEVELS - 1 ? max : (long)floor(pow((double)max, (double)(l + 1) / BPLOT_LEVELS));
+		if (upper[l] < 1)
+			upper[l] = 1;
+	}
+	for (size_t c = 0; max > 0 && c < cells; c++) {
+		long sum = 0, most = 0;
+		int kind = 0;
+		for (int k = 0; k < BPLOT_KINDS; k++) {
+			long n = p->count[k * cells + c];
+			sum += n;
+			if (n > most)
+				most = n, kind = k;
+		}
+		if (sum == 0 || p->taken[c])
+			continue;
+		int level = 0;
+		while (level < BPLOT_LEVELS - 1 && sum > upper[level])
+			level++;
+		struct style s = 3 * most >= 2 * sum ? st[kind] : st[BPLOT_KINDS];
+		canvas_put(cv, p->r.x + (int)(c % p->r.w), p->r.y + (int)(c / p->r.w), bplot_density_glyph(cv, level), s);
+		p->taken[c] = 1;
+	}
+	return max;
+}
+
+int bplot_density_legend(struct canvas *cv, int x, int y, int w, const long upper[BPLOT_LEVELS], struct style st)
+{
+	int x0 = x;
+	for (int l = 0; l < BPLOT_LEVELS; l++) {
+		if (l > 0 && upper[l] == upper[l - 1])
+			continue;
+		char num[32];
+		snprintf(num, sizeof num, upper[l] == 1 ? " 1 " : cv->pal->utf8 ? " \xe2\x89\xa4%ld " : " <=%ld ", upper[l]);
+		if (x - x0 + 1 + canvas_text_width(cv, num) > w)
+			return x - x0;
+		canvas_put(cv, x++, y, bplot_density_glyph(cv, l), st);
+		x += canvas_text(cv, x, y, w - (x - x0), num, st);
+	}
+	x += canvas_text(cv, x, y, w - (x - x0), "points per cell", st);
+	return x - x0;
 }
 
 void bplot_flush(struct bplot *p, struct canvas *cv)

@@ -8,7 +8,14 @@
  * braille), each cell is one dot and lines use '.', the axes '-', '|' and '+'.
  *
  * Use: bplot_init, any number of bplot_line / bplot_marker / bplot_label (markers before the
- * labels that must avoid them), then bplot_flush to write the dots into the free cells. */
+ * labels that must avoid them), then bplot_flush to write the dots into the free cells.
+ *
+ * More points than cells (a corpus's 20,000 queries and keys, the tokens of a long text): one
+ * marker per point would only show the last point drawn in each cell. bplot_density_add counts
+ * the points of each kind per cell instead, and bplot_density_draw shades every counted cell by
+ * how many fall in it (░ ▒ ▓ █ on a log scale up to the fullest cell; . : * # without UTF-8) in the
+ * colour of the kind that has most of them (two thirds or more), else the "both" colour. Markers
+ * and labels drawn after it (the selected token) go on top. */
 #ifndef ATTNSCOPE_BRAILLE_H
 #define ATTNSCOPE_BRAILLE_H
 
@@ -18,6 +25,8 @@
 #include "draw/canvas.h"
 
 #define BPLOT_STYLES 8
+#define BPLOT_KINDS 2  /* kinds of points a density plot tells apart (queries and keys) */
+#define BPLOT_LEVELS 4 /* shades of a density cell */
 
 struct bplot {
 	struct rect r;               /* the plot's character cells on the canvas */
@@ -29,6 +38,8 @@ struct bplot {
 	uint8_t *axis;               /* [r.h][r.w] ASCII mode: bit 1 horizontal axis, bit 2 vertical */
 	uint8_t *taken;              /* [r.h][r.w] 1 when a marker or a label holds the cell */
 	struct style style[BPLOT_STYLES]; /* line styles, set by the caller (0: the axes) */
+	uint32_t *count;             /* [BPLOT_KINDS][r.h][r.w] points per cell, allocated by the first
+	                              * bplot_density_add; NULL otherwise */
 	int labels_drawn, labels_dropped;
 };
 
@@ -54,6 +65,24 @@ void bplot_marker(struct bplot *p, struct canvas *cv, double x, double y, uint32
 /* TEXT beside point (X, Y): right of it, else left, above, below, or diagonally, in the first
  * spot whose cells are all free. Returns false (and draws nothing) when none is. */
 bool bplot_label(struct bplot *p, struct canvas *cv, double x, double y, const char *text, struct style st);
+/* After counting N points with bplot_density_add: true when markers would hide most of them, so
+ * that a density shows more: N is more than the plot's cells, or more than twice the cells that
+ * hold any point (on average a marker would stand for more than two points). */
+bool bplot_dense(const struct bplot *p, long n);
+/* Count point (X, Y) of KIND (0 .. BPLOT_KINDS-1) in its cell. -1 on OOM (the first call allocates). */
+int bplot_density_add(struct bplot *p, int kind, double x, double y);
+/* Shade every counted cell that no marker or label holds yet (and take it): ST[kind] for a cell
+ * with at least two thirds of its points of one kind, ST[BPLOT_KINDS] for the others. UPPER[l]
+ * receives the largest count shade l stands for (levels may repeat a bound when counts are small).
+ * Returns the largest count in a cell (0: nothing counted). */
+long bplot_density_draw(struct bplot *p, struct canvas *cv, const struct style st[BPLOT_KINDS + 1],
+			long upper[BPLOT_LEVELS]);
+/* The glyph of shade LEVEL (0 .. BPLOT_LEVELS-1) on CV, for legends. */
+uint32_t bplot_density_glyph(const struct canvas *cv, int level);
+/* The shades' legend at (X, Y), at most W columns: "░ 1 ▒ ≤3 ▓ ≤12 █ ≤40 points per cell" from
+ * bplot_density_draw's UPPER, a shade left out when its bound repeats the one before. Returns the
+ * columns written. */
+int bplot_density_legend(struct canvas *cv, int x, int y, int w, const long upper[BPLOT_LEVELS], struct style st);
 /* Write the dots into the cells no marker or label holds. */
 void bplot_flush(struct bplot *p, struct canvas *cv);
 

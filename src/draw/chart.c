@@ -190,3 +190,22 @@ double chart_nice_step(double span)
 	double raw = span / 4, p = pow(10, floor(log10(raw))), m = raw / p;
 	return (m >= 5 ? 5 : m >= 2 ? 2 : 1) * p;
 }
+
+int chart_colour_bar(struct canvas *cv, int x, int y, int maxw, const char *left, const char *right, bool diverging)
+{
+	int lw = canvas_text_width(cv, left), rw = canvas_text_width(cv, right), ramp = 10;
+	if (maxw < lw + ramp + 2 + rw)
+		return 0;
+	canvas_text(cv, x, y, lw, left, canvas_role(cv, ROLE_LABEL));
+	const struct palette *pal = cv->pal;
+	struct palette div;
+	if (diverging) {
+		palette_diverging(pal, &div);
+		cv->pal = &div;
+	}
+	for (int i = 0; i < ramp; i++)
+		canvas_heat1(cv, x + lw + 1 + i, y, (float)i / (ramp - 1));
+	cv->pal = pal;
+	canvas_text(cv, x + lw + 2 + ramp, y, rw, right, canvas_role(cv, ROLE_LABEL));
+	return lw + ramp + 2 + rw;
+}

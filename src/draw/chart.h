@@ -30,6 +30,11 @@ int chart_curve_points(const struct canvas *cv, struct rect r, int bins);
 void chart_curve_grid(int m, double lo, double hi, double *x);
 void chart_curve(struct canvas *cv, struct rect r, int bins, const double *y, int m, struct style st);
 
+/* A colour bar at (X, Y) in at most MAXW columns: "LEFT ▇▇▇▇▇▇▇▇▇▇ RIGHT", the heatmap ramp (or
+ * with DIVERGING the ramp of signed differences) from 0 to 1 in ten cells. Nothing when it does
+ * not fit. Returns the columns used. */
+int chart_colour_bar(struct canvas *cv, int x, int y, int maxw, const char *left, const char *right, bool diverging);
+
 /* A foreground colour for category I (heads in the head view), repeating after 10; the terminal's
  * default colour in monochrome. */
 uint32_t chart_category(const struct canvas *cv, int i);

@@ -199,6 +199,7 @@ void theme_resolve(const struct theme *th, enum color_depth depth, bool utf8, st
 	memset(pal, 0, sizeof *pal);
 	pal->depth = depth;
 	pal->utf8 = utf8;
+	pal->light = th->light;
 	for (int r = 0; r < ROLE_COUNT; r++) {
 		const struct theme_role_spec *s = &th->role[r];
 		struct style *st = &pal->role[r];

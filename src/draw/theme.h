@@ -95,6 +95,8 @@ struct theme {
 struct palette {
 	enum color_depth depth;
 	bool utf8;                            /* the locale can show block and box glyphs */
+	bool light;                           /* the theme is made for a light background (what the
+	                                       * terminal's default colours stand for in an SVG) */
 	struct style role[ROLE_COUNT];
 	uint32_t heat[PALETTE_LEVELS];        /* [level] cell colour for value level/(LEVELS-1) */
 	uint32_t heat_text[PALETTE_LEVELS];   /* [level] black or white text readable on heat[level] */

@@ -17,6 +17,7 @@ void attnscore_of_trace(struct attnscore *a, const struct trace *t, int layer, i
 		.k = trace_k(t, layer, head),
 		.scale = t->score_scale[layer],
 		.alibi = t->alibi ? t->alibi[head] : 0.0f,
+		.alibi_scale = t->alibi ? t->alibi_scale : 0.0f,
 		.softcap = t->softcap,
 	};
 }
@@ -31,10 +32,12 @@ void attnscore_logits(const struct attnscore *a, int i0, int i1, float *s)
 	/* 2. additive terms */
 	if (a->rel)
 		relpos_add(a->rel, s, i0, i1, n, d, a->q, a->k, a->rel_q, a->rel_k, a->rel_stride, a->scale);
-	if (a->alibi != 0) /* ALiBi: slope · key position, rounded to float32 as HF's alibi tensor is, then added */
+	if (a->alibi != 0) { /* ALiBi: slope · key position, rounded to float32 as HF's alibi tensor is, then added */
+		float step = a->alibi_scale * a->alibi; /* exactly the slope when the scale is 1 (BLOOM) */
 		for (int r = 0; r < rows; r++)
 			for (int j = 0; j < n; j++)
-				s[(size_t)r * n + j] += a->alibi * (float)j;
+				s[(size_t)r * n + j] += step * (float)j;
+	}
 	/* 3. soft-cap */
 	if (a->softcap > 0)
 		ops_softcap(s, (size_t)rows * n, a->softcap);

@@ -5,8 +5,10 @@
  * For query rows I0 .. I1 - 1 of one head, in float32 and in this order (Hugging Face's eager
  * attention):
  *   1. scale      s[i][j] = SCALE · q_i·k_j (one gemm)
- *   2. additive   + DeBERTa's relative terms (relpos.c), when REL is set; + ALIBI · j for key j (BLOOM's
- *                 linear bias: baddbmm(alibi, q, kᵀ, alpha = SCALE) adds it to the scaled product)
+ *   2. additive   + DeBERTa's relative terms (relpos.c), when REL is set; + ALIBI_SCALE · ALIBI · j for key j
+ *                 (BLOOM's linear bias: baddbmm(alibi, q, kᵀ, alpha = SCALE) adds it to the scaled product,
+ *                 ALIBI_SCALE 1; Falcon's eager path adds it before the 1/√d and again as A/√d in its mask:
+ *                 ALIBI_SCALE 2/√d)
  *   3. soft-cap   s → SOFTCAP · tanh(s / SOFTCAP), when SOFTCAP > 0 (Gemma 2)
  *   4. masks      only keys trace_key_range(T, LAYER, i) gives stay (causal, sliding window,
  *                 centred window); the others become exactly 0
@@ -44,6 +46,7 @@ struct attnscore {
 	const float *rel_k;     /* [2 span][rel_stride] its key projection */
 	int rel_stride;
 	float alibi;            /* step 2: the head's ALiBi slope (the trace's alibi[head]); 0 = none */
+	float alibi_scale;      /* step 2: the bias is alibi_scale · alibi · j (the trace's alibi_scale) */
 	float softcap;          /* step 3: 0 = none */
 };
 

@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "base/datadir.h"
+#include "engine/moe.h"
 
 static const char *const family_role_keys[WEIGHT_COUNT] = {
 #define FAMILY_ROLE_KEY(id, key) key,
@@ -273,8 +274,11 @@ static const struct fam_value fam_layouts[] = {{"out_in", LINEAR_OUT_IN}, {"in_o
 static const struct fam_value fam_norms[] = {{"layernorm", NORM_LAYER}, {"rmsnorm", NORM_RMS}, {NULL, 0}};
 static const struct fam_value fam_positions[] = {
 	{"learned", POS_LEARNED}, {"rotary", POS_ROTARY}, {"relative", POS_RELATIVE}, {"alibi", POS_ALIBI}, {NULL, 0}};
-static const struct fam_value fam_mlps[] = {{"plain", MLP_PLAIN}, {"gated", MLP_GATED}, {NULL, 0}};
-static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per_head", QKV_PER_HEAD}, {NULL, 0}};
+static const struct fam_value fam_mlps[] = {{"plain", MLP_PLAIN}, {"gated", MLP_GATED}, {"moe", MLP_MOE}, {NULL, 0}};
+static const struct fam_value fam_moe_routers[] = {{"softmax_topk", MOE_ROUTER_SOFTMAX_TOPK}, {NULL, 0}};
+static const struct fam_value fam_moe_experts[] = {{"each", MOE_EXPERTS_EACH}, {NULL, 0}};
+static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per_head", QKV_PER_HEAD},
+						  {"grouped", QKV_GROUPED}, {NULL, 0}};
 static const struct fam_value fam_windows[] = {{"causal", WINDOW_CAUSAL}, {"centered", WINDOW_CENTERED}, {NULL, 0}};
 static const struct fam_value fam_embed_scales[] = {
 	{"none", EMBED_SCALE_NONE}, {"sqrt_hidden", EMBED_SCALE_SQRT_HIDDEN}, {NULL, 0}};
@@ -348,6 +352,9 @@ static const struct fam_row fam_rows[] = {
 	FAM_BOOL_ROW("final_norm_in_trace", final_norm_in_trace, true),
 	FAM_BOOL_ROW("qk_l2_norm", qk_l2_norm, false),
 	FAM_BOOL_ROW("no_rope_empty_unset", no_rope_empty_unset, false),
+	FAM_BOOL_ROW("alibi_twice", alibi_twice, false),
+	FAM_ENUM_ROW("moe_router", moe_router, fam_moe_routers),
+	FAM_ENUM_ROW("moe_experts", moe_experts, fam_moe_experts),
 	FAM_SECTION_ROW("optional", fam_optional),
 	FAM_SECTION_ROW("weightless", fam_weightless),
 	FAM_SECTION_ROW("conditions", fam_conditions),
@@ -455,16 +462,33 @@ static int fam_top(struct fam_doc *d, struct family *f)
 						  WEIGHT_MLP_DOWN_W};
 	for (size_t i = 0; i < sizeof always / sizeof always[0]; i++)
 		if (!f->n_names[always[i]] && !f->weightless[always[i]] && !fam_post_normed(f, always[i]) &&
-		    !(always[i] == WEIGHT_LN2_W && f->block == BLOCK_PARALLEL_ONE_NORM))
+		    !(always[i] == WEIGHT_LN2_W && f->block == BLOCK_PARALLEL_ONE_NORM) &&
+		    !(always[i] == WEIGHT_MLP_DOWN_W && f->mlp == MLP_MOE)) /* every layer may route (Mixtral) */
 			return fam_fail(d, NULL, "tensors: missing role '%s'", family_role_keys[always[i]]);
 	if (f->block == BLOCK_PARALLEL_ONE_NORM && (f->n_names[WEIGHT_LN2_W] || f->n_names[WEIGHT_LN2_B]))
 		return fam_fail(d, NULL, "tensors: block parallel_one_norm feeds the MLP from ln1: no '%s'",
 				family_role_keys[WEIGHT_LN2_W]);
 	if (f->position == POS_LEARNED && !f->n_names[WEIGHT_POS_EMB])
 		return fam_fail(d, NULL, "tensors: learned positions need '%s'", family_role_keys[WEIGHT_POS_EMB]);
-	if (f->mlp == MLP_GATED ? !f->n_names[WEIGHT_MLP_GATE_UP_W] && (!f->n_names[WEIGHT_MLP_GATE_W] ||
+	if (f->mlp == MLP_MOE && (!f->n_names[WEIGHT_MOE_ROUTER_W] || !f->n_names[WEIGHT_MOE_GATE_W] ||
+				  !f->n_names[WEIGHT_MOE_UP_W] || !f->n_names[WEIGHT_MOE_DOWN_W]))
+		return fam_fail(d, NULL, "tensors: mlp moe needs moe_router_weight and moe_expert_gate/up/down_weight%s", "");
+	if (f->mlp == MLP_MOE && f->n_names[WEIGHT_MLP_DOWN_W] && (!f->n_names[WEIGHT_MLP_GATE_W] || !f->n_names[WEIGHT_MLP_UP_W]))
+		return fam_fail(d, NULL, "tensors: the dense layers of mlp moe are gated: mlp_gate_weight and "
+				"mlp_up_weight%s", "");
+	/* {E} (the expert index) names one tensor per expert: only the expert matrices have it */
+	for (int r = 0; r < WEIGHT_COUNT; r++)
+		for (int a = 0; a < f->n_names[r]; a++) {
+			bool per_expert = f->moe_experts == MOE_EXPERTS_EACH &&
+					  (r == WEIGHT_MOE_GATE_W || r == WEIGHT_MOE_UP_W || r == WEIGHT_MOE_DOWN_W);
+			if ((strstr(f->names[r][a], "{E}") != NULL) != per_expert)
+				return fam_fail(d, NULL, per_expert ? "tensors: %s: {E} is needed with moe_experts each"
+								    : "tensors: %s: {E} is only for the expert matrices",
+						family_role_keys[r]);
+		}
+	if (f->mlp != MLP_MOE && (f->mlp == MLP_GATED ? !f->n_names[WEIGHT_MLP_GATE_UP_W] && (!f->n_names[WEIGHT_MLP_GATE_W] ||
 									 !f->n_names[WEIGHT_MLP_UP_W])
-				: !f->n_names[WEIGHT_MLP_UP_W])
+				: !f->n_names[WEIGHT_MLP_UP_W]))
 		return fam_fail(d, NULL, "tensors: %s", f->mlp == MLP_GATED ? "a gated MLP needs mlp_gate_up_weight, or "
 									      "mlp_gate_weight and mlp_up_weight"
 									    : "needs mlp_up_weight");
@@ -480,7 +504,7 @@ static int fam_top(struct fam_doc *d, struct family *f)
 								  : "tensors: %s: {H} is only for qk_norm each_head",
 						family_role_keys[r]);
 		}
-	if (f->qk_norm == QK_NORM_WHOLE && f->fused_qkv && f->qkv_layout == QKV_PER_HEAD)
+	if (f->qk_norm == QK_NORM_WHOLE && f->fused_qkv && f->qkv_layout != QKV_CONCAT)
 		return fam_fail(d, NULL, "qk_norm: whole needs the q and k columns side by side (qkv_layout concat)%s", "");
 	if (f->fused_qkv ? !f->n_names[WEIGHT_QKV_W]
 			 : (!f->n_names[WEIGHT_Q_W] || !f->n_names[WEIGHT_K_W] || !f->n_names[WEIGHT_V_W]))

@@ -17,7 +17,7 @@
  *     (src/engine/moe.c), chosen by the family file through a new value of the switch it
  *     replaces (mlp: moe), with its tensors as new roles in FAMILY_ROLES. The file binds its
  *     weights and computes the block; model.c and forward.c call it where they handle that switch
- *     (model_bind_mlp, fwd_mlp). No such block exists yet: the first one adds its file. */
+ *     (model_bind_mlp, fwd_mlp). The first such block is moe.c (moe.h says how it grows). */
 #ifndef ATTNSCOPE_FAMILY_H
 #define ATTNSCOPE_FAMILY_H
 
@@ -28,7 +28,8 @@
 #include "tokenizer/tokenizer.h"
 
 /* X-macro of weight roles: (enum suffix, YAML key). {L} in a tensor name stands for the layer index;
- * {H} for the head index, in the q/k norm gains of qk_norm each_head (one tensor per head). */
+ * {H} for the head index, in the q/k norm gains of qk_norm each_head (one tensor per head); {E} for the
+ * expert index, in the expert matrices of mlp moe with moe_experts each (moe.h). */
 #define FAMILY_ROLES(X)                                                                                    \
 	X(TOKEN_EMB, "token_embedding")                                                                    \
 	X(POS_EMB, "position_embedding")                                                                   \
@@ -66,7 +67,11 @@
 	X(EMB_PROJ_B, "embedding_proj_bias")                                                               \
 	X(REL_EMB, "relative_embedding")                                                                   \
 	X(REL_LN_W, "relative_ln_weight")                                                                  \
-	X(REL_LN_B, "relative_ln_bias")
+	X(REL_LN_B, "relative_ln_bias")                                                                    \
+	X(MOE_ROUTER_W, "moe_router_weight")                                                               \
+	X(MOE_GATE_W, "moe_expert_gate_weight")                                                            \
+	X(MOE_UP_W, "moe_expert_up_weight")                                                                \
+	X(MOE_DOWN_W, "moe_expert_down_weight")
 
 enum family_role {
 #define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,
@@ -120,7 +125,16 @@ enum family_role {
 	X(ATTENTION_CHUNK, "attention_chunk_size")                                                         \
 	X(TEMPERATURE_TUNING, "attn_temperature_tuning")                                                   \
 	X(FLOOR_SCALE, "floor_scale")                                                                      \
-	X(TEMPERATURE_SCALE, "attn_scale")
+	X(TEMPERATURE_SCALE, "attn_scale")                                                                 \
+	X(ALIBI, "alibi")                                                                                  \
+	X(NEW_DECODER, "new_decoder_architecture")                                                         \
+	X(PARALLEL_NORMS, "parallel_norms")                                                                \
+	X(NUM_EXPERTS, "num_experts")                                                                      \
+	X(EXPERTS_PER_TOKEN, "experts_per_token")                                                          \
+	X(NORM_TOPK_PROB, "norm_topk_prob")                                                                \
+	X(MOE_INTERMEDIATE, "moe_intermediate")                                                            \
+	X(MOE_SPARSE_STEP, "moe_sparse_step")                                                              \
+	X(MOE_DENSE_LAYERS, "moe_dense_layers")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -139,8 +153,13 @@ enum family_norm { NORM_LAYER, NORM_RMS };           /* LayerNorm (mean and vari
 enum family_position { POS_LEARNED, POS_ROTARY, POS_RELATIVE, POS_ALIBI }; /* a learned table added to the
                                                                  * embeddings, RoPE, DeBERTa's relative terms,
                                                                  * or ALiBi's per-head linear bias (BLOOM) */
-enum family_mlp { MLP_PLAIN, MLP_GATED };           /* down(act(up x)) or down(act(gate x) * up x) */
-enum family_qkv_layout { QKV_CONCAT, QKV_PER_HEAD }; /* fused rows [q | k | v], or per head [q_h k_h v_h] */
+enum family_mlp { MLP_PLAIN, MLP_GATED,             /* down(act(up x)) or down(act(gate x) * up x) */
+		  MLP_MOE };                          /* a mixture of experts (moe.c) on the layers that route,
+						       * the gated MLP on the others */
+enum family_qkv_layout { QKV_CONCAT, QKV_PER_HEAD, /* fused rows [q | k | v], or per head [q_h k_h v_h] */
+                         QKV_GROUPED }; /* per key/value group g: its heads/kv_heads queries, then k_g, v_g
+                                         * (Falcon: [q_0 .. q_{p-1} k v] per group; with one group it is
+                                         * [q | k | v], with kv_heads = heads [q_h k_h v_h]) */
 enum family_window { WINDOW_CAUSAL, WINDOW_CENTERED }; /* sliding window: the W keys up to the query, or
                                                        * the keys within W/2 on either side */
 enum family_embed_scale { EMBED_SCALE_NONE, EMBED_SCALE_SQRT_HIDDEN }; /* Gemma: × sqrt(hidden) */
@@ -183,8 +202,13 @@ struct family {
 	enum family_window window;
 	enum family_rope_style rope_style; /* how rotary pairs a head's dims (rope.h) */
 	enum family_qk_norm qk_norm;     /* how q_norm_weight/k_norm_weight apply, when the family has them */
+	int moe_router;                  /* mlp moe: enum moe_router (moe.h), how tokens pick experts */
+	int moe_experts;                 /* mlp moe: enum moe_experts (moe.h), where the experts' weights are */
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */
 	bool rope_local_unscaled;        /* rope_scaling applies to global layers only (Gemma 3) */
+	bool alibi_twice;                /* ALiBi counted twice, as transformers' Falcon (eager) adds it: before the
+	                                  * 1/sqrt(d) scaling and again, divided by sqrt(d), in its causal mask, so
+	                                  * the bias is 2/sqrt(d) · slope · j (BLOOM: once, unscaled) */
 	int position_offset;             /* learned positions: token i reads row i + offset of the table (OPT: 2,
 	                                  * fairseq's padding rows; the table has max_positions + offset rows) */
 	bool positions_after_pad;        /* RoBERTa: position ids count from pad_token_id + 1; a pad token keeps

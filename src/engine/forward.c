@@ -34,6 +34,8 @@ struct fwd_buf {
 	float *rel;   /* [2 span][H] DeBERTa's relative embeddings after their LayerNorm (NULL otherwise) */
 	float *rel_q, *rel_k; /* [2 span][QD], [2 span][KD] a layer's query/key projections of them */
 	float *row;   /* [E] one embedding row */
+	int32_t *moe_topk; /* [n][top_k] a MoE layer's experts per row (family mlp moe; NULL otherwise) */
+	float *moe_w;      /* [n][top_k] their weights */
 };
 
 /* The texts of one pass: their rows stacked in the buffers (text i's from row0[i]) so that every
@@ -174,6 +176,12 @@ static void fwd_head_columns(const struct model *m, int hd, int g, int *q_col, i
 		*q_col = hd * 3 * D;
 		*k_col = g * 3 * D + D;
 		*v_col = g * 3 * D + 2 * D;
+	} else if (m->fam.fused_qkv && m->fam.qkv_layout == QKV_GROUPED) {
+		/* Falcon: per key/value group [q_0 .. q_{p-1} k v], p = heads / kv_heads */
+		int p = m->info.n_heads / m->arch.n_kv_heads;
+		*q_col = (hd / p) * (p + 2) * D + (hd % p) * D;
+		*k_col = g * (p + 2) * D + p * D;
+		*v_col = g * (p + 2) * D + (p + 1) * D;
 	} else {
 		*q_col = hd * D;
 		*k_col = m->arch.q_dim + g * D;
@@ -448,6 +456,11 @@ static void fwd_mlp(const struct model *m, int l, const float *h, struct fwd_buf
 	int H = m->info.hidden, inter = m->info.intermediate;
 	double t = fwd_clock(m);
 	const float *down_in = b->mid;
+	if (moe_layer(m, l)) { /* a mixture of experts (moe.c); its routing goes to the trace after the block */
+		(void)moe_forward(m, l, h, n, out, b->moe_topk, b->moe_w);
+		fwd_lap(m, FWD_MLP_GEMM, &t);
+		return;
+	}
 	if (m->fam.mlp == MLP_PLAIN) {
 		fwd_linear(m, h, n, H, inter, &w->up_w, w->up_b, b->mid, inter);
 		fwd_lap(m, FWD_MLP_GEMM, &t);
@@ -596,6 +609,12 @@ static int fwd_alloc(const struct model *m, int n, int rows_in, int r0, struct f
 	b->sin_l = malloc(n * half * sizeof(float));
 	bool rel_ok = true;
 	b->row = malloc((m->embed_dim > 0 ? (size_t)m->embed_dim : 1) * sizeof(float));
+	bool moe_ok = true;
+	if (m->moe.n_experts > 0) {
+		b->moe_topk = malloc(rows * (size_t)m->moe.top_k * sizeof *b->moe_topk);
+		b->moe_w = malloc(rows * (size_t)m->moe.top_k * sizeof *b->moe_w);
+		moe_ok = b->moe_topk && b->moe_w;
+	}
 	if (weight_present(&m->rel_emb)) {
 		size_t span2 = 2 * (size_t)m->relpos.span;
 		b->rel = malloc(span2 * H * sizeof(float));
@@ -608,7 +627,7 @@ static int fwd_alloc(const struct model *m, int n, int rows_in, int r0, struct f
 		}
 	}
 	return b->x && b->h && b->qkv && (b->qk_whole || m->fam.qk_norm != QK_NORM_WHOLE) && b->ctx && b->proj && b->proj2 && b->mid && (b->gated || m->fam.mlp == MLP_PLAIN) && b->cos_g && b->sin_g && b->cos_l &&
-			       b->sin_l && b->row && rel_ok
+			       b->sin_l && b->row && rel_ok && moe_ok
 		       ? 0
 		       : -1;
 }
@@ -632,6 +651,18 @@ static void fwd_free(struct fwd_buf *b)
 	free(b->rel_q);
 	free(b->rel_k);
 	free(b->row);
+	free(b->moe_topk);
+	free(b->moe_w);
+}
+
+/* Layer L's routing of the buffer rows from ROW (tokens R0 .. n-1 of T) into T's trace (a MoE layer). */
+static void fwd_trace_moe(const struct model *m, const struct fwd_buf *b, int l, int row, struct trace *t, int r0)
+{
+	if (!moe_layer(m, l) || !t->moe_topk)
+		return;
+	size_t k = (size_t)t->moe_k, at = ((size_t)l * t->n + r0) * k, count = (size_t)(t->n - r0) * k;
+	memcpy(t->moe_topk + at, b->moe_topk + (size_t)row * k, count * sizeof *t->moe_topk);
+	memcpy(t->moe_weights + at, b->moe_w + (size_t)row * k, count * sizeof *t->moe_weights);
 }
 
 /* Buffers for the computed rows of the texts of BT (from token R0 of a single text) and each text's
@@ -692,6 +723,7 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 	} else {
 		memcpy(b.x, x_in, nh * sizeof(float));
 		fwd_block(m, layer, &b, &bt);
+		fwd_trace_moe(m, &b, layer, 0, t, 0);
 		if (layer == t->n_layers - 1 && m->fam.final_norm_in_trace)
 			fwd_norm(m, &m->final_ln, b.x, b.x, n);
 		memcpy((float *)trace_hidden(t, layer + 1), b.x, nh * sizeof(float));
@@ -787,6 +819,8 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 		for (int i = 0; i < nb; i++) { /* layer l's hidden states (0 = embeddings) */
 			size_t nh = (size_t)(t[i]->n - r0) * H;
 			memcpy((float *)trace_hidden(t[i], l) + (size_t)r0 * H, b.x + (size_t)row0[i] * H, nh * sizeof(float));
+			if (l > 0)
+				fwd_trace_moe(m, &b, l - 1, row0[i], t[i], r0);
 			fwd_check_finite(t[i], l, b.x + (size_t)row0[i] * H, nh);
 		}
 		fwd_lap(m, FWD_TRACE, &clock);

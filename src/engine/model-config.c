@@ -351,7 +351,17 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	    config_int_or(c, f, SET_KV_HEADS, 1, MODEL_MAX_HEADS, heads, &kv, e) < 0 ||
 	    config_int_or(c, f, SET_HEAD_DIM, 1, MODEL_MAX_HIDDEN, hidden / heads, &head_dim, e) < 0)
 		return -1;
-	if (f->n_keys[SET_MULTI_QUERY]) {
+	/* Falcon: only its new_decoder_architecture reads kv_heads; the older layouts have one key/value
+	 * head per query head, or one for all of them with multi_query */
+	bool new_decoder = true, multi_query_counts = true;
+	if (f->n_keys[SET_NEW_DECODER]) {
+		if (hfconfig_bool(c, f, SET_NEW_DECODER, &new_decoder, e) < 0)
+			return -1;
+		multi_query_counts = !new_decoder;
+		if (!new_decoder)
+			kv = heads;
+	}
+	if (f->n_keys[SET_MULTI_QUERY] && multi_query_counts) {
 		/* GPTBigCode says "one key/value head" with a boolean instead of a count */
 		bool mq = false;
 		if (hfconfig_bool(c, f, SET_MULTI_QUERY, &mq, e) < 0)
@@ -377,6 +387,19 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	    hfconfig_bool(c, f, SET_SCALE_BY_INVERSE_LAYER, &m->scale_by_inverse_layer, e) < 0 ||
 	    hfconfig_bool(c, f, SET_PARALLEL_RESIDUAL, &a->parallel_residual, e) < 0)
 		return -1;
+	if (f->n_keys[SET_NEW_DECODER] && new_decoder && !a->parallel_residual)
+		/* FalconDecoderLayer reads ln_attn (or an unset MLP input) there: transformers cannot run it either */
+		return err_set(e, "%s: \"%s\": false is not supported with \"%s\" true (a layout transformers does not run)",
+			       c->path, f->keys[SET_PARALLEL_RESIDUAL][0], f->keys[SET_NEW_DECODER][0]);
+	if (a->parallel_residual && f->n_keys[SET_PARALLEL_NORMS]) {
+		/* Falcon: attention and MLP read one input_layernorm (falcon-7b; num_ln_in_parallel_attn 1 in the
+		 * new layout) or each its own, ln_attn and ln_mlp (the new layout's default, null = 2) */
+		long norms = 1;
+		if (new_decoder && config_int_or(c, f, SET_PARALLEL_NORMS, 1, 2, 2, &norms, e) < 0)
+			return -1;
+		if (norms == 1)
+			m->fam.block = BLOCK_PARALLEL_ONE_NORM;
+	}
 	m->scale_attn_weights = true;
 	if (f->n_keys[SET_SCALE_ATTN_WEIGHTS] && hfconfig_bool(c, f, SET_SCALE_ATTN_WEIGHTS, &m->scale_attn_weights, e) < 0)
 		return -1;
@@ -443,11 +466,20 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 			return err_set(e, "%s: %s %g is not a positive multiplier", c->path, family_setting_key(mults[i]), v);
 		*mult_of[i] = (float)v;
 	}
+	if (f->n_keys[SET_ALIBI]) { /* Falcon: ALiBi instead of rotary when config.json's alibi is true */
+		bool alibi;
+		if (hfconfig_bool(c, f, SET_ALIBI, &alibi, e) < 0)
+			return -1;
+		if (alibi)
+			m->fam.position = POS_ALIBI;
+	}
 	a->rotary = f->position == POS_ROTARY;
 	in->rotary = a->rotary || f->n_names[WEIGHT_Q_NORM_W]; /* q/k transformed after projection */
 	if (a->rotary && (config_rotary(m, c, e) < 0 || config_nope_layers(m, c, e) < 0))
 		return -1;
 	if (f->position == POS_RELATIVE && config_relative(m, c, e) < 0)
+		return -1;
+	if (moe_config_read(m, c, e) < 0) /* mlp moe: experts, top-k, which layers route (moe.c) */
 		return -1;
 	if (config_window_layers(m, c, e) < 0 || config_chunk_layers(m, c, e) < 0)
 		return -1;

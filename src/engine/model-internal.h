@@ -7,6 +7,7 @@
 #include "engine/fwdstages.h"
 #include "engine/hfconfig.h"
 #include "engine/model.h"
+#include "engine/moe.h"
 #include "engine/ops.h"
 #include "engine/prefix.h"
 #include "engine/relpos.h"
@@ -48,6 +49,8 @@ struct layer_weights {
 	struct weight down_w;         /* I→H */
 	const float *down_b;          /* [H] */
 	struct norm_weights post_mlp; /* Gemma 2/3: normalises the MLP output before the residual */
+	/* a MoE layer (family mlp moe) has none of the MLP matrices above: its router and experts are in
+	 * model.moe.blocks[layer] (moe.h) */
 };
 
 /* The block as config.json and the family describe it. */
@@ -107,6 +110,7 @@ struct model {
 	const float *ones;           /* [ones_dim] gain of the weightless norms (family weightless), or NULL */
 	int64_t ones_dim;
 	struct layer_weights *layers; /* [n_layers] */
+	struct moe_config moe;       /* family mlp moe: the experts' settings and weights (moe.h); else zero */
 
 	struct wcache *cache;        /* whole matrices converted to float32, within a budget (default 0) */
 	float **owned;               /* vectors converted from F16/BF16 or copied from unaligned F32 */

@@ -243,13 +243,13 @@ static int model_as_f32(struct model *m, const struct st_tensor *t, const float 
 	return model_keep(m, buf, e);
 }
 
-/* TMPL with its {L} replaced by LAYER and its {H} by HEAD, into NAME. */
+/* TMPL with its {L} replaced by LAYER and its {H} (or {E}, an expert's index) by HEAD, into NAME. */
 static void model_expand(const char *tmpl, int layer, int head, char *name, size_t namesz)
 {
 	size_t used = 0;
 	name[0] = 0;
 	while (*tmpl && used + 1 < namesz) {
-		bool l = strncmp(tmpl, "{L}", 3) == 0, h = strncmp(tmpl, "{H}", 3) == 0;
+		bool l = strncmp(tmpl, "{L}", 3) == 0, h = strncmp(tmpl, "{H}", 3) == 0 || strncmp(tmpl, "{E}", 3) == 0;
 		if (l || h) {
 			int w = snprintf(name + used, namesz - used, "%d", l ? layer : head);
 			used += w > 0 ? (size_t)w : 0;
@@ -351,14 +351,14 @@ static int model_bind(struct model *m, enum family_role role, int layer, int ndi
 	return t ? model_as_f32(m, t, out, e) : 0;
 }
 
-/* Bind the matrix ROLE (of LAYER, [D0][D1]) to *W where the file has it. */
-static int model_bind_matrix(struct model *m, enum family_role role, int layer, int64_t d0, int64_t d1,
-			     struct weight *w, struct err *e)
+/* Bind the matrix ROLE (of LAYER, [D0][D1]; INDEX for {H}/{E}, else -1) to *W where the file has it. */
+static int model_bind_matrix_at(struct model *m, enum family_role role, int layer, int index, int64_t d0, int64_t d1,
+				struct weight *w, struct err *e)
 {
 	const struct st_tensor *t;
 	memset(w, 0, sizeof *w);
 	w->slot = -1;
-	if (model_lookup(m, role, layer, 2, d0, d1, &t, e) < 0)
+	if (model_lookup_head(m, role, layer, index, 2, d0, d1, &t, e) < 0)
 		return -1;
 	if (!t)
 		return 0;
@@ -373,6 +373,12 @@ static int model_bind_matrix(struct model *m, enum family_role role, int layer, 
 	return 0;
 }
 
+static int model_bind_matrix(struct model *m, enum family_role role, int layer, int64_t d0, int64_t d1,
+			     struct weight *w, struct err *e)
+{
+	return model_bind_matrix_at(m, role, layer, -1, d0, d1, w, e);
+}
+
 /* Shape of an in→out linear weight as stored in this family's layout. */
 static void model_linear_shape(const struct model *m, int64_t in, int64_t out, int64_t *d0, int64_t *d1)
 {
@@ -383,6 +389,16 @@ static void model_linear_shape(const struct model *m, int64_t in, int64_t out, i
 		*d0 = in;
 		*d1 = out;
 	}
+}
+
+/* The in→out linear ROLE of LAYER (INDEX for a name's {H} or {E}, else -1) bound to *W, its shape checked
+ * (moe.c binds its experts with it). */
+static int model_bind_linear_at(struct model *m, enum family_role role, int layer, int index, int64_t in,
+				int64_t out, struct weight *w, struct err *e)
+{
+	int64_t d0, d1;
+	model_linear_shape(m, in, out, &d0, &d1);
+	return model_bind_matrix_at(m, role, layer, index, d0, d1, w, e);
 }
 
 static int model_bind_linear(struct model *m, enum family_role wrole, enum family_role brole, int layer,
@@ -485,7 +501,9 @@ static int model_bind_attention(struct model *m, int l, struct layer_weights *w,
 static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struct err *e)
 {
 	int64_t H = m->info.hidden, I = m->info.intermediate;
-	if (m->fam.mlp == MLP_GATED && m->fam.n_names[WEIGHT_MLP_GATE_UP_W]) {
+	if (moe_layer(m, l)) /* a mixture of experts: its router and experts (moe.c) */
+		return moe_bind(m, l, model_bind_linear_at, e);
+	if (m->fam.mlp != MLP_PLAIN && m->fam.n_names[WEIGHT_MLP_GATE_UP_W]) {
 		int64_t d0, d1;
 		model_linear_shape(m, H, 2 * I, &d0, &d1);
 		if (model_bind_matrix(m, WEIGHT_MLP_GATE_UP_W, l, d0, d1, &w->gate_up_w, e) < 0)
@@ -493,7 +511,7 @@ static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struc
 	} else {
 		if (model_bind_linear(m, WEIGHT_MLP_UP_W, WEIGHT_MLP_UP_B, l, H, I, &w->up_w, &w->up_b, e) < 0)
 			return -1;
-		if (m->fam.mlp == MLP_GATED &&
+		if (m->fam.mlp != MLP_PLAIN &&
 		    model_bind_linear(m, WEIGHT_MLP_GATE_W, WEIGHT_MLP_GATE_B, l, H, I, &w->gate_w, &w->gate_b, e) < 0)
 			return -1;
 	}
@@ -535,7 +553,11 @@ static int model_bind_all(struct model *m, struct err *e)
 		if (model_bind_norm(m, WEIGHT_LN1_W, WEIGHT_LN1_B, l, H, &w->ln1, e) < 0 ||
 		    model_bind_attention(m, l, w, e) < 0 ||
 		    model_bind_norm(m, WEIGHT_POST_ATTN_LN_W, WEIGHT_COUNT, l, H, &w->post_attn, e) < 0 ||
-		    model_bind_norm(m, WEIGHT_LN2_W, WEIGHT_LN2_B, l, H, &w->ln2, e) < 0 || model_bind_mlp(m, l, w, e) < 0 ||
+		    /* a block on one norm has no ln2, although a family whose block config.json chooses names one
+		     * for its other blocks (Falcon) */
+		    (m->fam.block != BLOCK_PARALLEL_ONE_NORM &&
+		     model_bind_norm(m, WEIGHT_LN2_W, WEIGHT_LN2_B, l, H, &w->ln2, e) < 0) ||
+		    model_bind_mlp(m, l, w, e) < 0 ||
 		    model_bind_norm(m, WEIGHT_POST_MLP_LN_W, WEIGHT_COUNT, l, H, &w->post_mlp, e) < 0)
 			return -1;
 	}
@@ -611,6 +633,7 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 		m->own_threads = weight_tiled(&w->qkv_w, t) || weight_tiled(&w->q_w, t) || weight_tiled(&w->out_w, t) ||
 				 weight_tiled(&w->up_w, t) || weight_tiled(&w->gate_up_w, t) || weight_tiled(&w->down_w, t);
 	}
+	m->own_threads = m->own_threads || moe_tiled(m);
 	if (m->fam.causal && !m->fam.positions_after_pad && !weight_present(&m->rel_emb) && gemm_rows_exact()) {
 		m->prefix = malloc(sizeof *m->prefix);
 		if (m->prefix && prefix_init(m->prefix, MODEL_PREFIX_BUDGET) < 0) {
@@ -646,6 +669,7 @@ void model_close(struct model *m)
 		free(m->owned[i]);
 	free(m->owned);
 	free(m->layers);
+	moe_free(m);
 	model_config_free(m);
 	st_close(&m->st);
 	family_free(&m->fam);
@@ -697,6 +721,24 @@ static void model_alibi_slopes(int h, float *out)
 		out[i] = i < p ? powf(base, (float)(i + 1)) : powf(extra, (float)(2 * (i - p) + 1));
 }
 
+/* Room in T for the routing of a MoE model: per layer and token its experts and their weights, -1 and
+ * 0 on the dense layers (which the trace marks). */
+static int model_trace_moe(const struct model *m, struct trace *t)
+{
+	size_t L = (size_t)t->n_layers, k = (size_t)m->moe.top_k, cells = L * (size_t)t->n * k;
+	t->moe_k = (int)k;
+	t->moe_topk = malloc((cells ? cells : 1) * sizeof *t->moe_topk);
+	t->moe_weights = calloc(cells ? cells : 1, sizeof *t->moe_weights);
+	t->moe_layer = malloc((L ? L : 1) * sizeof *t->moe_layer);
+	if (!t->moe_topk || !t->moe_weights || !t->moe_layer)
+		return -1;
+	for (size_t i = 0; i < cells; i++)
+		t->moe_topk[i] = -1;
+	for (size_t l = 0; l < L; l++)
+		t->moe_layer[l] = moe_layer(m, (int)l);
+	return 0;
+}
+
 /* A trace for N tokens of this model, with its description and each layer's key window filled in. */
 static struct trace *model_new_trace(const struct model *m, int n, struct err *e)
 {
@@ -734,6 +776,8 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 			return NULL;
 		}
 		model_alibi_slopes(in->n_heads, t->alibi);
+		/* Falcon's eager attention counts the bias twice (family alibi_twice): 2/sqrt(d) in all */
+		t->alibi_scale = m->fam.alibi_twice ? 2.0f * a->attn_scale : 1.0f;
 	}
 	if (a->layer_nope) { /* NoPE layers ride on the trace, so the views can say where positions are absent */
 		if (!(t->nope = malloc((size_t)in->n_layers * sizeof *t->nope))) {
@@ -751,6 +795,11 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 		}
 		for (int l = 0; l < in->n_layers; l++)
 			t->chunk[l] = a->layer_chunked[l] ? a->chunk : 0;
+	}
+	if (m->moe.n_experts > 0 && model_trace_moe(m, t) < 0) {
+		trace_free(t);
+		err_set(e, "out of memory for a trace of %d tokens", n);
+		return NULL;
 	}
 	for (int l = 0; l < in->n_layers; l++) /* the multiplier fwd_attention applies, for the views */
 		t->score_scale[l] = m->scale_by_inverse_layer ? a->attn_scale / (float)(l + 1) : a->attn_scale;

@@ -56,7 +56,7 @@ static size_t prefix_block(const struct trace *t, int i)
 {
 	size_t L = t->n_layers, D = t->head_dim, raw = t->q_raw ? 1 : 0;
 	return L * t->n_heads * ((size_t)i + 1 + (1 + raw) * D) + L * t->n_kv_heads * (2 + raw) * D +
-	       (L + 1) * t->hidden;
+	       (L + 1) * t->hidden + (t->moe_topk ? 2 * L * (size_t)t->moe_k : 0);
 }
 
 /* Copy token I's rows between T and the block at B: into the block (TO_BLOCK) or out of it. */
@@ -88,6 +88,11 @@ static void prefix_move(const struct trace *t, int i, float *b, bool to_block)
 	}
 	for (int l = 0; l <= t->n_layers; l++)
 		PREFIX_MOVE(trace_hidden(t, l) + row * t->hidden, t->hidden * sizeof(float));
+	for (int l = 0; t->moe_topk && l < t->n_layers; l++) { /* a MoE model's routing (expert ids are 4 bytes too) */
+		size_t at = ((size_t)l * t->n + row) * t->moe_k, kbytes = (size_t)t->moe_k * sizeof(float);
+		PREFIX_MOVE(t->moe_topk + at, kbytes);
+		PREFIX_MOVE(t->moe_weights + at, kbytes);
+	}
 #undef PREFIX_MOVE
 }
 

@@ -202,6 +202,7 @@ int trace_copy_model(struct trace *dst, const struct trace *src)
 	bool ok = true;
 	dst->nope = trace_dup(src->nope, (size_t)src->n_layers, sizeof *src->nope, &ok);
 	dst->alibi = trace_dup(src->alibi, (size_t)src->n_heads, sizeof *src->alibi, &ok);
+	dst->alibi_scale = src->alibi_scale;
 	return ok ? 0 : -1;
 }
 
@@ -231,6 +232,9 @@ void trace_free(struct trace *t)
 	free(t->alibi);
 	free(t->nope);
 	free(t->chunk);
+	free(t->moe_layer);
+	free(t->moe_topk);
+	free(t->moe_weights);
 	free(t->hidden_states);
 	free(t->word_of);
 	free(t->word_start);

@@ -50,8 +50,10 @@ struct trace {
 	                        * scales otherwise: query_pre_attn_scalar, GPT-2's 1/(layer+1), DeBERTa's 1/sqrt(3d)) */
 	float softcap;         /* scores then pass through softcap · tanh(score / softcap) (Gemma 2); 0 = none */
 	bool relative_terms;   /* the scores also hold terms not computed from q and k (DeBERTa's relative ones) */
-	float *alibi;          /* [n_heads] ALiBi slopes: head h's scores get + alibi[h] · j for key j (BLOOM),
-	                        * after the scaling; NULL = none (trace_free frees it) */
+	float *alibi;          /* [n_heads] ALiBi slopes: head h's scores get + alibi_scale · alibi[h] · j for key j
+	                        * (BLOOM), after the scaling; NULL = none (trace_free frees it) */
+	float alibi_scale;     /* with alibi: 1 (BLOOM), or 2/sqrt(head_dim) where transformers' eager Falcon adds
+	                        * the bias before the scaling and again, scaled, in its mask */
 	bool *nope;            /* [n_layers] true where the layer has no rotary although the model has (SmolLM3's NoPE
 	                        * layers): q/k there are the projections, position-free; NULL = none (trace_free
 	                        * frees it) */
@@ -59,6 +61,12 @@ struct trace {
 	                        * only the keys of its own chunk, from i - i % C on; 0 = none. NULL = no layer
 	                        * has chunks (trace_free frees it). Read with trace_key_range. */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
+	/* A mixture-of-experts model's routing (Mixtral, OLMoE, Qwen3-MoE); NULL/0 otherwise, and in a trace
+	 * of words (trace_free frees them). */
+	int moe_k;             /* experts each token goes to in a routing layer (top-k) */
+	bool *moe_layer;       /* [n_layers] true where the layer routes; a dense layer's rows hold -1 and 0 */
+	int32_t *moe_topk;     /* [n_layers][n][moe_k] the experts chosen, in torch.topk's order (best first) */
+	float *moe_weights;    /* [n_layers][n][moe_k] their weights as applied to the experts' outputs */
 
 	/* A compact trace keeps no n x n matrices (32 layers x 32 heads x 4096^2 floats would be 68 GB):
 	 * trace_attn recomputes the head it is asked for with attn_fill into a cache of the last

@@ -4,6 +4,7 @@
 
 #include "tui/print.h"
 
+#include <errno.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "views/actions.h"
 #include "corpus/aggregate.h"
 #include "draw/canvas.h"
+#include "draw/svg.h"
 #include "views/marks.h"
 #include "trace/shapedesc.h"
 #include "draw/tokstrip.h"
@@ -145,7 +147,11 @@ static int print_setup(const char *view_name, const struct ui_options *o, FILE *
 		p->conf = NULL;
 		return -1;
 	}
-	theme_resolve(&th, print_depth(o, isatty(fileno(out))), print_locale_utf8(), &p->pal);
+	/* A picture has exact colours and every glyph, whatever the terminal and locale. */
+	if (o->svg)
+		theme_resolve(&th, DEPTH_TRUE, true, &p->pal);
+	else
+		theme_resolve(&th, print_depth(o, isatty(fileno(out))), print_locale_utf8(), &p->pal);
 	return 0;
 }
 
@@ -160,27 +166,26 @@ static void print_ctx_init(struct view_ctx *ctx, const struct ui_options *o, con
 	memcpy(ctx->marks, o->marks, sizeof ctx->marks);
 	ctx->n_marks = o->n_marks;
 	ctx->scale = o->scale;
+	ctx->diff_fixed = o->diff_fixed;
 	ctx->hide_special = o->hide_special;
 	ctx->qk_before_rotary = o->before_rotary;
 	ctx->print = true;
 	ctx->sort = o->sort;
 }
 
-/* Draw the top view of CTX under a header line and (with a trace) the token strip, and the second
- * text's strip when comparing; write it out. */
-static int print_draw(struct view_ctx *ctx, const struct print_setup *p, const struct ui_options *o, FILE *out,
-		      struct err *e)
+/* The top view of CTX (V) drawn at its natural size, WIDTH columns, in PAL under a header line and
+ * (with a trace) the token strip, and the second text's strip when comparing; NULL on OOM. */
+static struct canvas *print_canvas(struct view_ctx *ctx, const struct view *v, const struct palette *pal, int width)
 {
-	const struct view *v = p->v;
 	const struct trace *t = ctx->trace, *tb = ctx->compare;
-	int width = output_width(o, out);
-	struct canvas probe = {.w = width, .h = 1, .pal = &p->pal};
+	void *state = ctx->state[ctx->depth - 1];
+	struct canvas probe = {.w = width, .h = 1, .pal = pal};
 	int strip_h = t ? tokstrip_rows(&probe, t, width) : -1, strip_b = t && tb ? 1 + tokstrip_rows(&probe, tb, width) : 0;
-	int view_h = v->height(ctx->state[0], ctx, &probe, width);
+	int view_h = v->height(state, ctx, &probe, width);
 	int height = 1 + 1 + strip_h + strip_b + 1 + view_h;
-	struct canvas *cv = canvas_new(width, height, &p->pal);
+	struct canvas *cv = canvas_new(width, height, pal);
 	if (!cv)
-		return err_set(e, "out of memory");
+		return NULL;
 	canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
 	if (t) {
 		print_header(cv, t, ctx, v->name);
@@ -194,12 +199,58 @@ static int print_draw(struct view_ctx *ctx, const struct print_setup *p, const s
 			      : "different lengths, side by side");
 		tokstrip_draw(cv, (struct rect){0, 3 + strip_h, width, strip_b - 1}, tb, -1, true);
 	}
-	v->draw(ctx->state[0], ctx, cv, (struct rect){0, 3 + strip_h + strip_b, width, view_h});
-	canvas_write(cv, out, p->pal.depth != DEPTH_MONO);
+	v->draw(state, ctx, cv, (struct rect){0, 3 + strip_h + strip_b, width, view_h});
+	return cv;
+}
+
+/* Draw the top view of CTX (print_canvas) and write it out as text or SVG. */
+static int print_draw(struct view_ctx *ctx, const struct print_setup *p, const struct ui_options *o, FILE *out,
+		      struct err *e)
+{
+	struct canvas *cv = print_canvas(ctx, p->v, &p->pal, output_width(o, out));
+	if (!cv)
+		return err_set(e, "out of memory");
+	if (o->svg)
+		svg_write(cv, out);
+	else
+		canvas_write(cv, out, p->pal.depth != DEPTH_MONO);
 	canvas_free(cv);
 	if (fflush(out) || ferror(out))
 		return err_set(e, "write error");
 	return 0;
+}
+
+int print_export_svg(const struct view_ctx *live, const struct theme *th, int width, char *path, size_t n,
+		     struct err *e)
+{
+	if (live->depth < 1 || !(live->trace || live->agg))
+		return err_set(e, "nothing to save yet");
+	/* The first free name: the view, its layer and head, a number when taken. */
+	const struct view *v = live->stack[live->depth - 1];
+	for (int i = 1;; i++) {
+		if (i > 999)
+			return err_set(e, "no free file name like %s in this folder", path);
+		snprintf(path, n, i == 1 ? "attnscope-%s-L%dH%d.svg" : "attnscope-%s-L%dH%d-%d.svg", v->name, live->layer,
+			 live->head, i);
+		if (access(path, F_OK) != 0)
+			break;
+	}
+	struct palette pal;
+	theme_resolve(th, DEPTH_TRUE, true, &pal);
+	struct view_ctx ctx = *live; /* the view's own state, drawn whole as --print draws it */
+	ctx.print = true;
+	ctx.message[0] = 0;
+	struct canvas *cv = print_canvas(&ctx, v, &pal, width);
+	if (!cv)
+		return err_set(e, "out of memory");
+	FILE *f = fopen(path, "wx");
+	int rc = 0;
+	if (!f)
+		rc = err_set(e, "%s: %s", path, strerror(errno));
+	else if (svg_write(cv, f) || fclose(f))
+		rc = err_set(e, "%s: write error", path);
+	canvas_free(cv);
+	return rc;
 }
 
 static int print_view(const struct trace *t, const struct trace *tb, const char *view_name,

@@ -14,6 +14,7 @@
 #include "tui/userconf.h"
 
 struct aggregate;
+struct view_ctx;
 
 /* Defaults for every field of O, the options of --print and of the explorer (NULL theme, auto
  * colour, detect depth, selection -1, linear). */
@@ -41,6 +42,13 @@ int print_compare(const struct trace *t, const struct trace *tb, const char *vie
  * form): a header line (model, texts, tokens) and the view. */
 int print_aggregate(const struct aggregate *a, const char *view, const struct ui_options *o, FILE *out,
 		    struct err *e);
+
+/* Save the view on top of LIVE (the explorer's context: its trace, selection and the view's own
+ * state) as an SVG picture drawn as --print draws it, WIDTH columns wide, in TH's exact colours,
+ * to the first free file name "attnscope-VIEW-LxHy[-N].svg" in the current folder; that name is
+ * written to PATH (N bytes). Never overwrites a file. */
+int print_export_svg(const struct view_ctx *live, const struct theme *th, int width, char *path, size_t n,
+		     struct err *e);
 
 /* Keys: every action with its default keys, one per line (for --help and the man page test). */
 void print_keys(FILE *out);

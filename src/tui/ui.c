@@ -739,6 +739,12 @@ static void ui_global(struct ui *u, enum action a)
 		ctx->n_marks = 0;
 		break;
 	case ACT_SCALE:
+		if (ctx->compare) { /* a signed difference has no log or rank scale: its range switches instead */
+			ctx->diff_fixed = !ctx->diff_fixed;
+			snprintf(ctx->message, sizeof ctx->message, "B - A %s", ctx->diff_fixed ? "on the fixed scale -1 to +1"
+				 : "scaled to the largest change");
+			break;
+		}
 		ctx->scale = (enum heat_scale)((ctx->scale + 1) % HEAT_SCALE_COUNT);
 		snprintf(ctx->message, sizeof ctx->message, "colour scale: %s", heatdata_scale_name(ctx->scale));
 		break;
@@ -755,6 +761,15 @@ static void ui_global(struct ui *u, enum action a)
 	case ACT_WORDS:
 		ui_toggle_words(u);
 		break;
+	case ACT_SAVE_SVG: { /* the whole view, as --print --format svg draws it, at the screen's width */
+		char path[128];
+		struct err e = {{0}};
+		if (print_export_svg(ctx, &u->theme, u->cv ? u->cv->w : 80, path, sizeof path, &e))
+			snprintf(ctx->message, sizeof ctx->message, "not saved: %s", e.msg);
+		else
+			snprintf(ctx->message, sizeof ctx->message, "saved %s", path);
+		break;
+	}
 	case ACT_COMPARE:
 		u->focus = FOCUS_COMPARE;
 		break;
@@ -925,6 +940,7 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 	memcpy(u->ctx.marks, o->marks, sizeof u->ctx.marks);
 	u->ctx.n_marks = o->n_marks;
 	u->ctx.scale = o->scale;
+	u->ctx.diff_fixed = o->diff_fixed;
 	u->ctx.hide_special = o->hide_special;
 	u->ctx.qk_before_rotary = o->before_rotary;
 	u->show_words = o->words;

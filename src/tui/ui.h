@@ -32,11 +32,13 @@ struct ui_options {
 	enum ui_color color;
 	int depth;                /* force a colour depth: -1 = detect, else an enum color_depth */
 	int width;                /* --print: 0 = the terminal's width, or 80 when not a terminal */
+	bool svg;                 /* --print --format svg: an SVG picture (draw/svg.h) instead of text */
 	int layer, head;          /* initial selection, -1 = first */
 	int token;                /* initial selected token, -1 = none */
 	int marks[16];            /* initially marked tokens, combined (--token A,B,…; VIEW_MARKS_MAX) */
 	int n_marks;
 	enum heat_scale scale;    /* initial colour scale */
+	bool diff_fixed;          /* comparing: B − A on the fixed ±1 scale (--diff-scale fixed) */
 	bool hide_special;        /* initially hide special tokens (renormalising rows) */
 	bool before_rotary;       /* Q/K views initially show queries and keys before rotary */
 	bool words;               /* merge pieces into words (words.h); --token then counts words */

@@ -26,10 +26,11 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_TOKEN_PREV, "token-prev", SCOPE_GLOBAL, ",", "select the previous token")              \
 	X(ACT_TOKEN_NEXT, "token-next", SCOPE_GLOBAL, ".", "select the next token")                  \
 	X(ACT_TOKEN_CLEAR, "token-clear", SCOPE_GLOBAL, "x", "clear the token selection and the marks")            \
-	X(ACT_SCALE, "scale", SCOPE_GLOBAL, "c", "colour scale: linear, log, rank")                  \
+	X(ACT_SCALE, "scale", SCOPE_GLOBAL, "c", "colour scale: linear, log, rank (comparing: B - A to the largest change or to 1)")                  \
 	X(ACT_SPECIAL, "hide-special", SCOPE_GLOBAL, "s", "hide special tokens and renormalise rows") \
 	X(ACT_WORDS, "words", SCOPE_GLOBAL, "w", "merge pieces into words: attention to a word summed, from a word averaged") \
 	X(ACT_COMPARE, "compare", SCOPE_GLOBAL, "C", "compare with a second text: edit it (views show what changed)") \
+	X(ACT_SAVE_SVG, "save-svg", SCOPE_GLOBAL, "S", "save the view as an SVG picture (attnscope-VIEW-LxHy.svg here)") \
 	X(ACT_ROTARY, "rotary", SCOPE_GLOBAL, "o", "Q/K views: queries and keys before or after rotary") \
 	X(ACT_CORPUS, "corpus", SCOPE_GLOBAL, "a", "corpus mode: show the corpus aggregate or the text typed") \
 	X(ACT_VIEW_HEADS, "view-heads", SCOPE_GLOBAL, "F", "head finder: every head's pattern scores, sortable") \

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "draw/chart.h"
 #include "trace/compare.h"
 #include "trace/shapedesc.h"
 #include "views/registry.h" /* view_heatmap, which it opens */
@@ -34,8 +35,10 @@ struct grid_state {
 		int px_w, px_h, token;
 		enum heat_scale scale;
 		enum heat_pool pool;
-		bool hide_special;
+		bool hide_special, diff_fixed;
 	} key;
+	float diff_range; /* comparing: the thumbnails' ±scale, the largest |B − A| over every head (1 on
+	                   * the fixed scale, or when nothing changed); valid with the key */
 };
 
 static void grid_forget(struct grid_state *g)
@@ -149,6 +152,33 @@ static void grid_destroy(void *state)
 }
 
 /* Make the cache match what is about to be drawn. */
+/* The largest |B − A| over every head's matching rows (1 when nothing changed or out of memory):
+ * one scale for all thumbnails, so that they compare with each other as they do on the ±1 scale. */
+static float grid_diff_range(const struct view_ctx *ctx)
+{
+	const struct trace *t = ctx->trace;
+	int rows = compare_rows(t, ctx->compare);
+	float range = 0;
+	for (int l = 0; l < t->n_layers; l++)
+		for (int h = 0; h < t->n_heads; h++) {
+			struct heatmat a, b;
+			if (heatmat_build(t, l, h, HEAT_HEAD, ctx->hide_special, &a))
+				return 1;
+			if (heatmat_build(ctx->compare, l, h, HEAT_HEAD, ctx->hide_special, &b)) {
+				heatmat_free(&a);
+				return 1;
+			}
+			heatmat_diff(&a, &b, rows, a.v);
+			heatmat_mask(&a, a.v);
+			float m = heatdata_absmax(a.v, (size_t)a.rows * a.cols);
+			if (m > range)
+				range = m;
+			heatmat_free(&a);
+			heatmat_free(&b);
+		}
+	return range > 0 ? range : 1;
+}
+
 static void grid_cache_key(struct grid_state *g, const struct view_ctx *ctx, const struct grid_layout *lo)
 {
 	struct thumb_key k;
@@ -160,11 +190,13 @@ static void grid_cache_key(struct grid_state *g, const struct view_ctx *ctx, con
 	k.scale = ctx->scale;
 	k.pool = g->pool;
 	k.hide_special = ctx->hide_special;
+	k.diff_fixed = ctx->diff_fixed;
 	int n = ctx->trace->n_layers * ctx->trace->n_heads;
 	if (g->thumb && !memcmp(&k, &g->key, sizeof k) && g->n_thumb == n)
 		return;
 	grid_forget(g);
 	g->key = k;
+	g->diff_range = ctx->compare && !ctx->diff_fixed ? grid_diff_range(ctx) : 1;
 	g->thumb = calloc((size_t)n, sizeof *g->thumb);
 	g->n_thumb = g->thumb ? n : 0;
 }
@@ -243,7 +275,7 @@ static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct g
 		}
 		heatmat_diff(&m, &mb, compare_rows(t, ctx->compare), m.v);
 		heatmat_mask(&m, m.v);
-		heatdata_diverging(m.v, m.rows * m.cols, m.v);
+		heatdata_diverging(m.v, m.rows * m.cols, g->diff_range, m.v);
 		heatmat_free(&mb);
 		heatdata_downsample(m.v, m.rows, m.cols, px, lo->px_h, lo->px_w, g->pool);
 		heatmat_free(&m);
@@ -330,24 +362,27 @@ static void grid_kv_row(struct view_ctx *ctx, struct canvas *cv, const struct gr
 	}
 }
 
-static void grid_legend(struct view_ctx *ctx, struct canvas *cv, int x, int y, int maxw)
+/* Ends of a diverging scale ±RANGE as the legend writes them ("-0.0062", "+0.0062"). */
+static void grid_diff_ends(float range, char *lo, char *hi, size_t n)
 {
-	char label[32];
-	snprintf(label, sizeof label, ctx->compare ? "B - A -1" : "%s 0", heatdata_scale_name(ctx->scale));
-	int lw = (int)strlen(label), ramp = 10, rw = ctx->compare ? 2 : 1;
-	if (maxw < lw + ramp + 2 + rw)
-		return;
-	canvas_text(cv, x, y, lw, label, canvas_role(cv, ROLE_LABEL));
-	const struct palette *pal = cv->pal;
-	struct palette div;
+	snprintf(lo, n, "-%.2g", range);
+	snprintf(hi, n, "+%.2g", range);
+}
+
+static void grid_legend(const struct grid_state *g, struct view_ctx *ctx, struct canvas *cv, int x, int y, int maxw)
+{
+	char label[48], right[24];
 	if (ctx->compare) {
-		palette_diverging(pal, &div);
-		cv->pal = &div;
+		char lo[24];
+		grid_diff_ends(g->diff_range, lo, right, sizeof right);
+		snprintf(label, sizeof label, "B - A %s", lo);
+	} else {
+		const char *lo, *hi;
+		heatdata_scale_ends(ctx->scale, &lo, &hi);
+		snprintf(label, sizeof label, "%s %s", heatdata_scale_name(ctx->scale), lo);
+		snprintf(right, sizeof right, "%s", hi);
 	}
-	for (int i = 0; i < ramp; i++)
-		canvas_heat1(cv, x + lw + 1 + i, y, (float)i / (ramp - 1));
-	cv->pal = pal;
-	canvas_text(cv, x + lw + 2 + ramp, y, rw, ctx->compare ? "+1" : "1", canvas_role(cv, ROLE_LABEL));
+	chart_colour_bar(cv, x, y, maxw, label, right, ctx->compare != NULL);
 }
 
 static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
@@ -362,6 +397,7 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 	}
 	struct grid_layout lo = grid_layout(g, t, cv, area.w, ctx->print ? -1 : area.h);
 	grid_follow(g, ctx, &lo);
+	grid_cache_key(g, ctx, &lo); /* before the title: it says the difference scale */
 	g->page_rows = lo.rows_fit;
 	g->px_w = lo.px_w;
 	g->px_h = lo.px_h;
@@ -382,14 +418,17 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 			 cv->pal->utf8 ? "\xc3\x97" : "x", TRACE_THUMB);
 	if (ctx->compare) { /* the second text: what the thumbnails show, and the selected head's change */
 		int rows = compare_rows(t, ctx->compare);
-		snprintf(title + strlen(title), sizeof title - strlen(title), " %s B - A over %d %s rows %s L%d H%d changed %.3f",
+		char ends[48];
+		snprintf(ends, sizeof ends, "ramp %s%.2g (%s)", cv->pal->utf8 ? "\xc2\xb1" : "+-", g->diff_range,
+			 ctx->diff_fixed ? "fixed" : "largest change");
+		snprintf(title + strlen(title), sizeof title - strlen(title), " %s B - A over %d %s rows %s L%d H%d changed %.3f %s %s",
 			 cv->pal->utf8 ? "\xc2\xb7" : "-", rows, rows == t->n ? "matching" : "common-prefix",
-			 cv->pal->utf8 ? "\xc2\xb7" : "-", ctx->layer, ctx->head, compare_tv(t, ctx->compare, ctx->layer, ctx->head));
+			 cv->pal->utf8 ? "\xc2\xb7" : "-", ctx->layer, ctx->head, compare_tv(t, ctx->compare, ctx->layer, ctx->head),
+			 cv->pal->utf8 ? "\xc2\xb7" : "-", ends);
 	}
 	int tw = canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
-	grid_legend(ctx, cv, area.x + tw + 2, area.y, area.w - tw - 2);
+	grid_legend(g, ctx, cv, area.x + tw + 2, area.y, area.w - tw - 2);
 
-	grid_cache_key(g, ctx, &lo);
 	int rows_end = g->row0 + lo.rows_fit, cols_end = g->col0 + lo.cols_fit;
 	/* Head numbers, under the key/value heads they read when heads share them. */
 	int hy = area.y + lo.top - 2;

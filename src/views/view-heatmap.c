@@ -23,6 +23,7 @@
 #include "trace/compare.h"
 #include "views/marks.h"
 #include "trace/shapedesc.h"
+#include "draw/chart.h"
 #include "draw/tokstrip.h"
 #include "views/view.h"
 
@@ -51,6 +52,8 @@ struct heatmap_state {
 	/* Comparing two texts (ctx->compare) of the same length: m.v holds B − A, pos its place on
 	 * the diverging ramp, va and vb the two weights. Of different lengths: OTHER draws B beside. */
 	bool diff;
+	float diff_range;       /* the ramp's ends ±diff_range: the largest |B − A| shown, or 1 (fixed) */
+	bool c_fixed;           /* ctx->diff_fixed the cache was built for */
 	float *va, *vb;         /* [m.rows][m.cols] */
 	struct heatmap_state *other;
 };
@@ -113,7 +116,9 @@ static bool hm_diff(struct heatmap_state *s, struct view_ctx *ctx)
 	heatmat_free(&mb);
 	memcpy(s->pos, s->m.v, cells * sizeof *s->pos);
 	heatmat_mask(&s->m, s->pos);
-	heatdata_diverging(s->pos, (int)cells, s->pos);
+	float largest = heatdata_absmax(s->pos, cells);
+	s->diff_range = ctx->diff_fixed || largest <= 0 ? 1 : largest;
+	heatdata_diverging(s->pos, (int)cells, s->diff_range, s->pos);
 	s->diff = true;
 	return true;
 }
@@ -125,7 +130,7 @@ static bool hm_ensure(struct heatmap_state *s, struct view_ctx *ctx)
 	if (!t || t->n == 0)
 		return false;
 	if (s->valid && s->c_gen == ctx->trace_gen && s->c_layer == ctx->layer && s->c_head == ctx->head && s->c_agg == s->agg &&
-	    s->c_hide == ctx->hide_special && s->c_scale == ctx->scale)
+	    s->c_hide == ctx->hide_special && s->c_scale == ctx->scale && s->c_fixed == ctx->diff_fixed)
 		return s->m.rows > 0;
 	heatmat_free(&s->m);
 	free(s->pos);
@@ -153,6 +158,7 @@ static bool hm_ensure(struct heatmap_state *s, struct view_ctx *ctx)
 	s->c_agg = s->agg;
 	s->c_hide = ctx->hide_special;
 	s->c_scale = ctx->scale;
+	s->c_fixed = ctx->diff_fixed;
 	s->valid = true;
 	return s->m.rows > 0;
 }
@@ -285,14 +291,37 @@ static void hm_title(struct heatmap_state *s, struct view_ctx *ctx, char *buf, s
 		snprintf(what, sizeof what, "layer %d, mean of %d heads%s", ctx->layer, t->n_heads, wtext);
 	else
 		snprintf(what, sizeof what, "mean of all %d heads in %d layers", t->n_layers * t->n_heads, t->n_layers);
-	snprintf(buf, n, "%s %s queries %s, keys %s %s %s%s", what, dot, utf8 ? "\xe2\x86\x93" : "down",
-		 utf8 ? "\xe2\x86\x92" : "across", dot, s->diff ? "B - A (second text minus first), diverging" : heatdata_scale_name(ctx->scale),
-		 s->diff ? "" : " scale");
+	char scale[80];
+	if (s->diff) /* the ends of the diverging ramp: the largest change shown, or the fixed ±1 */
+		snprintf(scale, sizeof scale, "B - A (second text minus first) on %s%.2g%s", utf8 ? "\xc2\xb1" : "+-",
+			 s->diff_range, ctx->diff_fixed ? " (fixed)" : " (largest change)");
+	else
+		snprintf(scale, sizeof scale, "%s scale", heatdata_scale_name(ctx->scale));
+	snprintf(buf, n, "%s %s queries %s, keys %s %s %s", what, dot, utf8 ? "\xe2\x86\x93" : "down",
+		 utf8 ? "\xe2\x86\x92" : "across", dot, scale);
 	if (ctx->hide_special)
 		snprintf(buf + strlen(buf), n - strlen(buf), ", specials hidden (rows renormalised)");
 	if (s->zoom > 1)
 		snprintf(buf + strlen(buf), n - strlen(buf), " %s zoom 1:%d (cell = %s of %d%s%d)", dot, s->zoom,
 			 s->pool == HEAT_POOL_MAX ? "max" : "mean", s->zoom, utf8 ? "\xc3\x97" : "x", s->zoom);
+}
+
+/* The colour bar after the title, when it fits: the scale's ends, or B − A's. CV's palette is
+ * already the diverging one when comparing. */
+static void hm_colour_bar(const struct heatmap_state *s, const struct view_ctx *ctx, struct canvas *cv, int x, int y,
+			  int maxw)
+{
+	char lo[32], hi[32];
+	if (s->diff) {
+		snprintf(lo, sizeof lo, "-%.2g", s->diff_range);
+		snprintf(hi, sizeof hi, "+%.2g", s->diff_range);
+	} else {
+		const char *l, *h;
+		heatdata_scale_ends(ctx->scale, &l, &h);
+		snprintf(lo, sizeof lo, "%s", l);
+		snprintf(hi, sizeof hi, "%s", h);
+	}
+	chart_colour_bar(cv, x, y, maxw, lo, hi, false);
 }
 
 /* A token label: selected, under the cursor, marked (underlined), special or NORMAL. */
@@ -591,7 +620,8 @@ static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, stru
 
 	char title[256];
 	hm_title(s, ctx, title, sizeof title, cv->pal->utf8);
-	canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
+	int tw = canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
+	hm_colour_bar(s, ctx, cv, area.x + tw + 2, area.y, area.w - tw - 2);
 
 	int cur_tok_r = m->row_tok[r], cur_tok_c = m->col_tok[c];
 	for (int j = s->col0; j < s->col0 + lo.vis_cols && j < cols; j++) {

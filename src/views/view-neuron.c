@@ -145,7 +145,7 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 	int used = snprintf(how, sizeof how, "score = q%sk %s %.4g", cv->pal->utf8 ? "\xc2\xb7" : ".",
 			    cv->pal->utf8 ? "\xc3\x97" : "x", terms.scale);
 	if (terms.alibi != 0 && used < (int)sizeof how) /* ALiBi: the score column includes slope · key position */
-		used += snprintf(how + used, sizeof how - (size_t)used, " + %.4g %s key position", terms.alibi,
+		used += snprintf(how + used, sizeof how - (size_t)used, " + %.4g %s key position", terms.alibi_scale * terms.alibi,
 				 cv->pal->utf8 ? "\xc3\x97" : "x");
 	if (terms.softcap > 0 && used < (int)sizeof how)
 		used += snprintf(how + used, sizeof how - (size_t)used, ", then %g tanh(/%g)", terms.softcap, terms.softcap);

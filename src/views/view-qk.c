@@ -121,6 +121,60 @@ static int qk_plot_begin(const struct qk_state *s, const struct view_ctx *ctx, s
 	return bplot_init(p, cv, *pr, xmin, xmax, ymin, ymax, true);
 }
 
+/* Count the N queries and N keys of S->xy (queries first) per cell, except SKIP (-1 for none);
+ * true when they are to be drawn as a density (bplot_dense). */
+static bool qk_count(const struct qk_state *s, struct bplot *p, int n, int skip)
+{
+	for (int i = 0; i < n; i++)
+		if (i != skip && (bplot_density_add(p, 0, s->xy[2 * i], s->xy[2 * i + 1]) ||
+				  bplot_density_add(p, 1, s->xy[2 * (n + i)], s->xy[2 * (n + i) + 1])))
+			return false; /* out of memory: markers need none */
+	return bplot_dense(p, 2L * n);
+}
+
+/* The queries and keys qk_count counted: one marker each (keys first, so a query on the same cell
+ * wins), or with DENSE every cell shaded by how many fall in it (UPPER: the shades' bounds, for
+ * the legend). */
+static void qk_points(const struct qk_state *s, struct bplot *p, struct canvas *cv, int n, int skip, bool dense,
+		      long upper[BPLOT_LEVELS])
+{
+	struct style sq = canvas_role(cv, ROLE_QUERY), sk = canvas_role(cv, ROLE_KEY);
+	if (dense) {
+		const struct style st[BPLOT_KINDS + 1] = {sq, sk, canvas_role(cv, ROLE_LABEL)};
+		bplot_density_draw(p, cv, st, upper);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		if (i != skip)
+			bplot_marker(p, cv, s->xy[2 * (n + i)], s->xy[2 * (n + i) + 1], QK_GLYPH_K, 'x', sk);
+	for (int i = 0; i < n; i++)
+		if (i != skip)
+			bplot_marker(p, cv, s->xy[2 * i], s->xy[2 * i + 1], QK_GLYPH_Q, 'o', sq);
+}
+
+/* The legend line at Y: the two kinds' glyphs (or, for a density, their colours and the shades). */
+static int qk_legend(struct canvas *cv, int x, int y, int w, bool dense, const long upper[BPLOT_LEVELS])
+{
+	struct style sq = canvas_role(cv, ROLE_QUERY), sk = canvas_role(cv, ROLE_KEY), lab = canvas_role(cv, ROLE_LABEL);
+	int x0 = x;
+	if (dense) {
+		uint32_t full = bplot_density_glyph(cv, BPLOT_LEVELS - 1);
+		canvas_put(cv, x++, y, full, sq);
+		x += canvas_text(cv, x, y, -1, " queries  ", lab);
+		canvas_put(cv, x++, y, full, sk);
+		x += canvas_text(cv, x, y, -1, " keys  ", lab);
+		canvas_put(cv, x++, y, full, lab);
+		x += canvas_text(cv, x, y, -1, " both  ", lab);
+		x += bplot_density_legend(cv, x, y, w - (x - x0), upper, canvas_role(cv, ROLE_DIM));
+		return x - x0 + 2; /* and a gap */
+	}
+	x += canvas_text(cv, x, y, -1, cv->pal->utf8 ? "\xe2\x97\x8f" : "o", sq);
+	x += canvas_text(cv, x, y, -1, " query  ", lab);
+	x += canvas_text(cv, x, y, -1, cv->pal->utf8 ? "\xe2\x97\x86" : "x", sk);
+	x += canvas_text(cv, x, y, -1, " key  ", lab);
+	return x - x0;
+}
+
 /* The joint PCA of a corpus's token sample. */
 static void qk_draw_agg(struct qk_state *s, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
@@ -152,12 +206,11 @@ static void qk_draw_agg(struct qk_state *s, struct view_ctx *ctx, struct canvas 
 	struct rect pr;
 	if (qk_plot_begin(s, ctx, cv, area, n, &p, &pr))
 		return;
-	struct style sq = canvas_role(cv, ROLE_QUERY), sk = canvas_role(cv, ROLE_KEY), ssel = canvas_role(cv, ROLE_TOKEN_SEL);
+	struct style ssel = canvas_role(cv, ROLE_TOKEN_SEL);
 	bplot_axes(&p);
-	for (int i = 0; i < n; i++)
-		bplot_marker(&p, cv, s->xy[2 * (n + i)], s->xy[2 * (n + i) + 1], QK_GLYPH_K, 'x', sk);
-	for (int i = 0; i < n; i++)
-		bplot_marker(&p, cv, s->xy[2 * i], s->xy[2 * i + 1], QK_GLYPH_Q, 'o', sq);
+	long upper[BPLOT_LEVELS];
+	bool dense = qk_count(s, &p, n, -1);
+	qk_points(s, &p, cv, n, -1, dense, upper);
 	if (sel >= 0 && sel < n) {
 		const char *piece = smp->tok[s->order[sel]].piece;
 		bplot_marker(&p, cv, s->xy[2 * (n + sel)], s->xy[2 * (n + sel) + 1], QK_GLYPH_K, 'x', ssel);
@@ -167,10 +220,7 @@ static void qk_draw_agg(struct qk_state *s, struct view_ctx *ctx, struct canvas 
 	}
 	bplot_flush(&p, cv);
 	int ly = pr.y + pr.h, x = area.x;
-	x += canvas_text(cv, x, ly, -1, cv->pal->utf8 ? "\xe2\x97\x8f" : "o", sq);
-	x += canvas_text(cv, x, ly, -1, " query  ", canvas_role(cv, ROLE_LABEL));
-	x += canvas_text(cv, x, ly, -1, cv->pal->utf8 ? "\xe2\x97\x86" : "x", sk);
-	x += canvas_text(cv, x, ly, -1, " key  ", canvas_role(cv, ROLE_LABEL));
+	x += qk_legend(cv, x, ly, area.w, dense, upper);
 	canvas_printf(cv, x, ly, -1, canvas_role(cv, ROLE_DIM), "%s axes through the origin %s not normalised, no links over a corpus",
 		      dot, dot);
 	canvas_printf(cv, area.x, ly + 1, area.w, canvas_role(cv, ROLE_DIM),
@@ -291,7 +341,8 @@ static void qk_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct
 	p.style[1] = canvas_role(cv, ROLE_DIM);
 	p.style[2] = canvas_role(cv, ROLE_SELECTED);
 	bplot_axes(&p);
-	for (int i = 0; i < n; i++) {
+	bool dense = qk_count(s, &p, n, sel); /* then a line per query would cover the plot: only the selected one's */
+	for (int i = 0; i < n && !dense; i++) {
 		int j = s->argmax[i];
 		if (i != sel)
 			bplot_line(&p, s->xy[2 * i], s->xy[2 * i + 1], s->xy[2 * (n + j)], s->xy[2 * (n + j) + 1], 1);
@@ -300,13 +351,15 @@ static void qk_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct
 		int j = s->argmax[sel];
 		bplot_line(&p, s->xy[2 * sel], s->xy[2 * sel + 1], s->xy[2 * (n + j)], s->xy[2 * (n + j) + 1], 2);
 	}
-	/* Markers (keys first, so a query on the same cell wins), then labels: the selected token's,
-	 * then the others in token order. */
-	for (int i = 0; i < n; i++)
-		bplot_marker(&p, cv, s->xy[2 * (n + i)], s->xy[2 * (n + i) + 1], QK_GLYPH_K, 'x', i == sel ? ssel : sk);
-	for (int i = 0; i < n; i++)
-		bplot_marker(&p, cv, s->xy[2 * i], s->xy[2 * i + 1], QK_GLYPH_Q, 'o', i == sel ? ssel : sq);
-	for (int pass = 0; pass < 2; pass++)
+	/* The selected token's markers, the others' (or their density), then labels: the selected
+	 * token's, then the others in token order (none over a density). */
+	long upper[BPLOT_LEVELS];
+	qk_points(s, &p, cv, n, sel, dense, upper);
+	if (sel >= 0 && sel < n) {
+		bplot_marker(&p, cv, s->xy[2 * (n + sel)], s->xy[2 * (n + sel) + 1], QK_GLYPH_K, 'x', ssel);
+		bplot_marker(&p, cv, s->xy[2 * sel], s->xy[2 * sel + 1], QK_GLYPH_Q, 'o', ssel);
+	}
+	for (int pass = 0; pass < (dense ? 1 : 2); pass++)
 		for (int i = 0; i < n; i++) {
 			if ((pass == 0) != (i == sel))
 				continue;
@@ -318,15 +371,16 @@ static void qk_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct
 	bplot_flush(&p, cv);
 	int ly = pr.y + pr.h;
 	int x = area.x;
-	x += canvas_text(cv, x, ly, -1, cv->pal->utf8 ? "\xe2\x97\x8f" : "o", sq);
-	x += canvas_text(cv, x, ly, -1, " query  ", canvas_role(cv, ROLE_LABEL));
-	x += canvas_text(cv, x, ly, -1, cv->pal->utf8 ? "\xe2\x97\x86" : "x", sk);
-	x += canvas_text(cv, x, ly, -1, " key  ", canvas_role(cv, ROLE_LABEL));
+	x += qk_legend(cv, x, ly, area.w, dense, upper);
 	canvas_printf(cv, x, ly, -1, canvas_role(cv, ROLE_DIM),
-		      "%s query to its highest-attention key %s axes through the origin: PC1 %s, PC2 %s",
-		      cv->pal->utf8 ? "\xe2\xa0\xa4\xe2\xa0\xa4" : "..", dot, arrow, cv->pal->utf8 ? "\xe2\x86\x91" : "up");
+		      "%s %squery to its highest-attention key %s axes through the origin: PC1 %s, PC2 %s",
+		      cv->pal->utf8 ? "\xe2\xa0\xa4\xe2\xa0\xa4" : "..", dense ? "the selected " : "", dot, arrow,
+		      cv->pal->utf8 ? "\xe2\x86\x91" : "up");
 	char shown[96] = "";
-	if (p.labels_drawn < 2 * n)
+	if (dense)
+		snprintf(shown, sizeof shown, "%d points in %d cells: a density, labelled only for the selected token; ",
+			 2 * n, p.r.w * p.r.h);
+	else if (p.labels_drawn < 2 * n)
 		snprintf(shown, sizeof shown, "%d of %d labels shown (the others would overlap)%s", p.labels_drawn, 2 * n,
 			 sel >= 0 ? "; " : "");
 	char kp[32] = "", kn[32] = "";

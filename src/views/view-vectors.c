@@ -313,7 +313,14 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 		marks_label(ctx, cv->pal->utf8, la, sizeof la);
 		ia = -1;
 	}
+	/* A long text's tips outnumber the cells: then they are a density (ordinary tokens and special
+	 * ones apart), with no line from the origin but A's and B's. */
 	for (int i = 0; i < v->m; i++)
+		if (i != ia && i != ib && !marks_has(ctx, v->tok[i]) &&
+		    bplot_density_add(&p, t->special[v->tok[i]] ? 1 : 0, v->xy[2 * i], v->xy[2 * i + 1]))
+			break;
+	bool dense = bplot_dense(&p, v->m);
+	for (int i = 0; i < v->m && !dense; i++)
 		if (i != ia && i != ib && !marks_has(ctx, v->tok[i]))
 			bplot_line(&p, 0, 0, v->xy[2 * i], v->xy[2 * i + 1], 1);
 	if (ib >= 0)
@@ -325,12 +332,20 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	 * never crowded out. */
 	for (int i = 0; i < v->m; i++) {
 		bool is_a = i == ia || marks_has(ctx, v->tok[i]);
+		if (dense && !is_a && i != ib)
+			continue;
 		struct style st = canvas_role(cv, is_a ? ROLE_TOKEN_SEL : i == ib ? ROLE_KEY
 							 : t->special[v->tok[i]] ? ROLE_SPECIAL : ROLE_TEXT);
 		bplot_marker(&p, cv, v->xy[2 * i], v->xy[2 * i + 1], is_a || i == ib ? 0x25cf : 0x2022,
 			     is_a || i == ib ? 'o' : '.', st);
 	}
-	for (int k = 0; k < 3; k++)
+	long upper[BPLOT_LEVELS];
+	if (dense) {
+		const struct style st[BPLOT_KINDS + 1] = {canvas_role(cv, ROLE_TEXT), canvas_role(cv, ROLE_SPECIAL),
+							  canvas_role(cv, ROLE_LABEL)};
+		bplot_density_draw(&p, cv, st, upper);
+	}
+	for (int k = 0; k < (dense ? 2 : 3); k++)
 		for (int i = 0; i < v->m; i++) {
 			bool is_a = i == ia || marks_has(ctx, v->tok[i]);
 			if ((k == 0 && !is_a) || (k == 1 && (i != ib || is_a)) || (k == 2 && (is_a || i == ib)))
@@ -344,9 +359,16 @@ static void vectors_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 		}
 	bplot_flush(&p, cv);
 	int y = area.y + 2 + ph;
-	canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_DIM),
-		      "vectors from the mean row %s %d of %d labels shown %s axes through the origin", dot, p.labels_drawn,
-		      v->m, dot);
+	if (dense) { /* the shades, and what they replace */
+		int x = area.x + canvas_text(cv, area.x, y, area.w, "tips of the other tokens as a density: ", canvas_role(cv, ROLE_DIM));
+		x += bplot_density_legend(cv, x, y, area.w - (x - area.x), upper, canvas_role(cv, ROLE_DIM));
+		canvas_printf(cv, x, y, area.w - (x - area.x), canvas_role(cv, ROLE_DIM), " %s vectors of A and B from the mean row",
+			      dot);
+	} else {
+		canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_DIM),
+			      "vectors from the mean row %s %d of %d labels shown %s axes through the origin", dot,
+			      p.labels_drawn, v->m, dot);
+	}
 	bplot_free(&p);
 	if (small_rows > 0) {
 		char anum[48];

@@ -34,6 +34,8 @@ struct view_ctx {
 	int layer, head;              /* the selected head */
 	int token;                    /* the selected token (index into trace), -1 for none */
 	enum heat_scale scale;        /* colour scale of every heatmap */
+	bool diff_fixed;              /* comparing: B − A on the fixed ±1 scale, not on ±(the largest
+	                               * |B − A| in view), which makes small changes visible */
 	bool hide_special;            /* drop special tokens and renormalise rows */
 	bool qk_before_rotary;        /* Q/K views read queries and keys before rotary (and q/k norm)
 	                               * instead of as the scores use them (rotary models only) */

@@ -422,6 +422,43 @@ MODELS.append(
          mistakes=["scaling_head_dim", "swap_kv"],
          note="GPTBigCode with scale_attn_weights false: scores q.k^T without 1/sqrt(head_dim); 2 query "
               "heads of 16 sharing one key/value head, n_inner null (= 4 x 32), GPTBigCodeModel names"))
+MODELS.append(
+    dict(name="falcon-gqa", family="falcon", seed=451, tok=BB, dtype="BF16", naming="causal", cases=["long"],
+         cfg=dict(hidden_size=48, num_attention_heads=6, num_kv_heads=2, num_hidden_layers=2, ffn_hidden_size=64,
+                  new_decoder_architecture=True, num_ln_in_parallel_attn=None, max_position_embeddings=2048,
+                  rope_theta=10000.0, rope_scaling=None, activation="gelu"),
+         mistakes=["falcon_blocks", "kv_interleave", "toggle_parallel", "rope_interleaved"],
+         note="Falcon's new decoder architecture (falcon-40b, shrunk): 6 query heads in 2 key/value groups, "
+              "query_key_value grouped per key/value head ([q0 q1 q2 k v] per group), ln_attn + ln_mlp "
+              "(num_ln_in_parallel_attn null = 2), attention and MLP side by side, rotate-half RoPE, no biases; "
+              "FalconForCausalLM file (`transformer.` prefix, lm_head)"))
+MODELS.append(
+    dict(name="falcon-alibi", family="falcon", seed=452, tok=BB, dtype="F16", naming="base", cases=["short"],
+         cfg=dict(hidden_size=48, num_attention_heads=6, num_hidden_layers=2, alibi=True, bias=True,
+                  multi_query=False, parallel_attn=False, new_decoder_architecture=False,
+                  max_position_embeddings=1024, activation="gelu"),
+         mistakes=["alibi_once", "no_alibi", "toggle_parallel", "no_bias"],
+         note="Falcon as falcon-rw-1b (shrunk): ALiBi with 6 heads (not a power of two), counted twice as "
+              "transformers' eager attention does ((q.k + A)/sqrt(d) + A/sqrt(d)); sequential block "
+              "(input_layernorm, post_attention_layernorm), query_key_value per head [q_h k_h v_h], biases on "
+              "every linear (bias true); FalconModel names"))
+MODELS.append(
+    dict(name="falcon-mq", family="falcon", seed=453, tok=BB, dtype="BF16", naming="causal", cases=["short"],
+         cfg=dict(hidden_size=40, num_attention_heads=5, num_hidden_layers=2),
+         mistakes=["toggle_parallel", "rope_interleaved", "scaling_one"],
+         note="Falcon as falcon-7b's config.json has it (shrunk; no ffn_hidden_size, rope_theta, activation or "
+              "max_position_embeddings keys: FalconConfig's defaults): multi_query, query_key_value = "
+              "[q (5 x 8) | k (8) | v (8)], ONE input_layernorm feeding attention and MLP side by side "
+              "(parallel_attn), no biases, apply_residual_connection_post_layernorm present and unread"))
+MODELS.append(
+    dict(name="falcon2-one-norm", family="falcon", seed=454, tok=BB, dtype="BF16", naming="base", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_kv_heads=2, num_hidden_layers=2,
+                  new_decoder_architecture=True, num_ln_in_parallel_attn=1, max_position_embeddings=8192,
+                  rope_theta=500042.0, rope_scaling=None, activation="gelu", ffn_hidden_size=None),
+         mistakes=["toggle_parallel", "falcon_blocks"],
+         note="Falcon2-11B's layout (shrunk): the new decoder architecture (4 query heads in 2 key/value "
+              "groups, grouped query_key_value) with num_ln_in_parallel_attn 1: ONE input_layernorm feeds "
+              "attention and MLP; rope_theta 500042, ffn_hidden_size null = 4 x hidden; FalconModel names"))
 
 ERROR_MODELS = [
     dict(name="phi3-longrope", family="phi3", seed=391, tok=SP, dtype="F16", naming="base",
@@ -529,6 +566,14 @@ BASE_CFG["olmo"] = dict(architectures=["OlmoForCausalLM"], attention_bias=False,
                         initializer_range=0.02, max_position_embeddings=4096, model_type="olmo", pad_token_id=1,
                         rope_scaling=None, rope_theta=10000.0, tie_word_embeddings=False, use_cache=True)
 
+MODELS.append(
+    dict(name="mixtral-moe", family="mixtral", seed=454, tok=SP, dtype="BF16", naming="causal", cases=["long"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=32,
+                  num_hidden_layers=2, num_local_experts=4, num_experts_per_tok=2),
+         mistakes=["rope_interleaved", "moe_norm_toggle", "moe_top1", "moe_expert_shift"],
+         note="Mixtral: every layer a sparse MoE of 4 SwiGLU experts (block_sparse_moe.experts.N.w1/w3/w2, 32 "
+              "wide), router block_sparse_moe.gate (gain 4), softmax -> top-2 -> renormalised to sum 1; "
+              "`model.` prefix and an untied lm_head"))
 BASE_CFG["olmo2"] = dict(architectures=["Olmo2ForCausalLM"], attention_bias=False, attention_dropout=0.0,
                          bos_token_id=None, eos_token_id=512, hidden_act="silu", initializer_range=0.02,
                          max_position_embeddings=4096, model_type="olmo2", pad_token_id=1, rms_norm_eps=1e-6,
@@ -569,6 +614,13 @@ BASE_CFG["olmo3"] = dict(architectures=["Olmo3ForCausalLM"], attention_bias=Fals
                          rope_theta=500000.0, sliding_window=4096, tie_word_embeddings=False, use_cache=True)
 
 
+BASE_CFG["mixtral"] = dict(architectures=["MixtralForCausalLM"], attention_dropout=0.0, bos_token_id=1, eos_token_id=2,
+                           head_dim=None, hidden_act="silu", initializer_range=0.02, max_position_embeddings=32768,
+                           model_type="mixtral", num_experts_per_tok=2, num_local_experts=8, output_router_logits=False,
+                           rms_norm_eps=1e-5, rope_theta=1e6, router_aux_loss_coef=0.02, router_jitter_noise=0.0,
+                           sliding_window=None, tie_word_embeddings=False, use_cache=True)
+
+
 BASE_CFG["opt"] = dict(_remove_final_layer_norm=False, activation_dropout=0.0, activation_function="relu",
                        architectures=["OPTForCausalLM"], attention_dropout=0.0, bos_token_id=2,
                        do_layer_norm_before=True, dropout=0.1, enable_bias=True, eos_token_id=2, ffn_dim=3072,
@@ -588,6 +640,13 @@ BASE_CFG["gpt_bigcode"] = dict(activation_function="gelu_pytorch_tanh", architec
                                model_type="gpt_bigcode", multi_query=True, n_positions=8192, pad_key_length=True,
                                pre_allocate_kv_cache=False, resid_pdrop=0.1, scale_attention_softmax_in_fp32=True,
                                scale_attn_weights=True, use_cache=True, validate_runner_input=True)
+
+# falcon-7b's config.json keys (transformers 4.27 era); the fixtures add the others they need
+BASE_CFG["falcon"] = dict(alibi=False, apply_residual_connection_post_layernorm=False,
+                          architectures=["FalconForCausalLM"], attention_dropout=0.0, bias=False, bos_token_id=512,
+                          eos_token_id=512, hidden_dropout=0.0, initializer_range=0.02, layer_norm_epsilon=1e-5,
+                          model_type="falcon", multi_query=True, new_decoder_architecture=False, parallel_attn=True,
+                          use_cache=True)
 
 
 def model_config(spec):
@@ -629,12 +688,16 @@ def make_tensors(spec, m):
             t[name] = rng.uniform(lo, hi, shape)
         elif ".q_layernorm.norms." in name or ".k_layernorm.norms." in name:  # StableLM's per-head gains
             t[name] = rng.uniform(1.0, 2.5, shape)
+        elif leaf in ("ln_attn", "ln_mlp"):  # Falcon's new-layout norms
+            t[name] = 1.0 + 0.3 * rng.standard_normal(shape)
         elif "layernorm" in leaf or leaf in ("norm", "final_layer_norm", "ln_1", "ln_f"):
             t[name] = (0.0 if gemma else 1.0) + 0.3 * rng.standard_normal(shape)
         elif leaf in ("q_proj", "k_proj", "qkv_proj", "query_key_value", "c_attn"):
             t[name] = spec.get("qk", 2.0) / np.sqrt(hid) * rng.standard_normal(shape)
         elif leaf in ("v_proj",):
             t[name] = 0.4 * rng.standard_normal(shape)
+        elif leaf == "gate":  # a MoE router: decisive choices, so that float32 cannot change them
+            t[name] = spec.get("router", 4.0) / np.sqrt(hid) * rng.standard_normal(shape)
         else:  # o_proj, dense, MLP
             t[name] = 1.6 / np.sqrt(shape[1]) * rng.standard_normal(shape)
     if m["qkv"] == "phi3":  # v rows of the fused projection: the v spread
@@ -662,7 +725,7 @@ def checkpoint_tensors(spec, m, t, rng):
         out.update(t)
     else:
         prefix = {"gpt_neox": "gpt_neox.", "gpt_neo": "transformer.", "gptj": "transformer.",
-                  "gpt_bigcode": "transformer."}.get(fam, "model.")
+                  "gpt_bigcode": "transformer.", "falcon": "transformer."}.get(fam, "model.")
         out.update({prefix + n: a for n, a in t.items()})
         if spec["naming"] == "causal":
             head = "embed_out.weight" if fam == "gpt_neox" else "lm_head.weight"
@@ -726,7 +789,8 @@ def make_model(spec):
         return None
     model = R.load_model(d)
     for n in t:  # the reference loader reads back exactly what was stored
-        key = n if spec["naming"] == "base" else {"gpt_neox": "gpt_neox.", "gptj": "transformer."}.get(m["family"], "model.") + n
+        key = n if spec["naming"] == "base" else {"gpt_neox": "gpt_neox.", "gptj": "transformer.",
+                                                   "falcon": "transformer."}.get(m["family"], "model.") + n
         if m["family"] == "gpt_neo":
             key = ("" if spec["naming"] == "base" else "transformer.") + R.gpt_neo_name(n, to_canonical=False)
         if m["family"] == "opt":
@@ -844,6 +908,10 @@ def mistake(name, m, n):
         return {name: True}
     if name == "scaling_one":  # scale_attn_weights ignored: q.k^T without 1/sqrt(head_dim)
         return dict(scaling=1.0)
+    if name in ("alibi_once", "falcon_blocks"):  # Falcon: ALiBi counted once (sdpa's way, not eager's);
+        return {name: True}                        # the grouped query_key_value read as [q | k | v]
+    if name in ("moe_top1", "moe_norm_toggle", "moe_expert_shift"):  # see ref_decoder.moe_block
+        return {name: True}
     raise KeyError(name)
 
 
@@ -871,6 +939,17 @@ MISTAKE_FLOOR = 1e-3
 LENIENT = "--lenient" in sys.argv  # report instead of stopping (for tuning the spreads)  # on attentions, q_rot/k_rot or hidden states: 100x the C tests' attention tolerance
 
 
+def _moe_gap(out, k):
+    """The smallest margin, over MoE layers and tokens, between the k-th and the (k+1)-th router
+    probability (float64): how far each choice is from a tie."""
+    gaps = [1.0]
+    for probs in out["moe_probs"]:
+        if probs is not None and probs.shape[-1] > k:
+            srt = -np.sort(-probs, axis=-1)
+            gaps.append(float((srt[:, k - 1] - srt[:, k]).min()))
+    return min(gaps)
+
+
 def make_case(spec, model, case):
     tokens, ids = tokens_of(spec["tok"], case)
     out = R.forward(model, ids)
@@ -885,6 +964,11 @@ def make_case(spec, model, case):
         if wrong is None:
             continue
         effects[name] = max(float(np.abs(wrong[q] - out[q]).max()) for q in ("attentions", "hidden_states"))
+    if "moe_topk" in out:  # the routing must not hang on float32 rounding: top-k clear of the rest
+        gap, same = _moe_gap(out, model["moe"]["top_k"]), all(
+            a is None or np.array_equal(a, b) for a, b in zip(out["moe_topk"], o32["moe_topk"]))
+        if (gap < 1e-5 or not same) and not LENIENT:  # 1e-5: the shared reference's min_moe_topk_prob_gap
+            raise SystemExit("%s--%s: routing too close to call (gap %.1e, float32 same %s)" % (spec["name"], case, gap, same))
     weak = {k: v for k, v in effects.items() if v < MISTAKE_FLOOR}
     if weak and not LENIENT:
         raise SystemExit("%s--%s too weak: these mistakes would pass unnoticed: %s" % (spec["name"], case, weak))
@@ -901,6 +985,11 @@ def make_case(spec, model, case):
     }
     fields = ['"%s": %s' % (k, json.dumps(v, ensure_ascii=False)) for k, v in head.items()]
     fields += ['"%s": %s' % (q, _nested(out[q])) for q in R.QUANTITIES]
+    if "moe_topk" in out:  # per layer (null: dense) and token, the experts best first and their weights
+        fields.append('"moe_topk": [%s]' % ",\n ".join("null" if a is None else json.dumps(a.tolist())
+                                                        for a in out["moe_topk"]))
+        fields.append('"moe_weights": [%s]' % ",\n ".join("null" if a is None else _nested(a)
+                                                           for a in out["moe_weights"]))
     path = os.path.join(CASES_DIR, "%s--%s.json" % (spec["name"], case))
     with open(path, "w", encoding="utf-8") as f:
         f.write("{" + ",\n ".join(fields) + "}\n")

@@ -61,7 +61,10 @@ tui_keys q
 st=$(tui_exit_status); [ "$st" = 0 ] || tui_fail "exit status $st"
 
 # GPT-2: causal, no special tokens, no pair field.
-tui_start 100 30 $U8 "$ATTNSCOPE_BIN" -m "$GPT2" "Oh, this book? I've enjoyed it."
+# It runs in a folder of its own, where S saves figures.
+FIG="$TUI_TMP/figures"
+mkdir -p "$FIG"
+tui_start 100 30 $U8 sh -c 'cd "$0" && exec "$@"' "$FIG" "$ATTNSCOPE_BIN" -m "$GPT2" "Oh, this book? I've enjoyed it."
 tui_wait "3 layers × 2 heads · 10 tokens"
 tui_screen | grep -q '^pair' && tui_fail "a pair field for GPT-2"
 tui_keys Enter
@@ -69,6 +72,14 @@ tui_wait "query 0  Oh"
 tui_wait "weight     1.000000"    # the first token can only attend to itself
 tui_keys G
 tui_wait "query 9  ·."
+# S saves the view as an SVG figure, never over an earlier one, and says where.
+tui_keys S
+tui_wait "saved attnscope-heatmap-L0H0.svg"
+tui_keys S
+tui_wait "saved attnscope-heatmap-L0H0-2.svg"
+[ -s "$FIG/attnscope-heatmap-L0H0.svg" ] || tui_fail "no figure file"
+grep -q '>queries</text>' "$FIG/attnscope-heatmap-L0H0.svg" || tui_fail "the figure is not the heatmap"
+if command -v xmllint >/dev/null; then xmllint --noout "$FIG/attnscope-heatmap-L0H0-2.svg" || tui_fail "figure not XML"; fi
 tui_keys p
 tui_wait "this model takes one text"
 tui_keys Q

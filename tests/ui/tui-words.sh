@@ -61,11 +61,18 @@ tui_screen | grep -q "^  head  *changed  *prev" || tui_fail "changed is the firs
 top=$("$ATTNSCOPE_BIN" -m "$BERT" --print heads --sort changed --compare "The trophy didn't fit in the suitcase because it was too small" "$A" |
 	sed -n 's/^▶\{0,1\} *\(L[0-9]* H[0-9]*\) .*/\1/p' | head -1)
 tui_keys g Enter
-tui_wait "B - A (second text minus first), diverging"
+tui_wait "B - A (second text minus first) on ±0"
 tui_screen | tail -1 | grep -q "$top" || tui_fail "the top changed head is $top"
 tui_keys 1 1 g
 tui_wait "query 11  it"
 tui_screen | grep -E -q "A [0-9.]+  B [0-9.]+" || tui_fail "the panel shows both weights"
+# c: B - A on the fixed scale -1 to +1 and back to the largest change in view.
+tui_keys c
+tui_wait "B - A (second text minus first) on ±1 (fixed)"
+tui_screen | tail -1 | grep -q "B - A on the fixed scale -1 to +1" || tui_fail "c says the difference scale"
+tui_keys c
+tui_wait "(largest change)"
+tui_screen | tail -1 | grep -q "B - A scaled to the largest change" || tui_fail "c says it again"
 # Clearing the second text ends the comparison.
 tui_keys C C-u Enter
 tui_wait_gone "B - A"

@@ -1,0 +1,229 @@
+/* moe.c -- the mixture-of-experts MLP (moe.h): its config.json settings, its weights, and the block in
+ * float32 as transformers' sparse MoE blocks compute it (MixtralSparseMoeBlock, OlmoeSparseMoeBlock,
+ * Qwen3MoeSparseMoeBlock): router logits through the gate Linear, softmax over the experts in float32,
+ * torch.topk, optional renormalisation, then per expert in increasing index its tokens' gated MLP times
+ * their weight, added (index_add_) into a zero output. */
+#include "engine/moe.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/model-internal.h"
+
+#define MOE_MAX_EXPERTS 4096
+
+/* mlp_only_layers (Qwen3-MoE): the layers listed stay dense. */
+static int moe_dense_list(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const json_t *list = hfconfig_json(c, &m->fam, SET_MOE_DENSE_LAYERS);
+	if (!list)
+		return 0;
+	if (!json_is_array(list))
+		return err_set(e, "%s: \"%s\" must be a list of layer indices", c->path, m->fam.keys[SET_MOE_DENSE_LAYERS][0]);
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *v = json_array_get(list, i);
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= m->info.n_layers)
+			return err_set(e, "%s: %s[%zu] is not a layer index (0 .. %d)", c->path,
+				       m->fam.keys[SET_MOE_DENSE_LAYERS][0], i, m->info.n_layers - 1);
+		m->moe.layer_moe[json_integer_value(v)] = false;
+	}
+	return 0;
+}
+
+int moe_config_read(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const struct family *f = &m->fam;
+	struct moe_config *moe = &m->moe;
+	if (f->mlp != MLP_MOE)
+		return 0;
+	long experts, k, inter, step = 1;
+	if (hfconfig_int(c, f, SET_NUM_EXPERTS, 1, MOE_MAX_EXPERTS, &experts, e) < 0 ||
+	    hfconfig_int(c, f, SET_EXPERTS_PER_TOKEN, 1, experts, &k, e) < 0 ||
+	    hfconfig_bool(c, f, SET_NORM_TOPK_PROB, &moe->norm_topk, e) < 0)
+		return -1;
+	if (hfconfig_has(c, f, SET_MOE_INTERMEDIATE) || f->defaults[SET_MOE_INTERMEDIATE]) {
+		if (hfconfig_int(c, f, SET_MOE_INTERMEDIATE, 1, 64L * m->info.hidden, &inter, e) < 0)
+			return -1;
+	} else {
+		inter = m->info.intermediate; /* Mixtral: the experts are intermediate_size wide */
+	}
+	if ((hfconfig_has(c, f, SET_MOE_SPARSE_STEP) || f->defaults[SET_MOE_SPARSE_STEP]) &&
+	    hfconfig_int(c, f, SET_MOE_SPARSE_STEP, 1, m->info.n_layers > 1 ? m->info.n_layers : 1, &step, e) < 0)
+		return -1;
+	moe->router = (enum moe_router)f->moe_router;
+	moe->layout = (enum moe_experts)f->moe_experts;
+	moe->n_experts = (int)experts;
+	moe->top_k = (int)k;
+	moe->inter = (int)inter;
+	int L = m->info.n_layers;
+	moe->layer_moe = calloc((size_t)L, sizeof *moe->layer_moe);
+	moe->blocks = calloc((size_t)L, sizeof *moe->blocks);
+	if (!moe->layer_moe || !moe->blocks)
+		return err_set(e, "out of memory");
+	for (int l = 0; l < L; l++) /* Qwen3-MoE: every step-th layer, counted from 1 */
+		moe->layer_moe[l] = (l + 1) % step == 0;
+	return moe_dense_list(m, c, e);
+}
+
+bool moe_layer(const struct model *m, int l)
+{
+	return m->moe.layer_moe && l >= 0 && l < m->info.n_layers && m->moe.layer_moe[l];
+}
+
+int moe_bind(struct model *m, int l, moe_bind_fn bind, struct err *e)
+{
+	struct moe_config *moe = &m->moe;
+	struct moe_block *b = &moe->blocks[l];
+	int64_t H = m->info.hidden, I = moe->inter;
+	if (bind(m, WEIGHT_MOE_ROUTER_W, l, -1, H, moe->n_experts, &b->router_w, e) < 0)
+		return -1;
+	if (!(b->experts = calloc((size_t)moe->n_experts, sizeof *b->experts)))
+		return err_set(e, "out of memory");
+	for (int x = 0; x < moe->n_experts; x++) {
+		struct moe_expert *ex = &b->experts[x];
+		if (bind(m, WEIGHT_MOE_GATE_W, l, x, H, I, &ex->gate_w, e) < 0 || bind(m, WEIGHT_MOE_UP_W, l, x, H, I, &ex->up_w, e) < 0 ||
+		    bind(m, WEIGHT_MOE_DOWN_W, l, x, I, H, &ex->down_w, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+bool moe_tiled(const struct model *m)
+{
+	bool t = m->fam.linear == LINEAR_OUT_IN;
+	for (int l = 0; l < m->info.n_layers; l++)
+		if (moe_layer(m, l) && m->moe.blocks[l].experts) {
+			const struct moe_expert *ex = &m->moe.blocks[l].experts[0];
+			return weight_tiled(&ex->gate_w, t) || weight_tiled(&ex->up_w, t) || weight_tiled(&ex->down_w, t);
+		}
+	return false;
+}
+
+void moe_free(struct model *m)
+{
+	struct moe_config *moe = &m->moe;
+	for (int l = 0; moe->blocks && l < m->info.n_layers; l++)
+		free(moe->blocks[l].experts);
+	free(moe->blocks);
+	free(moe->layer_moe);
+	memset(moe, 0, sizeof *moe);
+}
+
+/* softmax over the E logits of ROW in place, as torch's float32 softmax over the last dim: exp(x - max),
+ * their sum, then times 1/sum. */
+static void moe_softmax(float *row, int E)
+{
+	float max = row[0], sum = 0;
+	for (int x = 1; x < E; x++)
+		max = row[x] > max ? row[x] : max;
+	for (int x = 0; x < E; x++) {
+		row[x] = expf(row[x] - max);
+		sum += row[x];
+	}
+	float inv = 1.0f / sum;
+	for (int x = 0; x < E; x++)
+		row[x] *= inv;
+}
+
+/* The K largest of P [E] into TOPK (best first; equal values: the lower expert first) and their values
+ * into W. */
+static void moe_topk(const float *p, int E, int K, int32_t *topk, float *w)
+{
+	for (int j = 0; j < K; j++) {
+		int best = -1;
+		for (int x = 0; x < E; x++) {
+			bool taken = false;
+			for (int i = 0; i < j && !taken; i++)
+				taken = topk[i] == x;
+			if (!taken && (best < 0 || p[x] > p[best]))
+				best = x;
+		}
+		topk[j] = best;
+		w[j] = p[best];
+	}
+}
+
+/* Route the N tokens of H: their logits into LOGITS [n][E] (turned into probabilities), their experts
+ * and weights into TOPK and W [n][K]. */
+static void moe_route(const struct model *m, const struct moe_block *b, const float *h, int n, float *logits,
+		      int32_t *topk, float *w)
+{
+	const struct moe_config *moe = &m->moe;
+	int E = moe->n_experts, K = moe->top_k;
+	weight_linear(m->cache, h, n, m->info.hidden, E, &b->router_w, m->fam.linear == LINEAR_OUT_IN, NULL, logits, E);
+	for (int i = 0; i < n; i++) {
+		float *p = logits + (size_t)i * E, *wi = w + (size_t)i * K;
+		switch (moe->router) {
+		case MOE_ROUTER_SOFTMAX_TOPK:
+			moe_softmax(p, E);
+			moe_topk(p, E, K, topk + (size_t)i * K, wi);
+			if (moe->norm_topk) { /* routing_weights /= routing_weights.sum(-1): the k summed in topk order */
+				float sum = 0;
+				for (int j = 0; j < K; j++)
+					sum += wi[j];
+				for (int j = 0; j < K; j++)
+					wi[j] /= sum;
+			}
+			break;
+		}
+	}
+}
+
+int moe_forward(const struct model *m, int l, const float *h, int n, float *out, int32_t *topk, float *weights)
+{
+	const struct moe_config *moe = &m->moe;
+	const struct moe_block *b = &moe->blocks[l];
+	int E = moe->n_experts, K = moe->top_k, H = m->info.hidden, I = moe->inter;
+	bool t = m->fam.linear == LINEAR_OUT_IN;
+	size_t rows = (size_t)(n > 0 ? n : 1);
+	float *logits = malloc(rows * E * sizeof *logits), *xs = malloc(rows * H * sizeof *xs),
+	      *mid = malloc(rows * 2 * I * sizeof *mid), *act = malloc(rows * I * sizeof *act),
+	      *ys = malloc(rows * H * sizeof *ys), *ws = malloc(rows * sizeof *ws);
+	int *tok = malloc(rows * sizeof *tok);
+	int rc = 0;
+	if (!logits || !xs || !mid || !act || !ys || !ws || !tok) {
+		for (size_t i = 0; i < (size_t)n * H; i++)
+			out[i] = NAN;
+		rc = -1;
+		goto done;
+	}
+	moe_route(m, b, h, n, logits, topk, weights);
+	memset(out, 0, (size_t)n * H * sizeof *out);
+	for (int x = 0; x < E; x++) {
+		/* the tokens that chose expert x, with their weight for it; an expert no token chose is not read */
+		int cnt = 0;
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < K; j++)
+				if (topk[(size_t)i * K + j] == x) {
+					tok[cnt] = i;
+					ws[cnt] = weights[(size_t)i * K + j];
+					memcpy(xs + (size_t)cnt * H, h + (size_t)i * H, (size_t)H * sizeof *xs);
+					cnt++;
+				}
+		if (cnt == 0)
+			continue;
+		const struct moe_expert *ex = &b->experts[x];
+		/* gate | up side by side (rows 2I wide), act(gate) · up, then down */
+		weight_linear(m->cache, xs, cnt, H, I, &ex->gate_w, t, NULL, mid, 2 * I);
+		weight_linear(m->cache, xs, cnt, H, I, &ex->up_w, t, NULL, mid + I, 2 * I);
+		ops_gated(m->act, mid, mid + I, cnt, I, 2 * I, act);
+		weight_linear(m->cache, act, cnt, I, H, &ex->down_w, t, NULL, ys, H);
+		for (int r = 0; r < cnt; r++) { /* expert_out * weight, then index_add_ into the output */
+			float *o = out + (size_t)tok[r] * H;
+			const float *y = ys + (size_t)r * H;
+			for (int d = 0; d < H; d++)
+				o[d] += y[d] * ws[r];
+		}
+	}
+done:
+	free(logits);
+	free(xs);
+	free(mid);
+	free(act);
+	free(ys);
+	free(ws);
+	free(tok);
+	return rc;
+}

@@ -1,0 +1,90 @@
+/* moe.h -- the mixture-of-experts MLP (family "mlp: moe"; family.h's point 3, the escape hatch):
+ * which layers route, how the router picks experts, where each expert's weights are, and the block's
+ * float32 arithmetic in Hugging Face's order. model.c binds a MoE layer's weights through moe_bind
+ * (from model_bind_mlp), forward.c runs it through moe_forward (from fwd_mlp); dense layers of a MoE
+ * model keep the ordinary gated MLP (mlp_gate/up/down_weight, intermediate_size).
+ *
+ * A new router or expert layout is one more value of the enums below (and its family.c name), a case
+ * in moe.c, and its fields here; the per-layer data (struct moe_block) grows a member per new tensor.
+ * Private to the engine. */
+#ifndef ATTNSCOPE_MOE_H
+#define ATTNSCOPE_MOE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "engine/hfconfig.h"
+#include "engine/weights.h"
+
+struct model;
+
+/* How a token's router logits become its experts and their weights. */
+enum moe_router {
+	MOE_ROUTER_SOFTMAX_TOPK, /* softmax over all experts in float32, the top-k of it (ties as torch.topk:
+	                          * the lower expert first), renormalised to sum 1 when norm_topk_prob
+	                          * (Mixtral always; OLMoE false; Qwen3-MoE from config.json) */
+	/* later: gpt-oss (router bias, top-k of the logits, softmax of the k), DeepSeek-V3 (sigmoid +
+	 * correction bias, groups, routed_scaling_factor), Llama 4 (top-1, sigmoid scales the input) */
+};
+
+/* Where the experts' matrices are. */
+enum moe_experts {
+	MOE_EXPERTS_EACH, /* one tensor per expert and projection, {E} in the name (Mixtral's
+	                   * block_sparse_moe.experts.{E}.w1/w3/w2, OLMoE's and Qwen3-MoE's
+	                   * mlp.experts.{E}.gate_proj/up_proj/down_proj) */
+	/* later: fused 3-D tensors [E][in][out] (Llama 4, gpt-oss), a shared expert beside the routed ones */
+};
+
+/* One expert: a gated MLP, down(act(gate x) · up x), hidden → inter → hidden. */
+struct moe_expert {
+	struct weight gate_w, up_w, down_w; /* H→I, H→I, I→H (the family's linear layout) */
+};
+
+/* One MoE layer's weights. */
+struct moe_block {
+	struct weight router_w;      /* H→n_experts: the router ("gate") Linear, no bias */
+	struct moe_expert *experts;  /* [n_experts] */
+};
+
+/* The MoE settings of a model (config.json through the family), the same for every MoE layer. */
+struct moe_config {
+	enum moe_router router;
+	enum moe_experts layout;
+	int n_experts;      /* routed experts per MoE layer; 0 = the model has no MoE */
+	int top_k;          /* experts per token */
+	int inter;          /* an expert's intermediate width (moe_intermediate_size, or intermediate_size) */
+	bool norm_topk;     /* renormalise the k weights to sum 1 */
+	bool *layer_moe;    /* [n_layers] true where the layer routes: every decoder_sparse_step-th layer
+	                     * ((l + 1) % step == 0; step 1 = all) except mlp_only_layers; later DeepSeek's
+	                     * first_k_dense_replace, Llama 4's interleave_moe_layer_step */
+	struct moe_block *blocks; /* [n_layers] bound weights (experts NULL on dense layers) */
+};
+
+/* Read the MoE settings of config.json C into M->moe (after the shape: info.n_layers); nothing for a
+ * family whose mlp is not moe. */
+int moe_config_read(struct model *m, const struct hfconfig *c, struct err *e);
+
+/* Whether layer L of M routes. */
+bool moe_layer(const struct model *m, int l);
+
+/* How model.c binds one in→out linear of a role (INDEX for {E} in its name, else -1), its shape
+ * checked, as every other weight: handed to moe_bind so that moe.c calls nothing of model.c (the
+ * engine's files call each other one way, tests/layers.sh). */
+typedef int (*moe_bind_fn)(struct model *m, enum family_role role, int layer, int index, int64_t in, int64_t out,
+			   struct weight *w, struct err *e);
+
+/* Bind MoE layer L's router and experts with BIND. */
+int moe_bind(struct model *m, int l, moe_bind_fn bind, struct err *e);
+
+/* True when some expert matrix spans several tiles (the forward pass then shares the work itself). */
+bool moe_tiled(const struct model *m);
+
+/* MoE layer L on H [n][hidden] into OUT [n][hidden]; each token's experts in TOPK [n][top_k] (in
+ * torch.topk's order) and their weights as applied in WEIGHTS [n][top_k]. Only the experts some token
+ * chose are read. -1 when out of memory (OUT is NaN then, which the trace reports). */
+int moe_forward(const struct model *m, int l, const float *h, int n, float *out, int32_t *topk, float *weights);
+
+void moe_free(struct model *m);
+
+#endif
