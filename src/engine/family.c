@@ -275,8 +275,9 @@ static const struct fam_value fam_norms[] = {{"layernorm", NORM_LAYER}, {"rmsnor
 static const struct fam_value fam_positions[] = {
 	{"learned", POS_LEARNED}, {"rotary", POS_ROTARY}, {"relative", POS_RELATIVE}, {"alibi", POS_ALIBI}, {NULL, 0}};
 static const struct fam_value fam_mlps[] = {{"plain", MLP_PLAIN}, {"gated", MLP_GATED}, {"moe", MLP_MOE}, {NULL, 0}};
-static const struct fam_value fam_moe_routers[] = {{"softmax_topk", MOE_ROUTER_SOFTMAX_TOPK}, {NULL, 0}};
-static const struct fam_value fam_moe_experts[] = {{"each", MOE_EXPERTS_EACH}, {NULL, 0}};
+static const struct fam_value fam_moe_routers[] = {{"softmax_topk", MOE_ROUTER_SOFTMAX_TOPK},
+						 {"sigmoid_input", MOE_ROUTER_SIGMOID_INPUT}, {NULL, 0}};
+static const struct fam_value fam_moe_experts[] = {{"each", MOE_EXPERTS_EACH}, {"fused", MOE_EXPERTS_FUSED}, {NULL, 0}};
 static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per_head", QKV_PER_HEAD},
 						  {"grouped", QKV_GROUPED}, {NULL, 0}};
 static const struct fam_value fam_windows[] = {{"causal", WINDOW_CAUSAL}, {"centered", WINDOW_CENTERED}, {NULL, 0}};
@@ -470,9 +471,17 @@ static int fam_top(struct fam_doc *d, struct family *f)
 				family_role_keys[WEIGHT_LN2_W]);
 	if (f->position == POS_LEARNED && !f->n_names[WEIGHT_POS_EMB])
 		return fam_fail(d, NULL, "tensors: learned positions need '%s'", family_role_keys[WEIGHT_POS_EMB]);
-	if (f->mlp == MLP_MOE && (!f->n_names[WEIGHT_MOE_ROUTER_W] || !f->n_names[WEIGHT_MOE_GATE_W] ||
-				  !f->n_names[WEIGHT_MOE_UP_W] || !f->n_names[WEIGHT_MOE_DOWN_W]))
+	if (f->mlp == MLP_MOE && f->moe_experts != MOE_EXPERTS_FUSED &&
+	    (!f->n_names[WEIGHT_MOE_ROUTER_W] || !f->n_names[WEIGHT_MOE_GATE_W] || !f->n_names[WEIGHT_MOE_UP_W] ||
+	     !f->n_names[WEIGHT_MOE_DOWN_W]))
 		return fam_fail(d, NULL, "tensors: mlp moe needs moe_router_weight and moe_expert_gate/up/down_weight%s", "");
+	if (f->mlp == MLP_MOE && f->moe_experts == MOE_EXPERTS_FUSED &&
+	    (!f->n_names[WEIGHT_MOE_ROUTER_W] || !f->n_names[WEIGHT_MOE_GATE_UP_W] || !f->n_names[WEIGHT_MOE_DOWN_W]))
+		return fam_fail(d, NULL, "tensors: moe_experts fused needs moe_router_weight, moe_expert_gate_up_weight "
+				"and moe_expert_down_weight%s", "");
+	if (f->n_names[WEIGHT_MOE_SHARED_DOWN_W] &&
+	    (!f->n_names[WEIGHT_MOE_SHARED_GATE_W] || !f->n_names[WEIGHT_MOE_SHARED_UP_W]))
+		return fam_fail(d, NULL, "tensors: a shared expert needs moe_shared_gate/up/down_weight%s", "");
 	if (f->mlp == MLP_MOE && f->n_names[WEIGHT_MLP_DOWN_W] && (!f->n_names[WEIGHT_MLP_GATE_W] || !f->n_names[WEIGHT_MLP_UP_W]))
 		return fam_fail(d, NULL, "tensors: the dense layers of mlp moe are gated: mlp_gate_weight and "
 				"mlp_up_weight%s", "");

@@ -71,7 +71,11 @@
 	X(MOE_ROUTER_W, "moe_router_weight")                                                               \
 	X(MOE_GATE_W, "moe_expert_gate_weight")                                                            \
 	X(MOE_UP_W, "moe_expert_up_weight")                                                                \
-	X(MOE_DOWN_W, "moe_expert_down_weight")
+	X(MOE_DOWN_W, "moe_expert_down_weight")                                                            \
+	X(MOE_GATE_UP_W, "moe_expert_gate_up_weight")                                                      \
+	X(MOE_SHARED_GATE_W, "moe_shared_gate_weight")                                                     \
+	X(MOE_SHARED_UP_W, "moe_shared_up_weight")                                                         \
+	X(MOE_SHARED_DOWN_W, "moe_shared_down_weight")
 
 enum family_role {
 #define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,
@@ -134,7 +138,8 @@ enum family_role {
 	X(NORM_TOPK_PROB, "norm_topk_prob")                                                                \
 	X(MOE_INTERMEDIATE, "moe_intermediate")                                                            \
 	X(MOE_SPARSE_STEP, "moe_sparse_step")                                                              \
-	X(MOE_DENSE_LAYERS, "moe_dense_layers")
+	X(MOE_DENSE_LAYERS, "moe_dense_layers")                                                            \
+	X(MOE_LAYERS, "moe_layers")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,

@@ -358,16 +358,31 @@ static int model_bind_matrix_at(struct model *m, enum family_role role, int laye
 	const struct st_tensor *t;
 	memset(w, 0, sizeof *w);
 	w->slot = -1;
-	if (model_lookup_head(m, role, layer, index, 2, d0, d1, &t, e) < 0)
+	char tried[512];
+	const struct st_tensor *t3 = index >= 0 ? model_find_head(m, role, layer, index, tried, sizeof tried) : NULL;
+	size_t skip = 0; /* bytes before the matrix: a slice of a 3-D tensor */
+	if (t3 && t3->ndim == 3) {
+		/* [n][D0][D1] holding one matrix per INDEX (Llama 4's fused experts, experts.gate_up_proj) */
+		t = t3;
+		if (t->shape[0] <= index || t->shape[1] != d0 || t->shape[2] != d1) {
+			char have[96], need[96];
+			model_shape_str(t->shape, t->ndim, have, sizeof have);
+			model_shape_str((const int64_t[]){index + 1, d0, d1}, 3, need, sizeof need);
+			return err_set(e, "%s: tensor '%s' has shape %s, expected at least %s from config.json", t->file,
+				       t->name, have, need);
+		}
+		skip = (size_t)index * (size_t)d0 * (size_t)d1 * (t->dtype == ST_F32 ? 4 : 2);
+	} else if (model_lookup_head(m, role, layer, index, 2, d0, d1, &t, e) < 0) {
 		return -1;
+	}
 	if (!t)
 		return 0;
 	if (t->dtype != ST_F32 && t->dtype != ST_F16 && t->dtype != ST_BF16)
 		return err_set(e, "%s: tensor '%s' has dtype %s; expected F32, F16 or BF16", t->file, t->name,
 			       t->dtype_name);
-	*w = (struct weight){t->data, t->dtype, d0, d1, NULL, -1};
-	if (t->dtype == ST_F32 && ((uintptr_t)t->data % sizeof(float)) == 0)
-		w->f32 = (const float *)(const void *)t->data;
+	*w = (struct weight){t->data + skip, t->dtype, d0, d1, NULL, -1};
+	if (t->dtype == ST_F32 && ((uintptr_t)w->data % sizeof(float)) == 0)
+		w->f32 = (const float *)(const void *)w->data;
 	if (wcache_register(m->cache, w) < 0)
 		return err_set(e, "out of memory");
 	return 0;

@@ -24,6 +24,8 @@ enum moe_router {
 	MOE_ROUTER_SOFTMAX_TOPK, /* softmax over all experts in float32, the top-k of it (ties as torch.topk:
 	                          * the lower expert first), renormalised to sum 1 when norm_topk_prob
 	                          * (Mixtral always; OLMoE false; Qwen3-MoE from config.json) */
+	MOE_ROUTER_SIGMOID_INPUT, /* Llama 4: the top-k of the logits themselves, each weighted by the sigmoid of
+	                           * its logit, and the weight scales the expert's INPUT (x · w), not its output */
 	/* later: gpt-oss (router bias, top-k of the logits, softmax of the k), DeepSeek-V3 (sigmoid +
 	 * correction bias, groups, routed_scaling_factor), Llama 4 (top-1, sigmoid scales the input) */
 };
@@ -33,18 +35,26 @@ enum moe_experts {
 	MOE_EXPERTS_EACH, /* one tensor per expert and projection, {E} in the name (Mixtral's
 	                   * block_sparse_moe.experts.{E}.w1/w3/w2, OLMoE's and Qwen3-MoE's
 	                   * mlp.experts.{E}.gate_proj/up_proj/down_proj) */
+	MOE_EXPERTS_FUSED, /* every expert in one 3-D tensor per projection, stored in→out whatever the family's
+	                    * linear layout (bmm operands): gate and up side by side [E][hidden][2 inter] (gate
+	                    * first), down [E][inter][hidden] (Llama 4's experts.gate_up_proj, down_proj) */
 	/* later: fused 3-D tensors [E][in][out] (Llama 4, gpt-oss), a shared expert beside the routed ones */
 };
 
 /* One expert: a gated MLP, down(act(gate x) · up x), hidden → inter → hidden. */
 struct moe_expert {
-	struct weight gate_w, up_w, down_w; /* H→I, H→I, I→H (the family's linear layout) */
+	struct weight gate_w, up_w, down_w; /* H→I, H→I, I→H (the family's linear layout); moe_experts fused:
+	                                     * down_w I→H stored [I][H], gate_w and up_w unused */
+	struct weight gate_up_w;            /* moe_experts fused: H→2I [gate | up], stored [H][2I] */
 };
 
 /* One MoE layer's weights. */
 struct moe_block {
 	struct weight router_w;      /* H→n_experts: the router ("gate") Linear, no bias */
 	struct moe_expert *experts;  /* [n_experts] */
+	struct moe_expert shared;    /* a shared expert every token goes through, added to the routed ones'
+	                              * sum (Llama 4's shared_expert: the family's linear layout, inter wide);
+	                              * absent (no data) when the family names none */
 };
 
 /* The MoE settings of a model (config.json through the family), the same for every MoE layer. */
