@@ -360,6 +360,19 @@ MODELS.append(
               "(26 tokens: 4 chunks); layer 3 global with q x (log(floor((p + 1) / 4) + 1) * 0.1 + 1); "
               "SwiGLU of intermediate_size_mlp 64 in every layer; Llama4ForCausalLM names (`model.`), untied"))
 MODELS.append(
+    dict(name="llama4-moe", family="llama4_text", seed=452, tok=SP, dtype="BF16", naming="causal", cases=["long"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=16, intermediate_size=32,
+                  intermediate_size_mlp=64, num_hidden_layers=2, num_local_experts=4, interleave_moe_layer_step=2,
+                  no_rope_layers=[1, 0], attention_chunk_size=8, floor_scale=4,
+                  layer_types=["chunked_attention", "full_attention"]),
+         mistakes=["rope_interleaved", "no_chunks", "no_temperature", "moe_softmax", "moe_scale_output"],
+         note="Llama 4 text as Llama-4-Maverick's (interleave_moe_layer_step 2: layer 1 MoE, layer 0 a dense "
+              "SwiGLU of intermediate_size_mlp 64): 4 fused experts (experts.gate_up_proj [4, 32, 64], down_proj "
+              "[4, 32, 32]), top-1 by the router's logits, the expert's input x times the sigmoid of its logit, plus "
+              "a shared expert (32 wide); no_rope_layers [1, 0] and layer_types (chunks of 8 on layer 0), llama3 "
+              "rope scaling (low = high freq factor, as Scout's), the L2 q/k norm; layer 1 NoPE with temperature "
+              "tuning (floor_scale 4); `model.` prefix"))
+MODELS.append(
     dict(name="olmo3-yarn", family="olmo3", seed=441, tok=SP, dtype="F32", naming="causal", cases=["long"],
          qk_norm_gain=(1.0, 2.0),
          cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
@@ -696,7 +709,7 @@ def make_tensors(spec, m):
             t[name] = spec.get("qk", 2.0) / np.sqrt(hid) * rng.standard_normal(shape)
         elif leaf in ("v_proj",):
             t[name] = 0.4 * rng.standard_normal(shape)
-        elif leaf == "gate":  # a MoE router: decisive choices, so that float32 cannot change them
+        elif leaf in ("gate", "router"):  # a MoE router: decisive choices, so that float32 cannot change them
             t[name] = spec.get("router", 4.0) / np.sqrt(hid) * rng.standard_normal(shape)
         else:  # o_proj, dense, MLP
             t[name] = 1.6 / np.sqrt(shape[1]) * rng.standard_normal(shape)
@@ -1005,7 +1018,7 @@ def make_case(spec, model, case):
 # The language model of a multimodal Llama 4 checkpoint (Llama4ForConditionalGeneration, model_type llama4):
 # a text fixture's config under text_config, its tensors under language_model.model. (the LM head under
 # language_model.) beside vision tensors attnscope must not read; the case is the text fixture's.
-MULTIMODAL = [dict(name="llama4-multimodal", source="llama4-chunks")]
+MULTIMODAL = [dict(name="llama4-multimodal", source="llama4-moe")]
 
 
 def make_multimodal(spec):
