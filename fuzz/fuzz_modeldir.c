@@ -35,7 +35,8 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       [22] = "bigcode-mqa",
 				       [23] = "falcon-gqa",
 				       [24] = "falcon-alibi",
-				       [25] = "mixtral-moe"};
+				       [25] = "mixtral-moe",
+				       [30] = "llama4-moe"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
 	{"model.safetensors", "vocab.txt", NULL},
@@ -64,6 +65,7 @@ static const char *const linked[][3] = {
 	[23] = {"model.safetensors", "tokenizer.json", NULL}, /* falcon-gqa */
 	[24] = {"model.safetensors", "tokenizer.json", NULL}, /* falcon-alibi */
 	[25] = {"model.safetensors", "tokenizer.json", NULL}, /* mixtral-moe */
+	[30] = {"model.safetensors", "tokenizer.json", NULL}, /* llama4-moe */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
