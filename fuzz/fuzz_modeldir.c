@@ -36,6 +36,7 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       [23] = "falcon-gqa",
 				       [24] = "falcon-alibi",
 				       [25] = "mixtral-moe",
+				       [29] = "deepseek-mla",
 				       [30] = "llama4-moe"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
@@ -65,6 +66,7 @@ static const char *const linked[][3] = {
 	[23] = {"model.safetensors", "tokenizer.json", NULL}, /* falcon-gqa */
 	[24] = {"model.safetensors", "tokenizer.json", NULL}, /* falcon-alibi */
 	[25] = {"model.safetensors", "tokenizer.json", NULL}, /* mixtral-moe */
+	[29] = {"model.safetensors", "tokenizer.json", NULL}, /* deepseek-mla */
 	[30] = {"model.safetensors", "tokenizer.json", NULL}, /* llama4-moe */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",

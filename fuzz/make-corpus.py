@@ -212,6 +212,18 @@ seed("fuzz_modeldir", bytes([25]) + cfg)
 for change in ({"norm_topk_prob": False}, {"num_experts_per_tok": 4}, {"num_local_experts": 5},
                {"num_experts_per_tok": 5}, {"sliding_window": 4}):
     seed("fuzz_modeldir", bytes([25]) + js(dict(json.loads(cfg), **change)))
+# DeepSeek-V3 (selector 29): latent attention and the grouped router as is; q_lora_rank null (a q_proj the
+# file lacks: a missing-tensor error); rope_interleave false; all layers dense (first_k_dense_replace 3: the
+# dense MLP missing on layers 1-2, an error); one group (n_group 1, topk_group 1); groups of one expert (an
+# error); yarn with mscale_all_dim; attention_bias true (refused by name); v_head_dim not the file's
+cfg = read("tests", "data", "models", "deepseek-mla", "config.json")
+seed("fuzz_modeldir", bytes([29]) + cfg)
+for change in ({"q_lora_rank": None}, {"rope_interleave": False}, {"first_k_dense_replace": 3},
+               {"n_group": 1, "topk_group": 1}, {"n_group": 12, "topk_group": 3},
+               {"rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024,
+                                 "mscale": 1.0, "mscale_all_dim": 1.0}},
+               {"attention_bias": True}, {"v_head_dim": 8}):
+    seed("fuzz_modeldir", bytes([29]) + js(dict(json.loads(cfg), **change)))
 # Llama 4 (selector 30): as is (dense layer 0 with chunks, MoE layer 1 NoPE with temperature tuning); every
 # layer dense (moe_layers []: layer 1's dense tensors missing) or routing (step 1, no list: layer 0's router
 # missing); no_rope_layers [] and no layer_types (every 4th layer NoPE: none of 2, chunks everywhere);

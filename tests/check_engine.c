@@ -227,7 +227,7 @@ static void assert_traces_identical(const struct trace *a, const struct trace *b
 	ck_assert_msg(memcmp(a->attn, b->attn, L * a->n_heads * n * n * sizeof(float)) == 0, "%s: attention", what);
 	ck_assert_msg(memcmp(a->q, b->q, L * a->n_heads * n * D * sizeof(float)) == 0, "%s: queries", what);
 	ck_assert_msg(memcmp(a->k, b->k, L * a->n_kv_heads * n * D * sizeof(float)) == 0, "%s: keys", what);
-	ck_assert_msg(memcmp(a->v, b->v, L * a->n_kv_heads * n * D * sizeof(float)) == 0, "%s: values", what);
+	ck_assert_msg(memcmp(a->v, b->v, L * a->n_kv_heads * n * trace_v_dim(a) * sizeof(float)) == 0, "%s: values", what);
 	ck_assert_msg(memcmp(a->hidden_states, b->hidden_states, (L + 1) * n * a->hidden * sizeof(float)) == 0,
 		      "%s: hidden states", what);
 }
@@ -287,7 +287,7 @@ static double traces_max_diff(const struct trace *a, const struct trace *b)
 		{a->attn, b->attn, L * a->n_heads * n * n},
 		{a->q, b->q, L * a->n_heads * n * D},
 		{a->k, b->k, L * a->n_kv_heads * n * D},
-		{a->v, b->v, L * a->n_kv_heads * n * D},
+		{a->v, b->v, L * a->n_kv_heads * n * trace_v_dim(a)},
 		{a->hidden_states, b->hidden_states, (L + 1) * n * a->hidden},
 		{a->q_raw, b->q_raw, a->q_raw && b->q_raw ? L * a->n_heads * n * D : 0},
 		{a->k_raw, b->k_raw, a->k_raw && b->k_raw ? L * a->n_kv_heads * n * D : 0},
@@ -314,6 +314,7 @@ START_TEST(test_prefix_reuse)
 		{"gpt2-mini", true}, {"llama-gqa", true}, {"mistral-window", true}, {"gemma2-softcap", true},
 		{"gemma3-local", true}, {"neox-parallel", true}, {"llama-rope-dynamic", true}, {"bert-mini", false},
 		{"mixtral-moe", true}, {"llama4-moe", true},
+		{"deepseek-mla", true}, /* latent attention: values narrower than q/k */
 	};
 	const char *texts[] = {
 		"The cat sat on the mat",

@@ -105,6 +105,16 @@ expect_eq "malformed config one line" "$(wc -l <"$TMP/out")" 1
 printf '{"model_type": "jamba"}' >"$TMP/badcfg/config.json"
 "$BIN" -m "$TMP/badcfg" --dump json hi >"$TMP/out" 2>&1; expect_eq "unknown family status" $? 1
 expect_grep "unknown family" "$TMP/out" "unknown model family 'jamba'"
+# A mixture of experts too large for the memory: refused before the run, with the figures
+# (ATTNSCOPE_MEMORY_CHECK pretends the machine allows 100 kB; the fixture's file is 132 kB, all
+# of it needed once 2 tokens may reach all 4 experts; 0 switches the check off).
+ATTNSCOPE_MEMORY_CHECK=100K "$BIN" -m "$top_srcdir/tests/data/models/mixtral-moe" --dump json "The capybara" >"$TMP/out" 2>&1
+expect_eq "MoE beyond memory status" $? 1
+expect_grep "MoE beyond memory" "$TMP/out" "tokens may route to 4 of the 4 experts a layer: 0.000132 GB of weights to hold at once, more than the 0.0001 GB ATTNSCOPE_MEMORY_CHECK allows"
+ATTNSCOPE_MEMORY_CHECK=0 "$BIN" -m "$top_srcdir/tests/data/models/mixtral-moe" --dump json "The capybara" >"$TMP/out" 2>&1
+expect_eq "MoE memory check off" $? 0
+ATTNSCOPE_MEMORY_CHECK=1M "$BIN" -m "$top_srcdir/tests/data/models/mixtral-moe" --dump json "The capybara" >"$TMP/out" 2>&1
+expect_eq "MoE within 1M" $? 0
 # A sentence-transformers folder (all-MiniLM-L6-v2's layout: BERT inside, with modules.json, the
 # pooling config and 1_Pooling/) opens as it is and gives the BERT's own numbers.
 cp -rL "$top_srcdir/tests/data/models/bert-mini" "$TMP/st-minilm"

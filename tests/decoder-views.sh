@@ -66,6 +66,14 @@ for v in qk neuron qkstats dots; do
 	"$BIN" -m "$M/gpt2-mini" --print "$v" --width 200 --color never "$TEXT" >"$TMP/out" 2>&1
 	expect_nogrep "$v: no rotary stage without rotary" "$TMP/out" "rotary"
 done
+# A mixture of experts: the heatmap panel says where the query token's MLP went, as --dump json routes it.
+"$BIN" -m "$M/mixtral-moe" --dump json "$TEXT" >"$TMP/moe.json" 2>/dev/null
+want=$(jq -r '.moe_topk[1][3] as $e | .moe_weights[1][3] as $w | range($e | length) | "\($e[.]) \($w[.])"' "$TMP/moe.json" |
+	awk '{ printf "%s%d (%.2f)", (NR > 1 ? ", " : "experts "), $1, $2 }')
+"$BIN" -m "$M/mixtral-moe" --print heatmap --layer 1 --token 3 --width 110 --color never "$TEXT" >"$TMP/out" 2>&1
+expect_eq "heatmap panel: the query's experts" "$(sed -n 's/.*\(experts [0-9].*[0-9])\).*/\1/p' "$TMP/out" | head -1)" "$want"
+"$BIN" -m "$M/llama-gqa" --print heatmap --width 110 --color never "$TEXT" >"$TMP/out" 2>&1
+expect_eq "a dense model names no experts" "$(grep -c 'experts' "$TMP/out")" 0
 # A long text: more tips than the vector plot can tell apart become a density; only A and B stay
 # vectors with labels (the demo GPT-2 takes 256 tokens).
 LONG=$(for i in $(seq 1 40); do printf "the river ran past the old mill "; done)

@@ -161,7 +161,7 @@ void refcase_compare(const struct refcase *c, const struct trace *t, struct refd
 		d->q = (v = json_object_get(root, "q")) ? refcase_maxdiff(v, t->q, qn) : -1;
 		d->k = (v = json_object_get(root, "k")) ? refcase_maxdiff(v, t->k, kn) : -1;
 	}
-	d->v = (v = json_object_get(root, "v")) ? refcase_maxdiff(v, t->v, kn) : -1;
+	d->v = (v = json_object_get(root, "v")) ? refcase_maxdiff(v, t->v, lkv * n * trace_v_dim(t)) : -1;
 	d->hidden = (v = json_object_get(root, "hidden_states"))
 			    ? refcase_maxdiff(v, t->hidden_states, (size_t)(t->n_layers + 1) * n * t->hidden)
 			    : -1;

@@ -112,7 +112,7 @@ struct trace *words_build(const struct trace *t)
 		return NULL;
 	int nw = words_split(t, word_of);
 	struct trace_shape shape = {t->n_layers, t->n_heads, t->n_kv_heads > 0 ? t->n_kv_heads : t->n_heads,
-				    t->head_dim, t->hidden, nw, t->rotary && t->q_raw, trace_compact(t)};
+				    t->head_dim, t->hidden, nw, t->rotary && t->q_raw, trace_compact(t), trace_v_dim(t)};
 	struct trace *w = trace_new_shaped(&shape);
 	int *word_start = malloc((size_t)(nw + 1) * sizeof *word_start);
 	if (!w || !word_start) {
@@ -150,7 +150,7 @@ struct trace *words_build(const struct trace *t)
 	w->attn_fill = words_fill;
 	words_mean_blocks(t->q, w->q, lh, n, t->head_dim, word_start, nw);
 	words_mean_blocks(t->k, w->k, lkv, n, t->head_dim, word_start, nw);
-	words_mean_blocks(t->v, w->v, lkv, n, t->head_dim, word_start, nw);
+	words_mean_blocks(t->v, w->v, lkv, n, trace_v_dim(t), word_start, nw);
 	words_mean_blocks(t->q_raw, w->q_raw, lh, n, t->head_dim, word_start, nw);
 	words_mean_blocks(t->k_raw, w->k_raw, lkv, n, t->head_dim, word_start, nw);
 	words_mean_blocks(t->hidden_states, w->hidden_states, (size_t)t->n_layers + 1, n, t->hidden, word_start, nw);

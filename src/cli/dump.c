@@ -227,6 +227,8 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 	fprintf(out, ", \"vocab_size\": %d, \"rotary\": %s, ", in->vocab_size, t->rotary ? "true" : "false");
 	if (t->rotary_interleaved) /* only then: the dumps of the other models stay as they were */
 		fputs("\"rotary_pairs\": \"interleaved\", ", out);
+	if (trace_v_dim(t) != t->head_dim) /* only then (DeepSeek's latent attention): values are narrower */
+		fprintf(out, "\"v_dim\": %d, ", trace_v_dim(t));
 	fputs("\"windows\": ", out);
 	dump_windows(out, t);
 	if (t->nope) { /* only then (SmolLM3): per layer, true where q/k carry no rotary */
@@ -286,7 +288,7 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 	fputs(",\n\"keys\": ", out);
 	dump_per_head(out, t, sel, trace_k, t->head_dim);
 	fputs(",\n\"values\": ", out);
-	dump_per_head(out, t, sel, trace_v, t->head_dim);
+	dump_per_head(out, t, sel, trace_v, trace_v_dim(t));
 	if (t->rotary) {
 		fputs(",\n\"queries_before_rotary\": ", out);
 		dump_per_head(out, t, sel, trace_q_raw, t->head_dim);

@@ -276,7 +276,8 @@ static const struct fam_value fam_positions[] = {
 	{"learned", POS_LEARNED}, {"rotary", POS_ROTARY}, {"relative", POS_RELATIVE}, {"alibi", POS_ALIBI}, {NULL, 0}};
 static const struct fam_value fam_mlps[] = {{"plain", MLP_PLAIN}, {"gated", MLP_GATED}, {"moe", MLP_MOE}, {NULL, 0}};
 static const struct fam_value fam_moe_routers[] = {{"softmax_topk", MOE_ROUTER_SOFTMAX_TOPK},
-						 {"sigmoid_input", MOE_ROUTER_SIGMOID_INPUT}, {NULL, 0}};
+						   {"sigmoid_groups", MOE_ROUTER_SIGMOID_GROUPS},
+						   {"sigmoid_input", MOE_ROUTER_SIGMOID_INPUT}, {NULL, 0}};
 static const struct fam_value fam_moe_experts[] = {{"each", MOE_EXPERTS_EACH}, {"fused", MOE_EXPERTS_FUSED}, {NULL, 0}};
 static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per_head", QKV_PER_HEAD},
 						  {"grouped", QKV_GROUPED}, {NULL, 0}};
@@ -287,6 +288,7 @@ static const struct fam_value fam_rope_styles[] = {
 	{"half", ROPE_STYLE_HALF}, {"interleaved", ROPE_STYLE_INTERLEAVED}, {NULL, 0}};
 static const struct fam_value fam_qk_norms[] = {{"per_head", QK_NORM_PER_HEAD}, {"whole", QK_NORM_WHOLE},
 					       {"each_head", QK_NORM_EACH_HEAD}, {NULL, 0}};
+static const struct fam_value fam_attentions[] = {{"standard", ATTENTION_STANDARD}, {"mla", ATTENTION_MLA}, {NULL, 0}};
 static const struct fam_value fam_zero_one[] = {{"0", 0}, {"1", 1}, {NULL, 0}};
 static const struct fam_value fam_position_offsets[] = {{"0", 0}, {"2", 2}, {NULL, 0}}; /* OPT's is 2 */
 
@@ -346,6 +348,7 @@ static const struct fam_row fam_rows[] = {
 	FAM_ENUM_ROW("embed_scale", embed_scale, fam_embed_scales),
 	FAM_ENUM_ROW("rope_style", rope_style, fam_rope_styles),
 	FAM_ENUM_ROW("qk_norm", qk_norm, fam_qk_norms),
+	FAM_ENUM_ROW("attention", attention, fam_attentions),
 	FAM_INT_ROW("global_offset", global_offset, fam_zero_one),
 	FAM_BOOL_ROW("rope_local_unscaled", rope_local_unscaled, false),
 	FAM_BOOL_ROW("positions_after_pad", positions_after_pad, false),
@@ -515,8 +518,15 @@ static int fam_top(struct fam_doc *d, struct family *f)
 		}
 	if (f->qk_norm == QK_NORM_WHOLE && f->fused_qkv && f->qkv_layout != QKV_CONCAT)
 		return fam_fail(d, NULL, "qk_norm: whole needs the q and k columns side by side (qkv_layout concat)%s", "");
-	if (f->fused_qkv ? !f->n_names[WEIGHT_QKV_W]
-			 : (!f->n_names[WEIGHT_Q_W] || !f->n_names[WEIGHT_K_W] || !f->n_names[WEIGHT_V_W]))
+	/* latent attention: q from q_weight (no q LoRA) or q_a/q_b, k and v from kv_a/kv_b (mla.c) */
+	if (f->attention == ATTENTION_MLA &&
+	    (!f->n_names[WEIGHT_KV_A_W] || !f->n_names[WEIGHT_KV_A_NORM_W] || !f->n_names[WEIGHT_KV_B_W] ||
+	     (!f->n_names[WEIGHT_Q_W] && !(f->n_names[WEIGHT_Q_A_W] && f->n_names[WEIGHT_Q_A_NORM_W] && f->n_names[WEIGHT_Q_B_W]))))
+		return fam_fail(d, NULL, "tensors: attention mla needs kv_a_weight, kv_a_norm_weight, kv_b_weight and "
+				"q_weight or q_a_weight, q_a_norm_weight and q_b_weight%s", "");
+	if (f->attention == ATTENTION_STANDARD &&
+	    (f->fused_qkv ? !f->n_names[WEIGHT_QKV_W]
+			 : (!f->n_names[WEIGHT_Q_W] || !f->n_names[WEIGHT_K_W] || !f->n_names[WEIGHT_V_W])))
 		return fam_fail(d, NULL, "tensors: %s", f->fused_qkv ? "fused_qkv needs qkv_weight"
 								     : "needs q_weight, k_weight and v_weight");
 	static const enum family_setting needed[] = {SET_LAYERS, SET_HEADS, SET_HIDDEN, SET_MAX_POSITIONS,

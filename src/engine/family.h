@@ -71,7 +71,14 @@
 	X(MOE_ROUTER_W, "moe_router_weight")                                                               \
 	X(MOE_GATE_W, "moe_expert_gate_weight")                                                            \
 	X(MOE_UP_W, "moe_expert_up_weight")                                                                \
-	X(MOE_DOWN_W, "moe_expert_down_weight")                                                            \
+	X(MOE_DOWN_W, "moe_expert_down_weight")                                                                    \
+	X(Q_A_W, "q_a_weight")                                                                             \
+	X(Q_A_NORM_W, "q_a_norm_weight")                                                                   \
+	X(Q_B_W, "q_b_weight")                                                                             \
+	X(KV_A_W, "kv_a_weight")                                                                           \
+	X(KV_A_NORM_W, "kv_a_norm_weight")                                                                 \
+	X(KV_B_W, "kv_b_weight")                                                                           \
+	X(MOE_SCORE_BIAS, "moe_router_score_bias")                                                         \
 	X(MOE_GATE_UP_W, "moe_expert_gate_up_weight")                                                      \
 	X(MOE_SHARED_GATE_W, "moe_shared_gate_weight")                                                     \
 	X(MOE_SHARED_UP_W, "moe_shared_up_weight")                                                         \
@@ -138,7 +145,18 @@ enum family_role {
 	X(NORM_TOPK_PROB, "norm_topk_prob")                                                                \
 	X(MOE_INTERMEDIATE, "moe_intermediate")                                                            \
 	X(MOE_SPARSE_STEP, "moe_sparse_step")                                                              \
-	X(MOE_DENSE_LAYERS, "moe_dense_layers")                                                            \
+	X(MOE_DENSE_LAYERS, "moe_dense_layers")                                                                    \
+	X(Q_LORA_RANK, "q_lora_rank")                                                                      \
+	X(KV_LORA_RANK, "kv_lora_rank")                                                                    \
+	X(QK_NOPE_DIM, "qk_nope_head_dim")                                                                 \
+	X(QK_ROPE_DIM, "qk_rope_head_dim")                                                                 \
+	X(V_HEAD_DIM, "v_head_dim")                                                                        \
+	X(ROPE_INTERLEAVE, "rope_interleave")                                                              \
+	X(MOE_GROUPS, "moe_groups")                                                                        \
+	X(MOE_TOPK_GROUPS, "moe_topk_groups")                                                              \
+	X(MOE_ROUTED_SCALE, "moe_routed_scale")                                                            \
+	X(MOE_SHARED_EXPERTS, "moe_shared_experts")                                                        \
+	X(MOE_FIRST_DENSE, "moe_first_dense")                                                            \
 	X(MOE_LAYERS, "moe_layers")
 
 enum family_setting {
@@ -176,6 +194,11 @@ enum family_qk_norm { QK_NORM_PER_HEAD, QK_NORM_WHOLE, /* q/k RMSNorm over each 
                                            * per head ({H} in its name), the family's norm kind, no bias
                                            * (StableLM's q_layernorm.norms.{H}: a LayerNorm) */
 
+enum family_attention { ATTENTION_STANDARD, /* q, k, v projections of x (separate or fused) */
+                        ATTENTION_MLA };     /* DeepSeek's multi-head latent attention (mla.c): q and k/v
+                                              * through low-rank projections, q/k heads [nope | rope] with
+                                              * one rope key shared by every head, v narrower than q/k */
+
 #define FAMILY_MAX_RULES 8
 
 struct family {
@@ -207,6 +230,7 @@ struct family {
 	enum family_window window;
 	enum family_rope_style rope_style; /* how rotary pairs a head's dims (rope.h) */
 	enum family_qk_norm qk_norm;     /* how q_norm_weight/k_norm_weight apply, when the family has them */
+	enum family_attention attention; /* how q, k and v are computed from the block's input */
 	int moe_router;                  /* mlp moe: enum moe_router (moe.h), how tokens pick experts */
 	int moe_experts;                 /* mlp moe: enum moe_experts (moe.h), where the experts' weights are */
 	int global_offset;               /* with global_every P: layer l is global when (l + offset) % P == 0 */

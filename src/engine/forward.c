@@ -11,20 +11,23 @@
 #include "engine/attnscore.h"
 #include "engine/gemm.h"
 #include "trace/headsummary.h"
+#include "engine/mla.h"
 #include "engine/model-internal.h"
 #include "base/progress.h"
 
-/* Scratch buffers for one run; sizes in floats (H hidden, QD/KD query/key widths, I intermediate).
+/* Scratch buffers for one run; sizes in floats (H hidden, QD/KD query/key widths, VD value width (KD but
+ * under latent attention), CD context width (QD but under latent attention), I intermediate).
  * A run computes ROWS rows: the tokens R0 .. n-1 of one text (R0 > 0 when a causal model reuses the
  * rows of a text it ran before), or every token of several texts, stacked (corpus mode). */
 struct fwd_buf {
 	int r0, rows;
 	float *x;     /* [n][H] residual stream */
 	float *h;     /* [n][H] normalised input of a sub-block */
-	float *qkv;   /* [n][QD + 2 KD] projections side by side */
-	float *qk_whole; /* [n][QD + 2 KD] q and k after their norm over the whole projection (family qk_norm
+	float *qkv;   /* [n][QD + KD + VD] projections side by side */
+	float *qk_whole; /* [n][QD + KD + VD] q and k after their norm over the whole projection (family qk_norm
 	                  * whole: OLMo 2), in qkv's columns; the v columns unused; NULL otherwise */
-	float *ctx;   /* [n][QD] attention context (heads side by side) */
+	float *ctx;   /* [n][CD] attention context (heads side by side) */
+	float *mla;   /* [n][mla_scratch] latent attention's intermediate projections (NULL otherwise) */
 	float *proj;  /* [n][H] output of the attention (or MLP) projection */
 	float *proj2; /* [n][H] MLP output beside the attention output (parallel residual) */
 	float *mid;   /* [n][2 I] MLP hidden (gated: gate | up) */
@@ -171,7 +174,7 @@ static void fwd_add(const struct model *m, float *x, const float *y, size_t coun
 /* Column offsets of query head HD, and of key/value head G, in the projection row [q | k | v]. */
 static void fwd_head_columns(const struct model *m, int hd, int g, int *q_col, int *k_col, int *v_col)
 {
-	int D = m->info.head_dim;
+	int D = m->info.head_dim, Dv = m->info.v_dim;
 	if (m->fam.fused_qkv && m->fam.qkv_layout == QKV_PER_HEAD) { /* GPT-NeoX: [q_h k_h v_h] per head */
 		*q_col = hd * 3 * D;
 		*k_col = g * 3 * D + D;
@@ -185,7 +188,7 @@ static void fwd_head_columns(const struct model *m, int hd, int g, int *q_col, i
 	} else {
 		*q_col = hd * D;
 		*k_col = m->arch.q_dim + g * D;
-		*v_col = m->arch.q_dim + m->arch.kv_dim + g * D;
+		*v_col = m->arch.q_dim + m->arch.kv_dim + g * Dv;
 	}
 }
 
@@ -200,8 +203,8 @@ struct fwd_split {
 	const struct layer_weights *w;
 	const struct rope *rope;
 	const float *cos_t, *sin_t; /* [n][rotary_dim / 2] */
-	const float *qkv;           /* [rows][QD + 2 KD] the projections of tokens r0 .. n-1 */
-	const float *qk_whole;      /* [rows][QD + 2 KD] q, k normalised over the whole projection, or NULL */
+	const float *qkv;           /* [rows][QD + KD + VD] the projections of tokens r0 .. n-1 */
+	const float *qk_whole;      /* [rows][QD + KD + VD] q, k normalised over the whole projection, or NULL */
 	struct trace *t;
 	int l, r0;
 };
@@ -230,6 +233,18 @@ static void fwd_after_rotary(const struct model *m, int l, bool is_q, float *x, 
 	}
 }
 
+/* Rotary on X [rows][D] of layer L's heads: on dims rope_offset .. of each row (latent attention: the
+ * rope dims after the nope ones, first de-interleaved when its weights pair them (2i, 2i+1)). */
+static void fwd_rotate(const struct fwd_split *s, float *x, int rows, int D, const float *cos_t, const float *sin_t)
+{
+	const struct arch *a = &s->m->arch;
+	if (!a->rotary || fwd_nope(s->m, s->l))
+		return;
+	if (a->rope_deinterleave)
+		mla_deinterleave(x + a->rope_offset, rows, D, s->rope->dim);
+	rope_apply(s->rope, x + a->rope_offset, rows, D, cos_t, sin_t);
+}
+
 /* Item I < n_heads: query head I; else key/value head I - n_heads. Copy it from the projections into
  * the trace, then apply q/k norm and rotary there. */
 static void fwd_split_head(void *ctx, int item, float *scratch)
@@ -237,9 +252,10 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 	const struct fwd_split *s = ctx;
 	const struct model *m = s->m;
 	struct trace *t = s->t;
-	int D = t->head_dim, l = s->l, ld = m->arch.q_dim + 2 * m->arch.kv_dim, group = t->n_heads / t->n_kv_heads;
+	int D = t->head_dim, Dv = trace_v_dim(t), l = s->l, ld = m->arch.q_dim + m->arch.kv_dim + m->arch.v_dim;
+	int group = t->n_heads / t->n_kv_heads;
 	int r0 = s->r0, rows = t->n - r0, half = s->rope->dim / 2;
-	size_t skip = (size_t)r0 * D; /* the reused rows */
+	size_t skip = (size_t)r0 * D, skip_v = (size_t)r0 * Dv; /* the reused rows */
 	const float *cos_t = s->cos_t + (size_t)r0 * half, *sin_t = s->sin_t + (size_t)r0 * half;
 	int qc, kc, vc;
 	if (item < t->n_heads) {
@@ -255,16 +271,15 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 			fwd_norm_dim(m, &(struct norm_weights){s->w->q_norm_w + (size_t)hd * D, NULL}, tq, tq, rows, D);
 		else if (s->w->q_norm_w)
 			ops_rmsnorm(tq, tq, rows, D, D, s->w->q_norm_w, m->fam.norm_offset, m->ln_eps);
-		if (m->arch.rotary && !fwd_nope(m, l))
-			rope_apply(s->rope, tq, rows, D, cos_t, sin_t);
+		fwd_rotate(s, tq, rows, D, cos_t, sin_t);
 		fwd_after_rotary(m, l, true, tq, rows, D, r0);
 		return;
 	}
 	int g = item - t->n_heads, first = g * group; /* a query head reading kv head g */
 	fwd_head_columns(m, first, g, &qc, &kc, &vc);
-	float *tk = (float *)trace_k(t, l, first) + skip, *tv = (float *)trace_v(t, l, first) + skip;
+	float *tk = (float *)trace_k(t, l, first) + skip, *tv = (float *)trace_v(t, l, first) + skip_v;
 	fwd_gather(tk, s->qkv + kc, rows, D, ld);
-	fwd_gather(tv, s->qkv + vc, rows, D, ld);
+	fwd_gather(tv, s->qkv + vc, rows, Dv, ld);
 	if (t->k_raw)
 		memcpy((float *)trace_k_raw(t, l, first) + skip, tk, (size_t)rows * D * sizeof(float));
 	if (s->qk_whole)
@@ -273,8 +288,7 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 		fwd_norm_dim(m, &(struct norm_weights){s->w->k_norm_w + (size_t)g * D, NULL}, tk, tk, rows, D);
 	else if (s->w->k_norm_w)
 		ops_rmsnorm(tk, tk, rows, D, D, s->w->k_norm_w, m->fam.norm_offset, m->ln_eps);
-	if (m->arch.rotary && !fwd_nope(m, l))
-		rope_apply(s->rope, tk, rows, D, cos_t, sin_t);
+	fwd_rotate(s, tk, rows, D, cos_t, sin_t);
 	fwd_after_rotary(m, l, false, tk, rows, D, r0);
 }
 
@@ -291,9 +305,11 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 {
 	const struct layer_weights *w = &m->layers[l];
 	const struct arch *a = &m->arch;
-	int n = b->rows, H = m->info.hidden, QD = a->q_dim, KD = a->kv_dim, ld = QD + 2 * KD;
+	int n = b->rows, H = m->info.hidden, QD = a->q_dim, KD = a->kv_dim, ld = QD + KD + a->v_dim;
 	double clock = fwd_clock(m);
-	if (m->fam.fused_qkv) {
+	if (m->fam.attention == ATTENTION_MLA) {
+		mla_project(m, w, h, n, b->mla, b->qkv, ld);
+	} else if (m->fam.fused_qkv) {
 		fwd_linear(m, h, n, H, ld, &w->qkv_w, w->qkv_b, b->qkv, ld);
 	} else {
 		fwd_linear(m, h, n, H, QD, &w->q_w, w->q_b, b->qkv, ld);
@@ -340,13 +356,14 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	const struct fwd_heads *c = ctx;
 	struct trace *t = c->t;
 	int n = t->n, D = t->head_dim, QD = c->m->arch.q_dim, l = c->l, r0 = c->b->r0, rows = n - r0;
+	int Dv = trace_v_dim(t), CD = c->m->arch.ctx_dim;
 	const float *v = trace_v(t, l, hd);
 	/* scores, then probabilities, in place; a compact trace (long texts) keeps only their summary */
 	float *p = t->attn ? (float *)trace_attn(t, l, hd) : scratch;
 	if (!p) { /* no memory for it: NaN, which the trace reports, rather than garbage */
 		for (int i = 0; i < rows; i++)
-			for (int j = 0; j < D; j++)
-				c->ctx[(size_t)i * QD + hd * D + j] = NAN;
+			for (int j = 0; j < Dv; j++)
+				c->ctx[(size_t)i * CD + hd * Dv + j] = NAN;
 		return;
 	}
 	double t0 = c->secs ? progress_now() : 0, t1 = 0, t2 = 0;
@@ -366,7 +383,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	attnscore_softmax(&a, r0, n, p);
 	if (c->secs)
 		t2 = progress_now();
-	gemm(false, rows, D, n, 1.0f, p, n, v, D, 0.0f, c->ctx + hd * D, QD);
+	gemm(false, rows, Dv, n, 1.0f, p, n, v, Dv, 0.0f, c->ctx + hd * Dv, CD);
 	if (!t->attn)
 		headsummary_record(t, l, hd, p);
 	if (c->secs) {
@@ -408,7 +425,7 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 	}
 	for (int i = 0; i < bt->nb; i++) {
 		struct trace *t = bt->t[i];
-		struct fwd_heads c = {m, t, b, l, NULL, b->ctx + (size_t)bt->row0[i] * m->arch.q_dim};
+		struct fwd_heads c = {m, t, b, l, NULL, b->ctx + (size_t)bt->row0[i] * m->arch.ctx_dim};
 		if (m->stages) {
 			c.secs = calloc((size_t)t->n_heads, sizeof *c.secs); /* no memory: the heads go untimed */
 			clock = progress_now();
@@ -427,7 +444,7 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 		fwd_heads_lap(m, &c, t->n_heads, &clock);
 		free(c.secs);
 	}
-	fwd_linear(m, b->ctx, b->rows, m->arch.q_dim, H, &m->layers[l].out_w, m->layers[l].out_b, b->proj, H);
+	fwd_linear(m, b->ctx, b->rows, m->arch.ctx_dim, H, &m->layers[l].out_w, m->layers[l].out_b, b->proj, H);
 	fwd_lap(m, FWD_OUT_PROJ, &clock);
 }
 
@@ -594,10 +611,12 @@ static int fwd_alloc(const struct model *m, int n, int rows_in, int r0, struct f
 	b->rows = rows;
 	b->x = malloc(rows * H * sizeof(float));
 	b->h = malloc(rows * H * sizeof(float));
-	b->qkv = malloc(rows * (size_t)(a->q_dim + 2 * a->kv_dim) * sizeof(float));
-	b->ctx = malloc(rows * (size_t)a->q_dim * sizeof(float));
+	b->qkv = malloc(rows * (size_t)(a->q_dim + a->kv_dim + a->v_dim) * sizeof(float));
+	b->ctx = malloc(rows * (size_t)a->ctx_dim * sizeof(float));
 	if (m->fam.qk_norm == QK_NORM_WHOLE)
-		b->qk_whole = malloc(rows * (size_t)(a->q_dim + 2 * a->kv_dim) * sizeof(float));
+		b->qk_whole = malloc(rows * (size_t)(a->q_dim + a->kv_dim + a->v_dim) * sizeof(float));
+	if (m->fam.attention == ATTENTION_MLA)
+		b->mla = malloc(rows * mla_scratch(m) * sizeof(float));
 	b->proj = malloc(rows * H * sizeof(float));
 	b->proj2 = malloc(rows * H * sizeof(float));
 	size_t mid = 2 * inter > (size_t)m->embed_dim ? 2 * inter : (size_t)m->embed_dim; /* also the embeddings' scratch */
@@ -626,7 +645,8 @@ static int fwd_alloc(const struct model *m, int n, int rows_in, int r0, struct f
 			fwd_norm(m, &m->rel_ln, b->rel, b->rel, (int)span2);
 		}
 	}
-	return b->x && b->h && b->qkv && (b->qk_whole || m->fam.qk_norm != QK_NORM_WHOLE) && b->ctx && b->proj && b->proj2 && b->mid && (b->gated || m->fam.mlp == MLP_PLAIN) && b->cos_g && b->sin_g && b->cos_l &&
+	return b->x && b->h && b->qkv && (b->qk_whole || m->fam.qk_norm != QK_NORM_WHOLE) &&
+			       (b->mla || m->fam.attention != ATTENTION_MLA) && b->ctx && b->proj && b->proj2 && b->mid && (b->gated || m->fam.mlp == MLP_PLAIN) && b->cos_g && b->sin_g && b->cos_l &&
 			       b->sin_l && b->row && rel_ok && moe_ok
 		       ? 0
 		       : -1;
@@ -638,6 +658,7 @@ static void fwd_free(struct fwd_buf *b)
 	free(b->h);
 	free(b->qkv);
 	free(b->qk_whole);
+	free(b->mla);
 	free(b->ctx);
 	free(b->proj);
 	free(b->proj2);
@@ -693,7 +714,7 @@ void forward_advise(const struct trace *t)
 		{t->attn, lh * n * n * sizeof(float)},
 		{t->q, lh * n * t->head_dim * sizeof(float)},
 		{t->k, lkv * n * t->head_dim * sizeof(float)},
-		{t->v, lkv * n * t->head_dim * sizeof(float)},
+		{t->v, lkv * n * trace_v_dim(t) * sizeof(float)},
 		{t->hidden_states, (size_t)(t->n_layers + 1) * n * t->hidden * sizeof(float)},
 	};
 	const uintptr_t huge = 2u << 20;

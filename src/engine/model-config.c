@@ -14,7 +14,8 @@
 #define MODEL_MAX_LAYERS 1024
 #define MODEL_MAX_HEADS 1024
 #define MODEL_MAX_HIDDEN 65536
-#define MODEL_MAX_POSITIONS 131072
+#define MODEL_MAX_POSITIONS (1 << 20) /* DeepSeek-V3 claims 163840; what a text may take is bounded by its
+                                      * trace's size (model_check_trace_size), not by this */
 #define MODEL_MAX_VOCAB 4000000
 
 /* Integer setting S when config.json or the family gives one, else FALLBACK. */
@@ -266,6 +267,45 @@ static int config_llama4_terms(struct model *m, const struct hfconfig *c, struct
 	return 0;
 }
 
+/* DeepSeek's latent attention (family attention mla): the ranks and head parts; a q/k head is nope + rope
+ * wide (config.json's head_dim, where it has one, is the rope part alone), v v_head_dim wide. */
+static int config_mla(struct model *m, const struct hfconfig *c, long *head_dim, struct err *e)
+{
+	const struct family *f = &m->fam;
+	struct arch *a = &m->arch;
+	long q_rank, kv_rank, nope, rope, v;
+	bool interleave = false;
+	if (config_int_or(c, f, SET_Q_LORA_RANK, 1, MODEL_MAX_HIDDEN, 0, &q_rank, e) < 0 ||
+	    hfconfig_int(c, f, SET_KV_LORA_RANK, 1, MODEL_MAX_HIDDEN, &kv_rank, e) < 0 ||
+	    hfconfig_int(c, f, SET_QK_NOPE_DIM, 0, MODEL_MAX_HIDDEN, &nope, e) < 0 ||
+	    hfconfig_int(c, f, SET_QK_ROPE_DIM, 2, MLA_MAX_ROPE, &rope, e) < 0 ||
+	    hfconfig_int(c, f, SET_V_HEAD_DIM, 1, MODEL_MAX_HIDDEN, &v, e) < 0 ||
+	    hfconfig_bool(c, f, SET_ROPE_INTERLEAVE, &interleave, e) < 0)
+		return -1;
+	if (rope % 2)
+		return err_set(e, "%s: qk_rope_head_dim %ld must be even", c->path, rope);
+	a->mla = (struct mla_shape){(int)q_rank, (int)kv_rank, (int)nope, (int)rope, (int)v};
+	a->rope_offset = (int)nope;
+	a->rope_deinterleave = interleave;
+	*head_dim = nope + rope;
+	return 0;
+}
+
+/* DeepseekV3Attention: under a rope_scaling with mscale_all_dim, the scores' scale qk_head_dim^-0.5 is
+ * multiplied by mscale² (YaRN's 0.1 · mscale_all_dim · ln(factor) + 1; 1 for a factor ≤ 1). */
+static int config_mla_mscale(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const json_t *sc = hfconfig_json(c, &m->fam, SET_ROPE_SCALING);
+	const json_t *all = json_object_get(sc, "mscale_all_dim"), *factor = json_object_get(sc, "factor");
+	if (!json_is_object(sc) || !all || json_is_null(all) || (json_is_number(all) && json_number_value(all) == 0))
+		return 0;
+	if (!json_is_number(all) || !json_is_number(factor))
+		return err_set(e, "%s: rope_scaling mscale_all_dim and factor must be numbers", c->path);
+	double f = json_number_value(factor), ms = f <= 1 ? 1.0 : 0.1 * json_number_value(all) * log(f) + 1.0;
+	m->arch.attn_scale = (float)(pow((double)m->info.head_dim, -0.5) * ms * ms);
+	return 0;
+}
+
 static int config_rotary(struct model *m, const struct hfconfig *c, struct err *e)
 {
 	const struct family *f = &m->fam;
@@ -279,6 +319,8 @@ static int config_rotary(struct model *m, const struct hfconfig *c, struct err *
 	if (!(fraction > 0 && fraction <= 1))
 		return err_set(e, "%s: partial rotary fraction %g must be in (0, 1]", c->path, fraction);
 	int dim = (int)(hd * fraction);
+	if (f->attention == ATTENTION_MLA) /* only the rope part of a head turns */
+		dim = m->arch.mla.rope;
 	if (hfconfig_has(c, f, SET_ROTARY_DIM)) { /* GPT-J: a number of dims, not a fraction (null = all) */
 		long rd;
 		if (hfconfig_int(c, f, SET_ROTARY_DIM, 1, hd, &rd, e) < 0)
@@ -377,7 +419,9 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	}
 	if (f->n_names[WEIGHT_TYPE_EMB] && hfconfig_int(c, f, SET_TYPE_VOCAB_SIZE, 0, 1024, &types, e) < 0)
 		return -1;
-	if (!hfconfig_has(c, f, SET_HEAD_DIM) && hidden % heads)
+	if (f->attention == ATTENTION_MLA && config_mla(m, c, &head_dim, e) < 0)
+		return -1;
+	if (!hfconfig_has(c, f, SET_HEAD_DIM) && hidden % heads && f->attention != ATTENTION_MLA)
 		return err_set(e, "%s: hidden size %ld is not divisible by %ld heads", c->path, hidden, heads);
 	if (heads % kv)
 		return err_set(e, "%s: %ld attention heads cannot share %ld key/value heads evenly", c->path, heads, kv);
@@ -435,6 +479,12 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	a->n_kv_heads = (int)kv;
 	a->q_dim = (int)(heads * head_dim);
 	a->kv_dim = (int)(kv * head_dim);
+	in->v_dim = f->attention == ATTENTION_MLA ? a->mla.v : (int)head_dim;
+	a->v_dim = (int)kv * in->v_dim;
+	a->ctx_dim = (int)heads * in->v_dim;
+	if (f->attention == ATTENTION_MLA && kv != heads) /* kv_b_proj gives every head its own k and v */
+		return err_set(e, "%s: latent attention has a key/value head per head, not %ld for %ld heads", c->path,
+			       kv, heads);
 
 	/* Scores: q·k × scale (query_pre_attn_scalar^-0.5 where the config has it), then soft-capping. */
 	double qscalar, softcap;
@@ -473,6 +523,8 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 		if (alibi)
 			m->fam.position = POS_ALIBI;
 	}
+	if (f->attention == ATTENTION_MLA && config_mla_mscale(m, c, e) < 0)
+		return -1;
 	a->rotary = f->position == POS_ROTARY;
 	in->rotary = a->rotary || f->n_names[WEIGHT_Q_NORM_W]; /* q/k transformed after projection */
 	if (a->rotary && (config_rotary(m, c, e) < 0 || config_nope_layers(m, c, e) < 0))

@@ -6,6 +6,7 @@
 #include "engine/family.h"
 #include "engine/fwdstages.h"
 #include "engine/hfconfig.h"
+#include "engine/mla.h"
 #include "engine/model.h"
 #include "engine/moe.h"
 #include "engine/ops.h"
@@ -51,12 +52,19 @@ struct layer_weights {
 	struct norm_weights post_mlp; /* Gemma 2/3: normalises the MLP output before the residual */
 	/* a MoE layer (family mlp moe) has none of the MLP matrices above: its router and experts are in
 	 * model.moe.blocks[layer] (moe.h) */
+	struct mla_weights mla;       /* family attention mla: the latent attention's projections (mla.h) */
 };
 
 /* The block as config.json and the family describe it. */
 struct arch {
 	int n_kv_heads;            /* key/value heads (GQA/MQA when fewer than the heads) */
 	int q_dim, kv_dim;         /* heads × head_dim, kv_heads × head_dim */
+	int v_dim, ctx_dim;        /* kv_heads × a value's width, heads × it (the context the output projection
+	                            * reads): kv_dim and q_dim, except under latent attention (v_head_dim) */
+	struct mla_shape mla;      /* family attention mla: its ranks and head parts */
+	int rope_offset;           /* rotary turns a head's dims from this one on (latent attention: after the
+	                            * nope dims); 0 elsewhere */
+	bool rope_deinterleave;    /* those dims are de-interleaved first (latent attention's rope_interleave) */
 	bool parallel_residual;    /* GPT-NeoX: x + attn(ln1 x) + mlp(ln2 x) */
 	float embed_scale;         /* embeddings multiplied by it (Gemma: sqrt(hidden) in float32); 0 = none */
 	float attn_scale;          /* scores multiplied by it (1/sqrt(head_dim), query_pre_attn_scalar^-0.5) */

@@ -103,8 +103,9 @@ static void model_each_weight(struct model *m, void (*fn)(struct model *m, const
 			fn(m, first[i]);
 	for (int l = 0; l < m->info.n_layers && !m->prefault_stop; l++) {
 		const struct layer_weights *w = &m->layers[l];
-		const struct weight *order[] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->out_w,
-						&w->gate_up_w, &w->gate_w, &w->up_w, &w->down_w};
+		const struct weight *order[] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->mla.q_a_w, &w->mla.q_b_w,
+						&w->mla.kv_a_w, &w->mla.kv_b_w, &w->out_w, &w->gate_up_w, &w->gate_w,
+						&w->up_w, &w->down_w};
 		for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
 			if (order[i]->data && !m->prefault_stop)
 				fn(m, order[i]);
@@ -423,6 +424,10 @@ static int model_bind_linear(struct model *m, enum family_role wrole, enum famil
 	model_linear_shape(m, in, out, &d0, &d1);
 	if (model_bind_matrix(m, wrole, layer, d0, d1, w, e) < 0)
 		return -1;
+	if (brole == WEIGHT_COUNT) { /* a linear without a bias role */
+		*b = NULL;
+		return 0;
+	}
 	return model_bind(m, brole, layer, 1, out, 0, b, e);
 }
 
@@ -488,12 +493,48 @@ static int model_bind_each_head(struct model *m, enum family_role role, int laye
 	return 0;
 }
 
+/* Layer L's latent-attention weights (family attention mla, mla.h) into W: q_a/q_a norm/q_b, or q_proj
+ * when q_lora_rank is null; kv_a, its norm, kv_b; shapes from the ranks and head parts. */
+static int model_bind_mla(struct model *m, int l, struct layer_weights *w, struct err *e)
+{
+	const struct mla_shape *s = &m->arch.mla;
+	struct mla_weights *x = &w->mla;
+	int64_t H = m->info.hidden, heads = m->info.n_heads, D = s->nope + s->rope;
+	struct norm_weights qn = {0}, kvn = {0};
+	int rc;
+	if (s->q_rank > 0) {
+		const float *none = NULL;
+		rc = model_bind_linear(m, WEIGHT_Q_A_W, WEIGHT_COUNT, l, H, s->q_rank, &x->q_a_w, &none, e);
+		if (rc == 0)
+			rc = model_bind_norm(m, WEIGHT_Q_A_NORM_W, WEIGHT_COUNT, l, s->q_rank, &qn, e);
+		if (rc == 0)
+			rc = model_bind_linear(m, WEIGHT_Q_B_W, WEIGHT_COUNT, l, s->q_rank, heads * D, &x->q_b_w, &none, e);
+		if (rc == 0 && (!weight_present(&x->q_a_w) || !qn.w || !weight_present(&x->q_b_w)))
+			rc = err_set(e, "%s: q_lora_rank %d needs the family's q_a_weight, q_a_norm_weight and q_b_weight",
+				     m->info.dir, s->q_rank);
+	} else {
+		rc = model_bind_linear(m, WEIGHT_Q_W, WEIGHT_COUNT, l, H, heads * D, &w->q_w, &w->q_b, e);
+		if (rc == 0 && !weight_present(&w->q_w))
+			rc = err_set(e, "%s: q_lora_rank null needs the family's q_weight", m->info.dir);
+	}
+	const float *none = NULL;
+	if (rc < 0 || model_bind_linear(m, WEIGHT_KV_A_W, WEIGHT_COUNT, l, H, s->kv_rank + s->rope, &x->kv_a_w, &none, e) < 0 ||
+	    model_bind_norm(m, WEIGHT_KV_A_NORM_W, WEIGHT_COUNT, l, s->kv_rank, &kvn, e) < 0 ||
+	    model_bind_linear(m, WEIGHT_KV_B_W, WEIGHT_COUNT, l, s->kv_rank, heads * (s->nope + s->v), &x->kv_b_w, &none, e) < 0)
+		return -1;
+	x->q_a_norm_w = qn.w;
+	x->kv_a_norm_w = kvn.w;
+	return 0;
+}
+
 static int model_bind_attention(struct model *m, int l, struct layer_weights *w, struct err *e)
 {
 	const struct model_info *in = &m->info;
 	int64_t H = in->hidden, QD = m->arch.q_dim, KD = m->arch.kv_dim;
 	int rc;
-	if (m->fam.fused_qkv) {
+	if (m->fam.attention == ATTENTION_MLA) {
+		rc = model_bind_mla(m, l, w, e);
+	} else if (m->fam.fused_qkv) {
 		rc = model_bind_linear(m, WEIGHT_QKV_W, WEIGHT_QKV_B, l, H, QD + 2 * KD, &w->qkv_w, &w->qkv_b, e);
 	} else {
 		rc = model_bind_linear(m, WEIGHT_Q_W, WEIGHT_Q_B, l, H, QD, &w->q_w, &w->q_b, e);
@@ -510,14 +551,17 @@ static int model_bind_attention(struct model *m, int l, struct layer_weights *w,
 	} else if (rc < 0 || model_bind(m, WEIGHT_Q_NORM_W, l, 1, whole ? QD : in->head_dim, 0, &w->q_norm_w, e) < 0 ||
 		   model_bind(m, WEIGHT_K_NORM_W, l, 1, whole ? KD : in->head_dim, 0, &w->k_norm_w, e) < 0)
 		return -1;
-	return model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, QD, H, &w->out_w, &w->out_b, e);
+	return model_bind_linear(m, WEIGHT_ATTN_OUT_W, WEIGHT_ATTN_OUT_B, l, m->arch.ctx_dim, H, &w->out_w, &w->out_b, e);
 }
 
 static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struct err *e)
 {
 	int64_t H = m->info.hidden, I = m->info.intermediate;
-	if (moe_layer(m, l)) /* a mixture of experts: its router and experts (moe.c) */
-		return moe_bind(m, l, model_bind_linear_at, e);
+	if (moe_layer(m, l)) { /* a mixture of experts: its router and experts (moe.c), its router's score bias */
+		if (moe_bind(m, l, model_bind_linear_at, e) < 0)
+			return -1;
+		return model_bind(m, WEIGHT_MOE_SCORE_BIAS, l, 1, m->moe.n_experts, 0, &m->moe.blocks[l].score_bias, e);
+	}
 	if (m->fam.mlp != MLP_PLAIN && m->fam.n_names[WEIGHT_MLP_GATE_UP_W]) {
 		int64_t d0, d1;
 		model_linear_shape(m, H, 2 * I, &d0, &d1);
@@ -646,7 +690,8 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 		const struct layer_weights *w = &m->layers[l];
 		bool t = m->fam.linear == LINEAR_OUT_IN;
 		m->own_threads = weight_tiled(&w->qkv_w, t) || weight_tiled(&w->q_w, t) || weight_tiled(&w->out_w, t) ||
-				 weight_tiled(&w->up_w, t) || weight_tiled(&w->gate_up_w, t) || weight_tiled(&w->down_w, t);
+				 weight_tiled(&w->up_w, t) || weight_tiled(&w->gate_up_w, t) || weight_tiled(&w->down_w, t) ||
+				 weight_tiled(&w->mla.q_b_w, t) || weight_tiled(&w->mla.kv_b_w, t);
 	}
 	m->own_threads = m->own_threads || moe_tiled(m);
 	if (m->fam.causal && !m->fam.positions_after_pad && !weight_present(&m->rel_emb) && gemm_rows_exact()) {
@@ -712,7 +757,7 @@ static int model_check_trace_size(const struct model *m, int n, struct err *e)
 	/* a compact trace: its cached heads, one head per forward thread, and the recorded blocks */
 	double maps = model_trace_compact(m, n) ? (TRACE_ATTN_SLOTS + 2.0) * n * n + lh * 6 * TRACE_THUMB * TRACE_THUMB
 						: lh * n * n;
-	double bytes = 4.0 * (maps + raw * (lh + lkv) * n * in->head_dim + lkv * n * in->head_dim +
+	double bytes = 4.0 * (maps + raw * (lh + lkv) * n * in->head_dim + lkv * n * in->v_dim +
 			      (L + 1.0) * n * in->hidden);
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
 	double limit = pages > 0 && page > 0 ? (double)pages * page / 4 : 2e9;
@@ -754,14 +799,53 @@ static int model_trace_moe(const struct model *m, struct trace *t)
 	return 0;
 }
 
+/* A mixture of experts reads from the mapping only the experts its tokens go to: N tokens touch at
+ * most min(E, N·k) experts a layer. When those and the other weights cannot stay in this machine's
+ * memory together, every layer would page experts in and out of the file (hours instead of
+ * seconds): say so before starting, with the figures. ATTNSCOPE_MEMORY_CHECK=0 runs anyway; a size
+ * there ("8G", "500M", bytes) is the memory to stay within instead of 85 % of the machine's. */
+static int model_check_moe_memory(const struct model *m, int n, struct err *e)
+{
+	const char *env = getenv("ATTNSCOPE_MEMORY_CHECK");
+	if (m->moe.n_experts <= 0 || (env && !strcmp(env, "0")))
+		return 0;
+	double budget = 0;
+	if (env && *env) {
+		char *end;
+		budget = strtod(env, &end);
+		budget *= *end == 'K' || *end == 'k' ? 1e3 : *end == 'M' || *end == 'm' ? 1e6 : *end == 'G' || *end == 'g' ? 1e9 : 1;
+	}
+	double file = 0, all_experts = 0, used = 0;
+	for (int i = 0; i < m->st.n_files; i++)
+		file += (double)m->st.files[i].size;
+	int touched = (double)n * m->moe.top_k < m->moe.n_experts ? n * m->moe.top_k : m->moe.n_experts;
+	for (int l = 0; l < m->info.n_layers; l++) {
+		double one = (double)moe_expert_bytes(m, l);
+		all_experts += one * m->moe.n_experts;
+		used += one * touched;
+	}
+	double need = file - all_experts + used;
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	double ram = pages > 0 && page > 0 ? (double)pages * page : 0;
+	const char *whose = "ATTNSCOPE_MEMORY_CHECK allows";
+	if (budget <= 0)
+		budget = 0.85 * ram, whose = "85% of this machine's memory allows";
+	if (budget > 0 && need > budget)
+		return err_set(e, "%d tokens may route to %d of the %d experts a layer: %.3g GB of weights to hold at "
+			       "once, more than the %.3g GB %s (the file is %.3g GB); use a shorter text, or "
+			       "ATTNSCOPE_MEMORY_CHECK=0 to page experts from the disk",
+			       n, touched, m->moe.n_experts, need / 1e9, budget / 1e9, whose, file / 1e9);
+	return 0;
+}
+
 /* A trace for N tokens of this model, with its description and each layer's key window filled in. */
 static struct trace *model_new_trace(const struct model *m, int n, struct err *e)
 {
 	const struct model_info *in = &m->info;
-	if (model_check_trace_size(m, n, e) < 0)
+	if (model_check_trace_size(m, n, e) < 0 || model_check_moe_memory(m, n, e) < 0)
 		return NULL;
 	struct trace_shape shape = {in->n_layers, in->n_heads, in->n_kv_heads, in->head_dim, in->hidden, n, in->rotary,
-				    model_trace_compact(m, n)};
+				    model_trace_compact(m, n), in->v_dim};
 	struct trace *t = trace_new_shaped(&shape);
 	if (t && shape.compact) {
 		t->attn_fill = attnscore_trace_fill;

@@ -22,6 +22,7 @@ struct model_info {
 	bool supports_pairs;    /* the tokenizer builds [CLS] a [SEP] b [SEP] with token_type_ids */
 	int n_layers, n_heads, head_dim, hidden, intermediate;
 	int n_kv_heads;         /* key/value heads: n_heads, or fewer (grouped-query / multi-query attention) */
+	int v_dim;              /* a value's width: head_dim, except under latent attention (DeepSeek) */
 	bool rotary;            /* rotary position embeddings: the trace also holds q/k before rotation */
 	int max_positions, vocab_size;
 };

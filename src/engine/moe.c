@@ -52,6 +52,37 @@ static int moe_listed_layers(struct model *m, const struct hfconfig *c, struct e
 	return 0;
 }
 
+/* DeepSeek-V3's settings (router sigmoid_groups): n_group, topk_group, routed_scaling_factor,
+ * n_shared_experts, and first_k_dense_replace (the layers before it dense; moe_layer_freq, which
+ * transformers does not read, neither). */
+static int moe_groups_read(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const struct family *f = &m->fam;
+	struct moe_config *moe = &m->moe;
+	long groups, keep, shared, dense;
+	double scale;
+	if (hfconfig_int(c, f, SET_MOE_GROUPS, 1, moe->n_experts, &groups, e) < 0 ||
+	    hfconfig_int(c, f, SET_MOE_TOPK_GROUPS, 1, groups, &keep, e) < 0 ||
+	    hfconfig_float(c, f, SET_MOE_ROUTED_SCALE, &scale, e) < 0 ||
+	    hfconfig_int(c, f, SET_MOE_SHARED_EXPERTS, 0, 64, &shared, e) < 0 ||
+	    hfconfig_int(c, f, SET_MOE_FIRST_DENSE, 0, 1L << 20, &dense, e) < 0)
+		return -1;
+	int per = moe->n_experts / (int)groups;
+	/* transformers scores a group by the top 2 of its experts and picks top_k among the kept groups */
+	if (moe->n_experts % groups || per < 2 || moe->top_k > per * keep)
+		return err_set(e, "%s: %d experts in %ld groups with %ld kept cannot give the top %d (each group needs "
+			       "at least 2 experts)", c->path, moe->n_experts, groups, keep, moe->top_k);
+	if (!(scale > 0 && scale < 1e6))
+		return err_set(e, "%s: routed_scaling_factor %g is not a positive factor", c->path, scale);
+	moe->n_group = (int)groups;
+	moe->topk_group = (int)keep;
+	moe->routed_scale = (float)scale;
+	moe->shared_inter = (int)shared * moe->inter;
+	for (int l = 0; l < m->info.n_layers; l++) /* DeepseekV3DecoderLayer: the MoE from first_k_dense_replace on */
+		moe->layer_moe[l] = moe->layer_moe[l] && l >= dense;
+	return 0;
+}
+
 int moe_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 {
 	const struct family *f = &m->fam;
@@ -86,6 +117,10 @@ int moe_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 		moe->layer_moe[l] = (l + 1) % step == 0;
 	if (moe_listed_layers(m, c, e) < 0)
 		return -1;
+	if (moe->router == MOE_ROUTER_SIGMOID_GROUPS && moe_groups_read(m, c, e) < 0)
+		return -1;
+	if (moe->router == MOE_ROUTER_SIGMOID_INPUT && f->n_names[WEIGHT_MOE_SHARED_DOWN_W])
+		moe->shared_inter = moe->inter; /* Llama 4: one shared expert (Llama4TextMLP), intermediate_size wide */
 	return moe_dense_list(m, c, e);
 }
 
@@ -103,11 +138,6 @@ int moe_bind(struct model *m, int l, moe_bind_fn bind, struct err *e)
 		return -1;
 	if (!(b->experts = calloc((size_t)moe->n_experts, sizeof *b->experts)))
 		return err_set(e, "out of memory");
-	if (m->fam.n_names[WEIGHT_MOE_SHARED_DOWN_W] && /* Llama 4's shared expert, in the family's layout */
-	    (bind(m, WEIGHT_MOE_SHARED_GATE_W, l, -1, H, I, &b->shared.gate_w, e) < 0 ||
-	     bind(m, WEIGHT_MOE_SHARED_UP_W, l, -1, H, I, &b->shared.up_w, e) < 0 ||
-	     bind(m, WEIGHT_MOE_SHARED_DOWN_W, l, -1, I, H, &b->shared.down_w, e) < 0))
-		return -1;
 	/* fused experts are stored in→out: bound with in and out swapped where the family stores out→in */
 	bool swap = m->fam.linear == LINEAR_OUT_IN;
 	for (int x = 0; moe->layout == MOE_EXPERTS_FUSED && x < moe->n_experts; x++) {
@@ -122,6 +152,12 @@ int moe_bind(struct model *m, int l, moe_bind_fn bind, struct err *e)
 		    bind(m, WEIGHT_MOE_DOWN_W, l, x, I, H, &ex->down_w, e) < 0)
 			return -1;
 	}
+	int64_t S = moe->shared_inter; /* the shared experts (DeepSeek-V3, Llama 4), when the family names them */
+	if (S > 0 && m->fam.n_names[WEIGHT_MOE_SHARED_DOWN_W] &&
+	    (bind(m, WEIGHT_MOE_SHARED_GATE_W, l, -1, H, S, &b->shared.gate_w, e) < 0 ||
+	     bind(m, WEIGHT_MOE_SHARED_UP_W, l, -1, H, S, &b->shared.up_w, e) < 0 ||
+	     bind(m, WEIGHT_MOE_SHARED_DOWN_W, l, -1, S, H, &b->shared.down_w, e) < 0))
+		return -1;
 	return 0;
 }
 
@@ -136,6 +172,23 @@ bool moe_tiled(const struct model *m)
 			return weight_tiled(&ex->gate_w, t) || weight_tiled(&ex->up_w, t) || weight_tiled(&ex->down_w, t);
 		}
 	return false;
+}
+
+size_t moe_expert_bytes(const struct model *m, int l)
+{
+	if (!moe_layer(m, l) || !m->moe.blocks || !m->moe.blocks[l].experts)
+		return 0;
+	switch (m->moe.layout) {
+	case MOE_EXPERTS_EACH: {
+		const struct moe_expert *x = &m->moe.blocks[l].experts[0];
+		return weight_bytes(&x->gate_w) + weight_bytes(&x->up_w) + weight_bytes(&x->down_w);
+	}
+	case MOE_EXPERTS_FUSED: { /* its slices of the 3-D tensors */
+		const struct moe_expert *x = &m->moe.blocks[l].experts[0];
+		return weight_bytes(&x->gate_up_w) + weight_bytes(&x->down_w);
+	}
+	}
+	return 0;
 }
 
 void moe_free(struct model *m)
@@ -182,6 +235,56 @@ static void moe_topk(const float *p, int E, int K, int32_t *topk, float *w)
 	}
 }
 
+/* DeepSeek-V3's router (MOE_ROUTER_SIGMOID_GROUPS, moe.h) on one token's logits P [E] in float32, as
+ * DeepseekV3TopkRouter: P becomes the sigmoid; the experts into TOPK [K] in increasing order, their
+ * weights into W [K]. BIAS [E] may be NULL (no correction). */
+static void moe_sigmoid_groups(const struct moe_config *moe, const float *bias, float *p, int32_t *topk, float *w)
+{
+	int E = moe->n_experts, K = moe->top_k, G = moe->n_group, per = E / G;
+	float choice[MOE_MAX_EXPERTS], group[MOE_MAX_EXPERTS], kept[MOE_MAX_EXPERTS];
+	int32_t best[MOE_MAX_EXPERTS];
+	for (int x = 0; x < E; x++) {
+		p[x] = 1.0f / (1.0f + expf(-p[x]));
+		choice[x] = bias ? p[x] + bias[x] : p[x];
+	}
+	for (int g = 0; g < G; g++) { /* topk(2).sum(): the group's best two choices */
+		float a = -INFINITY, b = -INFINITY;
+		for (int x = g * per; x < (g + 1) * per; x++) {
+			if (choice[x] > a) {
+				b = a;
+				a = choice[x];
+			} else if (choice[x] > b) {
+				b = choice[x];
+			}
+		}
+		group[g] = a + b;
+	}
+	moe_topk(group, G, moe->topk_group, best, kept); /* the groups kept */
+	for (int x = 0; x < E; x++) {
+		bool in = false;
+		for (int j = 0; j < moe->topk_group && !in; j++)
+			in = best[j] == x / per;
+		kept[x] = in ? choice[x] : 0.0f; /* masked_fill(~mask, 0.0): 0, not -inf */
+	}
+	moe_topk(kept, E, K, topk, w);
+	for (int j = 1; j < K; j++) /* increasing expert order: the order the experts' outputs are added in */
+		for (int i = j; i > 0 && topk[i - 1] > topk[i]; i--) {
+			int32_t t = topk[i];
+			topk[i] = topk[i - 1];
+			topk[i - 1] = t;
+		}
+	float sum = 0;
+	for (int j = 0; j < K; j++) {
+		w[j] = p[topk[j]];
+		sum += w[j];
+	}
+	for (int j = 0; j < K; j++) {
+		if (moe->norm_topk)
+			w[j] /= sum + 1e-20f;
+		w[j] *= moe->routed_scale;
+	}
+}
+
 /* Route the N tokens of H: their logits into LOGITS [n][E] (turned into probabilities), their experts
  * and weights into TOPK and W [n][K]. */
 static void moe_route(const struct model *m, const struct moe_block *b, const float *h, int n, float *logits,
@@ -204,6 +307,9 @@ static void moe_route(const struct model *m, const struct moe_block *b, const fl
 					wi[j] /= sum;
 			}
 			break;
+		case MOE_ROUTER_SIGMOID_GROUPS:
+			moe_sigmoid_groups(moe, b->score_bias, p, topk + (size_t)i * K, wi);
+			break;
 		case MOE_ROUTER_SIGMOID_INPUT: /* Llama4Router: topk of the logits; sigmoid(chosen) in float32 */
 			moe_topk(p, E, K, topk + (size_t)i * K, wi);
 			for (int j = 0; j < K; j++)
@@ -211,6 +317,33 @@ static void moe_route(const struct model *m, const struct moe_block *b, const fl
 			break;
 		}
 	}
+}
+
+/* DeepSeek-V3: OUT [n][H] += the shared experts' gated MLP of H [n][H] (hidden_states + shared_experts(x),
+ * after the routed experts); -1 (OUT NaN) when out of memory. */
+static int moe_shared(const struct model *m, const struct moe_block *b, const float *h, int n, float *out)
+{
+	int H = m->info.hidden, S = m->moe.shared_inter;
+	bool t = m->fam.linear == LINEAR_OUT_IN;
+	size_t rows = (size_t)(n > 0 ? n : 1);
+	float *mid = malloc(rows * 2 * S * sizeof *mid), *act = malloc(rows * S * sizeof *act),
+	      *ys = malloc(rows * H * sizeof *ys);
+	int rc = 0;
+	if (!mid || !act || !ys) {
+		for (size_t i = 0; i < (size_t)n * H; i++)
+			out[i] = NAN;
+		rc = -1;
+	} else {
+		weight_linear(m->cache, h, n, H, S, &b->shared.gate_w, t, NULL, mid, 2 * S);
+		weight_linear(m->cache, h, n, H, S, &b->shared.up_w, t, NULL, mid + S, 2 * S);
+		ops_gated(m->act, mid, mid + S, n, S, 2 * S, act);
+		weight_linear(m->cache, act, n, S, H, &b->shared.down_w, t, NULL, ys, H);
+		ops_add(out, ys, (size_t)n * H);
+	}
+	free(mid);
+	free(act);
+	free(ys);
+	return rc;
 }
 
 int moe_forward(const struct model *m, int l, const float *h, int n, float *out, int32_t *topk, float *weights)
@@ -266,14 +399,8 @@ int moe_forward(const struct model *m, int l, const float *h, int n, float *out,
 				o[d] += scale_input ? y[d] : y[d] * ws[r];
 		}
 	}
-	if (weight_present(&b->shared.down_w)) { /* Llama 4: shared_expert(x) + the routed experts' sum */
-		weight_linear(m->cache, h, n, H, I, &b->shared.gate_w, t, NULL, mid, 2 * I);
-		weight_linear(m->cache, h, n, H, I, &b->shared.up_w, t, NULL, mid + I, 2 * I);
-		ops_gated(m->act, mid, mid + I, n, I, 2 * I, act);
-		weight_linear(m->cache, act, n, I, H, &b->shared.down_w, t, NULL, ys, H);
-		for (size_t i = 0; i < (size_t)n * H; i++)
-			out[i] = ys[i] + out[i];
-	}
+	if (weight_present(&b->shared.down_w) && moe_shared(m, b, h, n, out) < 0)
+		rc = -1;
 done:
 	free(logits);
 	free(xs);

@@ -24,10 +24,16 @@ enum moe_router {
 	MOE_ROUTER_SOFTMAX_TOPK, /* softmax over all experts in float32, the top-k of it (ties as torch.topk:
 	                          * the lower expert first), renormalised to sum 1 when norm_topk_prob
 	                          * (Mixtral always; OLMoE false; Qwen3-MoE from config.json) */
+	MOE_ROUTER_SIGMOID_GROUPS, /* DeepSeek-V3 (DeepseekV3TopkRouter): the sigmoid of the logits plus the
+	                            * layer's score bias (e_score_correction_bias) chooses: experts in
+	                            * n_group groups, each scored by the sum of its two best, the topk_group
+	                            * best groups kept (the others' choices become 0, as transformers'
+	                            * masked_fill), the top-k experts among all, in increasing expert order;
+	                            * weights: their sigmoid (without the bias), ÷ their sum + 1e-20 with
+	                            * norm_topk_prob, × routed_scaling_factor */
 	MOE_ROUTER_SIGMOID_INPUT, /* Llama 4: the top-k of the logits themselves, each weighted by the sigmoid of
 	                           * its logit, and the weight scales the expert's INPUT (x · w), not its output */
-	/* later: gpt-oss (router bias, top-k of the logits, softmax of the k), DeepSeek-V3 (sigmoid +
-	 * correction bias, groups, routed_scaling_factor), Llama 4 (top-1, sigmoid scales the input) */
+	/* later: gpt-oss (router bias, top-k of the logits, softmax of the k) */
 };
 
 /* Where the experts' matrices are. */
@@ -52,9 +58,9 @@ struct moe_expert {
 struct moe_block {
 	struct weight router_w;      /* H→n_experts: the router ("gate") Linear, no bias */
 	struct moe_expert *experts;  /* [n_experts] */
-	struct moe_expert shared;    /* a shared expert every token goes through, added to the routed ones'
-	                              * sum (Llama 4's shared_expert: the family's linear layout, inter wide);
-	                              * absent (no data) when the family names none */
+	const float *score_bias;     /* [n_experts] the router's choice bias (sigmoid_groups), bound by model.c */
+	struct moe_expert shared;    /* the shared experts as one gated MLP, shared_inter wide, added to every
+	                              * token's output (DeepSeek-V3's mlp.shared_experts); absent when no weight */
 };
 
 /* The MoE settings of a model (config.json through the family), the same for every MoE layer. */
@@ -65,6 +71,9 @@ struct moe_config {
 	int top_k;          /* experts per token */
 	int inter;          /* an expert's intermediate width (moe_intermediate_size, or intermediate_size) */
 	bool norm_topk;     /* renormalise the k weights to sum 1 */
+	int n_group, topk_group; /* sigmoid_groups: experts in n_group groups, topk_group of them kept */
+	float routed_scale; /* sigmoid_groups: the weights × routed_scaling_factor (float32, as torch) */
+	int shared_inter;   /* the shared experts' width (moe_intermediate × n_shared_experts); 0 = none */
 	bool *layer_moe;    /* [n_layers] true where the layer routes: every decoder_sparse_step-th layer
 	                     * ((l + 1) % step == 0; step 1 = all) except mlp_only_layers; later DeepSeek's
 	                     * first_k_dense_replace, Llama 4's interleave_moe_layer_step */
@@ -94,6 +103,9 @@ bool moe_tiled(const struct model *m);
  * torch.topk's order) and their weights as applied in WEIGHTS [n][top_k]. Only the experts some token
  * chose are read. -1 when out of memory (OUT is NaN then, which the trace reports). */
 int moe_forward(const struct model *m, int l, const float *h, int n, float *out, int32_t *topk, float *weights);
+
+/* Bytes of the mapped file one expert of layer L reads (all its matrices), 0 on a dense layer. */
+size_t moe_expert_bytes(const struct model *m, int l);
 
 void moe_free(struct model *m);
 

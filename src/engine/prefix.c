@@ -36,7 +36,7 @@ void prefix_free(struct prefix_cache *c)
 static bool prefix_same_shape(const struct prefix_cache *c, const struct trace *t)
 {
 	return c->n_layers == t->n_layers && c->n_heads == t->n_heads && c->n_kv_heads == t->n_kv_heads &&
-	       c->head_dim == t->head_dim && c->hidden == t->hidden && c->raw == (t->q_raw != NULL);
+	       c->head_dim == t->head_dim && c->v_dim == trace_v_dim(t) && c->hidden == t->hidden && c->raw == (t->q_raw != NULL);
 }
 
 int prefix_shared(const struct prefix_cache *c, const struct trace *t)
@@ -55,14 +55,15 @@ int prefix_shared(const struct prefix_cache *c, const struct trace *t)
 static size_t prefix_block(const struct trace *t, int i)
 {
 	size_t L = t->n_layers, D = t->head_dim, raw = t->q_raw ? 1 : 0;
-	return L * t->n_heads * ((size_t)i + 1 + (1 + raw) * D) + L * t->n_kv_heads * (2 + raw) * D +
-	       (L + 1) * t->hidden + (t->moe_topk ? 2 * L * (size_t)t->moe_k : 0);
+	return L * t->n_heads * ((size_t)i + 1 + (1 + raw) * D) +
+	       L * t->n_kv_heads * ((1 + raw) * D + (size_t)trace_v_dim(t)) + (L + 1) * t->hidden +
+	       (t->moe_topk ? 2 * L * (size_t)t->moe_k : 0);
 }
 
 /* Copy token I's rows between T and the block at B: into the block (TO_BLOCK) or out of it. */
 static void prefix_move(const struct trace *t, int i, float *b, bool to_block)
 {
-	size_t D = t->head_dim, dbytes = D * sizeof(float), row = (size_t)i;
+	size_t D = t->head_dim, dbytes = D * sizeof(float), row = (size_t)i, Dv = (size_t)trace_v_dim(t);
 #define PREFIX_MOVE(ptr, bytes)                                                                                     \
 	do {                                                                                                       \
 		if (to_block)                                                                                      \
@@ -81,7 +82,7 @@ static void prefix_move(const struct trace *t, int i, float *b, bool to_block)
 		for (int g = 0; g < t->n_kv_heads; g++) {
 			int h = g * (t->n_heads / t->n_kv_heads); /* a query head reading kv head g */
 			PREFIX_MOVE(trace_k(t, l, h) + row * D, dbytes);
-			PREFIX_MOVE(trace_v(t, l, h) + row * D, dbytes);
+			PREFIX_MOVE(trace_v(t, l, h) + row * Dv, Dv * sizeof(float));
 			if (t->k_raw)
 				PREFIX_MOVE(trace_k_raw(t, l, h) + row * D, dbytes);
 		}
@@ -165,6 +166,7 @@ void prefix_keep(struct prefix_cache *c, const struct trace *t, int r)
 		c->n_heads = t->n_heads;
 		c->n_kv_heads = t->n_kv_heads;
 		c->head_dim = t->head_dim;
+		c->v_dim = trace_v_dim(t);
 		c->hidden = t->hidden;
 		c->raw = t->q_raw != NULL;
 		r = 0;

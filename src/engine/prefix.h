@@ -25,6 +25,7 @@ struct prefix_cache {
 	size_t rows_cap;
 	/* the shape the rows are for (a change empties the cache) */
 	int n_layers, n_heads, n_kv_heads, head_dim, hidden;
+	int v_dim;              /* the width of v (trace_v_dim) */
 	bool raw;
 	int len_min, len_max;   /* the shortest and longest run whose tokens are kept (rotary scaling may
 				 * depend on the length: forward_rope_reusable) */

@@ -95,6 +95,23 @@ const char *shapedesc_rotary(const struct trace *t, bool before)
 	return before ? "before rotary" : "after rotary";
 }
 
+const char *shapedesc_experts(const struct trace *t, int layer, int token, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (!t->moe_layer || !t->moe_topk || !t->moe_weights || layer < 0 || layer >= t->n_layers || token < 0 ||
+	    token >= t->n || !t->moe_layer[layer] || t->moe_k < 1)
+		return buf;
+	size_t at = ((size_t)layer * t->n + token) * t->moe_k, len = 0;
+	for (int i = 0; i < t->moe_k && len < n; i++) {
+		int w = snprintf(buf + len, n - len, "%s%d (%.2f)", i ? ", " : "experts ", t->moe_topk[at + i],
+				 t->moe_weights[at + i]);
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+	return buf;
+}
+
 bool shapedesc_nope(const struct trace *t, int layer)
 {
 	return t->rotary && t->nope && layer >= 0 && layer < t->n_layers && t->nope[layer];

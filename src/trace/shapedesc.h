@@ -32,6 +32,10 @@ const char *shapedesc_alibi(const struct trace *t, int head, char *buf, size_t n
  * (the projections), or "" when the model has no rotary; " (interleaved)" follows when the rotary
  * pairs neighbouring dims (GPT-J, Cohere). Returns a static string. */
 const char *shapedesc_rotary(const struct trace *t, bool before);
+/* The experts TOKEN went to in LAYER's mixture of experts, best first with their weights as applied:
+ * "experts 3 (0.62), 1 (0.38)"; "" when the layer is dense, the model routes nothing, or T is
+ * derived from another (words) and keeps no routing. Returns BUF. */
+const char *shapedesc_experts(const struct trace *t, int layer, int token, char *buf, size_t n);
 /* Is LAYER of T one without positions (a NoPE layer: the model has rotary, that layer does not)? */
 bool shapedesc_nope(const struct trace *t, int layer);
 /* shapedesc_rotary for the q/k of LAYER: on a NoPE layer "no rotary (NoPE layer)", since the q/k the

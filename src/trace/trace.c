@@ -130,6 +130,7 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 	t->n_heads = s->n_heads;
 	t->n_kv_heads = s->n_kv_heads;
 	t->head_dim = s->head_dim;
+	t->v_dim = s->v_dim > 0 ? s->v_dim : s->head_dim;
 	t->hidden = s->hidden;
 	t->n = s->n;
 	t->rotary = s->rotary;
@@ -146,7 +147,7 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 		t->attn = calloc(lh * nn * nn, sizeof(float));
 	t->q = calloc(lh * nn * s->head_dim, sizeof(float));
 	t->k = calloc(lkv * nn * s->head_dim, sizeof(float));
-	t->v = calloc(lkv * nn * s->head_dim, sizeof(float));
+	t->v = calloc(lkv * nn * t->v_dim, sizeof(float));
 	t->hidden_states = calloc((size_t)(s->n_layers + 1) * nn * s->hidden, sizeof(float));
 	t->win_before = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->win_before);
 	t->win_after = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->win_after);
@@ -171,7 +172,7 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 
 struct trace *trace_new(int n_layers, int n_heads, int head_dim, int hidden, int n)
 {
-	struct trace_shape s = {n_layers, n_heads, n_heads, head_dim, hidden, n, false, false};
+	struct trace_shape s = {n_layers, n_heads, n_heads, head_dim, hidden, n, false, false, 0};
 	return trace_new_shaped(&s);
 }
 

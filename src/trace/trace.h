@@ -19,6 +19,9 @@ struct trace {
 	int n_layers, n_heads, head_dim, hidden;
 	int n_kv_heads;        /* key/value heads: n_heads, or fewer with grouped-query attention (GQA/MQA);
 	                        * query head h reads kv head h / (n_heads / n_kv_heads) */
+	int v_dim;             /* a value's (and a head's context's) width: head_dim, except under DeepSeek's
+	                        * latent attention, whose v is narrower than q/k; 0 = head_dim (read it with
+	                        * trace_v_dim) */
 	int max_positions;
 	bool rotary;           /* q/k are transformed after projection (rotary embedding, q/k norm):
 	                        * q_raw/k_raw hold the projections, q/k what the scores use */
@@ -39,7 +42,7 @@ struct trace {
 	float *q;              /* [n_layers][n_heads][n][head_dim] query as the scores use it (after bias and,
 	                        * where the model has them, q norm and rotary), before the score scaling */
 	float *k;              /* [n_layers][n_kv_heads][n][head_dim] likewise; read it with trace_k */
-	float *v;              /* [n_layers][n_kv_heads][n][head_dim] */
+	float *v;              /* [n_layers][n_kv_heads][n][v_dim] */
 	float *q_raw;          /* [n_layers][n_heads][n][head_dim] the projection before rotary/q norm; NULL
 	                        * unless rotary (then read it with trace_q_raw) */
 	float *k_raw;          /* [n_layers][n_kv_heads][n][head_dim] likewise */
@@ -134,9 +137,14 @@ static inline const float *trace_k(const struct trace *t, int layer, int head)
 {
 	return t->k + ((size_t)layer * t->n_kv_heads + trace_kv_head(t, head)) * (size_t)t->n * t->head_dim;
 }
+/* The width of a value vector (a trace made by hand may leave v_dim 0: then head_dim). */
+static inline int trace_v_dim(const struct trace *t)
+{
+	return t->v_dim > 0 ? t->v_dim : t->head_dim;
+}
 static inline const float *trace_v(const struct trace *t, int layer, int head)
 {
-	return t->v + ((size_t)layer * t->n_kv_heads + trace_kv_head(t, head)) * (size_t)t->n * t->head_dim;
+	return t->v + ((size_t)layer * t->n_kv_heads + trace_kv_head(t, head)) * (size_t)t->n * trace_v_dim(t);
 }
 /* Query/key before rotary and q/k norm (the same as trace_q/trace_k when the model has neither). */
 static inline const float *trace_q_raw(const struct trace *t, int layer, int head)
@@ -175,6 +183,7 @@ struct trace_shape {
 	int n_layers, n_heads, n_kv_heads, head_dim, hidden, n;
 	bool rotary;  /* allocate q_raw/k_raw */
 	bool compact; /* no attn: set attn_fill (and, for a model's trace, the recorded summaries) */
+	int v_dim;    /* width of v; 0 = head_dim (every family but DeepSeek's latent attention) */
 };
 /* The same for any shape: N_KV_HEADS must divide N_HEADS. */
 struct trace *trace_new_shaped(const struct trace_shape *s);

@@ -456,6 +456,14 @@ static void hm_combined(struct view_ctx *ctx, const struct heatmat *m, struct ca
 
 /* The panel: cursor cell, column sum, top keys of the row. LINES rows from (X,Y), or two lines
  * when COMPACT. */
+/* 1 when the panel says which experts the query token went to (a routing layer of a mixture of
+ * experts), else 0. */
+static int hm_experts_lines(const struct view_ctx *ctx)
+{
+	char ex[8];
+	return shapedesc_experts(ctx->trace, ctx->layer, 0, ex, sizeof ex)[0] != 0;
+}
+
 static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canvas *cv, int x, int y, int w, int lines,
 		     int r, int c, bool compact)
 {
@@ -510,6 +518,10 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 		line++;                                                         \
 	} while (0)
 	PANEL_LINE(lab, "query %d  %s", m->row_tok[r], q);
+	if (hm_experts_lines(ctx)) { /* where its MLP sent the query token */
+		char ex[160];
+		PANEL_LINE(st, "%s", shapedesc_experts(t, ctx->layer, m->row_tok[r], ex, sizeof ex));
+	}
 	PANEL_LINE(lab, "key   %d  %s", m->col_tok[c], k);
 	PANEL_LINE(st, "%s %s", s->diff ? "B - A     " : "weight    ", weight);
 	if (s->diff && lines > 4)
@@ -686,7 +698,8 @@ static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, stru
 
 	if (lo.panel_w) {
 		int px = area.x + lo.mx + lo.vis_cols * lo.cw + 2;
-		int lines = ctx->print ? 6 + (ctx->hide_special ? 1 : 0) + s->diff + m->cols + hm_combined_lines(ctx, m)
+		int lines = ctx->print ? 6 + (ctx->hide_special ? 1 : 0) + s->diff + hm_experts_lines(ctx) + m->cols +
+					 hm_combined_lines(ctx, m)
 				       : area.h - 1;
 		hm_panel(s, ctx, cv, px, area.y + 1, area.x + area.w - px, lines, r, c, false);
 	} else {
@@ -717,7 +730,8 @@ static int heatmap_height_one(struct heatmap_state *s, struct view_ctx *ctx, con
 		return 1;
 	struct hm_layout lo = hm_layout(s, ctx, cv, width, -1);
 	int h = lo.my + lo.vis_rows + lo.below;
-	int panel = lo.panel_w ? 1 + 6 + (ctx->hide_special ? 1 : 0) + s->diff + s->m.cols + hm_combined_lines(ctx, &s->m)
+	int panel = lo.panel_w ? 1 + 6 + (ctx->hide_special ? 1 : 0) + s->diff + hm_experts_lines(ctx) + s->m.cols +
+				 hm_combined_lines(ctx, &s->m)
 				: 0;
 	return h > panel ? h : panel;
 }

@@ -473,6 +473,38 @@ MODELS.append(
               "groups, grouped query_key_value) with num_ln_in_parallel_attn 1: ONE input_layernorm feeds "
               "attention and MLP; rope_theta 500042, ffn_hidden_size null = 4 x hidden; FalconModel names"))
 
+# DeepSeek-V3: latent attention (low-rank q/kv, nope + rope head parts, v narrower than q/k) and its
+# grouped sigmoid router with correction bias and a shared expert, on the layers past the dense ones.
+MODELS.append(
+    dict(name="deepseek-mla", family="deepseek_v3", seed=454, tok=SP, dtype="BF16", naming="causal",
+         cases=["long"], qk=1.6, out=0.8,
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
+                  moe_intermediate_size=16, num_hidden_layers=3, first_k_dense_replace=1, q_lora_rank=24,
+                  kv_lora_rank=16, qk_nope_head_dim=8, qk_rope_head_dim=8, v_head_dim=12, n_routed_experts=12,
+                  n_group=4, topk_group=2, num_experts_per_tok=3, n_shared_experts=1, norm_topk_prob=True,
+                  routed_scaling_factor=2.5),
+         mistakes=["no_deinterleave", "kv_b_blocked", "no_groups", "no_score_bias", "bias_in_weights",
+                   "no_shared"],
+         note="DeepSeek-V3 as deepseek-ai/DeepSeek-V3 (shrunk): q_lora_rank 24 (q_a_proj, q_a_layernorm, "
+              "q_b_proj), kv_lora_rank 16, q/k heads of 8 nope + 8 rope dims, v_head_dim 12, rope_interleave "
+              "(default true); layer 0 dense, layers 1-2 MoE: 12 experts in 4 groups, topk_group 2, top-3 by "
+              "sigmoid + e_score_correction_bias, renormalised x 2.5, one shared expert; DeepseekV3ForCausalLM "
+              "file (`model.` prefix, untied lm_head)"))
+MODELS.append(
+    dict(name="deepseek-lite", family="deepseek_v3", seed=452, tok=BB, dtype="F32", naming="base",
+         cases=["short"], qk=1.6, out=0.8,
+         cfg=dict(hidden_size=32, num_attention_heads=2, num_key_value_heads=2, intermediate_size=48,
+                  moe_intermediate_size=16, num_hidden_layers=2, first_k_dense_replace=2, q_lora_rank=None,
+                  kv_lora_rank=16, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16, rope_interleave=False,
+                  max_position_embeddings=1024, rope_scaling=dict(type="yarn", factor=4.0,
+                  original_max_position_embeddings=256, beta_fast=32, beta_slow=1, mscale=0.707,
+                  mscale_all_dim=0.707)),
+         mistakes=["rope_interleaved", "no_mscale", "kv_b_blocked"],
+         note="DeepSeek-V2-Lite's shape in the DeepSeek-V3 class: q_lora_rank null (one q_proj), q/k heads of "
+              "16 nope + 8 rope dims, v 16, rope_interleave false (rotate_half on the rope dims as stored), "
+              "YaRN factor 4 with mscale = mscale_all_dim 0.707 (scores x (0.1 x 0.707 ln 4 + 1)^2); every "
+              "layer dense (first_k_dense_replace = num_hidden_layers); DeepseekV3Model names"))
+
 ERROR_MODELS = [
     dict(name="phi3-longrope", family="phi3", seed=391, tok=SP, dtype="F16", naming="base",
          cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=4, intermediate_size=64,
@@ -573,6 +605,15 @@ BASE_CFG = {
                    use_cache=True, use_qk_norm=False),
 }
 
+
+BASE_CFG["deepseek_v3"] = dict(architectures=["DeepseekV3ForCausalLM"], attention_bias=False, attention_dropout=0.0,
+                               aux_loss_alpha=0.001, bos_token_id=1, eos_token_id=2, ep_size=1,
+                               first_k_dense_replace=3, hidden_act="silu", initializer_range=0.02,
+                               max_position_embeddings=4096, model_type="deepseek_v3", moe_layer_freq=1,
+                               n_group=8, n_routed_experts=256, n_shared_experts=1, norm_topk_prob=True,
+                               num_nextn_predict_layers=1, rms_norm_eps=1e-6, rope_scaling=None, rope_theta=10000,
+                               routed_scaling_factor=2.5, scoring_func="sigmoid", seq_aux=True,
+                               tie_word_embeddings=False, topk_group=4, topk_method="noaux_tc", use_cache=True)
 
 BASE_CFG["olmo"] = dict(architectures=["OlmoForCausalLM"], attention_bias=False, attention_dropout=0.0,
                         bos_token_id=None, clip_qkv=8.0, eos_token_id=512, hidden_act="silu",
@@ -687,6 +728,8 @@ def make_tensors(spec, m):
     hid = m["hidden"]
     gemma = m["norm"] == "rmsnorm_1p"
     t = {}
+    if m["family"] == "deepseek_v3":
+        return deepseek_tensors(spec, m, rng)
     for name, shape in sorted(R._expected_names(m).items()):
         leaf = name.split(".")[-2] if name.endswith((".weight", ".bias")) else name
         if name.endswith(".bias"):
@@ -721,6 +764,31 @@ def make_tensors(spec, m):
         for i in range(m["n_layers"]):
             w = t["layers.%d.self_attn.c_attn.weight" % i]
             w[(m["n_heads"] + m["kv_heads"]) * m["head_dim"]:] *= 0.4 * np.sqrt(hid) / spec.get("qk", 2.0)
+    return t
+
+
+def deepseek_tensors(spec, m, rng):
+    """DeepSeek-V3's tensors: q/k paths with the q/k spread, v rows of kv_b_proj with the v spread, a router
+    with gain 4 and correction biases of ~0.1 (large enough to change some choices)."""
+    t = {}
+    qk = spec.get("qk", 2.0)
+    for name, shape in sorted(R._expected_names(m).items()):
+        leaf = name.split(".")[-2] if name.endswith(".weight") else name.split(".")[-1]
+        if leaf == "embed_tokens":
+            t[name] = rng.standard_normal(shape)
+        elif len(shape) == 1 and leaf == "e_score_correction_bias":
+            t[name] = 0.1 * rng.standard_normal(shape)
+        elif len(shape) == 1:  # the norms' gains
+            t[name] = 1.0 + 0.3 * rng.standard_normal(shape)
+        elif leaf in ("q_a_proj", "q_b_proj", "q_proj", "kv_a_proj_with_mqa", "kv_b_proj"):
+            t[name] = qk / np.sqrt(shape[1]) * rng.standard_normal(shape)
+        elif leaf == "gate" and ".mlp.gate." in name:  # the router
+            t[name] = 4.0 / np.sqrt(shape[1]) * rng.standard_normal(shape)
+        else:  # o_proj, MLPs, experts
+            t[name] = spec.get("out", 1.6) / np.sqrt(shape[1]) * rng.standard_normal(shape)
+    for i in range(m["n_layers"]):  # v rows of kv_b_proj (per head [k_nope | v]): the v spread
+        w = t["layers.%d.self_attn.kv_b_proj.weight" % i].reshape(m["n_heads"], m["nope"] + m["v_head_dim"], -1)
+        w[:, m["nope"]:] *= 0.4 * np.sqrt(m["kv_rank"]) / qk
     return t
 
 
@@ -921,6 +989,9 @@ def mistake(name, m, n):
         return {name: True}
     if name == "scaling_one":  # scale_attn_weights ignored: q.k^T without 1/sqrt(head_dim)
         return dict(scaling=1.0)
+    if name in ("no_deinterleave", "kv_b_blocked", "no_groups", "no_score_bias", "bias_in_weights", "no_shared",
+                "no_mscale"):  # DeepSeek-V3 (ref_decoder.deepseek_forward)
+        return {name: True}
     if name in ("alibi_once", "falcon_blocks"):  # Falcon: ALiBi counted once (sdpa's way, not eager's);
         return {name: True}                        # the grouped query_key_value read as [q | k | v]
     if name in ("moe_top1", "moe_norm_toggle", "moe_expert_shift"):  # see ref_decoder.moe_block
@@ -977,7 +1048,11 @@ def make_case(spec, model, case):
         if wrong is None:
             continue
         effects[name] = max(float(np.abs(wrong[q] - out[q]).max()) for q in ("attentions", "hidden_states"))
-    if "moe_topk" in out:  # the routing must not hang on float32 rounding: top-k clear of the rest
+    if model["family"] == "deepseek_v3":  # float32 rounding must not be able to change a routing choice
+        gap = R.deepseek_min_gaps(model, out, ids)
+        if gap < 1e-4 and not LENIENT:
+            raise SystemExit("%s--%s: a routing choice is within %.1e of the next" % (spec["name"], case, gap))
+    elif "moe_topk" in out:  # the routing must not hang on float32 rounding: top-k clear of the rest
         gap, same = _moe_gap(out, model["moe"]["top_k"]), all(
             a is None or np.array_equal(a, b) for a, b in zip(out["moe_topk"], o32["moe_topk"]))
         if (gap < 1e-5 or not same) and not LENIENT:  # 1e-5: the shared reference's min_moe_topk_prob_gap
@@ -1003,6 +1078,9 @@ def make_case(spec, model, case):
                                                         for a in out["moe_topk"]))
         fields.append('"moe_weights": [%s]' % ",\n ".join("null" if a is None else _nested(a)
                                                            for a in out["moe_weights"]))
+    if "moe_router_logits" in out:  # DeepSeek-V3: x.W_gate^T per layer (null: dense) and token
+        fields.append('"moe_router_logits": [%s]' % ",\n ".join("null" if a is None else _nested(a)
+                                                                  for a in out["moe_router_logits"]))
     path = os.path.join(CASES_DIR, "%s--%s.json" % (spec["name"], case))
     with open(path, "w", encoding="utf-8") as f:
         f.write("{" + ",\n ".join(fields) + "}\n")

@@ -3,10 +3,10 @@
 
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
 Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, StarCoder2, GPT-Neo, BLOOM, Phi, GPT-J, Cohere, OLMo,
-OLMo 2, Granite, GPTBigCode, SmolLM3 and OLMo 3 (configuration/modeling_smollm3.py, _olmo3.py of 4.57), Llama 4's
-text model (configuration/modeling_llama4.py: chunks, NoPE layers with temperature tuning, the L2 q/k norm after
-rotary, the sigmoid-routed experts with a shared one), written from the published modeling and
-OLMo 2, Granite, GPTBigCode, Falcon, SmolLM3 and OLMo 3 (configuration/modeling_smollm3.py, _olmo3.py of 4.57), written from the published modeling and
+OLMo 2, Granite, GPTBigCode, Falcon, SmolLM3 and OLMo 3 (configuration/modeling_smollm3.py, _olmo3.py of 4.57), DeepSeek-V3
+(its own forward pass: latent attention and its grouped sigmoid router, deepseek_forward) and Llama 4's text model
+(configuration/modeling_llama4.py: chunks, NoPE layers with temperature tuning, the L2 q/k norm after rotary, the
+sigmoid-routed experts with a shared one), written from the published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -58,6 +58,7 @@ FAMILIES += ("stablelm",)
 FAMILIES += ("olmo3",)
 FAMILIES += ("gpt_bigcode",)
 FAMILIES += ("llama4_text",)
+FAMILIES += ("deepseek_v3",)
 FAMILIES += ("falcon",)
 FAMILIES += ("mixtral",)
 MOE_FAMILIES = ("mixtral",)  # a sparse mixture of experts for the MLP (see _moe_settings and moe_block)
@@ -257,6 +258,8 @@ def settings(cfg):
         raise Unsupported("model_type %r is not a supported decoder family (%s)" % (family, ", ".join(FAMILIES)))
     if family == "llama4_text":
         return _llama4_settings(cfg)
+    if family == "deepseek_v3":  # latent attention and its own MoE: see the DeepSeek-V3 section
+        return deepseek_settings(cfg)
     for key in ("num_local_experts", "num_experts", "moe_intermediate_size"):
         if cfg.get(key) and family not in MOE_FAMILIES:
             raise Unsupported("mixture-of-experts configs (%s) are not supported" % key)
@@ -850,6 +853,8 @@ def _expected_names(m):
 def _expected_dense_names(m):
     H, KV, d, hid, I = m["n_heads"], m["kv_heads"], m["head_dim"], m["hidden"], m["intermediate"]
     e = {}
+    if m["family"] == "deepseek_v3":
+        return deepseek_expected_names(m)
     if m["family"] == "bloom":
         e["word_embeddings.weight"] = (m["vocab_size"], hid)
         for n in ("word_embeddings_layernorm", "ln_f"):
@@ -1015,6 +1020,8 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
     output (teacher forcing: checks each layer on its own against a reference's hidden states).
     WRONG: deliberate mistakes, for make_decoder_fixtures.py's sensitivity checks (see MISTAKES)."""
     m = model
+    if m["family"] == "deepseek_v3":
+        return deepseek_forward(m, ids, dtype, layer_inputs, **wrong)
     if wrong.get("no_bias"):
         m = dict(m, qkv_bias=False, o_bias=False, mlp_bias=False)
     if wrong.get("swap_gate_up"):
@@ -1361,6 +1368,8 @@ QUANTITIES = ("attentions", "q", "k", "v", "q_rot", "k_rot", "context", "hidden_
 
 def config_summary(m, n):
     """The `config` object of a case (the shared reference's keys, plus inv_freq per layer)."""
+    if m["family"] == "deepseek_v3":
+        return deepseek_config_summary(m, n)
     L = m["n_layers"]
     norm = {"rmsnorm": "rmsnorm (x / rms * w)", "rmsnorm_1p": "rmsnorm_1p (x / rms * (1 + w))",
             "layernorm": "layernorm", "layernorm_nobias": "layernorm without bias",
@@ -1472,6 +1481,255 @@ def _falcon_summary(m, n):
                      "attention_factor_per_layer": [1.0] * L}
     return c
 
+
+# ---------------------------------------------------------------------------------------------
+# DeepSeek-V3 (configuration_deepseek_v3.py / modeling_deepseek_v3.py of transformers 4.51): multi-head
+# latent attention and a grouped sigmoid router with shared experts. Its own forward pass: the block is
+# Llama's (pre-norm, SwiGLU), but q/k/v and the MLP of the routed layers have nothing in common with the
+# generic path above.
+
+DEFAULTS["deepseek_v3"] = dict(
+    vocab_size=129280, hidden_size=7168, intermediate_size=18432, moe_intermediate_size=2048,
+    num_hidden_layers=61, num_attention_heads=128, num_key_value_heads=128, n_shared_experts=1,
+    n_routed_experts=256, routed_scaling_factor=2.5, kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64,
+    v_head_dim=128, qk_nope_head_dim=128, n_group=8, topk_group=4, num_experts_per_tok=8,
+    first_k_dense_replace=3, norm_topk_prob=True, hidden_act="silu", max_position_embeddings=4096,
+    rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None, rope_interleave=True, attention_bias=False)
+
+# DeepseekV3Attention builds q_a_layernorm / kv_a_layernorm as DeepseekV3RMSNorm(rank): eps 1e-6,
+# whatever rms_norm_eps says
+DEEPSEEK_LORA_NORM_EPS = 1e-6
+
+
+def deepseek_settings(cfg):
+    c = dict(DEFAULTS["deepseek_v3"])
+    c.update(cfg)
+    if c["attention_bias"]:
+        raise Unsupported("DeepSeek-V3 with attention_bias (biases on q_a_proj, kv_a_proj_with_mqa, o_proj) "
+                          "is not supported")
+    H, E, G = c["num_attention_heads"], c["n_routed_experts"], c["n_group"]
+    nope, rope, vd = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+    if E % G or c["topk_group"] > G or c["num_experts_per_tok"] > E // G * c["topk_group"]:
+        raise Unsupported("n_routed_experts %d in n_group %d, topk_group %d, top %d: inconsistent"
+                          % (E, G, c["topk_group"], c["num_experts_per_tok"]))
+    rs = _rope_scaling("deepseek_v3", c)
+    scaling = (nope + rope) ** -0.5
+    if rs is not None and rs.get("mscale_all_dim"):  # DeepseekV3Attention: scaling * mscale^2
+        f = float(rs["factor"])
+        ms = 1.0 if f <= 1 else 0.1 * rs["mscale_all_dim"] * math.log(f) + 1.0
+        scaling = scaling * ms * ms
+    L = c["num_hidden_layers"]
+    return dict(family="deepseek_v3", n_layers=L, n_heads=H, kv_heads=H, hidden=c["hidden_size"],
+                head_dim=nope + rope, v_head_dim=vd, nope=nope, rope_dim=rope, q_rank=c["q_lora_rank"],
+                kv_rank=c["kv_lora_rank"], rope_interleave=bool(c["rope_interleave"]),
+                intermediate=c["intermediate_size"], moe_intermediate=c["moe_intermediate_size"],
+                vocab_size=c["vocab_size"], max_positions=c["max_position_embeddings"],
+                rope_max_positions=c["max_position_embeddings"], eps=c["rms_norm_eps"], act=c["hidden_act"],
+                rope=[dict(theta=float(c["rope_theta"]), scaling=rs)] * L, rotary_dim=rope, scaling=scaling,
+                # DeepseekV3DecoderLayer: the MoE from layer first_k_dense_replace on (moe_layer_freq unread)
+                layer_moe=[i >= c["first_k_dense_replace"] for i in range(L)], n_experts=E, n_group=G,
+                topk_group=c["topk_group"], top_k=c["num_experts_per_tok"], norm_topk_prob=bool(c["norm_topk_prob"]),
+                routed_scaling_factor=float(c["routed_scaling_factor"]), n_shared=c["n_shared_experts"],
+                norm="rmsnorm", windows=[None] * L, softcap=None, embed_scale=None, qk_norm=None,
+                qkv_bias=False, o_bias=False, mlp_bias=False, mlp="gated")
+
+
+def deepseek_expected_names(m):
+    H, hid, D, vd = m["n_heads"], m["hidden"], m["head_dim"], m["v_head_dim"]
+    e = {"embed_tokens.weight": (m["vocab_size"], hid), "norm.weight": (hid,)}
+    for i in range(m["n_layers"]):
+        p = "layers.%d." % i
+        e[p + "input_layernorm.weight"] = e[p + "post_attention_layernorm.weight"] = (hid,)
+        a = p + "self_attn."
+        if m["q_rank"]:
+            e[a + "q_a_proj.weight"], e[a + "q_a_layernorm.weight"] = (m["q_rank"], hid), (m["q_rank"],)
+            e[a + "q_b_proj.weight"] = (H * D, m["q_rank"])
+        else:
+            e[a + "q_proj.weight"] = (H * D, hid)
+        e[a + "kv_a_proj_with_mqa.weight"] = (m["kv_rank"] + m["rope_dim"], hid)
+        e[a + "kv_a_layernorm.weight"] = (m["kv_rank"],)
+        e[a + "kv_b_proj.weight"] = (H * (m["nope"] + vd), m["kv_rank"])
+        e[a + "o_proj.weight"] = (hid, H * vd)
+        mlps = {p + "mlp.": m["intermediate"]}
+        if m["layer_moe"][i]:
+            mlps = {p + "mlp.experts.%d." % x: m["moe_intermediate"] for x in range(m["n_experts"])}
+            mlps[p + "mlp.shared_experts."] = m["moe_intermediate"] * m["n_shared"]
+            e[p + "mlp.gate.weight"] = (m["n_experts"], hid)
+            e[p + "mlp.gate.e_score_correction_bias"] = (m["n_experts"],)
+        for q, inter in mlps.items():
+            e[q + "gate_proj.weight"] = e[q + "up_proj.weight"] = (inter, hid)
+            e[q + "down_proj.weight"] = (hid, inter)
+    return e
+
+
+def deepseek_route(m, W, p, x, **wrong):
+    """The router of DeepseekV3TopkRouter on X [n][hidden], in float32 as transformers computes it.
+    Returns (experts [n][k] ascending, weights [n][k] in that order (float32 values), logits [n][E])."""
+    E, G, K = m["n_experts"], m["n_group"], m["top_k"]
+    logits = _f32(np.asarray(x, np.float64) @ m["w"][p + "mlp.gate.weight"].astype(np.float64).T)
+    s = _f32(1.0 / (1.0 + np.exp(-logits)))
+    bias = m["w"][p + "mlp.gate.e_score_correction_bias"].astype(np.float64)
+    choice = s if wrong.get("no_score_bias") else _f32(s + bias)
+    topk, weights = [], []
+    for t in range(len(x)):
+        c = choice[t].copy()
+        if not wrong.get("no_groups"):
+            groups = c.reshape(G, E // G)
+            gs = np.sort(groups, axis=-1)[:, -2:].sum(-1)  # the sum of each group's 2 best
+            keep = np.argsort(-gs, kind="stable")[:m["topk_group"]]
+            mask = np.zeros(G, bool)
+            mask[keep] = True
+            c = np.where(np.repeat(mask, E // G), c, 0.0)  # masked_fill(~mask, 0.0), not -inf
+        idx = np.sort(np.argsort(-c, kind="stable")[:K])
+        w = (choice if wrong.get("bias_in_weights") else s)[t][idx]
+        if m["norm_topk_prob"]:
+            w = w / (w.sum() + 1e-20)
+        w = w * m["routed_scaling_factor"]
+        topk.append(idx)
+        weights.append(_f32(w))
+    return np.array(topk), np.array(weights), logits
+
+
+def deepseek_forward(m, ids, dtype=np.float64, layer_inputs=None, **wrong):
+    """forward() for DeepSeek-V3; also returns moe_topk / moe_weights / moe_router_logits per layer (None
+    on dense layers). Mistakes: no_deinterleave, kv_b_blocked (kv_b_proj rows read as [k_nope of every
+    head | v of every head] instead of per head), no_groups, no_score_bias, bias_in_weights, no_shared,
+    scaling (a number), rope_interleaved (the other convention), no_mscale."""
+    W = {k: v.astype(dtype) for k, v in m["w"].items()}
+    ids = np.asarray(ids, dtype=np.int64)
+    n = len(ids)
+    H, D, nope, rd, vd = m["n_heads"], m["head_dim"], m["nope"], m["rope_dim"], m["v_head_dim"]
+    eps, act = m["eps"], m["act"]
+
+    def lin(name, x):
+        return x @ W[name + ".weight"].T
+
+    def rms(x, name, e=eps):
+        return rms_norm(x, m["w"][name + ".weight"], e, False, dtype)
+
+    def swiglu(q, x):
+        return lin(q + "down_proj", activation(act, lin(q + "gate_proj", x)) * lin(q + "up_proj", x))
+
+    pos = np.arange(n, dtype=np.float64)
+    inv, att = inv_freq(m["rope"][0], rd, m["rope_max_positions"], n)
+    if dtype == np.float32:
+        ang = pos.astype(F32)[:, None] * inv.astype(F32)[None, :]
+    else:
+        ang = _f32(pos[:, None] * inv[None, :])
+    cos = np.concatenate([np.cos(ang), np.cos(ang)], axis=-1).astype(dtype) * dtype(att)
+    sin = np.concatenate([np.sin(ang), np.sin(ang)], axis=-1).astype(dtype) * dtype(att)
+    interleave = m["rope_interleave"] != bool(wrong.get("rope_interleaved"))
+    scaling = wrong.get("scaling", m["scaling"])
+    if wrong.get("no_mscale"):
+        scaling = D ** -0.5
+
+    def rot(x):  # x [..][n][rd]: apply_rotary_pos_emb(_interleave)
+        if interleave and not wrong.get("no_deinterleave"):
+            x = np.concatenate([x[..., 0::2], x[..., 1::2]], axis=-1)  # (x0, x2, ..., x1, x3, ...)
+        return rotate(x, cos, sin, rd)
+
+    x = W["embed_tokens.weight"][ids]
+    hs = [x]
+    keys = ("attentions", "q", "k", "v", "q_rot", "k_rot", "context", "inv_freq", "attention_factor",
+            "moe_topk", "moe_weights", "moe_router_logits")
+    res = {k: [] for k in keys}
+    for i in range(m["n_layers"]):
+        p, a = "layers.%d." % i, "layers.%d.self_attn." % i
+        if layer_inputs is not None:
+            x = np.asarray(layer_inputs[i], dtype=dtype)
+        h = rms(x, p + "input_layernorm")
+        if m["q_rank"]:
+            qf = lin(a + "q_b_proj", rms(lin(a + "q_a_proj", h), a + "q_a_layernorm", DEEPSEEK_LORA_NORM_EPS))
+        else:
+            qf = lin(a + "q_proj", h)
+        q = qf.reshape(n, H, D).transpose(1, 0, 2)  # [H][n][nope | rope]
+        ckv = lin(a + "kv_a_proj_with_mqa", h)
+        comp, k_pe = ckv[:, :m["kv_rank"]], ckv[:, m["kv_rank"]:]  # k_pe: one rope key for every head
+        kv = lin(a + "kv_b_proj", rms(comp, a + "kv_a_layernorm", DEEPSEEK_LORA_NORM_EPS))
+        if wrong.get("kv_b_blocked"):
+            k_nope = kv[:, :H * nope].reshape(n, H, nope).transpose(1, 0, 2)
+            v = kv[:, H * nope:].reshape(n, H, vd).transpose(1, 0, 2)
+        else:
+            kv = kv.reshape(n, H, nope + vd).transpose(1, 0, 2)
+            k_nope, v = kv[..., :nope], kv[..., nope:]
+        k = np.concatenate([k_nope, np.broadcast_to(k_pe, (H, n, rd))], axis=-1)
+        q_rot = np.concatenate([q[..., :nope], rot(q[..., nope:])], axis=-1)
+        k_rot = np.concatenate([k[..., :nope], rot(k[..., nope:])], axis=-1)
+        scores = q_rot @ k_rot.transpose(0, 2, 1) * dtype(scaling)
+        visible = np.arange(n)[None, :] <= np.arange(n)[:, None]
+        probs = softmax(np.where(visible, scores, np.finfo(dtype).min))
+        ctx = (probs @ v).transpose(1, 0, 2).reshape(n, H * vd)
+        x = x + lin(a + "o_proj", ctx)
+        h = rms(x, p + "post_attention_layernorm")
+        topk = weights = logits = None
+        if m["layer_moe"][i]:
+            topk, weights, logits = deepseek_route(m, W, p, h, **wrong)
+            y = np.zeros_like(h)
+            for t in range(n):
+                for e_, w_ in zip(topk[t], weights[t]):  # ascending experts, as the index_add loop
+                    y[t] += swiglu(p + "mlp.experts.%d." % e_, h[t:t + 1])[0] * dtype(w_)
+            if not wrong.get("no_shared"):
+                y = y + swiglu(p + "mlp.shared_experts.", h)
+        else:
+            y = swiglu(p + "mlp.", h)
+        x = x + y
+        for key, val in (("attentions", probs), ("q", q), ("k", k), ("v", v), ("q_rot", q_rot), ("k_rot", k_rot),
+                         ("context", ctx), ("inv_freq", inv), ("attention_factor", att), ("moe_topk", topk),
+                         ("moe_weights", weights), ("moe_router_logits", logits)):
+            res[key].append(val)
+        hs.append(x)
+    last = rms(x, "norm")
+    hs[-1] = last
+    out = {k: np.array(v) for k, v in res.items() if not k.startswith("moe_")}
+    out.update({k: res[k] for k in ("moe_topk", "moe_weights", "moe_router_logits")})
+    out["hidden_states"] = np.array(hs)
+    out["last_hidden_state"] = last
+    return out
+
+
+def deepseek_min_gaps(m, out, ids):
+    """The smallest margin of each routing decision (choice score of the k-th expert over the next, and
+    of the last kept group over the next), for the fixtures: float32 rounding must not flip them."""
+    gaps = []
+    for i, logits in enumerate(out["moe_router_logits"]):
+        if logits is None:
+            continue
+        s = 1.0 / (1.0 + np.exp(-logits))
+        c = s + m["w"]["layers.%d.mlp.gate.e_score_correction_bias" % i].astype(np.float64)
+        E, G = m["n_experts"], m["n_group"]
+        for t in range(len(ids)):
+            gs = np.sort(np.sort(c[t].reshape(G, E // G), axis=-1)[:, -2:].sum(-1))[::-1]
+            if m["topk_group"] < G:
+                gaps.append(gs[m["topk_group"] - 1] - gs[m["topk_group"]])
+            keep = np.argsort(-np.sort(c[t].reshape(G, E // G), axis=-1)[:, -2:].sum(-1), kind="stable")[:m["topk_group"]]
+            vals = np.sort(np.concatenate([c[t].reshape(G, E // G)[g] for g in keep]))[::-1]
+            if len(vals) > m["top_k"]:
+                gaps.append(vals[m["top_k"] - 1] - vals[m["top_k"]])
+    return min(gaps) if gaps else float("inf")
+
+
+def deepseek_config_summary(m, n):
+    inv, att = inv_freq(m["rope"][0], m["rope_dim"], m["rope_max_positions"], n)
+    L = m["n_layers"]
+    return {
+        "num_layers": L, "num_heads": m["n_heads"], "num_kv_heads": m["n_heads"], "head_dim": m["head_dim"],
+        "v_head_dim": m["v_head_dim"], "hidden_size": m["hidden"], "intermediate_size": m["intermediate"],
+        "vocab_size": m["vocab_size"], "max_positions": m["max_positions"], "layer_norm_eps": m["eps"],
+        "activation": m["act"], "norm": "rmsnorm (x / rms * w)",
+        "rope": {"theta": m["rope"][0]["theta"], "rotary_dim": m["rope_dim"], "scaling": m["rope"][0]["scaling"],
+                 "style": "MLA: the last qk_rope_head_dim dims of q/k, de-interleaved first when rope_interleave, "
+                          "then rotate_half", "theta_per_layer": [m["rope"][0]["theta"]] * L,
+                 "inv_freq_per_layer": [[float(F32(x)) for x in inv]] * L, "attention_factor_per_layer": [att] * L},
+        "attention": {"scaling": m["scaling"], "softcap": None, "sliding_window": None,
+                      "layer_types": ["full_attention"] * L, "qk_norm": None, "qkv_bias": False},
+        "mla": {"q_lora_rank": m["q_rank"], "kv_lora_rank": m["kv_rank"], "qk_nope_head_dim": m["nope"],
+                "qk_rope_head_dim": m["rope_dim"], "qk_head_dim": m["head_dim"], "v_head_dim": m["v_head_dim"],
+                "rope_interleave": m["rope_interleave"]},
+        "moe": {"n_routed_experts": m["n_experts"], "n_shared_experts": m["n_shared"], "top_k": m["top_k"],
+                "n_group": m["n_group"], "topk_group": m["topk_group"], "norm_topk_prob": m["norm_topk_prob"],
+                "routed_scaling_factor": m["routed_scaling_factor"], "moe_intermediate_size": m["moe_intermediate"],
+                "layer_is_moe": m["layer_moe"]},
+    }
 
 # ---------------------------------------------------------------------------------------------
 # Command line.
