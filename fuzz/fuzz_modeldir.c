@@ -36,6 +36,8 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       [23] = "falcon-gqa",
 				       [24] = "falcon-alibi",
 				       [25] = "mixtral-moe",
+				       [26] = "olmoe-moe",
+				       [27] = "qwen3moe-dense",
 				       [29] = "deepseek-mla",
 				       [30] = "llama4-moe"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
@@ -66,6 +68,8 @@ static const char *const linked[][3] = {
 	[23] = {"model.safetensors", "tokenizer.json", NULL}, /* falcon-gqa */
 	[24] = {"model.safetensors", "tokenizer.json", NULL}, /* falcon-alibi */
 	[25] = {"model.safetensors", "tokenizer.json", NULL}, /* mixtral-moe */
+	[26] = {"model.safetensors", "tokenizer.json", NULL}, /* olmoe-moe */
+	[27] = {"model.safetensors", "tokenizer.json", NULL}, /* qwen3moe-dense */
 	[29] = {"model.safetensors", "tokenizer.json", NULL}, /* deepseek-mla */
 	[30] = {"model.safetensors", "tokenizer.json", NULL}, /* llama4-moe */
 };

@@ -212,6 +212,21 @@ seed("fuzz_modeldir", bytes([25]) + cfg)
 for change in ({"norm_topk_prob": False}, {"num_experts_per_tok": 4}, {"num_local_experts": 5},
                {"num_experts_per_tok": 5}, {"sliding_window": 4}):
     seed("fuzz_modeldir", bytes([25]) + js(dict(json.loads(cfg), **change)))
+# OLMoE (selector 26): as is (not renormalised); norm_topk_prob true; clip_qkv (refused by name); 4 KV heads
+# (k_proj and k_norm then 32 wide: a shape error); top-8 of 8 experts
+cfg = read("tests", "data", "models", "olmoe-moe", "config.json")
+seed("fuzz_modeldir", bytes([26]) + cfg)
+for change in ({"norm_topk_prob": True}, {"clip_qkv": 2.0}, {"num_key_value_heads": 4}, {"num_experts_per_tok": 8}):
+    seed("fuzz_modeldir", bytes([26]) + js(dict(json.loads(cfg), **change)))
+# Qwen3-MoE (selector 27): as is (layer 0 routes, layer 1 dense by mlp_only_layers); decoder_sparse_step 2 and
+# an empty mlp_only_layers (the other layers' tensors are missing: errors); mlp_only_layers naming no layer
+# (ignored, as transformers does: layer 1 then routes, a missing tensor); norm_topk_prob false;
+# use_sliding_window (refused by name); experts wider than the file's
+cfg = read("tests", "data", "models", "qwen3moe-dense", "config.json")
+seed("fuzz_modeldir", bytes([27]) + cfg)
+for change in ({"decoder_sparse_step": 2}, {"mlp_only_layers": []}, {"mlp_only_layers": [5]}, {"norm_topk_prob": False},
+               {"use_sliding_window": True}, {"moe_intermediate_size": 32}):
+    seed("fuzz_modeldir", bytes([27]) + js(dict(json.loads(cfg), **change)))
 # DeepSeek-V3 (selector 29): latent attention and the grouped router as is; q_lora_rank null (a q_proj the
 # file lacks: a missing-tensor error); rope_interleave false; all layers dense (first_k_dense_replace 3: the
 # dense MLP missing on layers 1-2, an error); one group (n_group 1, topk_group 1); groups of one expert (an

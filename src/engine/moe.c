@@ -14,7 +14,8 @@
 
 #define MOE_MAX_EXPERTS 4096
 
-/* mlp_only_layers (Qwen3-MoE): the layers listed stay dense. */
+/* mlp_only_layers (Qwen3-MoE): the layers listed stay dense; an index that names no layer changes nothing
+ * (transformers asks only whether a layer's index is in the list). */
 static int moe_dense_list(struct model *m, const struct hfconfig *c, struct err *e)
 {
 	const json_t *list = hfconfig_json(c, &m->fam, SET_MOE_DENSE_LAYERS);
@@ -24,10 +25,10 @@ static int moe_dense_list(struct model *m, const struct hfconfig *c, struct err 
 		return err_set(e, "%s: \"%s\" must be a list of layer indices", c->path, m->fam.keys[SET_MOE_DENSE_LAYERS][0]);
 	for (size_t i = 0; i < json_array_size(list); i++) {
 		const json_t *v = json_array_get(list, i);
-		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= m->info.n_layers)
-			return err_set(e, "%s: %s[%zu] is not a layer index (0 .. %d)", c->path,
-				       m->fam.keys[SET_MOE_DENSE_LAYERS][0], i, m->info.n_layers - 1);
-		m->moe.layer_moe[json_integer_value(v)] = false;
+		if (!json_is_integer(v))
+			return err_set(e, "%s: %s[%zu] is not a layer index", c->path, m->fam.keys[SET_MOE_DENSE_LAYERS][0], i);
+		if (json_integer_value(v) >= 0 && json_integer_value(v) < m->info.n_layers)
+			m->moe.layer_moe[json_integer_value(v)] = false;
 	}
 	return 0;
 }
@@ -100,8 +101,9 @@ int moe_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 	} else {
 		inter = m->info.intermediate; /* Mixtral: the experts are intermediate_size wide */
 	}
+	/* a step past the last layer leaves every layer dense, as in transformers (0 divides by zero there) */
 	if ((hfconfig_has(c, f, SET_MOE_SPARSE_STEP) || f->defaults[SET_MOE_SPARSE_STEP]) &&
-	    hfconfig_int(c, f, SET_MOE_SPARSE_STEP, 1, m->info.n_layers > 1 ? m->info.n_layers : 1, &step, e) < 0)
+	    hfconfig_int(c, f, SET_MOE_SPARSE_STEP, 1, 1L << 30, &step, e) < 0)
 		return -1;
 	moe->router = (enum moe_router)f->moe_router;
 	moe->layout = (enum moe_experts)f->moe_experts;

@@ -628,6 +628,25 @@ MODELS.append(
          note="Mixtral: every layer a sparse MoE of 4 SwiGLU experts (block_sparse_moe.experts.N.w1/w3/w2, 32 "
               "wide), router block_sparse_moe.gate (gain 4), softmax -> top-2 -> renormalised to sum 1; "
               "`model.` prefix and an untied lm_head"))
+MODELS.append(
+    dict(name="olmoe-moe", family="olmoe", seed=463, tok=BB, dtype="F16", naming="base", cases=["short"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=16,
+                  num_hidden_layers=2, num_experts=8, num_experts_per_tok=2, norm_topk_prob=False),
+         mistakes=["rope_interleaved", "moe_norm_toggle", "moe_top1", "qk_norm_per_head"],
+         note="OLMoE: every layer a sparse MoE of 8 SwiGLU experts (mlp.experts.N.gate/up/down_proj, 16 wide), "
+              "router mlp.gate (gain 4), softmax -> top-2, NOT renormalised (norm_topk_prob false); OLMo 2's "
+              "whole-projection q/k RMSNorm in Llama's pre-norm block; 4 / 2 heads"))
+MODELS.append(
+    dict(name="qwen3moe-dense", family="qwen3_moe", seed=472, tok=SP, dtype="BF16", naming="causal", cases=["long"],
+         qk_norm_gain=(1.0, 2.0),
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=16, intermediate_size=64,
+                  moe_intermediate_size=16, num_hidden_layers=2, decoder_sparse_step=1, mlp_only_layers=[1],
+                  num_experts=6, num_experts_per_tok=2, norm_topk_prob=True),
+         mistakes=["rope_interleaved", "moe_norm_toggle", "moe_top1", "moe_expert_shift", "no_qk_norm"],
+         note="Qwen3-MoE: layer 1 dense (mlp_only_layers [1]: mlp.gate/up/down_proj, intermediate_size 64), layer 0 "
+              "a sparse MoE of 6 SwiGLU experts (mlp.experts.N.gate/up/down_proj, moe_intermediate_size 16), router "
+              "mlp.gate (gain 4), softmax -> top-2 -> renormalised (norm_topk_prob true); Qwen3's per-head q/k norm "
+              "(gains 1-2), head_dim 16 with hidden 32; `model.` prefix, untied lm_head"))
 BASE_CFG["olmo2"] = dict(architectures=["Olmo2ForCausalLM"], attention_bias=False, attention_dropout=0.0,
                          bos_token_id=None, eos_token_id=512, hidden_act="silu", initializer_range=0.02,
                          max_position_embeddings=4096, model_type="olmo2", pad_token_id=1, rms_norm_eps=1e-6,
@@ -673,6 +692,22 @@ BASE_CFG["mixtral"] = dict(architectures=["MixtralForCausalLM"], attention_dropo
                            model_type="mixtral", num_experts_per_tok=2, num_local_experts=8, output_router_logits=False,
                            rms_norm_eps=1e-5, rope_theta=1e6, router_aux_loss_coef=0.02, router_jitter_noise=0.0,
                            sliding_window=None, tie_word_embeddings=False, use_cache=True)
+
+
+BASE_CFG["olmoe"] = dict(architectures=["OlmoeForCausalLM"], attention_bias=False, attention_dropout=0.0, clip_qkv=None,
+                         eos_token_id=512, hidden_act="silu", initializer_range=0.02, max_position_embeddings=4096,
+                         model_type="olmoe", norm_topk_prob=False, num_experts=64, num_experts_per_tok=8,
+                         output_router_logits=False, pad_token_id=1, rms_norm_eps=1e-5, rope_scaling=None,
+                         rope_theta=10000.0, router_aux_loss_coef=0.01, tie_word_embeddings=False, use_cache=True)
+
+
+BASE_CFG["qwen3_moe"] = dict(architectures=["Qwen3MoeForCausalLM"], attention_bias=False, attention_dropout=0.0,
+                             bos_token_id=1, decoder_sparse_step=1, eos_token_id=2, hidden_act="silu",
+                             initializer_range=0.02, max_position_embeddings=40960, max_window_layers=28,
+                             mlp_only_layers=[], model_type="qwen3_moe", moe_intermediate_size=768,
+                             norm_topk_prob=True, num_experts=128, num_experts_per_tok=8, output_router_logits=False,
+                             rms_norm_eps=1e-6, rope_scaling=None, rope_theta=1000000.0, router_aux_loss_coef=0.001,
+                             sliding_window=None, tie_word_embeddings=False, use_cache=True, use_sliding_window=False)
 
 
 BASE_CFG["opt"] = dict(_remove_final_layer_norm=False, activation_dropout=0.0, activation_function="relu",

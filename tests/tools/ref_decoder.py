@@ -61,7 +61,9 @@ FAMILIES += ("llama4_text",)
 FAMILIES += ("deepseek_v3",)
 FAMILIES += ("falcon",)
 FAMILIES += ("mixtral",)
-MOE_FAMILIES = ("mixtral",)  # a sparse mixture of experts for the MLP (see _moe_settings and moe_block)
+FAMILIES += ("olmoe",)
+FAMILIES += ("qwen3_moe",)
+MOE_FAMILIES = ("mixtral", "olmoe", "qwen3_moe")  # a sparse mixture of experts for the MLP (see _moe_settings and moe_block)
 
 
 class Unsupported(ValueError):
@@ -191,6 +193,20 @@ DEFAULTS["mixtral"] = dict(vocab_size=32000, hidden_size=4096, intermediate_size
                            num_attention_heads=32, num_key_value_heads=8, head_dim=None, hidden_act="silu",
                            max_position_embeddings=4096 * 32, rms_norm_eps=1e-5, rope_theta=1e6, sliding_window=None,
                            rope_scaling=None, num_experts_per_tok=2, num_local_experts=8)
+# OLMoE (configuration_olmoe.py): norm_topk_prob false, 64 experts, 8 per token; clip_qkv None
+DEFAULTS["olmoe"] = dict(vocab_size=50304, hidden_size=2048, intermediate_size=2048, num_hidden_layers=16,
+                         num_attention_heads=16, num_key_value_heads=None, hidden_act="silu",
+                         max_position_embeddings=4096, rms_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
+                         attention_bias=False, clip_qkv=None, num_experts_per_tok=8, num_experts=64,
+                         norm_topk_prob=False)
+# Qwen3-MoE (configuration_qwen3_moe.py): Qwen3's attention; experts on every decoder_sparse_step-th layer
+# not in mlp_only_layers, moe_intermediate_size wide; the other layers a SwiGLU of intermediate_size
+DEFAULTS["qwen3_moe"] = dict(vocab_size=151936, hidden_size=2048, intermediate_size=6144, num_hidden_layers=24,
+                             num_attention_heads=32, num_key_value_heads=4, head_dim=None, hidden_act="silu",
+                             max_position_embeddings=32768, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+                             attention_bias=False, use_sliding_window=False, sliding_window=4096, max_window_layers=28,
+                             decoder_sparse_step=1, moe_intermediate_size=768, num_experts_per_tok=8, num_experts=128,
+                             norm_topk_prob=False, mlp_only_layers=None)
 # GPTBigCodeModel's tensor names -> the generic ones this file uses (Linear [out, in] weights throughout)
 BIGCODE_NAMES = (("wte.", "embed_tokens."), ("ln_f.", "norm."), (".ln_1.", ".input_layernorm."),
                  (".ln_2.", ".post_attention_layernorm."), (".attn.c_attn.", ".self_attn.c_attn."),
@@ -299,6 +315,11 @@ def settings(cfg):
         raise Unsupported("SmolLM3's use_sliding_window is not supported")
     if family == "stablelm" and c.get("use_parallel_residual"):
         raise Unsupported("StableLM's use_parallel_residual (attention and MLP on one norm) is not supported")
+    if family == "qwen3_moe" and c.get("use_sliding_window"):
+        raise Unsupported("Qwen3-MoE's use_sliding_window (windows past max_window_layers) is not supported")
+    if family == "olmoe" and c.get("clip_qkv") is not None:
+        # OlmoeAttention clamps q, k, v AFTER q_norm / k_norm (OLMo clamps the projections)
+        raise Unsupported("OLMoE's clip_qkv (clamping after the q/k norm) is not supported")
     if family == "cohere" and c.get("use_qk_norm"):
         raise Unsupported("Cohere's use_qk_norm (a per-head LayerNorm of q and k) is not supported")
     H = c["num_attention_heads"]
@@ -375,7 +396,7 @@ def settings(cfg):
         gemma = family.startswith("gemma")
         s.update(norm="rmsnorm_1p" if gemma else "rmsnorm", eps=c.get("rms_norm_eps"), mlp="gated", qkv="separate",
                  block="sandwich" if family in ("gemma2", "gemma3_text") else "pre", softcap=None,
-                 qk_norm={"qwen3": "rmsnorm", "gemma3_text": "rmsnorm_1p"}.get(family),
+                 qk_norm={"qwen3": "rmsnorm", "qwen3_moe": "rmsnorm", "gemma3_text": "rmsnorm_1p"}.get(family),
                  embed_scale=float(F32(math.sqrt(hidden))) if gemma else None)
         # activation: Gemma 1 reads hidden_act (hidden_activation is ignored since 4.48), Gemma 2/3
         # read hidden_activation, the others hidden_act
@@ -391,6 +412,8 @@ def settings(cfg):
                      residual_multiplier=float(c["residual_multiplier"]), mlp_bias=bool(c.get("mlp_bias", False)))
         if family in ("olmo2", "olmo3"):  # Olmo2Attention: q_norm(q_proj(x)) over heads * head_dim; post-norm block
             s.update(qk_norm="rmsnorm_whole", block="post")
+        if family == "olmoe":  # OlmoeAttention: OLMo 2's whole-projection q/k norm in Llama's pre-norm block
+            s.update(qk_norm="rmsnorm_whole")
         if family == "stablelm":  # StableLmAttention: q/k/v bias from use_qkv_bias, o_proj without
             # bias; qk_layernorm: StableLmLayerNormPerHead, one bias-free nn.LayerNorm(head_dim) per head
             s.update(norm="layernorm", eps=c["layer_norm_eps"], qkv_bias=bool(c["use_qkv_bias"]), o_bias=False,
@@ -470,6 +493,16 @@ def _moe_settings(family, c, L):
         return dict(n_experts=c["num_local_experts"], top_k=c["num_experts_per_tok"], norm_topk=True,
                     inter=c["intermediate_size"], layers=[True] * L, router="block_sparse_moe.gate",
                     experts="block_sparse_moe.experts.%d.", proj=("w1", "w3", "w2"))
+    if family == "olmoe":  # OlmoeSparseMoeBlock: renormalised only with norm_topk_prob; every layer
+        return dict(n_experts=c["num_experts"], top_k=c["num_experts_per_tok"], norm_topk=bool(c["norm_topk_prob"]),
+                    inter=c["intermediate_size"], layers=[True] * L, router="mlp.gate", experts="mlp.experts.%d.",
+                    proj=("gate_proj", "up_proj", "down_proj"))
+    if family == "qwen3_moe":  # Qwen3MoeDecoderLayer: a sparse block where (l + 1) % step == 0, l not mlp-only
+        dense, step, E = c["mlp_only_layers"] or [], c["decoder_sparse_step"], c["num_experts"]
+        return dict(n_experts=E, top_k=c["num_experts_per_tok"], norm_topk=bool(c["norm_topk_prob"]),
+                    inter=c["moe_intermediate_size"], router="mlp.gate", experts="mlp.experts.%d.",
+                    layers=[i not in dense and E > 0 and (i + 1) % step == 0 for i in range(L)],
+                    proj=("gate_proj", "up_proj", "down_proj"))
     raise Unsupported("no MoE settings for %s" % family)
 
 
@@ -1422,6 +1455,8 @@ def config_summary(m, n):
         c["parallel_residual"] = m["block"] == "parallel"
     if m["block"] == "parallel1":
         c["block"] = "x = x + attn(ln(x)) + mlp(ln(x)): one norm feeds both"
+    if m["qk_norm"] == "rmsnorm_whole":  # OLMoE too (its block is pre-norm)
+        att["qk_norm_whole"] = "rmsnorm"
     if m.get("clip_qkv") is not None:
         c["clip_qkv"] = m["clip_qkv"]
     if m["family"] == "olmo3":  # the shared reference's rope.per_layer: YaRN only on the full layers
