@@ -44,7 +44,7 @@ enum moe_experts {
 	MOE_EXPERTS_FUSED, /* every expert in one 3-D tensor per projection, stored in→out whatever the family's
 	                    * linear layout (bmm operands): gate and up side by side [E][hidden][2 inter] (gate
 	                    * first), down [E][inter][hidden] (Llama 4's experts.gate_up_proj, down_proj) */
-	/* later: fused 3-D tensors [E][in][out] (Llama 4, gpt-oss), a shared expert beside the routed ones */
+	/* later: gpt-oss's fused tensors (MXFP4 blocks) */
 };
 
 /* One expert: a gated MLP, down(act(gate x) · up x), hidden → inter → hidden. */
@@ -73,10 +73,12 @@ struct moe_config {
 	bool norm_topk;     /* renormalise the k weights to sum 1 */
 	int n_group, topk_group; /* sigmoid_groups: experts in n_group groups, topk_group of them kept */
 	float routed_scale; /* sigmoid_groups: the weights × routed_scaling_factor (float32, as torch) */
-	int shared_inter;   /* the shared experts' width (moe_intermediate × n_shared_experts); 0 = none */
+	int shared_inter;   /* the shared experts' width (moe_intermediate × n_shared_experts; Llama 4: the
+	                     * experts' own); 0 = none */
 	bool *layer_moe;    /* [n_layers] true where the layer routes: every decoder_sparse_step-th layer
-	                     * ((l + 1) % step == 0; step 1 = all) except mlp_only_layers; later DeepSeek's
-	                     * first_k_dense_replace, Llama 4's interleave_moe_layer_step */
+	                     * ((l + 1) % step == 0; step 1 = all; Llama 4's interleave_moe_layer_step),
+	                     * or exactly those moe_layers lists (Llama 4), except mlp_only_layers and
+	                     * DeepSeek's first_k_dense_replace */
 	struct moe_block *blocks; /* [n_layers] bound weights (experts NULL on dense layers) */
 };
 
