@@ -1,6 +1,7 @@
 /* bench.c -- `make bench`: load and forward-pass timings of bert-base- and gpt2-sized models with
  * random weights in the real shapes, against this machine's measured sgemm rate; then BF16 models of
- * the real shapes of Qwen2.5-0.5B, Llama-3.2-1B and Llama-3.1-8B (generated once into a cache folder),
+ * the real shapes of Qwen2.5-0.5B, Llama-3.2-1B, Llama-3.1-8B and the mixtures of experts OLMoE-1B-7B
+ * and gpt-oss-20b (MXFP4 experts) (generated once into a cache folder),
  * each measured in a child process: load, forward at 32 and 128 tokens, peak memory beyond the
  * mapped weights; and a whole `attnscope --dump` of a GPT-2-sized F32 file with an unaligned header.
  * Prints figures and the targets; it never fails on speed (speed is measured, not asserted). */
@@ -62,6 +63,8 @@ struct spec {
 struct tensor_spec {
 	char name[96];
 	int64_t d0, d1; /* d1 = 0 for vectors */
+	int64_t d2, d3; /* more dimensions (MXFP4 blocks: [experts, rows, blocks, 16]), 0 = none */
+	int u8;         /* U8 (MXFP4 blocks and scales) instead of BF16 (the real shapes) */
 };
 
 static int tensor_list(const struct spec *s, struct tensor_spec *ts)
@@ -584,20 +587,38 @@ static void remove_dir(const char *dir)
 
 /* ---- modern models of real shapes, in BF16 ---- */
 
+/* How the checkpoint names its tensors and what its MLP is. */
+enum real_arch {
+	REAL_LLAMA, /* Llama / Qwen2: a dense SwiGLU MLP */
+	REAL_OLMOE, /* OLMoE: the Llama block with whole-projection q/k norms, experts mlp.experts.{E}.* */
+	REAL_GPTOSS, /* gpt-oss: biases, sinks, fused MXFP4 experts (U8 blocks and scales) */
+};
+
 struct real_spec {
 	const char *name, *model_type, *ref_tokenizer; /* ref_tokenizer: a folder of the shared reference */
-	int hidden, layers, heads, kv_heads, head_dim, inter, vocab, maxpos;
+	int hidden, layers, heads, kv_heads, head_dim, inter, vocab, maxpos; /* inter: an expert's, for MoE */
 	int tied, qkv_bias;
 	double rope_theta, rms_eps, llama3_factor; /* llama3_factor 0 = no rope_scaling */
 	double target_load, target_fwd32, target_rss; /* seconds, seconds, GB; 0 = no target */
+	enum real_arch arch;
+	int experts, topk; /* a mixture of experts: experts per layer, experts per token */
 };
 
 static const struct real_spec real_specs[] = {
-	{"Qwen2.5-0.5B", "qwen2", "qwen2-tiny", 896, 24, 14, 2, 64, 4864, 151936, 32768, 1, 1, 1e6, 1e-6, 0, 0, 0, 0},
+	{"Qwen2.5-0.5B", "qwen2", "qwen2-tiny", 896, 24, 14, 2, 64, 4864, 151936, 32768, 1, 1, 1e6, 1e-6, 0, 0, 0, 0,
+	 REAL_LLAMA, 0, 0},
 	{"Llama-3.2-1B", "llama", "llama-tiny-gqa", 2048, 16, 32, 8, 64, 8192, 128256, 131072, 1, 0, 5e5, 1e-5, 32,
-	 1.0, 1.0, 0},
+	 1.0, 1.0, 0, REAL_LLAMA, 0, 0},
 	{"Llama-3.1-8B", "llama", "llama-tiny-gqa", 4096, 32, 32, 8, 128, 14336, 128256, 131072, 0, 0, 5e5, 1e-5, 8, 0, 0,
-	 2.0},
+	 2.0, REAL_LLAMA, 0, 0},
+	/* OLMoE-1B-7B-0924: 6.9 B parameters, 1.3 B active (8 of 64 experts); issue 20's targets: load <= 2 s,
+	 * 32 tokens <= 5 s on 2 cores, <= 2 GB beyond the mapped weights, touching only the experts used. */
+	{"OLMoE-1B-7B", "olmoe", "olmoe-tiny", 2048, 16, 16, 16, 128, 1024, 50304, 4096, 0, 0, 1e4, 1e-5, 0, 2.0, 5.0,
+	 2.0, REAL_OLMOE, 64, 8},
+	/* gpt-oss-20b: 21 B parameters, 3.6 B active (4 of 32 experts), experts in MXFP4 (about 13 GB); the
+	 * same targets. */
+	{"gpt-oss-20b", "gpt_oss", "gptoss-tiny", 2880, 24, 64, 8, 64, 2880, 201088, 131072, 0, 1, 150000, 1e-5, 0, 2.0,
+	 5.0, 2.0, REAL_GPTOSS, 32, 4},
 };
 
 /* Name and shape of every tensor of a Llama/Qwen2 checkpoint of shape R (d1 = 0: a vector). */
@@ -605,9 +626,60 @@ static int real_tensors(const struct real_spec *r, struct tensor_spec *ts)
 {
 	int n = 0, H = r->hidden, QD = r->heads * r->head_dim, KD = r->kv_heads * r->head_dim, IN = r->inter;
 	char nm[96];
-#define ADD(nm_, a, b) (snprintf(ts[n].name, sizeof ts[n].name, "%s", nm_), ts[n].d0 = (a), ts[n].d1 = (b), n++)
+#define ADD4(nm_, a, b, c, d, byte)                                                                          \
+	(snprintf(ts[n].name, sizeof ts[n].name, "%s", nm_), ts[n].d0 = (a), ts[n].d1 = (b), ts[n].d2 = (c),           \
+	 ts[n].d3 = (d), ts[n].u8 = (byte), n++)
+#define ADD(nm_, a, b) ADD4(nm_, a, b, 0, 0, 0)
 	ADD("model.embed_tokens.weight", r->vocab, H);
-	for (int l = 0; l < r->layers; l++) {
+	for (int l = 0; l < r->layers && r->arch == REAL_GPTOSS; l++) {
+		struct {
+			const char *n;
+			int64_t a, b;
+		} t[] = {{"input_layernorm.weight", H, 0},   {"self_attn.q_proj.weight", QD, H},
+			 {"self_attn.q_proj.bias", QD, 0},   {"self_attn.k_proj.weight", KD, H},
+			 {"self_attn.k_proj.bias", KD, 0},   {"self_attn.v_proj.weight", KD, H},
+			 {"self_attn.v_proj.bias", KD, 0},   {"self_attn.o_proj.weight", H, QD},
+			 {"self_attn.o_proj.bias", H, 0},    {"self_attn.sinks", r->heads, 0},
+			 {"post_attention_layernorm.weight", H, 0}, {"mlp.router.weight", r->experts, H},
+			 {"mlp.router.bias", r->experts, 0}, {"mlp.experts.gate_up_proj_bias", r->experts, 2 * IN},
+			 {"mlp.experts.down_proj_bias", r->experts, H}};
+		for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+			snprintf(nm, sizeof nm, "model.layers.%d.%s", l, t[i].n);
+			ADD(nm, t[i].a, t[i].b);
+		}
+		/* MXFP4: 32 values a block, two a byte, one power-of-two scale a block */
+		snprintf(nm, sizeof nm, "model.layers.%d.mlp.experts.gate_up_proj_blocks", l);
+		ADD4(nm, r->experts, 2 * IN, H / 32, 16, 1);
+		snprintf(nm, sizeof nm, "model.layers.%d.mlp.experts.gate_up_proj_scales", l);
+		ADD4(nm, r->experts, 2 * IN, H / 32, 0, 1);
+		snprintf(nm, sizeof nm, "model.layers.%d.mlp.experts.down_proj_blocks", l);
+		ADD4(nm, r->experts, H, IN / 32, 16, 1);
+		snprintf(nm, sizeof nm, "model.layers.%d.mlp.experts.down_proj_scales", l);
+		ADD4(nm, r->experts, H, IN / 32, 0, 1);
+	}
+	for (int l = 0; l < r->layers && r->arch == REAL_OLMOE; l++) {
+		struct {
+			const char *n;
+			int64_t a, b;
+		} t[] = {{"input_layernorm.weight", H, 0},   {"self_attn.q_proj.weight", QD, H},
+			 {"self_attn.k_proj.weight", KD, H}, {"self_attn.v_proj.weight", KD, H},
+			 {"self_attn.o_proj.weight", H, QD}, {"self_attn.q_norm.weight", QD, 0},
+			 {"self_attn.k_norm.weight", KD, 0}, {"post_attention_layernorm.weight", H, 0},
+			 {"mlp.gate.weight", r->experts, H}};
+		for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+			snprintf(nm, sizeof nm, "model.layers.%d.%s", l, t[i].n);
+			ADD(nm, t[i].a, t[i].b);
+		}
+		for (int e = 0; e < r->experts; e++) {
+			snprintf(nm, sizeof nm, "model.layers.%d.mlp.experts.%d.gate_proj.weight", l, e);
+			ADD(nm, IN, H);
+			snprintf(nm, sizeof nm, "model.layers.%d.mlp.experts.%d.up_proj.weight", l, e);
+			ADD(nm, IN, H);
+			snprintf(nm, sizeof nm, "model.layers.%d.mlp.experts.%d.down_proj.weight", l, e);
+			ADD(nm, H, IN);
+		}
+	}
+	for (int l = 0; l < r->layers && r->arch == REAL_LLAMA; l++) {
 		struct {
 			const char *n;
 			int64_t a, b;
@@ -628,26 +700,34 @@ static int real_tensors(const struct real_spec *r, struct tensor_spec *ts)
 	if (!r->tied)
 		ADD("lm_head.weight", r->vocab, H);
 #undef ADD
+#undef ADD4
 	return n;
+}
+
+#define REAL_TENSORS_MAX 8192 /* OLMoE: 16 layers of 9 + 3 × 64 tensors */
+
+static uint64_t real_tensor_count(const struct tensor_spec *t)
+{
+	return (uint64_t)t->d0 * (t->d1 ? t->d1 : 1) * (t->d2 ? t->d2 : 1) * (t->d3 ? t->d3 : 1);
 }
 
 static uint64_t real_file_size(const struct real_spec *r, size_t *header_len, char **header)
 {
-	static struct tensor_spec ts[1024];
+	static struct tensor_spec ts[REAL_TENSORS_MAX];
 	int n = real_tensors(r, ts);
 	char *h = malloc(1 << 20);
 	size_t hl = sprintf(h, "{\"__metadata__\":{\"format\":\"pt\"}");
 	uint64_t off = 0;
 	for (int i = 0; i < n; i++) {
-		uint64_t count = (uint64_t)ts[i].d0 * (ts[i].d1 ? ts[i].d1 : 1);
-		char shape[64];
-		if (ts[i].d1)
-			snprintf(shape, sizeof shape, "%lld,%lld", (long long)ts[i].d0, (long long)ts[i].d1);
-		else
-			snprintf(shape, sizeof shape, "%lld", (long long)ts[i].d0);
-		hl += sprintf(h + hl, ",\"%s\":{\"dtype\":\"BF16\",\"shape\":[%s],\"data_offsets\":[%llu,%llu]}", ts[i].name,
-			      shape, (unsigned long long)off, (unsigned long long)(off + 2 * count));
-		off += 2 * count;
+		uint64_t bytes = real_tensor_count(&ts[i]) * (ts[i].u8 ? 1 : 2);
+		char shape[96];
+		int sl = snprintf(shape, sizeof shape, "%lld", (long long)ts[i].d0);
+		const int64_t more[3] = {ts[i].d1, ts[i].d2, ts[i].d3};
+		for (int d = 0; d < 3 && more[d]; d++)
+			sl += snprintf(shape + sl, sizeof shape - (size_t)sl, ",%lld", (long long)more[d]);
+		hl += sprintf(h + hl, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%s],\"data_offsets\":[%llu,%llu]}", ts[i].name,
+			      ts[i].u8 ? "U8" : "BF16", shape, (unsigned long long)off, (unsigned long long)(off + bytes));
+		off += bytes;
 	}
 	h[hl++] = '}';
 	while ((8 + hl) % 8)
@@ -660,27 +740,50 @@ static uint64_t real_file_size(const struct real_spec *r, size_t *header_len, ch
 	return 8 + hl + off;
 }
 
-/* Plausible random BF16 weights: |w| in [2^-8, 2^-4), random sign; norm gains near 1. Written in
- * large blocks, so the 16 GB of the 8 B shape take about as long as the disk needs. */
+static uint64_t real_rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+/* Plausible random weights: BF16 |w| in [2^-8, 2^-4) with a random sign, norm gains near 1; MXFP4
+ * blocks of random E2M1 pairs and scales 2^-8 .. 2^-6 (so |w| <= 6 · 2^-6). Written in large blocks,
+ * so the 16 GB of the 8 B shape take about as long as the disk needs. */
 static int real_write_weights(const struct real_spec *r, FILE *fp)
 {
-	static struct tensor_spec ts[1024];
+	static struct tensor_spec ts[REAL_TENSORS_MAX];
 	int n = real_tensors(r, ts);
 	size_t cap = 4u << 20;
 	uint16_t *buf = malloc(cap * 2);
 	if (!buf)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		uint64_t count = (uint64_t)ts[i].d0 * (ts[i].d1 ? ts[i].d1 : 1);
-		int gain = !ts[i].d1 && strstr(ts[i].name, "norm");
+		uint64_t count = real_tensor_count(&ts[i]);
+		int gain = !ts[i].d1 && strstr(ts[i].name, "norm"), scales = ts[i].u8 && strstr(ts[i].name, "_scales");
 		for (uint64_t done = 0; done < count;) {
 			size_t chunk = count - done < cap ? (size_t)(count - done) : cap;
+			if (ts[i].u8) { /* one byte a value: the buffer as bytes */
+				uint8_t *b = (uint8_t *)buf;
+				for (size_t j = 0; j < chunk; j += 8) {
+					uint64_t v = real_rng();
+					for (size_t k = 0; k < 8 && j + k < chunk; k++) {
+						uint8_t x = (uint8_t)(v >> (8 * k));
+						b[j + k] = scales ? (uint8_t)(119 + x % 3) : x;
+					}
+				}
+				if (fwrite(b, 1, chunk, fp) != chunk) {
+					free(buf);
+					return -1;
+				}
+				done += chunk;
+				continue;
+			}
 			for (size_t j = 0; j < chunk; j += 4) {
-				rng_state ^= rng_state << 13;
-				rng_state ^= rng_state >> 7;
-				rng_state ^= rng_state << 17;
+				uint64_t r4 = real_rng();
 				for (size_t k = 0; k < 4 && j + k < chunk; k++) {
-					uint16_t v = (uint16_t)(rng_state >> (16 * k));
+					uint16_t v = (uint16_t)(r4 >> (16 * k));
 					buf[j + k] = gain ? (uint16_t)(0x3f80 | (v & 0x0f))
 							  : (uint16_t)((v & 0x8000) | ((0x77 + ((v >> 7) & 3)) << 7) | (v & 0x7f));
 				}
@@ -762,6 +865,21 @@ static int real_prepare(const struct real_spec *r, const char *dir, char *reason
 		    "\"tie_word_embeddings\":%s,\"torch_dtype\":\"bfloat16\"",
 		r->model_type, r->hidden, r->layers, r->heads, r->kv_heads, r->head_dim, r->inter, r->vocab, r->maxpos,
 		r->rope_theta, r->rms_eps, r->tied ? "true" : "false");
+	if (r->arch == REAL_OLMOE) /* OLMoE-1B-7B-0924's: the softmax probabilities of the top 8, not renormalised */
+		fprintf(fp, ",\"num_experts\":%d,\"num_experts_per_tok\":%d,\"norm_topk_prob\":false,\"clip_qkv\":null",
+			r->experts, r->topk);
+	if (r->arch == REAL_GPTOSS) { /* gpt-oss-20b's config.json, but for its shape */
+		fprintf(fp, ",\"attention_bias\":true,\"sliding_window\":128,\"num_local_experts\":%d,"
+			    "\"num_experts_per_tok\":%d,\"experts_per_token\":%d,\"swiglu_limit\":7.0,"
+			    "\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":32.0,\"beta_fast\":32.0,\"beta_slow\":1.0,"
+			    "\"truncate\":false,\"original_max_position_embeddings\":4096},"
+			    "\"quantization_config\":{\"quant_method\":\"mxfp4\",\"modules_to_not_convert\":[\"model.layers.*.self_attn\","
+			    "\"model.layers.*.mlp.router\",\"model.embed_tokens\",\"lm_head\"]},\"layer_types\":[",
+			r->experts, r->topk, r->topk);
+		for (int l = 0; l < r->layers; l++)
+			fprintf(fp, "%s\"%s\"", l ? "," : "", l % 2 ? "full_attention" : "sliding_attention");
+		fprintf(fp, "]");
+	}
 	if (r->llama3_factor > 0)
 		fprintf(fp, ",\"rope_scaling\":{\"rope_type\":\"llama3\",\"factor\":%g,\"low_freq_factor\":1.0,"
 			    "\"high_freq_factor\":4.0,\"original_max_position_embeddings\":8192}",
@@ -837,8 +955,9 @@ static long mapped_rss_kb(const char *needle)
 static double real_flops(const struct real_spec *r, int n)
 {
 	double H = r->hidden, QD = (double)r->heads * r->head_dim, KD = (double)r->kv_heads * r->head_dim, IN = r->inter;
-	double per_layer = 2.0 * n * H * (QD + 2 * KD) + 2.0 * n * QD * H + 2.0 * 3 * n * H * IN +
-			   2.0 * 2 * (double)n * n * QD;
+	double mlp_width = r->experts ? (double)r->topk * IN : IN; /* a token runs through top-k experts */
+	double per_layer = 2.0 * n * H * (QD + 2 * KD) + 2.0 * n * QD * H + 2.0 * 3 * n * H * mlp_width +
+			   2.0 * 2 * (double)n * n * QD + 2.0 * n * H * r->experts;
 	return per_layer * r->layers;
 }
 
@@ -934,6 +1053,10 @@ static int real_child(const struct real_spec *r, const char *dir, int first_only
 	}
 	long hwm = status_kb("VmHWM"), mapped = mapped_rss_kb(dir);
 	double beyond = (hwm - mapped) / 1048576.0;
+	size_t hl;
+	if (r->experts) /* only the experts some token went to are read */
+		printf("  mapped weights resident after the runs: %.2f GB of the %.2f GB file\n", mapped / 1048576.0,
+		       real_file_size(r, &hl, NULL) / 1e9);
 	printf("  peak RSS %.2f GB, of which mapped weights resident %.2f GB: %.2f GB beyond the mapped weights%s;\n"
 	       "  float32 cache holds %.0f MB (ATTNSCOPE_WEIGHT_CACHE; none by default)\n",
 	       hwm / 1048576.0, mapped / 1048576.0, beyond, vs_target(beyond, r->target_rss, tb, sizeof tb, "GB"),
@@ -972,8 +1095,11 @@ static void bench_real(const char *only)
 		if (only && strcmp(only, r->name) != 0)
 			continue;
 		snprintf(dir, sizeof dir, "%s/%s", cache, r->name);
-		printf("%s-shaped (hidden %d, %d layers, %d heads, %d kv heads, intermediate %d, vocab %d; %.1f GB BF16)\n",
-		       r->name, r->hidden, r->layers, r->heads, r->kv_heads, r->inter, r->vocab,
+		char experts[64] = "";
+		if (r->experts)
+			snprintf(experts, sizeof experts, " of %d experts, %d per token", r->experts, r->topk);
+		printf("%s-shaped (hidden %d, %d layers, %d heads, %d kv heads, intermediate %d%s, vocab %d; %.1f GB BF16)\n",
+		       r->name, r->hidden, r->layers, r->heads, r->kv_heads, r->inter, experts, r->vocab,
 		       real_file_size(r, &hl, NULL) / 1e9);
 		fflush(stdout);
 		if (real_prepare(r, dir, reason, sizeof reason) < 0) {

@@ -72,6 +72,8 @@ want=$(jq -r '.moe_topk[1][3] as $e | .moe_weights[1][3] as $w | range($e | leng
 	awk '{ printf "%s%d (%.2f)", (NR > 1 ? ", " : "experts "), $1, $2 }')
 "$BIN" -m "$M/mixtral-moe" --print heatmap --layer 1 --token 3 --width 110 --color never "$TEXT" >"$TMP/out" 2>&1
 expect_eq "heatmap panel: the query's experts" "$(sed -n 's/.*\(experts [0-9].*[0-9])\).*/\1/p' "$TMP/out" | head -1)" "$want"
+"$BIN" -m "$M/mixtral-moe" --print neuron --layer 1 --token 3 --width 200 --color never "$TEXT" >"$TMP/out" 2>&1
+expect_grep "neuron view: the query's experts" "$TMP/out" "query .* (token 3) · $want · d = "
 "$BIN" -m "$M/llama-gqa" --print heatmap --width 110 --color never "$TEXT" >"$TMP/out" 2>&1
 expect_eq "a dense model names no experts" "$(grep -c 'experts' "$TMP/out")" 0
 # A long text: more tips than the vector plot can tell apart become a density; only A and B stay

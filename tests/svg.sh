@@ -39,6 +39,19 @@ expect_grep "the colour bar's ends" "$TMP/bert-mini-heatmap.svg" '>linear</text>
 expect_eq "the picture is the canvas: 100 columns of 9 px" \
 	"$(sed -n 's/^<svg .* width="\([0-9]*\)" height=.*/\1/p' "$TMP/bert-mini-heatmap.svg")" 900
 
+# The head view as a picture is bertviz's: tokens in two columns and a line per head and key in the head's
+# colour with the weight as its opacity; one line per weight above 0.005 of the selected token's row.
+"$BIN" -m "$M/bert-mini" --print headview --format svg --layer 1 --token 3 --width 100 "$TEXT" >"$TMP/hv.svg" 2>/dev/null
+"$BIN" -m "$M/bert-mini" --dump json --layer 1 "$TEXT" >"$TMP/hv.json" 2>/dev/null
+expect_eq "head view lines = weights above 0.005" "$(grep -c '^<path d="M' "$TMP/hv.svg")" \
+	"$(jq '[.attentions[0][][3][] | select(. > 0.005)] | length' "$TMP/hv.json")"
+expect_eq "head view opacities = weights (sum)" \
+	"$(sed -n 's/^<path d="M[^"]*" stroke="#[0-9a-f]*" stroke-opacity="\([0-9.]*\)".*/\1/p' "$TMP/hv.svg" | awk '{ s += $1 } END { printf "%.2f", s }')" \
+	"$(jq '[.attentions[0][][3][] | select(. > 0.005)] | add' "$TMP/hv.json" | awk '{ printf "%.2f", $1 }')"
+"$BIN" -m "$M/bert-mini" --print headview --format svg --layer 1 --width 100 "$TEXT" >"$TMP/hv-all.svg" 2>/dev/null
+expect_eq "head view of every token: all rows' lines" "$(grep -c '^<path d="M' "$TMP/hv-all.svg")" \
+	"$(jq '[.attentions[0][][][] | select(. > 0.005)] | length' "$TMP/hv.json")"
+
 # Pixels: the SVG's rendering against the 24-bit terminal output of the same view, cell by cell.
 pixels() { # NAME ARGS...: render both ways (of $TEXT) and compare
 	name=$1

@@ -27,6 +27,7 @@ void canvas_free(struct canvas *cv)
 	if (!cv)
 		return;
 	free(cv->cells);
+	free(cv->lines);
 	free(cv);
 }
 
@@ -50,6 +51,7 @@ int canvas_resize(struct canvas *cv, int w, int h)
 void canvas_clear(struct canvas *cv, struct style st)
 {
 	cv->clip = (struct rect){0, 0, cv->w, cv->h};
+	cv->n_lines = 0;
 	for (size_t i = 0; i < (size_t)cv->w * cv->h; i++)
 		cv->cells[i] = (struct cell){' ', st.fg, st.bg, st.attr};
 }
@@ -406,4 +408,20 @@ void canvas_write(const struct canvas *cv, FILE *out, bool ansi)
 	if (s)
 		fputs(s, out);
 	free(s);
+}
+
+int canvas_line(struct canvas *cv, float x0, float y0, float x1, float y1, uint32_t rgb, float opacity)
+{
+	if (!cv->vectors)
+		return 0;
+	if (cv->n_lines == cv->cap_lines) {
+		int cap = cv->cap_lines ? 2 * cv->cap_lines : 256;
+		struct canvas_line *l = realloc(cv->lines, (size_t)cap * sizeof *l);
+		if (!l)
+			return -1;
+		cv->lines = l;
+		cv->cap_lines = cap;
+	}
+	cv->lines[cv->n_lines++] = (struct canvas_line){x0, y0, x1, y1, rgb & 0xffffff, opacity};
+	return 0;
 }

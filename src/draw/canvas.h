@@ -25,11 +25,23 @@ struct rect {
 	int x, y, w, h;
 };
 
+/* A straight line between points in cell units (x across, y down; 0.5 is a cell's middle), for
+ * pictures only: an SVG figure draws it, the terminal never does (canvas_line). */
+struct canvas_line {
+	float x0, y0, x1, y1;
+	uint32_t rgb;    /* its exact colour */
+	float opacity;   /* 0..1 */
+};
+
 struct canvas {
 	int w, h;
 	struct cell *cells;         /* [h][w] */
 	const struct palette *pal;  /* colours and glyph capabilities; not owned */
 	struct rect clip;           /* drawing outside is discarded */
+	bool vectors;               /* drawn for a picture (svg.h): views may add lines a character grid
+	                             * cannot show (the head view's bertviz lines) */
+	struct canvas_line *lines;  /* [n_lines] in drawing order */
+	int n_lines, cap_lines;
 };
 
 /* Glyphs with an ASCII stand-in for non-UTF-8 locales. */
@@ -76,6 +88,9 @@ int canvas_text_width(const struct canvas *cv, const char *text);
 /* Like canvas_text with printf formatting. */
 int canvas_printf(struct canvas *cv, int x, int y, int maxw, struct style st, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
+
+/* Add a line for a picture (a canvas with vectors; nothing otherwise); -1 when out of memory. */
+int canvas_line(struct canvas *cv, float x0, float y0, float x1, float y1, uint32_t rgb, float opacity);
 
 /* Outline R with a box (line glyphs, or + - | without UTF-8). */
 void canvas_box(struct canvas *cv, struct rect r, struct style st);

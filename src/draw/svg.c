@@ -255,6 +255,12 @@ int svg_write(const struct canvas *cv, FILE *out)
 		svg_shapes(cv, out, y);
 		svg_text(cv, out, y);
 	}
+	/* Lines only a picture shows (canvas_line), over the cells. */
+	for (int i = 0; i < cv->n_lines; i++) {
+		const struct canvas_line *l = &cv->lines[i];
+		fprintf(out, "<path d=\"M%.2f %.2fL%.2f %.2f\" stroke=\"#%06x\" stroke-opacity=\"%.3f\" stroke-width=\"2\"/>\n",
+			l->x0 * SVG_CELL_W, l->y0 * SVG_CELL_H, l->x1 * SVG_CELL_W, l->y1 * SVG_CELL_H, l->rgb, l->opacity);
+	}
 	fputs("</svg>\n", out);
 	return fflush(out) || ferror(out) ? -1 : 0;
 }

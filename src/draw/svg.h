@@ -11,7 +11,8 @@
  *  - braille dots (lines in the scatters) are small circles;
  *  - everything else is text (searchable, selectable), in runs of one style with each character's
  *    x given, so that a run keeps to the grid whatever the reader's monospace font;
- *  - the font is the generic family "monospace"; bold, underline and dim are SVG attributes.
+ *  - the font is the generic family "monospace"; bold, underline and dim are SVG attributes;
+ *  - lines a view adds for pictures (canvas_line: the head view's bertviz lines) are paths over it.
  * The output depends only on the canvas: the same picture gives the same bytes. */
 #ifndef ATTNSCOPE_SVG_H
 #define ATTNSCOPE_SVG_H

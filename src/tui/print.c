@@ -174,18 +174,21 @@ static void print_ctx_init(struct view_ctx *ctx, const struct ui_options *o, con
 }
 
 /* The top view of CTX (V) drawn at its natural size, WIDTH columns, in PAL under a header line and
- * (with a trace) the token strip, and the second text's strip when comparing; NULL on OOM. */
-static struct canvas *print_canvas(struct view_ctx *ctx, const struct view *v, const struct palette *pal, int width)
+ * (with a trace) the token strip, and the second text's strip when comparing; VECTORS: for a picture
+ * (canvas.vectors). NULL on OOM. */
+static struct canvas *print_canvas(struct view_ctx *ctx, const struct view *v, const struct palette *pal, int width,
+				   bool vectors)
 {
 	const struct trace *t = ctx->trace, *tb = ctx->compare;
 	void *state = ctx->state[ctx->depth - 1];
-	struct canvas probe = {.w = width, .h = 1, .pal = pal};
+	struct canvas probe = {.w = width, .h = 1, .pal = pal, .vectors = vectors};
 	int strip_h = t ? tokstrip_rows(&probe, t, width) : -1, strip_b = t && tb ? 1 + tokstrip_rows(&probe, tb, width) : 0;
 	int view_h = v->height(state, ctx, &probe, width);
 	int height = 1 + 1 + strip_h + strip_b + 1 + view_h;
 	struct canvas *cv = canvas_new(width, height, pal);
 	if (!cv)
 		return NULL;
+	cv->vectors = vectors;
 	canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
 	if (t) {
 		print_header(cv, t, ctx, v->name);
@@ -207,7 +210,7 @@ static struct canvas *print_canvas(struct view_ctx *ctx, const struct view *v, c
 static int print_draw(struct view_ctx *ctx, const struct print_setup *p, const struct ui_options *o, FILE *out,
 		      struct err *e)
 {
-	struct canvas *cv = print_canvas(ctx, p->v, &p->pal, output_width(o, out));
+	struct canvas *cv = print_canvas(ctx, p->v, &p->pal, output_width(o, out), o->svg);
 	if (!cv)
 		return err_set(e, "out of memory");
 	if (o->svg)
@@ -240,7 +243,7 @@ int print_export_svg(const struct view_ctx *live, const struct theme *th, int wi
 	struct view_ctx ctx = *live; /* the view's own state, drawn whole as --print draws it */
 	ctx.print = true;
 	ctx.message[0] = 0;
-	struct canvas *cv = print_canvas(&ctx, v, &pal, width);
+	struct canvas *cv = print_canvas(&ctx, v, &pal, width, true);
 	if (!cv)
 		return err_set(e, "out of memory");
 	FILE *f = fopen(path, "wx");

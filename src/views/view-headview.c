@@ -85,12 +85,95 @@ static double *hv_weights(const struct headview_state *s, const struct view_ctx 
 	return w;
 }
 
+/* The head view for a picture (canvas.vectors, an SVG figure): bertviz's own drawing. The tokens in
+ * two columns, the attending side left and the attended right; for every head switched on, a line
+ * from i to j in the head's colour whose opacity is the weight: the selected (or marked) token's
+ * lines, or every token's when none is selected. */
+static void hv_draw_lines(struct headview_state *s, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	const struct trace *t = ctx->trace;
+	int n = t->n, H = t->n_heads, qw = 3;
+	char lab[256];
+	for (int j = 0; j < n; j++) {
+		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
+		int w = canvas_text_width(cv, lab) + 1;
+		qw = w > qw ? w : qw;
+	}
+	qw = qw > HV_LABEL_MAX + 1 ? HV_LABEL_MAX + 1 : qw;
+	int gap = area.w - 2 * qw;
+	gap = gap > 40 ? 40 : gap < 8 ? 8 : gap;
+	int rx = area.x + qw + gap, y0 = area.y + 2;
+	bool all = ctx->token < 0 && !ctx->n_marks;
+	int sel = anaview_token(ctx), on = 0;
+	for (int h = 0; h < H; h++)
+		on += hv_head_on(s, h);
+	char what[300] = "every token's attention";
+	if (!all) {
+		if (ctx->n_marks)
+			marks_label(ctx, cv->pal->utf8, lab, sizeof lab);
+		else
+			tokstrip_label(t, sel, cv->pal->utf8, lab, sizeof lab);
+		snprintf(what, sizeof what, "attention %s %s", s->received ? "received by" : "given by", lab);
+	}
+	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
+		      "head view %s layer %d %s %s %s %d of %d heads, line opacity = weight", anaview_dot(cv), ctx->layer,
+		      anaview_dot(cv), what, anaview_dot(cv), on, H);
+	for (int h = 0, x = area.x; h < H && x < area.x + area.w; h++) { /* the heads' colours */
+		char hd[16];
+		snprintf(hd, sizeof hd, "%sH%d ", hv_head_on(s, h) ? "" : "-", h);
+		struct style st = canvas_role(cv, hv_head_on(s, h) ? ROLE_LABEL : ROLE_DIM);
+		if (hv_head_on(s, h) && chart_category(cv, h) != COLOR_DEFAULT)
+			st.fg = chart_category(cv, h);
+		x += canvas_text(cv, x, area.y + 1, area.x + area.w - x, hd, st);
+	}
+	int row[n > 0 ? n : 1]; /* each token's row, -1 when hidden */
+	for (int j = 0, r = 0; j < n; j++) {
+		row[j] = ctx->hide_special && t->special[j] ? -1 : r++;
+		if (row[j] < 0)
+			continue;
+		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
+		bool hl = !all && (j == sel || marks_has(ctx, j));
+		struct style sq = canvas_role(cv, hl ? ROLE_TOKEN_SEL : t->special[j] ? ROLE_SPECIAL : ROLE_QUERY);
+		struct style sk = canvas_role(cv, hl ? ROLE_TOKEN_SEL : t->special[j] ? ROLE_SPECIAL : ROLE_KEY);
+		int w = canvas_text_width(cv, lab);
+		canvas_text(cv, area.x + qw - 1 - (w < qw - 1 ? w : qw - 1), y0 + row[j], qw - 1, lab, sq);
+		canvas_text(cv, rx, y0 + row[j], qw - 1, lab, sk);
+	}
+	struct headview_state given = *s; /* every token's lines: each row as it gives */
+	given.received = false;
+	for (int i = 0; i < n; i++) { /* one token's lines at a time: i attends (given), or is attended */
+		if (row[i] < 0 || (!all && i != sel))
+			continue;
+		double *wt = hv_weights(all ? &given : s, ctx, i);
+		for (int h = 0; h < H && wt; h++) {
+			if (!hv_head_on(s, h))
+				continue;
+			uint32_t rgb = chart_category(cv, h);
+			for (int j = 0; j < n; j++) {
+				double w = wt[(size_t)h * n + j];
+				if (row[j] < 0 || !(w > 0.005))
+					continue;
+				int from = s->received && !all ? j : i, to = s->received && !all ? i : j;
+				if (canvas_line(cv, (float)(area.x + qw) - 0.5f, (float)(y0 + row[from]) + 0.5f, (float)rx - 0.5f,
+						(float)(y0 + row[to]) + 0.5f, rgb, (float)(w > 1 ? 1 : w)) < 0)
+					break;
+			}
+		}
+		free(wt);
+	}
+}
+
 static void headview_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct headview_state *s = state;
 	struct rect old;
 	if (!anaview_begin(ctx, cv, area, &old))
 		return;
+	if (cv->vectors) {
+		hv_draw_lines(s, ctx, cv, area);
+		canvas_clip(cv, old);
+		return;
+	}
 	const struct trace *t = ctx->trace;
 	int n = t->n, H = t->n_heads, sel = anaview_token(ctx);
 	char lab[256], sel_lab[256], which[32];

@@ -118,9 +118,12 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 	if (t->rotary)
 		snprintf(rot, sizeof rot, " %s q, k %s%s", dot, shapedesc_rotary_at(t, ctx->layer, ctx->qk_before_rotary),
 			 ctx->qk_before_rotary && !shapedesc_nope(t, ctx->layer) ? " (not the scores)" : "");
+	char experts[160], ex[168] = ""; /* a mixture of experts: where this layer's MLP sent the query token */
+	if (shapedesc_experts(t, ctx->layer, qi, experts, sizeof experts)[0])
+		snprintf(ex, sizeof ex, " %s %s", dot, experts);
 	canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_TITLE),
-		      "neuron view %s layer %d head %d%s%s %s query %s (token %d) %s d = %d%s%s", dot, ctx->layer,
-		      ctx->head, kvd[0] ? ", " : "", kvd, dot, lab, qi, dot, d, alibi_title, rot);
+		      "neuron view %s layer %d head %d%s%s %s query %s (token %d)%s %s d = %d%s%s", dot, ctx->layer,
+		      ctx->head, kvd[0] ? ", " : "", kvd, dot, lab, qi, ex, dot, d, alibi_title, rot);
 	int qw = 4;
 	for (int j = 0; j < n; j++) {
 		tokstrip_label(t, j, cv->pal->utf8, lab, sizeof lab);
