@@ -250,6 +250,18 @@ for change in ({"intermediate_size": 64}, {"hidden_size": 64}, {"num_local_exper
                {"quantization_config": None}, {"swiglu_limit": 0.0}, {"layer_types": None},
                {"rope_scaling": dict(json.loads(cfg)["rope_scaling"], truncate=True)}):
     seed("fuzz_modeldir", bytes([28]) + js(dict(json.loads(cfg), **change)))
+# Llama 4 (selector 30): as is (dense layer 0 with chunks, MoE layer 1 NoPE with temperature tuning); every
+# layer dense (moe_layers []: layer 1's dense tensors missing) or routing (step 1, no list: layer 0's router
+# missing); no_rope_layers [] and no layer_types (every 4th layer NoPE: none of 2, chunks everywhere);
+# Scout's attn_temperature_tuning 4 with use_qk_norm false; chunk size null (the default) or 0 (an error);
+# a sliding layer (no window: an error); floor_scale 0 (an error)
+cfg = read("tests", "data", "models", "llama4-moe", "config.json")
+seed("fuzz_modeldir", bytes([30]) + cfg)
+for change in ({"moe_layers": []}, {"interleave_moe_layer_step": 1}, {"no_rope_layers": [], "layer_types": None},
+               {"attn_temperature_tuning": 4, "use_qk_norm": False}, {"attention_chunk_size": None},
+               {"attention_chunk_size": 0}, {"layer_types": ["sliding_attention", "full_attention"]},
+               {"floor_scale": 0}):
+    seed("fuzz_modeldir", bytes([30]) + js(dict(json.loads(cfg), **change)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

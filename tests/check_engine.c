@@ -313,7 +313,7 @@ START_TEST(test_prefix_reuse)
 	} models[] = {
 		{"gpt2-mini", true}, {"llama-gqa", true}, {"mistral-window", true}, {"gemma2-softcap", true},
 		{"gemma3-local", true}, {"neox-parallel", true}, {"llama-rope-dynamic", true}, {"bert-mini", false},
-		{"mixtral-moe", true},
+		{"mixtral-moe", true}, {"llama4-moe", true},
 		{"deepseek-mla", true}, /* latent attention: values narrower than q/k */
 	};
 	const char *texts[] = {

@@ -153,6 +153,14 @@ START_TEST(test_compact_sinks)
 }
 END_TEST
 
+/* Chunked attention and NoPE temperature tuning (Llama 4): the chunks ride on the trace (trace_key_range)
+ * and the temperature is in the trace's q, so a compact trace's recomputed heads mask and scale the same. */
+START_TEST(test_compact_chunks)
+{
+	check_same("llama4-chunks", "100");
+}
+END_TEST
+
 /* More tokens than TRACE_THUMB: blocks of several tokens, a sliding window across them (the budget
  * given with a suffix). */
 START_TEST(test_long_blocks)
@@ -306,6 +314,7 @@ int main(void)
 	tcase_add_test(tc, test_long_blocks);
 	tcase_add_test(tc, test_compact_alibi);
 	tcase_add_test(tc, test_compact_sinks);
+	tcase_add_test(tc, test_compact_chunks);
 	tcase_add_test(tc, test_relative_stays_full);
 	tcase_add_test(tc, test_pointer_lifetime);
 	tcase_add_test(tc, test_budget_parse);

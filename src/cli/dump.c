@@ -237,6 +237,17 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 			fprintf(out, "%s%s", l ? ", " : "", t->nope[l] ? "true" : "false");
 		fputc(']', out);
 	}
+	if (t->chunk) { /* only then (Llama 4): per layer, the chunk a query's keys must share (null = none) */
+		fputs(", \"chunks\": [", out);
+		for (int l = 0; l < t->n_layers; l++) {
+			fputs(l ? ", " : "", out);
+			if (t->chunk[l] > 0)
+				fprintf(out, "%d", t->chunk[l]);
+			else
+				fputs("null", out);
+		}
+		fputc(']', out);
+	}
 	if (t->alibi) { /* ALiBi (BLOOM): each head's slope; its scores got + slope · key position */
 		fputs(", \"alibi_slopes\": [", out);
 		for (int h = 0; h < t->n_heads; h++)

@@ -277,9 +277,10 @@ static const struct fam_value fam_positions[] = {
 static const struct fam_value fam_mlps[] = {{"plain", MLP_PLAIN}, {"gated", MLP_GATED}, {"moe", MLP_MOE}, {NULL, 0}};
 static const struct fam_value fam_moe_routers[] = {{"softmax_topk", MOE_ROUTER_SOFTMAX_TOPK},
 						   {"sigmoid_groups", MOE_ROUTER_SIGMOID_GROUPS},
-						   {"topk_softmax", MOE_ROUTER_TOPK_SOFTMAX}, {NULL, 0}};
+						   {"topk_softmax", MOE_ROUTER_TOPK_SOFTMAX},
+						   {"sigmoid_input", MOE_ROUTER_SIGMOID_INPUT}, {NULL, 0}};
 static const struct fam_value fam_moe_experts[] = {{"each", MOE_EXPERTS_EACH}, {"fused_mxfp4", MOE_EXPERTS_FUSED_MXFP4},
-						   {NULL, 0}};
+						   {"fused", MOE_EXPERTS_FUSED}, {NULL, 0}};
 static const struct fam_value fam_qkv_layouts[] = {{"concat", QKV_CONCAT}, {"per_head", QKV_PER_HEAD},
 						  {"grouped", QKV_GROUPED}, {NULL, 0}};
 static const struct fam_value fam_windows[] = {{"causal", WINDOW_CAUSAL}, {"centered", WINDOW_CENTERED}, {NULL, 0}};
@@ -355,6 +356,8 @@ static const struct fam_row fam_rows[] = {
 	FAM_BOOL_ROW("positions_after_pad", positions_after_pad, false),
 	FAM_INT_ROW("position_offset", position_offset, fam_position_offsets),
 	FAM_BOOL_ROW("final_norm_in_trace", final_norm_in_trace, true),
+	FAM_BOOL_ROW("qk_l2_norm", qk_l2_norm, false),
+	FAM_BOOL_ROW("no_rope_empty_unset", no_rope_empty_unset, false),
 	FAM_BOOL_ROW("alibi_twice", alibi_twice, false),
 	FAM_ENUM_ROW("moe_router", moe_router, fam_moe_routers),
 	FAM_ENUM_ROW("moe_experts", moe_experts, fam_moe_experts),
@@ -483,6 +486,13 @@ static int fam_top(struct fam_doc *d, struct family *f)
 	    (!f->n_names[WEIGHT_MOE_ROUTER_W] || !f->n_names[WEIGHT_MOE_GATE_W] ||
 				  !f->n_names[WEIGHT_MOE_UP_W] || !f->n_names[WEIGHT_MOE_DOWN_W]))
 		return fam_fail(d, NULL, "tensors: mlp moe needs moe_router_weight and moe_expert_gate/up/down_weight%s", "");
+	if (f->mlp == MLP_MOE && f->moe_experts == MOE_EXPERTS_FUSED &&
+	    (!f->n_names[WEIGHT_MOE_ROUTER_W] || !f->n_names[WEIGHT_MOE_GATE_UP_W] || !f->n_names[WEIGHT_MOE_DOWN_W]))
+		return fam_fail(d, NULL, "tensors: moe_experts fused needs moe_router_weight, moe_expert_gate_up_weight "
+				"and moe_expert_down_weight%s", "");
+	if (f->n_names[WEIGHT_MOE_SHARED_DOWN_W] &&
+	    (!f->n_names[WEIGHT_MOE_SHARED_GATE_W] || !f->n_names[WEIGHT_MOE_SHARED_UP_W]))
+		return fam_fail(d, NULL, "tensors: a shared expert needs moe_shared_gate/up/down_weight%s", "");
 	if (f->mlp == MLP_MOE && f->n_names[WEIGHT_MLP_DOWN_W] && (!f->n_names[WEIGHT_MLP_GATE_W] || !f->n_names[WEIGHT_MLP_UP_W]))
 		return fam_fail(d, NULL, "tensors: the dense layers of mlp moe are gated: mlp_gate_weight and "
 				"mlp_up_weight%s", "");

@@ -79,6 +79,7 @@
 	X(KV_A_NORM_W, "kv_a_norm_weight")                                                                 \
 	X(KV_B_W, "kv_b_weight")                                                                           \
 	X(MOE_SCORE_BIAS, "moe_router_score_bias")                                                         \
+	X(MOE_GATE_UP_W, "moe_expert_gate_up_weight")                                                      \
 	X(MOE_SHARED_GATE_W, "moe_shared_gate_weight")                                                     \
 	X(MOE_SHARED_UP_W, "moe_shared_up_weight")                                                         \
 	X(MOE_SHARED_DOWN_W, "moe_shared_down_weight")                                                     \
@@ -140,6 +141,10 @@ enum family_role {
 	X(NO_ROPE_INTERVAL, "no_rope_layer_interval")                                                      \
 	X(USE_QK_NORM, "use_qk_norm")                                                                      \
 	X(MULTI_QUERY, "multi_query")                                                                      \
+	X(ATTENTION_CHUNK, "attention_chunk_size")                                                         \
+	X(TEMPERATURE_TUNING, "attn_temperature_tuning")                                                   \
+	X(FLOOR_SCALE, "floor_scale")                                                                      \
+	X(TEMPERATURE_SCALE, "attn_scale")                                                                 \
 	X(ALIBI, "alibi")                                                                                  \
 	X(NEW_DECODER, "new_decoder_architecture")                                                         \
 	X(PARALLEL_NORMS, "parallel_norms")                                                                \
@@ -161,7 +166,8 @@ enum family_role {
 	X(MOE_SHARED_EXPERTS, "moe_shared_experts")                                                        \
 	X(MOE_FIRST_DENSE, "moe_first_dense")                                                              \
 	X(SWIGLU_LIMIT, "swiglu_limit")                                                                    \
-	X(QUANTIZATION, "quantization")
+	X(QUANTIZATION, "quantization")                                                                    \
+	X(MOE_LAYERS, "moe_layers")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -248,6 +254,11 @@ struct family {
 	                                  * pad_token_id (fairseq's make_positions) */
 	bool final_norm_in_trace;        /* the last hidden state HF reports has the final norm applied (default);
 	                                  * false: hidden_states stop before it (ModernBERT) */
+	bool no_rope_empty_unset;        /* an empty no_rope_layers list means the key is unset (Llama4TextConfig:
+	                                  * the interval rule); else it is an error (SmolLM3 indexes the list) */
+	bool qk_l2_norm;                 /* with setting use_qk_norm: q and k of every rotary layer divided by their
+	                                  * RMS over head_dim (no gain, eps layer_norm_eps) AFTER rotary (Llama 4's
+	                                  * L2Norm); NoPE layers keep theirs */
 	bool optional[WEIGHT_COUNT];     /* roles whose tensor may be missing in some layer (identity there:
 	                                  * ModernBERT's layer 0 has no attention norm) */
 	bool weightless[WEIGHT_COUNT];   /* norm gains with no tensor although the norm is there: it normalises

@@ -215,6 +215,24 @@ static bool fwd_nope(const struct model *m, int l)
 	return m->arch.layer_nope && m->arch.layer_nope[l];
 }
 
+/* Llama 4, after rotary, on ROWS rows of a head's q (IS_Q) or k from token R0 on, in place in X: on the
+ * rotary layers the L2 norm (an RMSNorm without gain, eps layer_norm_eps) of q and k; on the NoPE layers
+ * the attention temperature of q, × (log(floor((p + 1) / floor_scale) + 1) · attn_scale + 1) for token p,
+ * in float32 as Llama4TextAttention computes it. Nothing for other families. */
+static void fwd_after_rotary(const struct model *m, int l, bool is_q, float *x, int rows, int d, int r0)
+{
+	const struct arch *a = &m->arch;
+	if (a->qk_l2 && !fwd_nope(m, l))
+		ops_rmsnorm(x, x, rows, d, d, m->ones, 0.0f, m->ln_eps);
+	if (!is_q || !a->temperature || !fwd_nope(m, l))
+		return;
+	for (int i = 0; i < rows; i++) {
+		float s = logf(floorf(((float)(r0 + i) + 1.0f) / a->floor_scale) + 1.0f) * a->temperature_scale + 1.0f;
+		for (int j = 0; j < d; j++)
+			x[(size_t)i * d + j] *= s;
+	}
+}
+
 /* Rotary on X [rows][D] of layer L's heads: on dims rope_offset .. of each row (latent attention: the
  * rope dims after the nope ones, first de-interleaved when its weights pair them (2i, 2i+1)). */
 static void fwd_rotate(const struct fwd_split *s, float *x, int rows, int D, const float *cos_t, const float *sin_t)
@@ -254,6 +272,7 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 		else if (s->w->q_norm_w)
 			ops_rmsnorm(tq, tq, rows, D, D, s->w->q_norm_w, m->fam.norm_offset, m->ln_eps);
 		fwd_rotate(s, tq, rows, D, cos_t, sin_t);
+		fwd_after_rotary(m, l, true, tq, rows, D, r0);
 		return;
 	}
 	int g = item - t->n_heads, first = g * group; /* a query head reading kv head g */
@@ -270,6 +289,7 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 	else if (s->w->k_norm_w)
 		ops_rmsnorm(tk, tk, rows, D, D, s->w->k_norm_w, m->fam.norm_offset, m->ln_eps);
 	fwd_rotate(s, tk, rows, D, cos_t, sin_t);
+	fwd_after_rotary(m, l, false, tk, rows, D, r0);
 }
 
 /* X → clamp(X, -LIMIT, LIMIT) for COUNT values (torch.clamp: NaN stays NaN). */

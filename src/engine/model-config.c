@@ -154,9 +154,10 @@ static int config_window_layers(struct model *m, const struct hfconfig *c, struc
 			const char *t = json_string_value(json_array_get(types, l));
 			if (t && strcmp(t, "sliding_attention") == 0)
 				a->layer_sliding[l] = true;
-			else if (!t || strcmp(t, "full_attention") != 0)
-				return err_set(e, "%s: layer_types[%d] is not \"full_attention\" or \"sliding_attention\"",
-					       c->path, l);
+			else if (!t || (strcmp(t, "full_attention") != 0 &&
+					!(f->n_keys[SET_ATTENTION_CHUNK] && strcmp(t, "chunked_attention") == 0)))
+				return err_set(e, "%s: layer_types[%d] is not \"full_attention\" or \"%s_attention\"",
+					       c->path, l, f->n_keys[SET_ATTENTION_CHUNK] ? "chunked" : "sliding");
 		}
 	} else if (a->window > 0) {
 		long every = 0;
@@ -177,7 +178,9 @@ static int config_window_layers(struct model *m, const struct hfconfig *c, struc
 
 /* SmolLM3's layers without positions: no_rope_layers lists 1 (rotary) or 0 (none, "NoPE") per layer;
  * without it SmolLM3Config drops rotary on every no_rope_layer_interval-th layer (layer l when
- * (l + 1) % interval == 0). Only families that name these keys get LAYER_NOPE. */
+ * (l + 1) % interval == 0). With the family's no_rope_empty_unset an empty list counts as none
+ * (Llama4TextConfig's rule: Llama-4-Scout's config.json has "no_rope_layers": []). Only families that
+ * name these keys get LAYER_NOPE. */
 static int config_nope_layers(struct model *m, const struct hfconfig *c, struct err *e)
 {
 	const struct family *f = &m->fam;
@@ -189,7 +192,7 @@ static int config_nope_layers(struct model *m, const struct hfconfig *c, struct 
 		return err_set(e, "out of memory");
 	m->arch.layer_nope = nope;
 	const json_t *list = hfconfig_json(c, f, SET_NO_ROPE_LAYERS);
-	if (list) {
+	if (list && !(f->no_rope_empty_unset && json_is_array(list) && json_array_size(list) == 0)) {
 		if (!json_is_array(list) || json_array_size(list) != (size_t)L)
 			return err_set(e, "%s: \"no_rope_layers\" must list one 0 or 1 per layer (%d)", c->path, L);
 		for (int l = 0; l < L; l++) {
@@ -205,6 +208,62 @@ static int config_nope_layers(struct model *m, const struct hfconfig *c, struct 
 		return -1;
 	for (int l = 0; every > 0 && l < L; l++)
 		nope[l] = (l + 1) % every == 0;
+	return 0;
+}
+
+/* Llama 4's chunked attention: chunks of attention_chunk_size tokens on the layers layer_types calls
+ * "chunked_attention", or without it on the rotary ones (Llama4TextConfig: chunked where no_rope_layers
+ * says 1). Only families naming attention_chunk_size get chunks. */
+static int config_chunk_layers(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const struct family *f = &m->fam;
+	struct arch *a = &m->arch;
+	int L = m->info.n_layers;
+	if (!f->n_keys[SET_ATTENTION_CHUNK])
+		return 0;
+	long chunk;
+	if (hfconfig_int(c, f, SET_ATTENTION_CHUNK, 1, 1L << 30, &chunk, e) < 0)
+		return -1;
+	if (!(a->layer_chunked = calloc(L, sizeof *a->layer_chunked)))
+		return err_set(e, "out of memory");
+	a->chunk = (int)chunk;
+	const json_t *types = hfconfig_json(c, f, SET_LAYER_TYPES); /* checked by config_window_layers */
+	for (int l = 0; l < L; l++) {
+		const char *t = json_string_value(json_array_get(types, l));
+		a->layer_chunked[l] = types ? t && strcmp(t, "chunked_attention") == 0
+					    : a->rotary && !(a->layer_nope && a->layer_nope[l]);
+	}
+	return 0;
+}
+
+/* Llama 4: use_qk_norm switches the family's L2 norm of q and k on; attn_temperature_tuning scales q on
+ * the NoPE layers. A truthy number counts as true, as in Python (Llama-4-Scout's config.json says 4). */
+static int config_llama4_terms(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const struct family *f = &m->fam;
+	struct arch *a = &m->arch;
+	if (f->qk_l2_norm && hfconfig_bool(c, f, SET_USE_QK_NORM, &a->qk_l2, e) < 0)
+		return -1;
+	if (!f->n_keys[SET_TEMPERATURE_TUNING])
+		return 0;
+	const json_t *v = hfconfig_json(c, f, SET_TEMPERATURE_TUNING);
+	const char *dflt = f->defaults[SET_TEMPERATURE_TUNING];
+	if (!v)
+		a->temperature = dflt && strcmp(dflt, "true") == 0;
+	else if (json_is_boolean(v) || json_is_integer(v))
+		a->temperature = json_is_true(v) || (json_is_integer(v) && json_integer_value(v) != 0);
+	else
+		return err_set(e, "%s: \"%s\" must be true or false", c->path, f->keys[SET_TEMPERATURE_TUNING][0]);
+	double floor_scale, scale;
+	if (!a->temperature)
+		return 0;
+	if (hfconfig_float(c, f, SET_FLOOR_SCALE, &floor_scale, e) < 0 ||
+	    hfconfig_float(c, f, SET_TEMPERATURE_SCALE, &scale, e) < 0)
+		return -1;
+	if (!(floor_scale >= 1 && floor_scale < 1e12) || !(fabs(scale) < 1e6))
+		return err_set(e, "%s: floor_scale must be at least 1 and attn_scale finite", c->path);
+	a->floor_scale = (float)floor_scale;
+	a->temperature_scale = (float)scale;
 	return 0;
 }
 
@@ -474,7 +533,9 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 		return -1;
 	if (moe_config_read(m, c, e) < 0) /* mlp moe: experts, top-k, which layers route (moe.c) */
 		return -1;
-	return config_window_layers(m, c, e);
+	if (config_window_layers(m, c, e) < 0 || config_chunk_layers(m, c, e) < 0)
+		return -1;
+	return config_llama4_terms(m, c, e);
 }
 
 void model_config_free(struct model *m)
@@ -485,4 +546,6 @@ void model_config_free(struct model *m)
 	m->arch.layer_sliding = NULL;
 	free(m->arch.layer_nope);
 	m->arch.layer_nope = NULL;
+	free(m->arch.layer_chunked);
+	m->arch.layer_chunked = NULL;
 }

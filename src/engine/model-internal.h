@@ -80,6 +80,14 @@ struct arch {
 	bool *layer_sliding;       /* [n_layers] true where the layer uses the window */
 	bool *layer_nope;          /* [n_layers] true where the layer applies no rotary (SmolLM3's NoPE layers:
 	                            * q and k are the projections there); NULL = rotary on every layer */
+	int chunk;                 /* chunked attention (Llama 4): a query sees the keys of its own chunk of
+	                            * this many tokens (0 = none) ... */
+	bool *layer_chunked;       /* [n_layers] ... on the layers marked true; NULL = no chunks */
+	bool qk_l2;                /* family qk_l2_norm and config use_qk_norm: q, k of the rotary layers divided
+	                            * by their RMS after rotary (Llama 4) */
+	bool temperature;          /* attention temperature tuning on the NoPE layers (Llama 4): q of position p
+	                            * × (log(floor((p + 1) / floor_scale) + 1) · temperature_scale + 1) */
+	float floor_scale, temperature_scale;
 };
 
 struct model {

@@ -359,16 +359,31 @@ static int model_bind_matrix_at(struct model *m, enum family_role role, int laye
 	const struct st_tensor *t;
 	memset(w, 0, sizeof *w);
 	w->slot = -1;
-	if (model_lookup_head(m, role, layer, index, 2, d0, d1, &t, e) < 0)
+	char tried[512];
+	const struct st_tensor *t3 = index >= 0 ? model_find_head(m, role, layer, index, tried, sizeof tried) : NULL;
+	size_t skip = 0; /* bytes before the matrix: a slice of a 3-D tensor */
+	if (t3 && t3->ndim == 3) {
+		/* [n][D0][D1] holding one matrix per INDEX (Llama 4's fused experts, experts.gate_up_proj) */
+		t = t3;
+		if (t->shape[0] <= index || t->shape[1] != d0 || t->shape[2] != d1) {
+			char have[96], need[96];
+			model_shape_str(t->shape, t->ndim, have, sizeof have);
+			model_shape_str((const int64_t[]){index + 1, d0, d1}, 3, need, sizeof need);
+			return err_set(e, "%s: tensor '%s' has shape %s, expected at least %s from config.json", t->file,
+				       t->name, have, need);
+		}
+		skip = (size_t)index * (size_t)d0 * (size_t)d1 * (t->dtype == ST_F32 ? 4 : 2);
+	} else if (model_lookup_head(m, role, layer, index, 2, d0, d1, &t, e) < 0) {
 		return -1;
+	}
 	if (!t)
 		return 0;
 	if (t->dtype != ST_F32 && t->dtype != ST_F16 && t->dtype != ST_BF16)
 		return err_set(e, "%s: tensor '%s' has dtype %s; expected F32, F16 or BF16", t->file, t->name,
 			       t->dtype_name);
-	*w = (struct weight){t->data, t->dtype, d0, d1, NULL, -1};
-	if (t->dtype == ST_F32 && ((uintptr_t)t->data % sizeof(float)) == 0)
-		w->f32 = (const float *)(const void *)t->data;
+	*w = (struct weight){t->data + skip, t->dtype, d0, d1, NULL, -1};
+	if (t->dtype == ST_F32 && ((uintptr_t)w->data % sizeof(float)) == 0)
+		w->f32 = (const float *)(const void *)w->data;
 	if (wcache_register(m->cache, w) < 0)
 		return err_set(e, "out of memory");
 	return 0;
@@ -600,6 +615,9 @@ static int model_bind_all(struct model *m, struct err *e)
 	if (m->fam.position == POS_RELATIVE &&
 	    (model_bind_matrix(m, WEIGHT_REL_EMB, -1, 2 * (int64_t)m->relpos.span, H, &m->rel_emb, e) < 0 ||
 	     model_bind_norm(m, WEIGHT_REL_LN_W, WEIGHT_REL_LN_B, -1, H, &m->rel_ln, e) < 0))
+		return -1;
+	const float *ones;
+	if (m->arch.qk_l2 && model_ones(m, in->head_dim, &ones, e) < 0) /* the gain of Llama 4's q/k L2 norm */
 		return -1;
 	m->layers = calloc(in->n_layers, sizeof *m->layers);
 	if (!m->layers)
@@ -882,6 +900,15 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 			return NULL;
 		}
 		memcpy(t->nope, a->layer_nope, (size_t)in->n_layers * sizeof *t->nope);
+	}
+	if (a->layer_chunked) { /* chunks count tokens like windows: trace_key_range reads them */
+		if (!(t->chunk = calloc((size_t)in->n_layers, sizeof *t->chunk))) {
+			trace_free(t);
+			err_set(e, "out of memory for a trace of %d tokens", n);
+			return NULL;
+		}
+		for (int l = 0; l < in->n_layers; l++)
+			t->chunk[l] = a->layer_chunked[l] ? a->chunk : 0;
 	}
 	if (m->moe.n_experts > 0 && model_trace_moe(m, t) < 0) {
 		trace_free(t);

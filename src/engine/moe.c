@@ -37,6 +37,26 @@ static int moe_dense_list(struct model *m, const struct hfconfig *c, struct err 
 	return 0;
 }
 
+/* moe_layers (Llama 4): when given, exactly the layers listed route (the step rule no longer applies). */
+static int moe_listed_layers(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const json_t *list = hfconfig_json(c, &m->fam, SET_MOE_LAYERS);
+	if (!list)
+		return 0;
+	if (!json_is_array(list))
+		return err_set(e, "%s: \"%s\" must be a list of layer indices", c->path, m->fam.keys[SET_MOE_LAYERS][0]);
+	for (int l = 0; l < m->info.n_layers; l++)
+		m->moe.layer_moe[l] = false;
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		const json_t *v = json_array_get(list, i);
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= m->info.n_layers)
+			return err_set(e, "%s: %s[%zu] is not a layer index (0 .. %d)", c->path, m->fam.keys[SET_MOE_LAYERS][0],
+				       i, m->info.n_layers - 1);
+		m->moe.layer_moe[json_integer_value(v)] = true;
+	}
+	return 0;
+}
+
 /* DeepSeek-V3's settings (router sigmoid_groups): n_group, topk_group, routed_scaling_factor,
  * n_shared_experts, and first_k_dense_replace (the layers before it dense; moe_layer_freq, which
  * transformers does not read, neither). */
@@ -125,8 +145,12 @@ int moe_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 		return err_set(e, "out of memory");
 	for (int l = 0; l < L; l++) /* Qwen3-MoE: every step-th layer, counted from 1 */
 		moe->layer_moe[l] = (l + 1) % step == 0;
+	if (moe_listed_layers(m, c, e) < 0)
+		return -1;
 	if (moe->router == MOE_ROUTER_SIGMOID_GROUPS && moe_groups_read(m, c, e) < 0)
 		return -1;
+	if (moe->router == MOE_ROUTER_SIGMOID_INPUT && f->n_names[WEIGHT_MOE_SHARED_DOWN_W])
+		moe->shared_inter = moe->inter; /* Llama 4: one shared expert (Llama4TextMLP), intermediate_size wide */
 	return moe_dense_list(m, c, e);
 }
 
@@ -183,13 +207,21 @@ int moe_bind(struct model *m, int l, moe_bind_fn bind, moe_tensor_fn tensor, str
 		return moe_bind_mxfp4(m, l, tensor, e);
 	if (!(b->experts = calloc((size_t)moe->n_experts, sizeof *b->experts)))
 		return err_set(e, "out of memory");
-	for (int x = 0; x < moe->n_experts; x++) {
+	/* fused experts are stored in→out: bound with in and out swapped where the family stores out→in */
+	bool swap = m->fam.linear == LINEAR_OUT_IN;
+	for (int x = 0; moe->layout == MOE_EXPERTS_FUSED && x < moe->n_experts; x++) {
+		struct moe_expert *ex = &b->experts[x];
+		if (bind(m, WEIGHT_MOE_GATE_UP_W, l, x, swap ? 2 * I : H, swap ? H : 2 * I, &ex->gate_up_w, e) < 0 ||
+		    bind(m, WEIGHT_MOE_DOWN_W, l, x, swap ? H : I, swap ? I : H, &ex->down_w, e) < 0)
+			return -1;
+	}
+	for (int x = 0; moe->layout == MOE_EXPERTS_EACH && x < moe->n_experts; x++) {
 		struct moe_expert *ex = &b->experts[x];
 		if (bind(m, WEIGHT_MOE_GATE_W, l, x, H, I, &ex->gate_w, e) < 0 || bind(m, WEIGHT_MOE_UP_W, l, x, H, I, &ex->up_w, e) < 0 ||
 		    bind(m, WEIGHT_MOE_DOWN_W, l, x, I, H, &ex->down_w, e) < 0)
 			return -1;
 	}
-	int64_t S = moe->shared_inter; /* the shared experts (DeepSeek-V3), when the family names them */
+	int64_t S = moe->shared_inter; /* the shared experts (DeepSeek-V3, Llama 4), when the family names them */
 	if (S > 0 && m->fam.n_names[WEIGHT_MOE_SHARED_DOWN_W] &&
 	    (bind(m, WEIGHT_MOE_SHARED_GATE_W, l, -1, H, S, &b->shared.gate_w, e) < 0 ||
 	     bind(m, WEIGHT_MOE_SHARED_UP_W, l, -1, H, S, &b->shared.up_w, e) < 0 ||
@@ -204,6 +236,8 @@ bool moe_tiled(const struct model *m)
 	for (int l = 0; l < m->info.n_layers; l++)
 		if (moe_layer(m, l) && m->moe.blocks[l].experts) {
 			const struct moe_expert *ex = &m->moe.blocks[l].experts[0];
+			if (m->moe.layout == MOE_EXPERTS_FUSED)
+				return weight_tiled(&ex->gate_up_w, false) || weight_tiled(&ex->down_w, false);
 			return weight_tiled(&ex->gate_w, t) || weight_tiled(&ex->up_w, t) || weight_tiled(&ex->down_w, t);
 		}
 	return false;
@@ -222,6 +256,10 @@ size_t moe_expert_bytes(const struct model *m, int l)
 	}
 	case MOE_EXPERTS_FUSED_MXFP4: /* gpt-oss: one expert's share of the two MXFP4 pairs */
 		return mxfp4_expert_bytes(&m->moe.blocks[l].gate_up) + mxfp4_expert_bytes(&m->moe.blocks[l].down);
+	case MOE_EXPERTS_FUSED: { /* its slices of the 3-D tensors */
+		const struct moe_expert *x = &m->moe.blocks[l].experts[0];
+		return weight_bytes(&x->gate_up_w) + weight_bytes(&x->down_w);
+	}
 	}
 	return 0;
 }
@@ -354,6 +392,11 @@ static void moe_route(const struct model *m, const struct moe_block *b, const fl
 		case MOE_ROUTER_SIGMOID_GROUPS:
 			moe_sigmoid_groups(moe, b->score_bias, p, topk + (size_t)i * K, wi);
 			break;
+		case MOE_ROUTER_SIGMOID_INPUT: /* Llama4Router: topk of the logits; sigmoid(chosen) in float32 */
+			moe_topk(p, E, K, topk + (size_t)i * K, wi);
+			for (int j = 0; j < K; j++)
+				wi[j] = 1.0f / (1.0f + expf(-wi[j]));
+			break;
 		}
 	}
 }
@@ -427,6 +470,7 @@ int moe_forward(const struct model *m, int l, const float *h, int n, float *out,
 	}
 	moe_route(m, b, h, n, logits, topk, weights);
 	memset(out, 0, (size_t)n * H * sizeof *out);
+	bool scale_input = moe->router == MOE_ROUTER_SIGMOID_INPUT, fused = moe->layout == MOE_EXPERTS_FUSED;
 	for (int x = 0; x < E; x++) {
 		/* the tokens that chose expert x, with their weight for it; an expert no token chose is not read */
 		int cnt = 0;
@@ -436,6 +480,8 @@ int moe_forward(const struct model *m, int l, const float *h, int n, float *out,
 					tok[cnt] = i;
 					ws[cnt] = weights[(size_t)i * K + j];
 					memcpy(xs + (size_t)cnt * H, h + (size_t)i * H, (size_t)H * sizeof *xs);
+					for (int d = 0; scale_input && d < H; d++) /* Llama 4: routed_in = x · weight */
+						xs[(size_t)cnt * H + d] *= ws[cnt];
 					cnt++;
 				}
 		if (cnt == 0)
@@ -447,16 +493,20 @@ int moe_forward(const struct model *m, int l, const float *h, int n, float *out,
 		} else {
 			const struct moe_expert *ex = &b->experts[x];
 			/* gate | up side by side (rows 2I wide), act(gate) · up, then down */
-			weight_linear(m->cache, xs, cnt, H, I, &ex->gate_w, t, NULL, mid, 2 * I);
-			weight_linear(m->cache, xs, cnt, H, I, &ex->up_w, t, NULL, mid + I, 2 * I);
+			if (fused) { /* one [H][2I] product gives both, in→out */
+				weight_linear(m->cache, xs, cnt, H, 2 * I, &ex->gate_up_w, false, NULL, mid, 2 * I);
+			} else {
+				weight_linear(m->cache, xs, cnt, H, I, &ex->gate_w, t, NULL, mid, 2 * I);
+				weight_linear(m->cache, xs, cnt, H, I, &ex->up_w, t, NULL, mid + I, 2 * I);
+			}
 			ops_gated(m->act, mid, mid + I, cnt, I, 2 * I, act);
-			weight_linear(m->cache, act, cnt, I, H, &ex->down_w, t, NULL, ys, H);
+			weight_linear(m->cache, act, cnt, I, H, &ex->down_w, fused ? false : t, NULL, ys, H);
 		}
 		for (int r = 0; r < cnt; r++) { /* expert_out * weight, then index_add_ into the output */
 			float *o = out + (size_t)tok[r] * H;
 			const float *y = ys + (size_t)r * H;
 			for (int d = 0; d < H; d++)
-				o[d] += y[d] * ws[r];
+				o[d] += scale_input ? y[d] : y[d] * ws[r];
 		}
 	}
 	if (weight_present(&b->shared.down_w) && moe_shared(m, b, h, n, out) < 0)

@@ -34,7 +34,8 @@ enum moe_router {
 	                            * norm_topk_prob, × routed_scaling_factor */
 	MOE_ROUTER_TOPK_SOFTMAX, /* gpt-oss: the router Linear with its bias, torch.topk of the logits, then a
 	                          * float32 softmax over those k (the lower expert first among equal logits) */
-	/* later: Llama 4 (top-1, sigmoid scales the input) */
+	MOE_ROUTER_SIGMOID_INPUT, /* Llama 4: the top-k of the logits themselves, each weighted by the sigmoid of
+	                           * its logit, and the weight scales the expert's INPUT (x · w), not its output */
 };
 
 /* Where the experts' matrices are. */
@@ -47,12 +48,16 @@ enum moe_experts {
 	                          * interleaving gate (even) and up (odd), and down [E][H][I], each with a bias
 	                          * ([E][2I], [E][H]); the expert is the clamped SwiGLU
 	                          * down((clamp(up, ±limit) + 1) · g · σ(1.702 g)), g = min(gate, limit) */
-	/* later: fused 3-D tensors [E][in][out] (Llama 4), a shared expert beside the routed ones */
+	MOE_EXPERTS_FUSED, /* every expert in one 3-D tensor per projection, stored in→out whatever the family's
+	                    * linear layout (bmm operands): gate and up side by side [E][hidden][2 inter] (gate
+	                    * first), down [E][inter][hidden] (Llama 4's experts.gate_up_proj, down_proj) */
 };
 
 /* One expert: a gated MLP, down(act(gate x) · up x), hidden → inter → hidden. */
 struct moe_expert {
-	struct weight gate_w, up_w, down_w; /* H→I, H→I, I→H (the family's linear layout) */
+	struct weight gate_w, up_w, down_w; /* H→I, H→I, I→H (the family's linear layout); moe_experts fused:
+	                                     * down_w I→H stored [I][H], gate_w and up_w unused */
+	struct weight gate_up_w;            /* moe_experts fused: H→2I [gate | up], stored [H][2I] */
 };
 
 /* One MoE layer's weights. */
@@ -78,11 +83,13 @@ struct moe_config {
 	bool norm_topk;     /* renormalise the k weights to sum 1 */
 	int n_group, topk_group; /* sigmoid_groups: experts in n_group groups, topk_group of them kept */
 	float routed_scale; /* sigmoid_groups: the weights × routed_scaling_factor (float32, as torch) */
-	int shared_inter;   /* the shared experts' width (moe_intermediate × n_shared_experts); 0 = none */
+	int shared_inter;   /* the shared experts' width (moe_intermediate × n_shared_experts; Llama 4: the
+	                     * experts' own); 0 = none */
 	float swiglu_limit; /* fused_mxfp4: the clamp of gate (above) and up (both sides) */
 	bool *layer_moe;    /* [n_layers] true where the layer routes: every decoder_sparse_step-th layer
-	                     * ((l + 1) % step == 0; step 1 = all) except mlp_only_layers; later DeepSeek's
-	                     * first_k_dense_replace, Llama 4's interleave_moe_layer_step */
+	                     * ((l + 1) % step == 0; step 1 = all; Llama 4's interleave_moe_layer_step),
+	                     * or exactly those moe_layers lists (Llama 4), except mlp_only_layers and
+	                     * DeepSeek's first_k_dense_replace */
 	struct moe_block *blocks; /* [n_layers] bound weights (experts NULL on dense layers) */
 };
 

@@ -156,8 +156,9 @@ int rope_init(struct rope *r, int dim, double theta, int max_positions, const vo
 		    rope_number(sc, "high_freq_factor", &hi, true, path, type, e) < 0 ||
 		    rope_number(sc, "original_max_position_embeddings", &old, true, path, type, e) < 0)
 			return -1;
-		if (!(hi > lo) || !(lo > 0) || !(old > 0))
-			return err_set(e, "%s: rope_scaling llama3 needs 0 < low_freq_factor < high_freq_factor and a "
+		/* low = high (Llama-4-Scout's 1 and 1): no band is blended, every wavelength scaled or kept */
+		if (!(hi >= lo) || !(lo > 0) || !(old > 0))
+			return err_set(e, "%s: rope_scaling llama3 needs 0 < low_freq_factor <= high_freq_factor and a "
 				       "positive original_max_position_embeddings", path);
 		rope_llama3(r, lo, hi, old);
 	} else if (r->type == ROPE_YARN) {

@@ -57,6 +57,14 @@ const char *shapedesc_window(const struct trace *t, int layer, bool utf8, char *
 	return buf;
 }
 
+const char *shapedesc_chunk(const struct trace *t, int layer, char *buf, size_t n)
+{
+	buf[0] = 0;
+	if (t->chunk && layer >= 0 && layer < t->n_layers && t->chunk[layer] > 0)
+		snprintf(buf, n, "c%d", t->chunk[layer]);
+	return buf;
+}
+
 bool shapedesc_windowed(const struct trace *t)
 {
 	char buf[32];

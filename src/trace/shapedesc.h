@@ -20,6 +20,9 @@ const char *shapedesc_kv(const struct trace *t, int head, bool utf8, char *buf, 
 /* A windowed layer's mark: "w4" (a causal query sees 4 keys: itself and 3 before), "w±64"
  * (bidirectional local attention), "" for a layer without a window. Returns BUF. */
 const char *shapedesc_window(const struct trace *t, int layer, bool utf8, char *buf, size_t n);
+/* A chunked layer's mark (Llama 4): "c8" (a query sees the keys of its own chunk of 8 tokens, up to
+ * itself), "" for a layer without chunks. Returns BUF. */
+const char *shapedesc_chunk(const struct trace *t, int layer, char *buf, size_t n);
 /* Does any layer of T have a window? */
 bool shapedesc_windowed(const struct trace *t);
 /* A head's ALiBi term (BLOOM: its scores get + slope · key position): "ALiBi slope 0.25", or "" when

@@ -233,6 +233,7 @@ void trace_free(struct trace *t)
 	free(t->score_scale);
 	free(t->alibi);
 	free(t->nope);
+	free(t->chunk);
 	free(t->moe_layer);
 	free(t->moe_topk);
 	free(t->moe_weights);

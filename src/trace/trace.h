@@ -63,6 +63,9 @@ struct trace {
 	float *sinks;          /* [n_layers][n_heads] learned attention sinks (gpt-oss): each row's softmax also runs
 	                        * over this logit, whose column is then dropped, so a row sums to 1 minus the sink's
 	                        * share (trace_sink_share); NULL = none (trace_free frees it) */
+	int *chunk;            /* [n_layers] chunked attention (Llama 4): query i of a layer with chunk C > 0 sees
+	                        * only the keys of its own chunk, from i - i % C on; 0 = none. NULL = no layer
+	                        * has chunks (trace_free frees it). Read with trace_key_range. */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
 	/* A mixture-of-experts model's routing (Mixtral, OLMoE, Qwen3-MoE); NULL/0 otherwise, and in a trace
 	 * of words (trace_free frees them). */
@@ -159,13 +162,16 @@ static inline const float *trace_k_raw(const struct trace *t, int layer, int hea
 		return trace_k(t, layer, head);
 	return t->k_raw + ((size_t)layer * t->n_kv_heads + trace_kv_head(t, head)) * (size_t)t->n * t->head_dim;
 }
-/* The keys LO..HI (inclusive) that query I of LAYER may attend to: causal masking and sliding windows
- * (the masks of the score pipeline, engine/attnscore.h, and of the views that mark masked keys). */
+/* The keys LO..HI (inclusive) that query I of LAYER may attend to: causal masking, sliding windows and
+ * chunks (the masks of the score pipeline, engine/attnscore.h, and of the views that mark masked keys). */
 static inline void trace_key_range(const struct trace *t, int layer, int i, int *lo, int *hi)
 {
 	int before = t->win_before ? t->win_before[layer] : -1, after = t->win_after ? t->win_after[layer] : -1;
 	*lo = before < 0 || i - before < 0 ? 0 : i - before;
 	*hi = t->causal ? i : after < 0 || i + after > t->n - 1 ? t->n - 1 : i + after;
+	int chunk = t->chunk ? t->chunk[layer] : 0;
+	if (chunk > 0 && i - i % chunk > *lo) /* keys j <= i with j / C == i / C */
+		*lo = i - i % chunk;
 }
 /* The share of query I's attention that head HEAD of LAYER gives its learned sink: 1 minus the row's sum
  * (ROW, trace_attn's row I); 0 for a model without sinks, whose rows sum to 1. */
@@ -203,8 +209,9 @@ double trace_budget(void);
 
 /* Copy into DST (of SRC's shape) what SRC says of its model rather than of its tokens: name, family,
  * how pieces are written, causality, rotary style, positions, score scale, soft-cap, relative terms,
- * NoPE layers, ALiBi slopes and attention sinks (not the windows, which count tokens). A trace derived from another (a
- * trace of words) calls it, so a field added here reaches every such trace. -1 when out of memory. */
+ * NoPE layers, ALiBi slopes and attention sinks (not the windows and chunks, which count tokens). A trace
+ * derived from another (a trace of words) calls it, so a field added here reaches every such trace. -1 when
+ * out of memory. */
 int trace_copy_model(struct trace *dst, const struct trace *src);
 
 /* Free the trace and everything it owns (NULL is fine). */

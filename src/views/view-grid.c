@@ -68,14 +68,17 @@ static int digits(int v)
 	return d;
 }
 
-/* "L3", "L3 w4" for a layer with a sliding window, "L3 nope" for a layer without positions (no rotary
- * although the model has it: SmolLM3), into BUF; returns its width in columns. */
+/* "L3", "L3 w4" for a layer with a sliding window, "L3 c8" for a chunked one (Llama 4), "L3 nope" for a
+ * layer without positions (no rotary although the model has it: SmolLM3), into BUF; returns its width
+ * in columns. */
 static int grid_layer_label(const struct trace *t, int layer, bool utf8, char *buf, size_t n)
 {
-	char win[32];
+	char win[32], chunk[32];
 	shapedesc_window(t, layer, utf8, win, sizeof win);
+	shapedesc_chunk(t, layer, chunk, sizeof chunk);
 	const char *nope = shapedesc_nope(t, layer) ? "nope" : "";
-	snprintf(buf, n, "L%d%s%s%s%s", layer, win[0] ? " " : "", win, nope[0] ? " " : "", nope);
+	snprintf(buf, n, "L%d%s%s%s%s%s%s", layer, win[0] ? " " : "", win, chunk[0] ? " " : "", chunk, nope[0] ? " " : "",
+		 nope);
 	int w = 0;
 	for (const char *p = buf; *p; p++)
 		w += ((unsigned char)*p & 0xc0) != 0x80;

@@ -280,6 +280,8 @@ static void hm_title(struct heatmap_state *s, struct view_ctx *ctx, char *buf, s
 	shapedesc_window(t, ctx->layer, utf8, win, sizeof win);
 	if (win[0] && s->agg != HEAT_ALL_MEAN)
 		snprintf(wtext, sizeof wtext, ", window %s", win + 1);
+	if (shapedesc_chunk(t, ctx->layer, win, sizeof win)[0] && s->agg != HEAT_ALL_MEAN) /* Llama 4 */
+		snprintf(wtext + strlen(wtext), sizeof wtext - strlen(wtext), ", chunks of %s", win + 1);
 	if (shapedesc_alibi(t, s->agg == HEAT_HEAD ? ctx->head : -1, alibi, sizeof alibi)[0])
 		snprintf(wtext + strlen(wtext), sizeof wtext - strlen(wtext), ", %s", alibi);
 	shapedesc_kv(t, ctx->head, utf8, kv, sizeof kv);

@@ -359,6 +359,31 @@ MODELS.append(
               "(gate even, up odd), SwiGLU clamped at swiglu_limit 1.5; experts stored MXFP4 (U8 blocks and "
               "scales), the rest BF16; `model.` prefix, untied lm_head"))
 MODELS.append(
+    dict(name="llama4-chunks", family="llama4_text", seed=451, tok=SP, dtype="BF16", naming="causal", cases=["long"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=16, intermediate_size=32,
+                  intermediate_size_mlp=64, num_hidden_layers=4, num_local_experts=4, moe_layers=[],
+                  attention_chunk_size=8, floor_scale=4, no_rope_layers=[],
+                  rope_scaling=dict(factor=4.0, rope_type="yarn")),
+         mistakes=["rope_interleaved", "no_chunks", "no_temperature", "l2_before_rope", "no_qk_norm", "nope_off"],
+         note="Llama 4 text, dense (moe_layers []): no_rope_layers [] = every 4th layer NoPE (layer 3); layers "
+              "0-2 interleaved RoPE with YaRN (factor 4: cos and sin x 0.1 ln 4 + 1, which the L2 norm after "
+              "rotary removes and one before it would keep), the weightless L2 norm of q and k, chunks of 8 "
+              "(26 tokens: 4 chunks); layer 3 global with q x (log(floor((p + 1) / 4) + 1) * 0.1 + 1); "
+              "SwiGLU of intermediate_size_mlp 64 in every layer; Llama4ForCausalLM names (`model.`), untied"))
+MODELS.append(
+    dict(name="llama4-moe", family="llama4_text", seed=452, tok=SP, dtype="BF16", naming="causal", cases=["long"],
+         cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=16, intermediate_size=32,
+                  intermediate_size_mlp=64, num_hidden_layers=2, num_local_experts=4, interleave_moe_layer_step=2,
+                  no_rope_layers=[1, 0], attention_chunk_size=8, floor_scale=4,
+                  layer_types=["chunked_attention", "full_attention"]),
+         mistakes=["rope_interleaved", "no_chunks", "no_temperature", "moe_softmax", "moe_scale_output"],
+         note="Llama 4 text as Llama-4-Maverick's (interleave_moe_layer_step 2: layer 1 MoE, layer 0 a dense "
+              "SwiGLU of intermediate_size_mlp 64): 4 fused experts (experts.gate_up_proj [4, 32, 64], down_proj "
+              "[4, 32, 32]), top-1 by the router's logits, the expert's input x times the sigmoid of its logit, plus "
+              "a shared expert (32 wide); no_rope_layers [1, 0] and layer_types (chunks of 8 on layer 0), llama3 "
+              "rope scaling (low = high freq factor, as Scout's), the L2 q/k norm; layer 1 NoPE with temperature "
+              "tuning (floor_scale 4); `model.` prefix"))
+MODELS.append(
     dict(name="olmo3-yarn", family="olmo3", seed=441, tok=SP, dtype="F32", naming="causal", cases=["long"],
          qk_norm_gain=(1.0, 2.0),
          cfg=dict(hidden_size=32, num_attention_heads=4, num_key_value_heads=2, intermediate_size=64,
@@ -651,6 +676,19 @@ BASE_CFG["smollm3"] = dict(architectures=["SmolLM3ForCausalLM"], attention_bias=
                            rms_norm_eps=1e-6, rope_scaling=None, rope_theta=5000000.0, sliding_window=None,
                            tie_word_embeddings=True, use_cache=True, use_sliding_window=False)
 
+# Llama-4-Scout's text_config keys (no_rope_layers [] and attn_temperature_tuning as there; llama3 rope
+# scaling replaced per fixture)
+BASE_CFG["llama4_text"] = dict(architectures=["Llama4ForCausalLM"], attention_bias=False, attention_chunk_size=8192,
+                               attention_dropout=0.0, attn_scale=0.1, attn_temperature_tuning=True, bos_token_id=1,
+                               eos_token_id=2, floor_scale=8192, head_dim=128, hidden_act="silu",
+                               initializer_range=0.02, interleave_moe_layer_step=1, intermediate_size=8192,
+                               intermediate_size_mlp=16384, max_position_embeddings=4096, model_type="llama4_text",
+                               no_rope_layers=[], num_experts_per_tok=1, num_local_experts=16,
+                               output_router_logits=False, pad_token_id=0, rms_norm_eps=1e-5,
+                               rope_scaling=dict(factor=16.0, high_freq_factor=1.0, low_freq_factor=1.0,
+                                                 original_max_position_embeddings=8192, rope_type="llama3"),
+                               rope_theta=500000.0, router_aux_loss_coef=0.001, router_jitter_noise=0.0,
+                               tie_word_embeddings=False, use_cache=True, use_qk_norm=True)
 
 BASE_CFG["olmo3"] = dict(architectures=["Olmo3ForCausalLM"], attention_bias=False, attention_dropout=0.0,
                          bos_token_id=None, eos_token_id=2, hidden_act="silu", initializer_range=0.02,
@@ -773,7 +811,7 @@ def make_tensors(spec, m):
             t[name] = spec.get("qk", 2.0) / np.sqrt(hid) * rng.standard_normal(shape)
         elif leaf in ("v_proj",):
             t[name] = 0.4 * rng.standard_normal(shape)
-        elif leaf == "gate":  # a MoE router: decisive choices, so that float32 cannot change them
+        elif leaf in ("gate", "router"):  # a MoE router: decisive choices, so that float32 cannot change them
             t[name] = spec.get("router", 4.0) / np.sqrt(hid) * rng.standard_normal(shape)
         elif len(shape) == 1:  # gpt-oss's sinks (set again by gpt_oss_tensors)
             t[name] = rng.standard_normal(shape)
@@ -953,6 +991,8 @@ def mistake(name, m, n):
         return dict(no_bias=True)
     if name in ("no_clip", "skip_weightless_norms", "qk_norm_per_head", "post_as_pre",
                 "no_residual_multiplier"):
+        return {name: True}
+    if name in ("no_chunks", "no_temperature", "l2_before_rope", "moe_softmax", "moe_scale_output"):  # Llama 4
         return {name: True}
     if name in ("qk_gain_head0", "qk_norm_rms"):
         return {name: True}
@@ -1152,6 +1192,49 @@ def make_case(spec, model, case):
     return dev, effects
 
 
+# The language model of a multimodal Llama 4 checkpoint (Llama4ForConditionalGeneration, model_type llama4):
+# a text fixture's config under text_config, its tensors under language_model.model. (the LM head under
+# language_model.) beside vision tensors attnscope must not read; the case is the text fixture's.
+MULTIMODAL = [dict(name="llama4-multimodal", source="llama4-moe")]
+
+
+def make_multimodal(spec):
+    src, d = os.path.join(MODELS_DIR, spec["source"]), os.path.join(MODELS_DIR, spec["name"])
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(src, "config.json")) as f:
+        text = json.load(f)
+    dtype = {v: k for k, v in TORCH_DTYPE.items()}[text["torch_dtype"]]
+    cfg = dict(architectures=["Llama4ForConditionalGeneration"], boi_token_index=200080, eoi_token_index=200081,
+               image_token_index=200092, model_type="llama4", tie_word_embeddings=False,
+               torch_dtype=text["torch_dtype"], transformers_version=text["transformers_version"],
+               text_config={k: v for k, v in text.items() if k not in ("architectures", "torch_dtype",
+                                                                       "transformers_version")},
+               vision_config=dict(hidden_size=16, image_size=28, intermediate_size=32, model_type="llama4_vision_model",
+                                  num_attention_heads=2, num_hidden_layers=1, patch_size=14, projector_input_dim=16,
+                                  projector_output_dim=16, vision_output_dim=16))
+    write_json(os.path.join(d, "config.json"), cfg)
+    for fn in ("tokenizer.json", "tokenizer_config.json"):
+        dst = os.path.join(d, fn)
+        if os.path.lexists(dst):
+            os.remove(dst)
+        os.symlink(os.readlink(os.path.join(src, fn)), dst)
+    t = {}
+    for name, arr in R.read_checkpoint(src).items():  # the stored values, widened exactly
+        t[("language_model." if name == "lm_head.weight" else "language_model.model.") + name[len("model."):]
+          if name.startswith("model.") else "language_model." + name] = (dtype, arr)
+    rng = np.random.RandomState(7)
+    t["vision_model.patch_embedding.linear.weight"] = (dtype, rng.standard_normal((16, 3 * 14 * 14)))
+    t["multi_modal_projector.linear_1.weight"] = (dtype, rng.standard_normal((text["hidden_size"], 16)))
+    write_safetensors(os.path.join(d, "model.safetensors"), t, pad=True)
+    for case in os.listdir(CASES_DIR):
+        if case.startswith(spec["source"] + "--"):
+            with open(os.path.join(CASES_DIR, case), encoding="utf-8") as f:
+                body = f.read()  # verbatim, model_dir too (as gemma3-multimodal's): ref_decoder verifies the source
+            with open(os.path.join(CASES_DIR, spec["name"] + case[len(spec["source"]):]), "w", encoding="utf-8") as f:
+                f.write(body)
+    print("model %-20s the language model of %s in a Llama4ForConditionalGeneration folder" % (spec["name"], spec["source"]))
+
+
 def main(argv):
     npm = None
     if "--npm" in argv:
@@ -1159,7 +1242,7 @@ def main(argv):
         build_tokenizers(npm)
         tokenize_all(npm)
     os.makedirs(CASES_DIR, exist_ok=True)
-    names = {s["name"] for s in MODELS} | {s["name"] for s in ERROR_MODELS}
+    names = {s["name"] for s in MODELS} | {s["name"] for s in ERROR_MODELS} | {s["name"] for s in MULTIMODAL}
     for old in os.listdir(CASES_DIR):
         if old.endswith(".json") and old.split("--")[0] in names:
             os.remove(os.path.join(CASES_DIR, old))
@@ -1172,6 +1255,8 @@ def main(argv):
             dev, _ = make_case(spec, model, case)
             for q, v in dev.items():
                 worst[q] = max(worst.get(q, 0.0), v)
+    for spec in MULTIMODAL:
+        make_multimodal(spec)
     print("float32 vs float64, worst over all cases: %s" % ", ".join("%s %.1e" % kv for kv in sorted(worst.items())))
     return 0
 

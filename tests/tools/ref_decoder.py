@@ -4,8 +4,10 @@
 What Hugging Face transformers' base models compute for Llama, Mistral, Qwen2, Qwen3, Gemma,
 Gemma 2, Gemma 3 (text), Phi-3, GPT-NeoX / Pythia, StarCoder2, GPT-Neo, BLOOM, Phi, GPT-J, Cohere, OLMo,
 OLMo 2, Granite, GPTBigCode, Falcon, SmolLM3, OLMo 3 (configuration/modeling_smollm3.py, _olmo3.py of 4.57), DeepSeek-V3
-(its own forward pass: latent attention and its grouped sigmoid router, deepseek_forward) and gpt-oss (_gpt_oss.py of 4.57,
-its own forward too, gpt_oss_forward), written from the published modeling and
+(its own forward pass: latent attention and its grouped sigmoid router, deepseek_forward), gpt-oss (_gpt_oss.py of 4.57,
+its own forward too, gpt_oss_forward) and Llama 4's text model (configuration/modeling_llama4.py: chunks, NoPE layers
+with temperature tuning, the L2 q/k norm after rotary, the sigmoid-routed experts with a shared one), written from the
+published modeling and
 configuration code of transformers 4.51 (no transformers or torch import): one generic pre-norm
 decoder driven by per-family settings (see `settings()`), in the spirit of TransformerLens.
 The safetensors reader and the activations are ref_forward.py's (BERT / GPT-2 stay there).
@@ -56,6 +58,7 @@ FAMILIES += ("smollm3",)
 FAMILIES += ("stablelm",)
 FAMILIES += ("olmo3",)
 FAMILIES += ("gpt_bigcode",)
+FAMILIES += ("llama4_text",)
 FAMILIES += ("deepseek_v3",)
 FAMILIES += ("falcon",)
 FAMILIES += ("mixtral",)
@@ -271,6 +274,8 @@ def settings(cfg):
                           "only the text model (gemma3_text) is supported")
     if family not in FAMILIES:
         raise Unsupported("model_type %r is not a supported decoder family (%s)" % (family, ", ".join(FAMILIES)))
+    if family == "llama4_text":
+        return _llama4_settings(cfg)
     if family == "deepseek_v3":  # latent attention and its own MoE: see the DeepSeek-V3 section
         return deepseek_settings(cfg)
     if family == "gpt_oss":  # its own settings and forward (sinks, MoE, MXFP4): see gpt_oss_settings
@@ -545,6 +550,98 @@ def _bloom_settings(c):
                 rope_max_positions=None, alibi=alibi_slopes(H))
 
 
+# Llama 4 text (configuration_llama4.py / modeling_llama4.py): Llama4TextConfig's defaults
+DEFAULTS["llama4_text"] = dict(vocab_size=202048, hidden_size=5120, intermediate_size=8192, intermediate_size_mlp=16384,
+                               num_hidden_layers=48, num_attention_heads=40, num_key_value_heads=8, head_dim=128,
+                               hidden_act="silu", max_position_embeddings=4096 * 32, rms_norm_eps=1e-5,
+                               rope_theta=500000.0, rope_scaling=None, attention_bias=False, num_experts_per_tok=1,
+                               num_local_experts=16, moe_layers=None, interleave_moe_layer_step=1, use_qk_norm=True,
+                               no_rope_layers=None, no_rope_layer_interval=4, attention_chunk_size=8192,
+                               layer_types=None, attn_temperature_tuning=True, floor_scale=8192, attn_scale=0.1)
+
+
+def _llama4_settings(cfg):
+    """Llama 4's text model as Llama's settings plus its own: per layer rotary or NoPE (no_rope_layers, 1 =
+    rotary; None or [] = every no_rope_layer_interval-th layer NoPE), chunks on the layer_types
+    "chunked_attention" layers (default: the rotary ones), the L2 norm of q and k after rotary on the rotary
+    layers (use_qk_norm), the temperature of q on the NoPE layers (attn_temperature_tuning), and the MoE
+    layers (moe_layers, else every interleave_moe_layer_step-th: step - 1, 2 step - 1, ...)."""
+    c = dict(DEFAULTS["llama4_text"])
+    c.update(cfg)
+    L = c["num_hidden_layers"]
+    rope_on = c["no_rope_layers"] or [int((i + 1) % c["no_rope_layer_interval"] != 0) for i in range(L)]
+    if len(rope_on) != L or any(f not in (0, 1) for f in rope_on):
+        raise Unsupported("no_rope_layers must list 0 or 1 for each of the %d layers" % L)
+    kinds = c["layer_types"] or ["chunked_attention" if on else "full_attention" for on in rope_on]
+    if len(kinds) != L or any(k not in ("chunked_attention", "full_attention") for k in kinds):
+        raise Unsupported("layer_types must list chunked_attention or full_attention for each of %d layers" % L)
+    step = c["interleave_moe_layer_step"]
+    moe = c["moe_layers"] if c["moe_layers"] is not None else list(range(step - 1, L, step))
+    keys = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+            "hidden_act", "max_position_embeddings", "rms_norm_eps", "rope_theta", "rope_scaling", "attention_bias")
+    s = settings(dict({k: c[k] for k in keys}, model_type="llama", mlp_bias=False,
+                      intermediate_size=c["intermediate_size_mlp"]))  # the dense layers' width
+    s.update(family="llama4_text", rope_style="interleaved",  # apply_rotary_emb: complex pairs (2i, 2i+1)
+             rope=[r if on else None for r, on in zip(s["rope"], rope_on)],
+             chunks=[c["attention_chunk_size"] if k == "chunked_attention" else None for k in kinds],
+             qk_l2=[bool(c["use_qk_norm"]) and bool(on) for on in rope_on],
+             temperature=(c["floor_scale"], c["attn_scale"]) if c["attn_temperature_tuning"] else None,
+             moe=dict(n_experts=c["num_local_experts"], top_k=c["num_experts_per_tok"], norm_topk=False,
+                      inter=c["intermediate_size"], layers=[i in moe for i in range(L)], router="feed_forward.router",
+                      kind="llama4"))
+    return s
+
+
+def _llama4_names(m, e):
+    """Llama 4's tensors: the MLP under feed_forward., and on the MoE layers the router, the fused experts
+    (gate_up_proj [E, hidden, 2 I], down_proj [E, I, hidden], stored in -> out) and the shared expert."""
+    moe, hid = m["moe"], m["hidden"]
+    out = {}
+    for name, shape in e.items():
+        if ".mlp." not in name:
+            out[name] = shape
+            continue
+        layer = int(name.split(".")[1])
+        if not moe["layers"][layer]:
+            out[name.replace(".mlp.", ".feed_forward.")] = shape
+            continue
+        p, E, I = "layers.%d.feed_forward." % layer, moe["n_experts"], moe["inter"]
+        out[p + "router.weight"] = (E, hid)
+        out[p + "experts.gate_up_proj"], out[p + "experts.down_proj"] = (E, hid, 2 * I), (E, I, hid)
+        out[p + "shared_expert.gate_proj.weight"] = out[p + "shared_expert.up_proj.weight"] = (I, hid)
+        out[p + "shared_expert.down_proj.weight"] = (hid, I)
+    return out
+
+
+def _llama4_feed_forward(m, W, p, x, act):
+    """Llama4TextMLP, or on a MoE layer Llama4TextMoe: router logits -> top-k; each expert's INPUT is x times
+    sigmoid(its logit) (0 for the experts not chosen), out = shared_expert(x) + sum of the experts' outputs."""
+    f, i, wrong = p + "feed_forward.", int(p.split(".")[1]), m.get("_wrong", {})
+    if not m["moe"]["layers"][i]:
+        h = activation(act, x @ W[f + "gate_proj.weight"].T) * (x @ W[f + "up_proj.weight"].T)
+        return h @ W[f + "down_proj.weight"].T
+    logits = x @ W[f + "router.weight"].T  # [n][E]
+    k, E = m["moe"]["top_k"], m["moe"]["n_experts"]
+    top = np.argsort(-logits, axis=1, kind="stable")[:, :k]  # torch.topk: the largest, the lower index on ties
+    rows = np.arange(len(x))[:, None]
+    score = np.zeros_like(logits)
+    if wrong.get("moe_softmax"):  # the mistake: softmax over the chosen logits instead of each one's sigmoid
+        ex = np.exp(logits[rows, top] - logits[rows, top].max(axis=1, keepdims=True))
+        score[rows, top] = ex / ex.sum(axis=1, keepdims=True)
+    else:
+        score[rows, top] = 1.0 / (1.0 + np.exp(-logits[rows, top]))
+    sh = f + "shared_expert."
+    out = (activation(act, x @ W[sh + "gate_proj.weight"].T) * (x @ W[sh + "up_proj.weight"].T)) @ W[sh + "down_proj.weight"].T
+    routed = 0
+    I = m["moe"]["inter"]
+    for e in range(E):
+        w = score[:, e:e + 1]
+        xin = x if wrong.get("moe_scale_output") else x * w
+        gu = xin @ W[f + "experts.gate_up_proj"][e]  # [n][2 I]: gate | up
+        y = (gu[:, I:] * activation(act, gu[:, :I])) @ W[f + "experts.down_proj"][e]
+        routed = routed + (y * w if wrong.get("moe_scale_output") else y)  # the mistake: the weight on the output
+    m["_routing"][i] = (top, score[rows, top], logits)  # the choice ranks the logits: their gap is moe_probs'
+    return out + routed
 # Falcon (configuration_falcon.py, 4.51): falcon-7b's defaults; num_kv_heads None = the heads; n_embed
 # (older files) replaces hidden_size; ffn_hidden_size None = 4 * hidden_size; rotary = not alibi
 DEFAULTS["falcon"] = dict(vocab_size=65024, hidden_size=4544, num_hidden_layers=32, num_attention_heads=71,
@@ -639,8 +736,9 @@ def inv_freq(rope, dim, max_positions, seq_len):
         old = float(rs["original_max_position_embeddings"])
         wavelen = 2 * math.pi / inv
         out = np.where(wavelen > old / low, inv / factor, inv)
-        smooth = (old / wavelen - low) / (high - low)
-        smoothed = (1 - smooth) * out / factor + smooth * out
+        with np.errstate(divide="ignore", invalid="ignore"):  # low = high (Llama-4-Scout): no band to blend
+            smooth = (old / wavelen - low) / (high - low)
+            smoothed = (1 - smooth) * out / factor + smooth * out
         medium = ~(wavelen < old / high) & ~(wavelen > old / low)
         return _f32(np.where(medium, smoothed, out)), 1.0
     if kind == "yarn":
@@ -780,7 +878,7 @@ def _expected_names(m):
     e = _expected_dense_names(m)
     mo = m.get("moe")
     for i in range(m["n_layers"]):
-        if not (mo and mo["layers"][i]):
+        if not (mo and mo["layers"][i]) or mo.get("kind") == "llama4":  # Llama 4: _llama4_names did it
             continue
         p = "layers.%d." % i
         for r in ("gate", "up", "down"):  # no dense MLP on a routing layer
@@ -925,6 +1023,8 @@ def _expected_dense_names(m):
                 e[p + "mlp.gate_proj.bias"] = e[p + "mlp.up_proj.bias"] = (I,)
                 e[p + "mlp.down_proj.bias"] = (hid,)
         e[p + "mlp.down_proj.weight"] = (hid, I)
+    if m["family"] == "llama4_text":
+        return _llama4_names(m, e)
     return e
 
 
@@ -1139,6 +1239,16 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
             q_rot, k_rot = rot(qn), rot(kn)
         else:
             q_rot, k_rot = rotate(qn, cos, sin, rd), rotate(kn, cos, sin, rd)
+        if m.get("qk_l2") and m["qk_l2"][i] and not wrong.get("no_qk_norm"):  # Llama 4: x / RMS(x), no gain, after rotary (or, wrongly, before)
+            if wrong.get("l2_before_rope"):
+                q_rot, k_rot = rot(rms_norm(qn, np.ones(d), eps, False, dtype)), rot(rms_norm(kn, np.ones(d), eps, False, dtype))
+            else:
+                q_rot, k_rot = rms_norm(q_rot, np.ones(d), eps, False, dtype), rms_norm(k_rot, np.ones(d), eps, False, dtype)
+        if m.get("temperature") and rope is None and not wrong.get("no_temperature"):
+            # Llama 4's NoPE layers: q * (log(floor((pos + 1) / floor_scale) + 1) * attn_scale + 1), float32 in torch
+            fs, sc = m["temperature"]
+            t32 = np.log(np.floor((pos.astype(F32) + F32(1)) / F32(fs)) + F32(1)).astype(F32) * F32(sc) + F32(1)
+            q_rot = q_rot * t32.astype(dtype)[None, :, None]
         kv_of = np.arange(H) // group if not wrong.get("kv_interleave") else np.arange(H) % KV
         if m.get("scale_q_first"):  # OPT: (q * scaling) . k^T; q and q_rot stay the unscaled projection
             scores = (q_rot * dtype(wrong.get("scaling", m["scaling"]))) @ k_rot[kv_of].transpose(0, 2, 1)
@@ -1160,6 +1270,9 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
             win = wrong["windows"][i]
         if win is not None:
             visible &= kj > qi - win  # the W keys i-W+1 .. i
+        chunk = (m.get("chunks") or [None] * m["n_layers"])[i]
+        if chunk is not None and not wrong.get("no_chunks"):
+            visible &= kj // chunk == qi // chunk  # Llama 4: the keys of the query's own chunk
         scores = np.where(visible, scores, np.finfo(dtype).min)
         probs = softmax(scores)
         ctx = (probs @ v[kv_of]).transpose(1, 0, 2).reshape(n, H * d)
@@ -1249,6 +1362,8 @@ def _activation(name, x):
 
 
 def mlp(m, W, p, x, act):
+    if m["family"] == "llama4_text":
+        return _llama4_feed_forward(m, W, p, x, act)
     mo = m.get("moe")
     if mo and mo["layers"][int(p.split(".")[1])]:
         return moe_block(m, W, p, x, act, int(p.split(".")[1]))
@@ -1369,6 +1484,18 @@ def config_summary(m, n):
     if m.get("position_offset"):  # OPT
         c["position_offset"] = m["position_offset"]
         att["scaling_applied_to"] = "q_proj output (q * scaling) before q.k^T"
+    if m["family"] == "llama4_text":  # the shared reference's Llama 4 keys
+        rope["rope_layers"] = [r is not None for r in rs]
+        rope["style"] = "interleaved (complex pairs: dims 2i and 2i+1 form a pair)"
+        att["layer_types"] = ["chunked_attention" if ch else "full_attention" for ch in m["chunks"]]
+        att["attention_chunk_size"] = next((ch for ch in m["chunks"] if ch), None)
+        att["qk_l2_norm"] = any(m["qk_l2"])
+        att["attn_temperature_tuning"] = m["temperature"] is not None
+        if m["temperature"] is not None:
+            att["floor_scale"], att["attn_scale"] = m["temperature"]
+        c["intermediate_size_mlp"], c["intermediate_size"] = m["intermediate"], m["moe"]["inter"]
+        c["moe"] = {"num_experts": m["moe"]["n_experts"], "top_k": m["moe"]["top_k"],
+                    "moe_layers": [i for i, on in enumerate(m["moe"]["layers"]) if on]}
     return c
 
 
