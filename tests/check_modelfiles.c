@@ -354,6 +354,55 @@ START_TEST(test_half_conversion)
 }
 END_TEST
 
+/* MXFP4 products, on every path (the fused one that decodes in registers for few tokens, where the CPU
+ * has AVX2 and FMA; decoded tiles and sgemm for many), equal a double-precision sum over the decoded
+ * rows: 70 rows (two tiles, the second short), 3 blocks, scales from 2^-127 (not a normal float's
+ * power: the scalar decode) to 2^23, and 1, 3 and 65 tokens. */
+START_TEST(test_mxfp4_products)
+{
+	enum { EX = 2, R = 70, C = 96, G = C / 32 };
+	static uint8_t blocks[EX][R][G][16], scales[EX][R][G];
+	uint32_t s = 12345;
+	for (int x = 0; x < EX; x++)
+		for (int r = 0; r < R; r++)
+			for (int b = 0; b < G; b++) {
+				for (int i = 0; i < 16; i++)
+					blocks[x][r][b][i] = (uint8_t)((s = s * 1103515245u + 12345u) >> 16);
+				s = s * 1103515245u + 12345u;
+				scales[x][r][b] = (uint8_t)((r + b) % 7 == 0 ? 0 : 110 + (s >> 16) % 40);
+			}
+	struct st_tensor tb = {.name = "b", .dtype = ST_U8, .ndim = 4, .shape = {EX, R, G, 16},
+			       .data = &blocks[0][0][0][0], .nbytes = sizeof blocks, .file = "f"};
+	struct st_tensor ts = {.name = "s", .dtype = ST_U8, .ndim = 3, .shape = {EX, R, G}, .data = &scales[0][0][0],
+			       .nbytes = sizeof scales, .file = "f"};
+	struct mxfp4 w;
+	struct err e = {{0}};
+	ck_assert_msg(mxfp4_bind(&tb, &ts, EX, R, C, &w, &e) == 0, "%s", e.msg);
+	static float rows[R][C], x[65][C], y[65][R + 1], scratch[MXFP4_TILE_ROWS * C], bias[R];
+	mxfp4_rows(&w, 1, 0, R, &rows[0][0]);
+	for (int i = 0; i < 65; i++)
+		for (int c = 0; c < C; c++)
+			x[i][c] = (float)((s = s * 1103515245u + 12345u) >> 16) / 65536.0f - 0.5f;
+	for (int r = 0; r < R; r++)
+		bias[r] = 0.125f * (float)(r % 5);
+	const int ns[3] = {1, 3, 65};
+	for (int k = 0; k < 3; k++) {
+		int n = ns[k];
+		mxfp4_linear(&w, 1, &x[0][0], n, bias, &y[0][0], R + 1, scratch);
+		for (int i = 0; i < n; i++)
+			for (int r = 0; r < R; r++) {
+				double want = bias[r], mag = fabs(bias[r]);
+				for (int c = 0; c < C; c++) {
+					want += (double)x[i][c] * rows[r][c];
+					mag += fabs((double)x[i][c] * rows[r][c]);
+				}
+				ck_assert_msg(fabs(y[i][r] - want) <= 1e-6 * mag + 1e-30, "n %d, y[%d][%d] = %.9g, want %.9g", n, i,
+					      r, y[i][r], want);
+			}
+	}
+}
+END_TEST
+
 /* MXFP4 (gpt-oss's experts): the E2M1 codes low nibble first, each block of 32 times 2^(scale - 127), as
  * transformers' convert_moe_packed_tensors; shapes that do not match config.json are one-line errors. */
 START_TEST(test_mxfp4)
@@ -504,6 +553,7 @@ static Suite *modelfiles_suite(void)
 	tcase_add_test(tc, test_nan_weights_do_not_crash);
 	tcase_add_test(tc, test_half_conversion);
 	tcase_add_test(tc, test_mxfp4);
+	tcase_add_test(tc, test_mxfp4_products);
 	tcase_add_test(tc, test_huge_page_copy_keeps_every_value);
 	suite_add_tcase(s, tc);
 	return s;
