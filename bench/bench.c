@@ -1098,9 +1098,9 @@ static void bench_real(const char *only)
 		char experts[64] = "";
 		if (r->experts)
 			snprintf(experts, sizeof experts, " of %d experts, %d per token", r->experts, r->topk);
-		printf("%s-shaped (hidden %d, %d layers, %d heads, %d kv heads, intermediate %d%s, vocab %d; %.1f GB BF16)\n",
+		printf("%s-shaped (hidden %d, %d layers, %d heads, %d kv heads, intermediate %d%s, vocab %d; %.1f GB %s)\n",
 		       r->name, r->hidden, r->layers, r->heads, r->kv_heads, r->inter, experts, r->vocab,
-		       real_file_size(r, &hl, NULL) / 1e9);
+		       real_file_size(r, &hl, NULL) / 1e9, r->arch == REAL_GPTOSS ? "BF16, experts MXFP4" : "BF16");
 		fflush(stdout);
 		if (real_prepare(r, dir, reason, sizeof reason) < 0) {
 			printf("  not measured: %s\n\n", reason);
