@@ -115,6 +115,12 @@ ATTNSCOPE_MEMORY_CHECK=0 "$BIN" -m "$top_srcdir/tests/data/models/mixtral-moe" -
 expect_eq "MoE memory check off" $? 0
 ATTNSCOPE_MEMORY_CHECK=1M "$BIN" -m "$top_srcdir/tests/data/models/mixtral-moe" --dump json "The capybara" >"$TMP/out" 2>&1
 expect_eq "MoE within 1M" $? 0
+# Llama-4-Scout's config claims 10,485,760 positions: it opens (nothing is sized by that number).
+cp -rL "$top_srcdir/tests/data/models/llama4-multimodal" "$TMP/scout"
+jq '.text_config.max_position_embeddings = 10485760' "$top_srcdir/tests/data/models/llama4-multimodal/config.json" >"$TMP/scout/config.json"
+"$BIN" -m "$TMP/scout" --dump json "The capybara" >"$TMP/out" 2>&1
+expect_eq "Scout's 10M positions status" $? 0
+expect_eq "Scout's 10M positions" "$(jq .model.max_positions "$TMP/out")" 10485760
 # A default out of its range is an error too (Qwen3-MoE's top-8 default with 6 experts; fuzz_modeldir found it).
 cp -rL "$top_srcdir/tests/data/models/qwen3moe-dense" "$TMP/moe-default"
 sed 's/"num_experts_per_tok"/"num_experts_per_tok_gone"/' "$top_srcdir/tests/data/models/qwen3moe-dense/config.json" >"$TMP/moe-default/config.json"

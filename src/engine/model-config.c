@@ -14,8 +14,9 @@
 #define MODEL_MAX_LAYERS 1024
 #define MODEL_MAX_HEADS 1024
 #define MODEL_MAX_HIDDEN 65536
-#define MODEL_MAX_POSITIONS (1 << 20) /* DeepSeek-V3 claims 163840; what a text may take is bounded by its
-                                      * trace's size (model_check_trace_size), not by this */
+#define MODEL_MAX_POSITIONS (1 << 24) /* Llama-4-Scout claims 10,485,760, DeepSeek-V3 163,840; nothing is
+                                      * sized by it (rotary tables are computed per position); what a text may
+                                      * take is bounded by its trace's size (model_check_trace_size) */
 #define MODEL_MAX_VOCAB 4000000
 
 /* Integer setting S when config.json or the family gives one, else FALLBACK. */
