@@ -119,7 +119,7 @@ for case in "gemma2-softcap 1" "gpt2-mini-bf16 1" "llama-gqa 1"; do
 done
 
 # Learned attention sinks (gpt-oss): --dump json gives them per layer and head; each row sums to less
-# than 1 and is not renormalised; the heatmap panel, the head finder and the rollout say the sink's share.
+# than 1 and is not renormalised; the grid, the heatmap panel, the head finder and the rollout say the sink's share.
 "$BIN" -m "$M/gptoss-sinks" --dump json "$TEXT" >"$TMP/sinks.json"
 expect_eq "sinks shape" "$(jq -c '.model.sinks | [length, (.[0] | length)]' "$TMP/sinks.json")" '[2,4]'
 expect_eq "rows sum to at most 1, many well below" "$(jq -c '[.attentions[][][] | add] | [max <= 1.000001, (map(select(. < 0.9)) | length >= 16)]' "$TMP/sinks.json")" '[true,true]'
@@ -132,6 +132,9 @@ done
 expect_grep "heatmap panel: the sink's share" "$TMP/out" "sink took [0-9.]*% of this row"
 "$BIN" -m "$M/gptoss-sinks" --print heads --width 120 --color never "$TEXT" >"$TMP/out" 2>&1
 expect_grep "head finder: the sink's share" "$TMP/out" "sink takes [0-9.]*% of L0 H0's rows"
+share=$(jq -r '[.attentions[0][0][] | 1 - add] | add / length * 100' "$TMP/sinks.json" | awk '{ printf "%.1f", $1 }')
+"$BIN" -m "$M/gptoss-sinks" --print grid --width 160 --color never "$TEXT" >"$TMP/out" 2>&1
+expect_grep "grid: the sink's share of the selected head ($share%, from --dump)" "$TMP/out" "sink takes $share% of L0 H0's rows"
 "$BIN" -m "$M/gptoss-sinks" --print rollout --width 160 --color never --token 5 "$TEXT" >"$TMP/out" 2>&1
 expect_grep "rollout: the sinks' share" "$TMP/out" "sinks took [0-9.]*% of row"
 

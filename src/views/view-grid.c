@@ -416,6 +416,13 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 	if (t->thumb && !ctx->compare && shown > TRACE_THUMB) /* a compact trace: the colour scale saw blocks */
 		snprintf(title + strlen(title), sizeof title - strlen(title), " from %d%s%d blocks", TRACE_THUMB,
 			 cv->pal->utf8 ? "\xc3\x97" : "x", TRACE_THUMB);
+	if (t->sinks && !ctx->compare && t->n > 0) { /* gpt-oss: rows sum to less than 1; where the rest went */
+		double share = 0;
+		for (int i = 0; i < t->n; i++)
+			share += heat_sink_share(t, ctx->layer, ctx->head, HEAT_HEAD, i);
+		snprintf(title + strlen(title), sizeof title - strlen(title), " %s sink takes %.1f%% of L%d H%d's rows",
+			 cv->pal->utf8 ? "\xc2\xb7" : "-", 100.0 * share / t->n, ctx->layer, ctx->head);
+	}
 	if (ctx->compare) { /* the second text: what the thumbnails show, and the selected head's change */
 		int rows = compare_rows(t, ctx->compare);
 		char ends[48];
