@@ -357,7 +357,7 @@ END_TEST
 /* MXFP4 products, on every path (the fused one that decodes in registers for few tokens, where the CPU
  * has AVX2 and FMA; decoded tiles and sgemm for many), equal a double-precision sum over the decoded
  * rows: 70 rows (two tiles, the second short), 3 blocks, scales from 2^-127 (not a normal float's
- * power: the scalar decode) to 2^23, and 1, 3 and 65 tokens. */
+ * power: the scalar decode) to 2^23, and 1, 3 and 65 tokens (65: decoded tiles and sgemm). */
 START_TEST(test_mxfp4_products)
 {
 	enum { EX = 2, R = 70, C = 96, G = C / 32 };

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "engine/gemm.h"
 #include "engine/weights.h"
@@ -100,15 +101,24 @@ struct mxfp4_job {
 
 #ifdef MXFP4_X86
 
-/* Y[i][r0..r0+nr) = X[i] · rows r0.. of matrix EXPERT, each block of 32 codes decoded in registers and
- * multiplied straight away: the codes are read once and never written out as floats, which for the
- * few tokens an expert gets (a forward's 4 of 32 experts a token) is most of the work. Each y[i][r]
- * sums the row's blocks in order, 8 lanes, then the lanes: the same sum whatever N is, so a token's
- * result does not depend on the others. A block whose scale is not a normal float's (2^-125 .. 2^127
- * for the halved codes) takes the scalar decode. */
+/* 2^E as a float for E in -126 .. 127 (a normal float's exponent), without ldexpf's call. */
+static inline float mxfp4_pow2(int e)
+{
+	uint32_t bits = (uint32_t)(e + 127) << 23;
+	float f;
+	memcpy(&f, &bits, sizeof f);
+	return f;
+}
+
+/* Y[i][r0..r0+nr) = X[i] · rows r0.. of matrix EXPERT: each row decoded in registers (a pshufb lookup of
+ * the doubled codes, then the block's halved power of two) into DEC (cols floats, in the L1 cache),
+ * never to memory beyond it, then dotted with each token's x with four independent sums (columns
+ * 32b + 0..7, 8..15, 16..23, 24..31), added lane by lane at the end: the same sums whatever N is, so a
+ * token's result does not depend on the others. A block whose scale is not a normal float's power for
+ * the halved codes takes the scalar decode. */
 __attribute__((target("avx2,fma"))) static void mxfp4_rows_fused(const struct mxfp4 *w, int64_t expert,
 								  const float *x, int n, int64_t r0, int nr,
-								  float *y, int ldy, float *acc)
+								  float *y, int ldy, float *dec)
 {
 	const __m128i lut = _mm_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
 	const __m128i low4 = _mm_set1_epi8(0x0F);
@@ -116,45 +126,39 @@ __attribute__((target("avx2,fma"))) static void mxfp4_rows_fused(const struct mx
 	for (int r = 0; r < nr; r++) {
 		size_t row = (size_t)(expert * w->rows + r0 + r);
 		const uint8_t *blk = w->blocks + row * (size_t)g * (MXFP4_BLOCK / 2), *sc = w->scales + row * (size_t)g;
-		for (int i = 0; i < n; i++)
-			_mm256_storeu_ps(acc + (size_t)i * 8, _mm256_setzero_ps());
 		for (int64_t b = 0; b < g; b++) {
-			__m256 v[4];
+			float *d = dec + b * MXFP4_BLOCK;
+			const uint8_t *bb = blk + b * (MXFP4_BLOCK / 2);
 			int shift = (int)sc[b] - 127 - 1; /* the codes are doubled: halve the scale */
-			if (shift >= -126 && shift <= 127) {
-				__m128i bytes = _mm_loadu_si128((const __m128i *)(const void *)(blk + b * (MXFP4_BLOCK / 2)));
-				__m128i lo = _mm_and_si128(bytes, low4), hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low4);
-				/* columns 2k (low nibble) and 2k + 1 (high nibble): interleaved, 0..15 then 16..31 */
-				__m128i c0 = _mm_shuffle_epi8(lut, _mm_unpacklo_epi8(lo, hi));
-				__m128i c1 = _mm_shuffle_epi8(lut, _mm_unpackhi_epi8(lo, hi));
-				__m256 s = _mm256_set1_ps(ldexpf(1.0f, shift));
-				v[0] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c0)), s);
-				v[1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(c0, 8))), s);
-				v[2] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c1)), s);
-				v[3] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(c1, 8))), s);
-			} else {
-				float d[MXFP4_BLOCK];
-				const uint8_t *bb = blk + b * (MXFP4_BLOCK / 2);
+			if (shift < -126 || shift > 127) {
 				for (int k = 0; k < MXFP4_BLOCK / 2; k++) { /* as mxfp4_rows: ldexp of each value */
 					d[2 * k] = ldexpf(mxfp4_lut[bb[k] & 0x0F], shift + 1);
 					d[2 * k + 1] = ldexpf(mxfp4_lut[bb[k] >> 4], shift + 1);
 				}
-				for (int q = 0; q < 4; q++)
-					v[q] = _mm256_loadu_ps(d + 8 * q);
+				continue;
 			}
-			const float *xb = x + b * MXFP4_BLOCK;
-			for (int i = 0; i < n; i++) {
-				const float *xi = xb + (size_t)i * cols;
-				__m256 a = _mm256_loadu_ps(acc + (size_t)i * 8);
-				a = _mm256_fmadd_ps(_mm256_loadu_ps(xi), v[0], a);
-				a = _mm256_fmadd_ps(_mm256_loadu_ps(xi + 8), v[1], a);
-				a = _mm256_fmadd_ps(_mm256_loadu_ps(xi + 16), v[2], a);
-				a = _mm256_fmadd_ps(_mm256_loadu_ps(xi + 24), v[3], a);
-				_mm256_storeu_ps(acc + (size_t)i * 8, a);
-			}
+			__m128i bytes = _mm_loadu_si128((const __m128i *)(const void *)bb);
+			__m128i lo = _mm_and_si128(bytes, low4), hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low4);
+			/* columns 2k (low nibble) and 2k + 1 (high nibble): interleaved, 0..15 then 16..31 */
+			__m128i c0 = _mm_shuffle_epi8(lut, _mm_unpacklo_epi8(lo, hi));
+			__m128i c1 = _mm_shuffle_epi8(lut, _mm_unpackhi_epi8(lo, hi));
+			__m256 s = _mm256_set1_ps(mxfp4_pow2(shift));
+			_mm256_storeu_ps(d, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c0)), s));
+			_mm256_storeu_ps(d + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(c0, 8))), s));
+			_mm256_storeu_ps(d + 16, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(c1)), s));
+			_mm256_storeu_ps(d + 24, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(c1, 8))), s));
 		}
-		for (int i = 0; i < n; i++) { /* the 8 lanes, pairwise */
-			const float *a = acc + (size_t)i * 8;
+		for (int i = 0; i < n; i++) {
+			const float *xi = x + (size_t)i * cols;
+			__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+			for (int64_t c = 0; c < cols; c += MXFP4_BLOCK) {
+				a0 = _mm256_fmadd_ps(_mm256_loadu_ps(xi + c), _mm256_loadu_ps(dec + c), a0);
+				a1 = _mm256_fmadd_ps(_mm256_loadu_ps(xi + c + 8), _mm256_loadu_ps(dec + c + 8), a1);
+				a2 = _mm256_fmadd_ps(_mm256_loadu_ps(xi + c + 16), _mm256_loadu_ps(dec + c + 16), a2);
+				a3 = _mm256_fmadd_ps(_mm256_loadu_ps(xi + c + 24), _mm256_loadu_ps(dec + c + 24), a3);
+			}
+			float a[8];
+			_mm256_storeu_ps(a, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
 			y[(size_t)i * ldy + r0 + r] = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
 		}
 	}
@@ -171,20 +175,21 @@ static bool mxfp4_has_avx2(void)
 }
 #endif
 
-/* The largest token count the fused product serves: beyond it decoding once into a tile and one
- * sgemm over all the rows costs less than decoding in registers for each group of rows. */
-#define MXFP4_FUSED_MAX_ROWS 64
+/* The largest token count the fused product serves: each row is decoded once and dotted with every
+ * token's x, which must then stay in the L2 cache (16 x 2880 floats: 184 KB); beyond it one decoded tile
+ * and sgemm over all the tokens cost less. A forward's usual share of an expert is a few tokens. */
+#define MXFP4_FUSED_MAX_ROWS 16
 
-/* Tile T by the fused product, its per-row sums in ACC (n x 8 floats). */
-static void mxfp4_tile_fused(void *ctx, int t, float *acc)
+/* Tile T by the fused product, each row decoded into DEC (cols floats). */
+static void mxfp4_tile_fused(void *ctx, int t, float *dec)
 {
 #ifdef MXFP4_X86
 	const struct mxfp4_job *j = ctx;
 	int64_t r0 = (int64_t)t * MXFP4_TILE_ROWS;
 	int nr = (int)(j->w->rows - r0 < MXFP4_TILE_ROWS ? j->w->rows - r0 : MXFP4_TILE_ROWS);
-	mxfp4_rows_fused(j->w, j->expert, j->x, j->n, r0, nr, j->y, j->ldy, acc);
+	mxfp4_rows_fused(j->w, j->expert, j->x, j->n, r0, nr, j->y, j->ldy, dec);
 #else
-	(void)ctx, (void)t, (void)acc;
+	(void)ctx, (void)t, (void)dec;
 #endif
 }
 
@@ -206,7 +211,7 @@ void mxfp4_linear(const struct mxfp4 *w, int64_t expert, const float *x, int n, 
 	int tiles = (int)((w->rows + MXFP4_TILE_ROWS - 1) / MXFP4_TILE_ROWS);
 #ifdef MXFP4_X86
 	if (n <= MXFP4_FUSED_MAX_ROWS && mxfp4_has_avx2() &&
-	    weights_parallel(tiles, (size_t)n * 8, mxfp4_tile_fused, &j) == 0) {
+	    weights_parallel(tiles, (size_t)w->cols, mxfp4_tile_fused, &j) == 0) {
 		if (b)
 			for (int i = 0; i < n; i++)
 				for (int64_t r = 0; r < w->rows; r++)

@@ -39,10 +39,10 @@ size_t mxfp4_expert_bytes(const struct mxfp4 *w);
 void mxfp4_rows(const struct mxfp4 *w, int64_t expert, int64_t r0, int64_t nr, float *dst);
 
 /* Y[n][rows] (row stride LDY) = X[n][cols] · W_expertᵀ + B (B [rows] or NULL), tile by tile of
- * MXFP4_TILE_ROWS rows, the tiles shared between the engine's threads (weights_parallel). For up to 64
- * tokens on a CPU with AVX2 and FMA each block is decoded in registers and multiplied at once (the
- * codes are read once, never written out as floats); otherwise a tile is decoded into scratch and
- * multiplied by sgemm. SCRATCH (MXFP4_TILE_ROWS x cols floats) serves the tiles one after another when
+ * MXFP4_TILE_ROWS rows, the tiles shared between the engine's threads (weights_parallel). For up to 16
+ * tokens on a CPU with AVX2 and FMA each row is decoded in registers into a row in the L1 cache and
+ * dotted with every token at once (no tile of floats goes through memory); otherwise a tile is
+ * decoded into scratch and multiplied by sgemm. SCRATCH (MXFP4_TILE_ROWS x cols floats) serves the tiles one after another when
  * there is no memory for more. */
 void mxfp4_linear(const struct mxfp4 *w, int64_t expert, const float *x, int n, const float *b, float *y, int ldy,
 		  float *scratch);
