@@ -119,8 +119,8 @@ START_TEST(density_shades_by_count)
 	bplot_density_add(&p, 1, pts[1][0], pts[1][1]); /* one key */
 	for (int i = 0; i < 4; i++) /* two of each kind: mixed */
 		bplot_density_add(&p, i % 2, pts[2][0], pts[2][1]);
-	ck_assert(bplot_dense(&p, 21));  /* 21 points in 3 cells: more than 2 per cell */
-	ck_assert(!bplot_dense(&p, 6));  /* (as if) 6 points in 3 cells: markers */
+	ck_assert(!bplot_dense(&p, 21)); /* 21 points in 3 cells: few enough to keep their labels */
+	ck_assert(bplot_dense(&p, 201)); /* more points than the plot's 200 cells */
 	struct style st[BPLOT_KINDS + 1] = {{1, 0, 0}, {2, 0, 0}, {3, 0, 0}};
 	long upper[BPLOT_LEVELS];
 	ck_assert_int_eq(bplot_density_draw(&p, cv, st, upper), 16);
@@ -144,6 +144,13 @@ START_TEST(density_shades_by_count)
 	legend_row = row_text(cv, 9);
 	ck_assert_str_eq(legend_row, ". <=2 : <=4 * <=8");
 	free(legend_row);
+	bplot_free(&p);
+	/* From 256 points on, more than two a held cell on average is a density too. */
+	ck_assert_int_eq(bplot_init(&p, cv, (struct rect){0, 0, 40, 10}, -10, 10, -10, 10, false), 0);
+	for (int i = 0; i < 260; i++)
+		bplot_density_add(&p, i % 2, pts[i % 3][0], pts[i % 3][1]);
+	ck_assert(bplot_dense(&p, 260));  /* 260 points in 3 of 400 cells */
+	ck_assert(!bplot_dense(&p, 6));   /* (as if) 6 points there: markers */
 	bplot_free(&p);
 	canvas_free(cv);
 }

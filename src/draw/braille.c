@@ -192,6 +192,8 @@ bool bplot_dense(const struct bplot *p, long n)
 	size_t cells = (size_t)p->r.w * p->r.h;
 	if (n > (long)cells)
 		return true;
+	if (n < BPLOT_DENSE_MIN) /* a few points: their labels say more than shades would */
+		return false;
 	long occupied = 0;
 	for (size_t c = 0; p->count && c < cells; c++) {
 		long sum = 0;

@@ -66,8 +66,10 @@ void bplot_marker(struct bplot *p, struct canvas *cv, double x, double y, uint32
  * spot whose cells are all free. Returns false (and draws nothing) when none is. */
 bool bplot_label(struct bplot *p, struct canvas *cv, double x, double y, const char *text, struct style st);
 /* After counting N points with bplot_density_add: true when markers would hide most of them, so
- * that a density shows more: N is more than the plot's cells, or more than twice the cells that
- * hold any point (on average a marker would stand for more than two points). */
+ * that a density shows more: N is more than the plot's cells, or, from BPLOT_DENSE_MIN points on,
+ * more than twice the cells that hold any point (on average a marker would stand for more than two
+ * points). Fewer points keep their markers and labels, however close. */
+#define BPLOT_DENSE_MIN 256
 bool bplot_dense(const struct bplot *p, long n);
 /* Count point (X, Y) of KIND (0 .. BPLOT_KINDS-1) in its cell. -1 on OOM (the first call allocates). */
 int bplot_density_add(struct bplot *p, int kind, double x, double y);
