@@ -77,6 +77,20 @@ DIFF=$(jq -n --slurpfile a "$TMP/all.json" --slurpfile m "$TMP/m.json" '
 	        ((($x.m2 - $y.m2) | fabs) / ([($x.m2 | fabs), 1e-12] | max)) end] | max')
 echo "corpus.sh: 4 shards merged vs one run: max relative difference $DIFF"
 expect_eq "4 shards merged = one run (max relative difference $DIFF)" "$(jq -n "$DIFF < 1e-12")" true
+# The man page's recipe: GNU parallel runs the 4 shards as 4 local jobs, attnscope merge joins them,
+# and the result equals the shards run one after another and merged (byte for byte) and one run.
+if command -v parallel >/dev/null; then
+	parallel --will-cite -j 4 "$BIN" -m "$BERT" --corpus "$TMP/c.txt" --batch 1 --shard {}/4 --save "$TMP/p{}.agg" \
+		::: 1 2 3 4 2>/dev/null
+	expect_eq "parallel: 4 jobs status" $? 0
+	"$BIN" merge -o "$TMP/pm.json" "$TMP"/p1.agg "$TMP"/p2.agg "$TMP"/p3.agg "$TMP"/p4.agg
+	"$BIN" merge -o "$TMP/sm.json" "$TMP/s1.json" "$TMP/s2.json" "$TMP/s3.json" "$TMP/s4.json"
+	expect_eq "parallel shards merged = sequential shards merged" \
+		"$(jq -c 'del(.sources)' "$TMP/pm.json")" "$(jq -c 'del(.sources)' "$TMP/sm.json")"
+	expect_eq "parallel shards merged: counts of one run" "$(jq -c .counts "$TMP/pm.json")" "$(jq -c .counts "$TMP/all.json")"
+else
+	bad "GNU parallel is required (tools/install-deps)"
+fi
 # Compact traces (long texts: heads recomputed from q and k when read) give the same aggregate
 ATTNSCOPE_TRACE_BUDGET=100 "$BIN" -m "$BERT" --corpus "$TMP/c.txt" --batch 1 --dump json >"$TMP/compact.json" 2>/dev/null
 expect_eq "compact traces: the same aggregate" "$(cat "$TMP/compact.json")" "$(cat "$TMP/all.json")"
