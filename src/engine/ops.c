@@ -157,6 +157,19 @@ __attribute__((target("avx512f"))) static float ops_exp_sum16(float *x, int coun
 }
 #endif
 
+/* The exponentials row[lo..hi] divided by SUM (one reciprocal, as torch multiplies), and the keys
+ * outside the range 0. */
+static void ops_softmax_finish(float *row, int n, int lo, int hi, float sum)
+{
+	float inv = 1.0f / sum;
+	for (int j = lo; j <= hi; j++)
+		row[j] *= inv;
+	for (int j = 0; j < lo; j++)
+		row[j] = 0.0f;
+	for (int j = hi + 1; j < n; j++)
+		row[j] = 0.0f;
+}
+
 void ops_softmax_range(float *row, int n, int lo, int hi)
 {
 #ifdef OPS_AVX512
@@ -180,13 +193,7 @@ void ops_softmax_range(float *row, int n, int lo, int hi)
 		row[j] = expf(row[j] - mx);
 		sum += row[j];
 	}
-	float inv = 1.0f / sum;
-	for (int j = lo; j <= hi; j++)
-		row[j] *= inv;
-	for (int j = 0; j < lo; j++)
-		row[j] = 0.0f;
-	for (int j = hi + 1; j < n; j++)
-		row[j] = 0.0f;
+	ops_softmax_finish(row, n, lo, hi, sum);
 }
 
 void ops_softmax_range_sink(float *row, int n, int lo, int hi, float sink)
@@ -201,13 +208,7 @@ void ops_softmax_range_sink(float *row, int n, int lo, int hi, float sink)
 		sum += row[j];
 	}
 	sum += expf(s0);
-	float inv = 1.0f / sum;
-	for (int j = lo; j <= hi; j++)
-		row[j] *= inv;
-	for (int j = 0; j < lo; j++)
-		row[j] = 0.0f;
-	for (int j = hi + 1; j < n; j++)
-		row[j] = 0.0f;
+	ops_softmax_finish(row, n, lo, hi, sum);
 }
 
 void ops_add(float *x, const float *y, size_t count)
