@@ -15,6 +15,10 @@
 //   node term-images.mjs same A B N
 //       the last image of stream A against the first of stream B, both N x N blocks: "... M differ" counts the
 //       token pairs whose block centres differ.
+//   node term-images.mjs screen SHOT.png X0 Y0 B ANSI PNG CELL_W CELL_H
+//       a screenshot of a real terminal showing the heatmap as an image with its top-left pixel at X0,Y0
+//       and blocks of B pixels, against the SVG's rendering (ANSI and PNG as for compare): every block
+//       centre within 2 per channel (the terminal's own colour conversion of sixel's percentages).
 //   node term-images.mjs overlap STREAM CELL_W CELL_H
 //       "I images, T text cells, K over images": text written where an image is (cells of CELL_W x
 //       CELL_H pixels in the stream's terminal) would erase its pixels, so K must be 0.
@@ -191,6 +195,23 @@ if (cmd === "list") {
 		if (JSON.stringify(ca) !== JSON.stringify(cb) && bad++ < 5) console.log(`  pair ${i},${j}: ${JSON.stringify(ca)} vs ${JSON.stringify(cb)}`);
 	}
 	console.log(`${ia.proto} ${ia.w}x${ia.h} vs ${ib.proto} ${ib.w}x${ib.h}: ${n * n} pairs, ${bad} differ`);
+} else if (cmd === "screen") { // a screenshot of a real terminal against the SVG's rendering
+	const [shot, x0s, y0s, bs, ansiFile, pngFile, cw, ch] = args;
+	const X0 = Number(x0s), Y0 = Number(y0s), B = Number(bs), W = Number(cw), H = Number(ch);
+	const m = ansiMatrix(readFileSync(ansiFile, "utf8"));
+	const pts = [];
+	for (let i = 0; i < m.n; i++) for (let j = 0; j < m.n; j++) pts.push([i, j]);
+	const tool = join(dirname(fileURLToPath(import.meta.url)), "png-pixels.mjs");
+	const run = (file, list) => execFileSync(process.execPath, [tool, file, ...list], { encoding: "utf8", maxBuffer: 1 << 26 }).trim().split("\n");
+	const want = run(pngFile, pts.map(([i, j]) => `${(m.x + 2 * j) * W + W},${(m.y + i) * H + (H >> 1)}`));
+	const got = run(shot, pts.map(([i, j]) => `${X0 + j * B + (B >> 1)},${Y0 + i * B + (B >> 1)}`));
+	const rgb = (h) => h.slice(1).match(/../g).map((v) => parseInt(v, 16));
+	let bad = 0;
+	pts.forEach(([i, j], k) => {
+		const ok = rgb(got[k]).every((v, c) => Math.abs(v - rgb(want[k])[c]) <= 2);
+		if (!ok && bad++ < 5) console.log(`  pair ${i},${j}: screen ${got[k]}, svg ${want[k]}`);
+	});
+	console.log(`${pts.length} pairs, ${bad} differ`);
 } else if (cmd === "overlap") { // text written over an image's cells erases its pixels
 	const [streamFile, cw, ch] = args;
 	const { images: ims, textCells } = images(readFileSync(streamFile, "utf8"));
