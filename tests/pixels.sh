@@ -95,6 +95,9 @@ live sixel "$TMP/toggle.log" "$TMP/toggle.live" -m "$M/bert-mini" --pixels auto 
 expect_grep "I: off" "$TMP/toggle.log" "seen character cells"
 expect_grep "I: on again" "$TMP/toggle.log" "seen pixel heatmaps on"
 expect_eq "I: asked once" "$(grep -c ' asked$' "$TMP/toggle.log")" 1
+# The zoom keys say the image already shows the whole matrix.
+live sixel "$TMP/zoom.log" "$TMP/zoom.live" -m "$M/bert-mini" --pixels auto "$TEXT" ::: sleep:0.5 key:\\r wait:queries key:- "wait:show the whole matrix"
+expect_grep "zoom in pixel mode: said" "$TMP/zoom.log" "seen show the whole matrix"
 # A terminal that does not answer: the explorer waits once (500 ms), then I says so at once.
 live none "$TMP/none.log" "$TMP/none.live" -m "$M/bert-mini" --pixels auto "$TEXT" ::: sleep:1 key:I "wait:did not answer"
 expect_grep "no answer: said" "$TMP/none.log" "seen did not answer"
@@ -113,6 +116,20 @@ printf 'pixels: auto\n' >"$TMP/config.yaml"
 $FAKE --answer sixel --pixels 8x16 --out "$TMP/cfg.live" --log "$TMP/cfg.log" -- "$BIN" --config "$TMP/config.yaml" \
 	-m "$M/bert-mini" "$TEXT" ::: sleep:0.5 key:\\r wait:queries
 expect_eq "config pixels: auto, cells of 8x16" "$($TOOL list "$TMP/cfg.live" | sed 's/ at .*//')" "sixel 144x144"
+
+# Inside tmux (3.3 here, built without sixel), tmux answers for itself: character cells, and I says why.
+if command -v tmux >/dev/null; then
+	sock="attnscope-pixels-$$"
+	tmux -L "$sock" -f /dev/null new-session -d -x 100 -y 30 "$BIN -m $M/bert-mini --pixels auto '$TEXT'"
+	sleep 2
+	tmux -L "$sock" send-keys I
+	sleep 1
+	tmux -L "$sock" capture-pane -p >"$TMP/tmux.txt"
+	tmux -L "$sock" kill-server 2>/dev/null
+	if tmux -V | grep -q 'tmux 3\.[0-3]'; then
+		expect_grep "tmux: says why" "$TMP/tmux.txt" "tmux does not draw sixel here"
+	fi
+fi
 
 # Usage.
 "$BIN" -m "$M/bert-mini" --pixels maybe "$TEXT" >"$TMP/out" 2>&1

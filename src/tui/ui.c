@@ -547,6 +547,7 @@ static void ui_render(struct ui *u)
 	int cx, cy;
 	u->cv->px_w = u->gfx.on != PIXELS_NONE ? u->gfx.px_w : 0;
 	u->cv->px_h = u->gfx.on != PIXELS_NONE ? u->gfx.px_h : 0;
+	u->ctx.pixels = u->gfx.on != PIXELS_NONE && u->pal.depth != DEPTH_MONO;
 	ui_draw(u, &cx, &cy);
 	if (trace_recompute_stopped()) {
 		ui_recompute_stopped(u);

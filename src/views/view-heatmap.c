@@ -916,12 +916,14 @@ static bool heatmap_act(void *state, struct view_ctx *ctx, enum action a, int co
 		s->pool = s->pool == HEAT_POOL_MAX ? HEAT_POOL_MEAN : HEAT_POOL_MAX;
 		return true;
 	case ACT_ZOOM_IN:
-		if (s->zoom > 1)
-			s->zoom /= 2, s->recentre = true;
-		return true;
 	case ACT_ZOOM_OUT:
-		/* up to the zoom that puts the whole matrix in one cell */
-		if (t && s->zoom < t->n)
+		if (ctx->pixels && !s->numbers) { /* the image fits the whole matrix; its zoom is its own */
+			snprintf(ctx->message, sizeof ctx->message, "pixel heatmaps show the whole matrix (zoom works in character cells: I)");
+			return true;
+		}
+		if (a == ACT_ZOOM_IN && s->zoom > 1)
+			s->zoom /= 2, s->recentre = true;
+		else if (a == ACT_ZOOM_OUT && t && s->zoom < t->n) /* up to the whole matrix in one cell */
 			s->zoom *= 2, s->recentre = true;
 		return true;
 	case ACT_COMBINE:
