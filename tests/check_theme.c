@@ -195,7 +195,13 @@ START_TEST(config_settings_and_keys)
 	ck_assert_int_eq(userconf_load_string("c.yaml", "keys:\n  down: [j, Dwn]\n", c, &e), -1);
 	ck_assert_msg(!strncmp(e.msg, "c.yaml:2:13: unknown key 'Dwn'", 30), "%s", e.msg);
 	ck_assert_int_eq(userconf_load_string("c.yaml", "modle: x\n", c, &e), -1);
-	ck_assert_str_eq(e.msg, "c.yaml:1:1: unknown setting 'modle' (model, theme, keys)");
+	ck_assert_str_eq(e.msg, "c.yaml:1:1: unknown setting 'modle' (model, theme, pixels, keys)");
+	ck_assert_int_eq(userconf_load_string("c.yaml", "pixels: sixel\n", c, &e), 0);
+	ck_assert_int_eq(c->pixels, USERCONF_PIXELS_SIXEL);
+	ck_assert_int_eq(userconf_load_string("c.yaml", "theme: x\n", c, &e), 0);
+	ck_assert_int_eq(c->pixels, USERCONF_PIXELS_UNSET);
+	ck_assert_int_eq(userconf_load_string("c.yaml", "pixels: yes\n", c, &e), -1);
+	ck_assert_str_eq(e.msg, "c.yaml:1:9: 'pixels' is one of off, auto, sixel, kitty");
 	ck_assert_int_eq(userconf_load_string("c.yaml", "model: [a]\n", c, &e), -1);
 	ck_assert_str_eq(e.msg, "c.yaml:1:8: 'model' must be a non-empty string");
 

@@ -30,6 +30,20 @@ void b64_write_floats(FILE *out, const float *x, size_t n)
 	}
 }
 
+void b64_write_bytes(FILE *out, const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned have = n - i < 3 ? (unsigned)(n - i) : 3, v = (unsigned)b[i] << 16;
+		if (have > 1)
+			v |= (unsigned)b[i + 1] << 8;
+		if (have > 2)
+			v |= b[i + 2];
+		char c[4] = {b64_alphabet[v >> 18], b64_alphabet[(v >> 12) & 63], have > 1 ? b64_alphabet[(v >> 6) & 63] : '=',
+			     have > 2 ? b64_alphabet[v & 63] : '='};
+		fwrite(c, 1, 4, out);
+	}
+}
+
 static int b64_value(char c)
 {
 	const char *p = c ? strchr(b64_alphabet, c) : NULL;

@@ -62,8 +62,11 @@ static void usage(FILE *out)
 		"      --token=N[,M...]   select token N (0-based): highlighted in every view;\n"
 		"                         several are marked and their attention combined\n"
 		"      --width=W          width of --print output (default: terminal or 80)\n"
-		"      --format=FORMAT    --print output: text (default) or svg, a picture with the\n"
-		"                         theme's exact colours and the text as text\n"
+		"      --format=FORMAT    --print output: text (default); svg, a picture with the\n"
+		"                         theme's exact colours and the text as text; sixel or kitty,\n"
+		"                         text with the heatmap as an image for terminals that draw them\n"
+		"      --pixels=MODE      explorer: pixel heatmaps off, auto (ask the terminal), sixel\n"
+		"                         or kitty (default: the config file's, else off)\n"
 		"      --scale=SCALE      heatmap colour scale: linear, log, rank (default: linear)\n"
 		"      --mean=WHAT        heatmap of one head (none), the mean of the layer's heads\n"
 		"                         (layer) or of every head (all)\n"
@@ -242,7 +245,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
-	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT };
+	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -261,6 +264,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY}, {"words", no_argument, NULL, OPT_WORDS},
 		{"compare", required_argument, NULL, OPT_COMPARE}, {"diff-scale", required_argument, NULL, OPT_DIFF_SCALE},
 		{"format", required_argument, NULL, OPT_FORMAT},
+		{"pixels", required_argument, NULL, OPT_PIXELS},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -340,11 +344,19 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		}
 		case OPT_FORMAT: {
-			static const char *const formats[] = {"text", "svg"};
-			if (parse_choice("--format", optarg, formats, 2, &choice) < 0)
+			static const char *const formats[] = {"text", "svg", "sixel", "kitty"};
+			if (parse_choice("--format", optarg, formats, 4, &choice) < 0)
 				return 2;
 			o->ui.svg = choice == 1;
+			o->ui.print_pixels = choice == 2 ? PIXELS_SIXEL : choice == 3 ? PIXELS_KITTY : PIXELS_NONE;
 			o->format_given = true;
+			break;
+		}
+		case OPT_PIXELS: {
+			static const char *const modes[] = {"off", "auto", "sixel", "kitty"};
+			if (parse_choice("--pixels", optarg, modes, 4, &choice) < 0)
+				return 2;
+			o->ui.pixels = userconf_pixels_parse(modes[choice]);
 			break;
 		}
 		case OPT_DIFF_SCALE: {

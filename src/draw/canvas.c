@@ -28,6 +28,9 @@ void canvas_free(struct canvas *cv)
 		return;
 	free(cv->cells);
 	free(cv->lines);
+	for (int i = 0; i < cv->n_images; i++)
+		free(cv->images[i].level);
+	free(cv->images);
 	free(cv);
 }
 
@@ -52,6 +55,9 @@ void canvas_clear(struct canvas *cv, struct style st)
 {
 	cv->clip = (struct rect){0, 0, cv->w, cv->h};
 	cv->n_lines = 0;
+	for (int i = 0; i < cv->n_images; i++)
+		free(cv->images[i].level);
+	cv->n_images = 0;
 	for (size_t i = 0; i < (size_t)cv->w * cv->h; i++)
 		cv->cells[i] = (struct cell){' ', st.fg, st.bg, st.attr};
 }
@@ -363,18 +369,46 @@ static bool same_style(const struct cell *a, const struct cell *b)
 	return a->fg == b->fg && a->bg == b->bg && a->attr == b->attr;
 }
 
-static void render(const struct canvas *cv, struct outbuf *o, bool ansi)
+/* Whether cell (X,Y) lies under one of the canvas's images. */
+static bool under_image(const struct canvas *cv, int x, int y)
+{
+	for (int i = 0; i < cv->n_images; i++) {
+		struct rect r = cv->images[i].at;
+		if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h)
+			return true;
+	}
+	return false;
+}
+
+/* The canvas as lines of text; with ROW_PREFIX, line y starts with ROW_PREFIX[y] (when not NULL)
+ * and cells under an image are stepped over with cursor movements, so that the text written
+ * after an image leaves its pixels alone. */
+static void render(const struct canvas *cv, struct outbuf *o, bool ansi, const char *const *row_prefix)
 {
 	for (int y = 0; y < cv->h; y++) {
 		const struct cell *row = cv->cells + (size_t)y * cv->w;
+		if (row_prefix && row_prefix[y])
+			out_str(o, row_prefix[y]);
 		int end = cv->w;
-		while (end > 0 && blank(&row[end - 1], ansi))
+		while (end > 0 && blank(&row[end - 1], ansi) && !(row_prefix && under_image(cv, end - 1, y)))
+			end--;
+		while (row_prefix && end > 0 && under_image(cv, end - 1, y)) /* nothing to write after the image */
 			end--;
 		/* Lines start in the default style: no escape sequence until a cell differs from it. */
 		const struct cell plain = {' ', COLOR_DEFAULT, COLOR_DEFAULT, 0};
 		const struct cell *cur = &plain;
 		for (int x = 0; x < end; x++) {
 			const struct cell *c = &row[x];
+			if (row_prefix && under_image(cv, x, y)) {
+				int n = 1;
+				while (x + n < end && under_image(cv, x + n, y))
+					n++;
+				char mv[24];
+				snprintf(mv, sizeof mv, "\033[%dC", n);
+				out_str(o, mv);
+				x += n - 1;
+				continue;
+			}
 			if (c->ch == 0)
 				continue;
 			if (ansi && !same_style(cur, c)) {
@@ -390,11 +424,23 @@ static void render(const struct canvas *cv, struct outbuf *o, bool ansi)
 	}
 }
 
+char *canvas_to_string_around(const struct canvas *cv, bool ansi, const char *const *row_prefix)
+{
+	struct outbuf o = {0};
+	out_str(&o, "");
+	render(cv, &o, ansi, row_prefix);
+	if (o.oom) {
+		free(o.s);
+		return NULL;
+	}
+	return o.s;
+}
+
 char *canvas_to_string(const struct canvas *cv, bool ansi)
 {
 	struct outbuf o = {0};
 	out_str(&o, "");
-	render(cv, &o, ansi);
+	render(cv, &o, ansi, NULL);
 	if (o.oom) {
 		free(o.s);
 		return NULL;
@@ -424,4 +470,51 @@ int canvas_line(struct canvas *cv, float x0, float y0, float x1, float y1, uint3
 	}
 	cv->lines[cv->n_lines++] = (struct canvas_line){x0, y0, x1, y1, rgb & 0xffffff, opacity};
 	return 0;
+}
+
+/* ---- pixel images ---- */
+
+/* A palette colour as 0xrrggbb (an index through the xterm table; the terminal's own colour as
+ * black or white by the theme's kind). */
+static uint32_t canvas_rgb(const struct canvas *cv, uint32_t c, bool fg)
+{
+	if (c == COLOR_DEFAULT)
+		return (fg != cv->pal->light) ? 0xe4e4e4 : 0x121212;
+	if (COLOR_IS_RGB(c))
+		return c & 0xffffff;
+	return theme_index_rgb((int)(c & 0xff));
+}
+
+struct canvas_image *canvas_image(struct canvas *cv, int x, int y, int rows, int cols, int bw, int bh)
+{
+	if (!canvas_has_pixels(cv) || rows < 1 || cols < 1 || bw < 1 || bh < 1)
+		return NULL;
+	if (cv->n_images == cv->cap_images) {
+		int cap = cv->cap_images ? 2 * cv->cap_images : 8;
+		struct canvas_image *im = realloc(cv->images, (size_t)cap * sizeof *im);
+		if (!im)
+			return NULL;
+		cv->images = im;
+		cv->cap_images = cap;
+	}
+	uint16_t *level = malloc((size_t)rows * cols * sizeof *level);
+	if (!level)
+		return NULL;
+	for (size_t k = 0; k < (size_t)rows * cols; k++)
+		level[k] = CANVAS_IMAGE_EMPTY;
+	struct canvas_image *img = &cv->images[cv->n_images++];
+	int cw = (cols * bw + cv->px_w - 1) / cv->px_w, ch = (rows * bh + cv->px_h - 1) / cv->px_h;
+	*img = (struct canvas_image){{x, y, cw, ch}, rows, cols, bw, bh, level, {0}, -1, -1, 0};
+	memcpy(img->rgb, cv->pal->heat_rgb, sizeof img->rgb); /* exact: a terminal with images has 24-bit colour */
+	struct style cur = cv->pal->role[ROLE_CURSOR];
+	img->cursor_rgb = cur.bg != COLOR_DEFAULT ? canvas_rgb(cv, cur.bg, false) : canvas_rgb(cv, cur.fg, true);
+	canvas_fill(cv, img->at, ' ', (struct style){COLOR_DEFAULT, COLOR_DEFAULT, 0});
+	return img;
+}
+
+void canvas_image_set(struct canvas_image *img, int i, int j, float v)
+{
+	if (i < 0 || j < 0 || i >= img->rows || j >= img->cols)
+		return;
+	img->level[(size_t)i * img->cols + j] = v == v ? (uint16_t)palette_level(v) : CANVAS_IMAGE_EMPTY;
 }

@@ -33,6 +33,21 @@ struct canvas_line {
 	float opacity;   /* 0..1 */
 };
 
+/* A heatmap drawn in pixels over character cells, for terminals that show images (sixel, kitty):
+ * ROWS x COLS value cells of BLOCK_W x BLOCK_H pixels each, from the top-left of cell AT.x, AT.y;
+ * the cells under it are left blank. The terminal side (tui/graphics.c) or a picture turns it into
+ * pixels (pixmap.h), so the view says only what each value cell shows. */
+struct canvas_image {
+	struct rect at;            /* character cells covered (the pixels may stop short of its edges) */
+	int rows, cols;            /* value cells */
+	int block_w, block_h;      /* pixels of one value cell */
+	uint16_t *level;           /* [rows][cols] heat level 0..PALETTE_LEVELS-1, CANVAS_IMAGE_EMPTY = none */
+	uint32_t rgb[PALETTE_LEVELS]; /* [level] its colour (0xrrggbb): the theme's exact ramp */
+	int cur_row, cur_col;      /* the value cell outlined as the cursor; -1 for none */
+	uint32_t cursor_rgb;
+};
+#define CANVAS_IMAGE_EMPTY 0xffffu
+
 struct canvas {
 	int w, h;
 	struct cell *cells;         /* [h][w] */
@@ -42,6 +57,10 @@ struct canvas {
 	                             * cannot show (the head view's bertviz lines) */
 	struct canvas_line *lines;  /* [n_lines] in drawing order */
 	int n_lines, cap_lines;
+	int px_w, px_h;             /* pixels of one character cell when the canvas may hold images
+	                             * (pixel heatmaps on); 0 when it may not */
+	struct canvas_image *images;/* [n_images], added by views while drawing; cleared with the canvas */
+	int n_images, cap_images;
 };
 
 /* Glyphs with an ASCII stand-in for non-UTF-8 locales. */
@@ -92,6 +111,18 @@ int canvas_printf(struct canvas *cv, int x, int y, int maxw, struct style st, co
 /* Add a line for a picture (a canvas with vectors; nothing otherwise); -1 when out of memory. */
 int canvas_line(struct canvas *cv, float x0, float y0, float x1, float y1, uint32_t rgb, float opacity);
 
+/* Whether views may draw pixel images on this canvas (canvas_image). */
+static inline bool canvas_has_pixels(const struct canvas *cv)
+{
+	return cv->px_w > 0 && cv->px_h > 0;
+}
+/* Add an image of ROWS x COLS value cells of BW x BH pixels at cell (X,Y), every cell empty and no
+ * cursor; its colours are the exact heat ramp of cv->pal at the call. The cells it covers are
+ * blanked. NULL without pixels or when out of memory. */
+struct canvas_image *canvas_image(struct canvas *cv, int x, int y, int rows, int cols, int bw, int bh);
+/* Set value cell (I,J) of IMG to position V of the heat ramp (NaN: empty). */
+void canvas_image_set(struct canvas_image *img, int i, int j, float v);
+
 /* Outline R with a box (line glyphs, or + - | without UTF-8). */
 void canvas_box(struct canvas *cv, struct rect r, struct style st);
 
@@ -110,5 +141,8 @@ void canvas_heat_text(struct canvas *cv, int x, int y, int maxw, float v, const 
 void canvas_write(const struct canvas *cv, FILE *out, bool ansi);
 /* Same, into a malloc'ed NUL-terminated string (for tests); NULL on OOM. */
 char *canvas_to_string(const struct canvas *cv, bool ansi);
+/* Same, with line y starting with ROW_PREFIX[y] (NULL: nothing) and the cells under the canvas's
+ * images stepped over by cursor movements instead of written (pixout.h puts the images there). */
+char *canvas_to_string_around(const struct canvas *cv, bool ansi, const char *const *row_prefix);
 
 #endif

@@ -164,11 +164,12 @@ static double luminance(uint32_t rgb)
 /* Colours of the PALETTE_LEVELS levels of the ramp RAMP[n] (or, at 16/8 colours, R16[n16] when
  * given) for DEPTH, with readable text on each. */
 static void resolve_ramp(const uint32_t *ramp, int n, const uint8_t *r16, int n16, enum color_depth depth,
-			 uint32_t *heat, uint32_t *text)
+			 uint32_t *heat, uint32_t *text, uint32_t *exact)
 {
 	for (int l = 0; l < PALETTE_LEVELS; l++) {
 		float v = (float)l / (PALETTE_LEVELS - 1);
 		uint32_t rgb = ramp_at(ramp, n, v), c;
+		exact[l] = rgb & 0xffffff;
 		if (depth == DEPTH_MONO) {
 			heat[l] = text[l] = COLOR_DEFAULT;
 			continue;
@@ -213,15 +214,15 @@ void theme_resolve(const struct theme *th, enum color_depth depth, bool utf8, st
 			st->attr = s->attr;
 		}
 	}
-	resolve_ramp(th->ramp, th->n_ramp, th->ramp16, th->n_ramp16, depth, pal->heat, pal->heat_text);
+	resolve_ramp(th->ramp, th->n_ramp, th->ramp16, th->n_ramp16, depth, pal->heat, pal->heat_text, pal->heat_rgb);
 	/* The diverging ramp: the theme's, else blue → the background → red. */
 	static const uint32_t dark[] = {COLOR_RGB | 0x4393c3, COLOR_RGB | 0x1c1c1c, COLOR_RGB | 0xd6604d};
 	static const uint32_t light[] = {COLOR_RGB | 0x2166ac, COLOR_RGB | 0xf7f7f7, COLOR_RGB | 0xb2182b};
 	static const uint8_t div16[] = {12, 4, 0, 1, 9}, div16_light[] = {4, 12, 15, 9, 1};
 	if (th->n_diverging)
-		resolve_ramp(th->diverging, th->n_diverging, NULL, 0, depth, pal->div, pal->div_text);
+		resolve_ramp(th->diverging, th->n_diverging, NULL, 0, depth, pal->div, pal->div_text, pal->div_rgb);
 	else
-		resolve_ramp(th->light ? light : dark, 3, th->light ? div16_light : div16, 5, depth, pal->div, pal->div_text);
+		resolve_ramp(th->light ? light : dark, 3, th->light ? div16_light : div16, 5, depth, pal->div, pal->div_text, pal->div_rgb);
 }
 
 char palette_shade_diverging(float v)
@@ -236,6 +237,7 @@ void palette_diverging(const struct palette *pal, struct palette *out)
 	out->diverging = true;
 	memcpy(out->heat, pal->div, sizeof out->heat);
 	memcpy(out->heat_text, pal->div_text, sizeof out->heat_text);
+	memcpy(out->heat_rgb, pal->div_rgb, sizeof out->heat_rgb);
 }
 
 enum color_depth theme_detect_depth(const char *(*getenv_fn)(const char *))

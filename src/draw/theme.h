@@ -102,6 +102,9 @@ struct palette {
 	uint32_t heat_text[PALETTE_LEVELS];   /* [level] black or white text readable on heat[level] */
 	uint32_t div[PALETTE_LEVELS];         /* [level] the diverging ramp: level 0 = -1, the middle 0, top +1 */
 	uint32_t div_text[PALETTE_LEVELS];
+	uint32_t heat_rgb[PALETTE_LEVELS];    /* [level] the ramp's exact colour 0xrrggbb, whatever the depth
+	                                       * (pixel images draw it) */
+	uint32_t div_rgb[PALETTE_LEVELS];
 	bool diverging;                       /* heat holds the diverging ramp (palette_diverging) */
 };
 

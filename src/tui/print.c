@@ -16,7 +16,9 @@
 #include "views/actions.h"
 #include "corpus/aggregate.h"
 #include "draw/canvas.h"
+#include "draw/pixout.h"
 #include "draw/svg.h"
+#include "tui/graphics.h"
 #include "views/marks.h"
 #include "trace/shapedesc.h"
 #include "draw/tokstrip.h"
@@ -150,6 +152,8 @@ static int print_setup(const char *view_name, const struct ui_options *o, FILE *
 	/* A picture has exact colours and every glyph, whatever the terminal and locale. */
 	if (o->svg)
 		theme_resolve(&th, DEPTH_TRUE, true, &p->pal);
+	else if (o->print_pixels != PIXELS_NONE) /* the images' exact colours, the text's too */
+		theme_resolve(&th, DEPTH_TRUE, print_locale_utf8(), &p->pal);
 	else
 		theme_resolve(&th, print_depth(o, isatty(fileno(out))), print_locale_utf8(), &p->pal);
 	return 0;
@@ -175,13 +179,14 @@ static void print_ctx_init(struct view_ctx *ctx, const struct ui_options *o, con
 
 /* The top view of CTX (V) drawn at its natural size, WIDTH columns, in PAL under a header line and
  * (with a trace) the token strip, and the second text's strip when comparing; VECTORS: for a picture
- * (canvas.vectors). NULL on OOM. */
+ * (canvas.vectors); PX_W x PX_H: the pixels of a cell when the heatmap may be an image, else 0.
+ * NULL on OOM. */
 static struct canvas *print_canvas(struct view_ctx *ctx, const struct view *v, const struct palette *pal, int width,
-				   bool vectors)
+				   bool vectors, int px_w, int px_h)
 {
 	const struct trace *t = ctx->trace, *tb = ctx->compare;
 	void *state = ctx->state[ctx->depth - 1];
-	struct canvas probe = {.w = width, .h = 1, .pal = pal, .vectors = vectors};
+	struct canvas probe = {.w = width, .h = 1, .pal = pal, .vectors = vectors, .px_w = px_w, .px_h = px_h};
 	int strip_h = t ? tokstrip_rows(&probe, t, width) : -1, strip_b = t && tb ? 1 + tokstrip_rows(&probe, tb, width) : 0;
 	int view_h = v->height(state, ctx, &probe, width);
 	int height = 1 + 1 + strip_h + strip_b + 1 + view_h;
@@ -189,6 +194,7 @@ static struct canvas *print_canvas(struct view_ctx *ctx, const struct view *v, c
 	if (!cv)
 		return NULL;
 	cv->vectors = vectors;
+	cv->px_w = px_w, cv->px_h = px_h;
 	canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
 	if (t) {
 		print_header(cv, t, ctx, v->name);
@@ -210,13 +216,25 @@ static struct canvas *print_canvas(struct view_ctx *ctx, const struct view *v, c
 static int print_draw(struct view_ctx *ctx, const struct print_setup *p, const struct ui_options *o, FILE *out,
 		      struct err *e)
 {
-	struct canvas *cv = print_canvas(ctx, p->v, &p->pal, output_width(o, out), o->svg);
+	int px_w = 0, px_h = 0;
+	if (o->print_pixels != PIXELS_NONE) /* the terminal's cell size, when it is one that says */
+		graphics_cell_size(fileno(out), &px_w, &px_h);
+	struct canvas *cv = print_canvas(ctx, p->v, &p->pal, output_width(o, out), o->svg, px_w, px_h);
 	if (!cv)
 		return err_set(e, "out of memory");
-	if (o->svg)
+	if (o->svg) {
 		svg_write(cv, out);
-	else
+	} else if (o->print_pixels != PIXELS_NONE) {
+		char *s = pixout_canvas(cv, true, o->print_pixels);
+		if (!s) {
+			canvas_free(cv);
+			return err_set(e, "out of memory");
+		}
+		fputs(s, out);
+		free(s);
+	} else {
 		canvas_write(cv, out, p->pal.depth != DEPTH_MONO);
+	}
 	canvas_free(cv);
 	if (fflush(out) || ferror(out))
 		return err_set(e, "write error");
@@ -243,7 +261,7 @@ int print_export_svg(const struct view_ctx *live, const struct theme *th, int wi
 	struct view_ctx ctx = *live; /* the view's own state, drawn whole as --print draws it */
 	ctx.print = true;
 	ctx.message[0] = 0;
-	struct canvas *cv = print_canvas(&ctx, v, &pal, width, true);
+	struct canvas *cv = print_canvas(&ctx, v, &pal, width, true, 0, 0);
 	if (!cv)
 		return err_set(e, "out of memory");
 	FILE *f = fopen(path, "wx");

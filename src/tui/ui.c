@@ -27,6 +27,7 @@
 #include "corpus/corpusbg.h"
 #include "tui/lineedit.h"
 #include "views/marks.h"
+#include "tui/graphics.h"
 #include "tui/print.h"
 #include "base/progress.h"
 #include "tui/runner.h"
@@ -84,9 +85,14 @@ struct ui {
 	double recompute_start, recompute_last;
 	bool recompute_shown;   /* the status line was written around the canvas: repaint all */
 	char recompute_what[96]; /* what was done when Esc stopped it */
+	/* Pixel heatmaps (graphics.h): what the terminal takes, and what was sent. */
+	struct graphics gfx;
+	enum userconf_pixels pixels_mode; /* the setting: off, auto (ask), or a protocol used without asking */
 };
 
 /* ---- curses output ---- */
+
+#define UI_MAX_ROWS 1024 /* lines of the screen used (a taller terminal shows blank lines below) */
 
 /* A palette colour as curses numbers it (-1: the terminal's default). */
 static int curses_color(uint32_t c)
@@ -113,7 +119,7 @@ static int curses_pair(const struct ui *u, uint32_t fg, uint32_t bg)
 	return p < 0 ? 0 : p;
 }
 
-static void ui_flush(struct ui *u)
+static void ui_flush(struct ui *u, bool *row_dirty)
 {
 	struct canvas *cv = u->cv, *prev = u->prev;
 	for (int y = 0; y < cv->h; y++) {
@@ -123,6 +129,7 @@ static void ui_flush(struct ui *u)
 			if (c->ch == p->ch && c->fg == p->fg && c->bg == p->bg && c->attr == p->attr)
 				continue;
 			*p = *c;
+			row_dirty[y] = true;
 			if (c->ch == 0)
 				continue; /* right half of a wide character */
 			attr_t a = A_NORMAL;
@@ -141,6 +148,84 @@ static void ui_flush(struct ui *u)
 			mvadd_wch(y, x, &cc);
 		}
 	}
+}
+
+/* ---- pixel heatmaps ---- */
+
+static void ui_invalidate(struct ui *u);
+
+/* Before the frame goes out: the lines where a sixel image was and no longer is (or moved from)
+ * are repainted in full (curses believes they hold the blanks it wrote). Kitty images are deleted
+ * by graphics_send. */
+static void ui_graphics_before(struct ui *u)
+{
+	if (u->gfx.on != PIXELS_SIXEL)
+		return;
+	for (int i = 0; i < u->gfx.n_sent; i++) {
+		struct rect r = u->gfx.sent[i].at;
+		bool kept = false;
+		for (int k = 0; k < u->cv->n_images; k++) {
+			struct rect n = u->cv->images[k].at;
+			kept |= n.x == r.x && n.y == r.y && n.w == r.w && n.h == r.h;
+		}
+		if (!kept && r.y < LINES)
+			wredrawln(stdscr, r.y, r.y + r.h <= LINES ? r.h : LINES - r.y);
+	}
+}
+
+/* The cell size and protocol a setting gives, asking the terminal when it says auto (once). */
+static void ui_graphics_ask(struct ui *u)
+{
+	unsigned char kept[64];
+	int n_kept = 0;
+	graphics_detect(&u->gfx, STDIN_FILENO, STDOUT_FILENO, GRAPHICS_TIMEOUT_MS, kept, &n_kept, (int)sizeof kept);
+	for (int i = n_kept - 1; i >= 0; i--) /* keys typed while we waited */
+		ungetch(kept[i]);
+}
+
+/* Turn pixel heatmaps on (with what the setting or the terminal gives) or off; says why not. */
+static void ui_toggle_pixels(struct ui *u, bool quiet)
+{
+	struct graphics *g = &u->gfx;
+	char *msg = u->ctx.message;
+	size_t n = sizeof u->ctx.message;
+	if (g->on != PIXELS_NONE) {
+		graphics_clear(g, STDOUT_FILENO);
+		g->on = PIXELS_NONE;
+		idcok(stdscr, TRUE);
+		ui_invalidate(u);
+		clearok(curscr, TRUE); /* wipe the pixels */
+		snprintf(msg, n, "heatmaps in character cells");
+		return;
+	}
+	enum pixel_proto want = u->pixels_mode == USERCONF_PIXELS_SIXEL ? PIXELS_SIXEL
+			      : u->pixels_mode == USERCONF_PIXELS_KITTY ? PIXELS_KITTY : PIXELS_NONE;
+	if (want == PIXELS_NONE) {
+		ui_graphics_ask(u);
+		want = g->available;
+	} else if (!g->asked) {
+		graphics_cell_size(STDOUT_FILENO, &g->px_w, &g->px_h);
+	}
+	if (u->pal.depth == DEPTH_MONO) {
+		if (!quiet)
+			snprintf(msg, n, "pixel heatmaps need colour");
+		return;
+	}
+	if (want == PIXELS_NONE) {
+		if (quiet)
+			return;
+		if (!g->answered)
+			snprintf(msg, n, "the terminal did not answer within %d ms: heatmaps stay in character cells", GRAPHICS_TIMEOUT_MS);
+		else if (getenv("TMUX"))
+			snprintf(msg, n, "tmux does not draw sixel here (tmux 3.4 built with sixel does): character cells");
+		else
+			snprintf(msg, n, "the terminal draws neither sixel nor kitty graphics: character cells");
+		return;
+	}
+	g->on = want;
+	idcok(stdscr, FALSE); /* curses must not shift a line's cells sideways: the pixels would not follow */
+	ui_invalidate(u);
+	snprintf(msg, n, "pixel heatmaps on: %s graphics, cells of %dx%d pixels", pixout_name(want), g->px_w, g->px_h);
 }
 
 /* Make the next flush send every cell (after a resize or C-l). */
@@ -453,13 +538,16 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 
 static void ui_render(struct ui *u)
 {
-	int w = COLS, h = LINES;
+	int w = COLS, h = LINES < UI_MAX_ROWS ? LINES : UI_MAX_ROWS;
 	if (w != u->cv->w || h != u->cv->h) {
 		canvas_resize(u->cv, w, h);
 		canvas_resize(u->prev, w, h);
 		ui_invalidate(u);
 	}
 	int cx, cy;
+	u->cv->px_w = u->gfx.on != PIXELS_NONE ? u->gfx.px_w : 0;
+	u->cv->px_h = u->gfx.on != PIXELS_NONE ? u->gfx.px_h : 0;
+	u->ctx.pixels = u->gfx.on != PIXELS_NONE && u->pal.depth != DEPTH_MONO;
 	ui_draw(u, &cx, &cy);
 	if (trace_recompute_stopped()) {
 		ui_recompute_stopped(u);
@@ -469,7 +557,9 @@ static void ui_render(struct ui *u)
 		u->recompute_shown = false;
 		ui_invalidate(u);
 	}
-	ui_flush(u);
+	ui_graphics_before(u);
+	bool row_dirty[UI_MAX_ROWS] = {false}; /* the canvas never has more (ui_render) */
+	ui_flush(u, row_dirty);
 	if (cx >= 0 && cx < w) {
 		curs_set(1);
 		move(cy, cx);
@@ -479,6 +569,7 @@ static void ui_render(struct ui *u)
 	}
 	wnoutrefresh(stdscr);
 	doupdate();
+	graphics_send(&u->gfx, u->cv, row_dirty, STDOUT_FILENO);
 }
 
 /* ---- input ---- */
@@ -770,6 +861,9 @@ static void ui_global(struct ui *u, enum action a)
 			snprintf(ctx->message, sizeof ctx->message, "saved %s", path);
 		break;
 	}
+	case ACT_PIXELS:
+		ui_toggle_pixels(u, false);
+		break;
 	case ACT_COMPARE:
 		u->focus = FOCUS_COMPARE;
 		break;
@@ -943,6 +1037,9 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 	u->ctx.diff_fixed = o->diff_fixed;
 	u->ctx.hide_special = o->hide_special;
 	u->ctx.qk_before_rotary = o->before_rotary;
+	u->pixels_mode = o->pixels != USERCONF_PIXELS_UNSET ? o->pixels : u->conf.pixels;
+	if (u->pixels_mode >= USERCONF_PIXELS_AUTO)
+		ui_toggle_pixels(u, true);
 	u->show_words = o->words;
 	if (!view_push(&u->ctx, &view_grid))
 		return err_set(e, "out of memory");
@@ -962,9 +1059,11 @@ static void ui_teardown(struct ui *u)
 	view_pop_all(&u->ctx);
 	trace_on_recompute(NULL, NULL);
 	if (u->screen) {
+		graphics_clear(&u->gfx, STDOUT_FILENO);
 		endwin();
 		delscreen(u->screen);
 	}
+	graphics_free(&u->gfx);
 	canvas_free(u->cv);
 	canvas_free(u->prev);
 	corpusbg_free(u->bg);

@@ -12,7 +12,9 @@
 #include "base/err.h"
 #include "analysis/heatdata.h"
 #include "trace/trace.h"
+#include "draw/pixout.h"
 #include "tui/runner.h"
+#include "tui/userconf.h"
 
 struct model;
 
@@ -33,6 +35,8 @@ struct ui_options {
 	int depth;                /* force a colour depth: -1 = detect, else an enum color_depth */
 	int width;                /* --print: 0 = the terminal's width, or 80 when not a terminal */
 	bool svg;                 /* --print --format svg: an SVG picture (draw/svg.h) instead of text */
+	enum pixel_proto print_pixels; /* --print --format sixel|kitty: text with the heatmap as an image */
+	enum userconf_pixels pixels; /* the explorer's pixel heatmaps (--pixels); UNSET: the config file's */
 	int layer, head;          /* initial selection, -1 = first */
 	int token;                /* initial selected token, -1 = none */
 	int marks[16];            /* initially marked tokens, combined (--token A,B,…; VIEW_MARKS_MAX) */

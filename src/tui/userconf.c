@@ -77,6 +77,15 @@ static int parse_keys(const char *name, yaml_document_t *doc, const yaml_node_t 
 	return 0;
 }
 
+enum userconf_pixels userconf_pixels_parse(const char *s)
+{
+	static const char *const names[] = {"off", "auto", "sixel", "kitty"};
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, names[i]))
+			return (enum userconf_pixels)(USERCONF_PIXELS_OFF + i);
+	return USERCONF_PIXELS_UNSET;
+}
+
 int userconf_load_string(const char *name, const char *text, struct userconf *c, struct err *e)
 {
 	memset(c, 0, sizeof *c);
@@ -97,7 +106,7 @@ int userconf_load_string(const char *name, const char *text, struct userconf *c,
 	int rc = 0;
 	const yaml_node_t *root = yaml_document_get_root_node(&doc);
 	if (root && root->type != YAML_MAPPING_NODE) {
-		rc = fail(e, name, root, "the config file is a mapping (model, theme, keys)");
+		rc = fail(e, name, root, "the config file is a mapping (model, theme, pixels, keys)");
 	} else if (root) {
 		for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top && !rc; p++) {
 			const yaml_node_t *k = yaml_document_get_node(&doc, p->key);
@@ -113,11 +122,15 @@ int userconf_load_string(const char *name, const char *text, struct userconf *c,
 				} else {
 					snprintf(c->theme, sizeof c->theme, "%s", scalar(v));
 				}
+			} else if (key && !strcmp(key, "pixels")) {
+				c->pixels = scalar(v) ? userconf_pixels_parse(scalar(v)) : USERCONF_PIXELS_UNSET;
+				if (c->pixels == USERCONF_PIXELS_UNSET)
+					rc = fail(e, name, v, "'pixels' is one of off, auto, sixel, kitty");
 			} else if (key && !strcmp(key, "keys")) {
 				rc = parse_keys(name, &doc, v, c, e);
 			} else {
 				char msg[160];
-				snprintf(msg, sizeof msg, "unknown setting '%s' (model, theme, keys)", key ? key : "?");
+				snprintf(msg, sizeof msg, "unknown setting '%s' (model, theme, pixels, keys)", key ? key : "?");
 				rc = fail(e, name, k, msg);
 			}
 		}

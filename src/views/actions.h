@@ -31,6 +31,7 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_WORDS, "words", SCOPE_GLOBAL, "w", "merge pieces into words: attention to a word summed, from a word averaged") \
 	X(ACT_COMPARE, "compare", SCOPE_GLOBAL, "C", "compare with a second text: edit it (views show what changed)") \
 	X(ACT_SAVE_SVG, "save-svg", SCOPE_GLOBAL, "S", "save the view as an SVG picture (attnscope-VIEW-LxHy.svg here)") \
+	X(ACT_PIXELS, "pixels", SCOPE_GLOBAL, "I", "pixel heatmaps on or off: the heatmap as a sixel or kitty image (asks the terminal once)") \
 	X(ACT_ROTARY, "rotary", SCOPE_GLOBAL, "o", "Q/K views: queries and keys before or after rotary") \
 	X(ACT_CORPUS, "corpus", SCOPE_GLOBAL, "a", "corpus mode: show the corpus aggregate or the text typed") \
 	X(ACT_VIEW_HEADS, "view-heads", SCOPE_GLOBAL, "F", "head finder: every head's pattern scores, sortable") \

@@ -54,6 +54,7 @@ struct grid_layout {
 	int label_w;          /* columns of the layer labels ("L11 ") */
 	int tw, th;           /* thumbnail size in characters */
 	int px_w, px_h;       /* thumbnail size in matrix cells */
+	int block;            /* > 0: thumbnails are images (pixel heatmaps) of blocks this many pixels a side */
 	int rows_fit, cols_fit;
 	int top;              /* rows above the first thumbnail: title, kv heads (GQA), head numbers, frame */
 };
@@ -122,6 +123,14 @@ static struct grid_layout grid_layout(const struct grid_state *g, const struct t
 	if (lo.px_h > n && tw <= n) {
 		lo.px_h = n;
 		lo.th = (n + rpc - 1) / rpc;
+	}
+	lo.block = 0;
+	if (canvas_has_pixels(cv) && cv->pal->depth != DEPTH_MONO && (lo.px_w < n || lo.px_h < n)) {
+		/* Pooled in cells: an image of the thumbnail's pixels shows more, square, up to every token. */
+		int tw_px = tw * cv->px_w, th_px = lo.th * cv->px_h, side = tw_px < th_px ? tw_px : th_px;
+		int res = n < side ? n : side;
+		lo.block = side / res;
+		lo.px_w = lo.px_h = res;
 	}
 	lo.top = shapedesc_gqa(t) ? 4 : 3;
 	lo.cols_fit = avail / (tw + 1);
@@ -318,6 +327,14 @@ static void grid_thumb(struct grid_state *g, struct view_ctx *ctx, struct canvas
 	if (ctx->compare) {
 		palette_diverging(pal, &div);
 		cv->pal = &div;
+	}
+	struct canvas_image *img = lo->block ? canvas_image(cv, x, y, ph, pw, lo->block, lo->block) : NULL;
+	if (img) {
+		for (int r = 0; r < ph; r++)
+			for (int c = 0; c < pw; c++)
+				canvas_image_set(img, r, c, px[(size_t)r * pw + c]);
+		cv->pal = pal;
+		return;
 	}
 	for (int r = 0; r < lo->th; r++) {
 		for (int c = 0; c < pw; c++) {

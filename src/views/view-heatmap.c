@@ -589,12 +589,150 @@ static void heatmap_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	heatmap_draw_one(s, ctx, cv, area);
 }
 
+/* ---- pixels: the whole matrix as an image (terminals with sixel or kitty graphics) ---- */
+
+/* Pixel heatmaps: on a canvas that holds images, in colour, without numbers in the cells. */
+static bool hm_pixels(const struct heatmap_state *s, const struct canvas *cv)
+{
+	return canvas_has_pixels(cv) && cv->pal->depth != DEPTH_MONO && !s->numbers;
+}
+
+/* How the matrix fits AVAIL_W x AVAIL_H cells (AVAIL_H < 0: as tall as it is wide) in pixels:
+ * the zoom that pools it down to the pixels there are (1 when each token pair gets its own), the
+ * value cells, the block side in pixels (at most a text row, so a short text looks as in cells)
+ * and the cells the image covers. */
+struct hm_pix {
+	int zoom, rows, cols, block, w, h;
+};
+
+static struct hm_pix hm_pix_fit(const struct heatmap_state *s, const struct canvas *cv, int avail_w, int avail_h)
+{
+	struct hm_pix f;
+	long aw = (long)(avail_w > 1 ? avail_w : 1) * cv->px_w;
+	long ah = avail_h < 0 ? aw : (long)(avail_h > 1 ? avail_h : 1) * cv->px_h;
+	f.zoom = 1;
+	while ((hm_cells(s->m.cols, f.zoom) > aw || hm_cells(s->m.rows, f.zoom) > ah) && f.zoom < s->m.cols)
+		f.zoom *= 2;
+	f.rows = hm_cells(s->m.rows, f.zoom), f.cols = hm_cells(s->m.cols, f.zoom);
+	long b = aw / f.cols < ah / f.rows ? aw / f.cols : ah / f.rows;
+	f.block = b > cv->px_h ? cv->px_h : b < 1 ? 1 : (int)b;
+	f.w = (f.cols * f.block + cv->px_w - 1) / cv->px_w;
+	f.h = (f.rows * f.block + cv->px_h - 1) / cv->px_h;
+	return f;
+}
+
+/* The layout in pixels: query labels, the image under a row of key ticks, the panel beside or below. */
+static struct hm_layout hm_pix_layout(struct heatmap_state *s, struct view_ctx *ctx, const struct canvas *cv,
+				      int width, int height, struct hm_pix *f)
+{
+	int saved = s->zoom;
+	s->zoom = 1;
+	struct hm_layout lo = hm_layout_at(s, ctx, cv, width, height);
+	s->zoom = saved;
+	lo.label_h = 1, lo.vertical = false, lo.my = 2;
+	lo.panel_w = width >= lo.qw + 16 + 1 + HM_PANEL_W ? HM_PANEL_W : 0;
+	lo.below = lo.panel_w ? 0 : 2;
+	*f = hm_pix_fit(s, cv, width - lo.qw - (lo.panel_w ? lo.panel_w + 2 : 0), height < 0 ? -1 : height - lo.my - lo.below);
+	lo.vis_rows = f->h, lo.vis_cols = f->w, lo.cw = 1;
+	return lo;
+}
+
+/* The token label of value row or column I at zoom Z: the token's text when a cell is one token and
+ * the text is wanted, else its index. */
+static void hm_pix_label(const struct view_ctx *ctx, const struct canvas *cv, int tok, bool text, char *buf, size_t n)
+{
+	if (text)
+		tokstrip_label(ctx->trace, tok, cv->pal->utf8, buf, n);
+	else
+		snprintf(buf, n, "%d", tok);
+}
+
+static void hm_draw_pixels(struct heatmap_state *s, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	const struct heatmat *m = &s->m;
+	struct hm_pix f;
+	struct hm_layout lo = hm_pix_layout(s, ctx, cv, area.w, ctx->print ? -1 : area.h, &f);
+	int user_zoom = s->zoom;
+	s->zoom = f.zoom; /* the image's own zoom, for the blocks and the title */
+	int r, c;
+	hm_cursor(s, ctx, &r, &c);
+	int cr = r / f.zoom, cc = c / f.zoom;
+	s->page_rows = f.rows;
+	char title[256];
+	hm_title(s, ctx, title, sizeof title, cv->pal->utf8);
+	int tw = canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
+	hm_colour_bar(s, ctx, cv, area.x + tw + 2, area.y, area.w - tw - 2);
+
+	struct canvas_image *img = canvas_image(cv, area.x + lo.qw, area.y + lo.my, f.rows, f.cols, f.block, f.block);
+	if (!img) {
+		canvas_text(cv, area.x, area.y + lo.my, area.w, "out of memory for the image", canvas_role(cv, ROLE_ERROR));
+		s->zoom = user_zoom;
+		return;
+	}
+	for (int i = 0; i < f.rows; i++)
+		for (int j = 0; j < f.cols; j++)
+			canvas_image_set(img, i, j, hm_block(s, s->pos, i, j));
+	if (!ctx->print)
+		img->cur_row = cr, img->cur_col = cc;
+	/* Query labels: each text row names the first token it shows (the cursor's when it shows it). */
+	int tok_r = m->row_tok[r], tok_c = m->col_tok[c];
+	for (int y = 0; y < img->at.h; y++) {
+		int v0 = y * cv->px_h / f.block, v1 = ((y + 1) * cv->px_h - 1) / f.block;
+		if (v0 >= f.rows)
+			break;
+		if (v1 >= f.rows)
+			v1 = f.rows - 1;
+		int v = !ctx->print && cr >= v0 && cr <= v1 ? cr : v0, tok = v == cr && !ctx->print ? tok_r : m->row_tok[v * f.zoom];
+		char lab[256];
+		hm_pix_label(ctx, cv, tok, (f.zoom == 1 && v0 == v1) || tok == tok_r, lab, sizeof lab);
+		canvas_text(cv, area.x, area.y + lo.my + y, lo.qw - 1, lab, token_style(cv, ctx, tok, tok_r, ROLE_QUERY));
+	}
+	/* Key ticks: an index every few columns, as far apart as the numbers need; the cursor's column marked. */
+	int digits = snprintf(NULL, 0, "%d", ctx->trace->n), step = 1;
+	static const int steps[] = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000};
+	for (size_t k = 0; k < sizeof steps / sizeof *steps && (long)steps[k] * f.block < (long)(digits + 1) * cv->px_w; k++)
+		step = k + 1 < sizeof steps / sizeof *steps ? steps[k + 1] : steps[k];
+	for (int j = 0; j < f.cols; j += step) {
+		char lab[32];
+		int tok = m->col_tok[j * f.zoom];
+		snprintf(lab, sizeof lab, "%d", tok);
+		canvas_text(cv, area.x + lo.qw + j * f.block / cv->px_w, area.y + 1, digits, lab,
+			    token_style(cv, ctx, tok, -1, ROLE_KEY));
+	}
+	if (!ctx->print)
+		canvas_put(cv, area.x + lo.qw + (cc * f.block + f.block / 2) / cv->px_w, area.y + 1,
+			   canvas_glyph(cv, GLYPH_DOWN), canvas_role(cv, ROLE_CURSOR));
+	(void)tok_c;
+	if (lo.panel_w) {
+		int px = area.x + lo.qw + img->at.w + 2;
+		int lines = ctx->print ? 6 + (ctx->hide_special ? 1 : 0) + s->diff + hm_experts_lines(ctx) + m->cols +
+					 hm_combined_lines(ctx, m)
+				       : area.h - 1;
+		hm_panel(s, ctx, cv, px, area.y + 1, area.x + area.w - px, lines, r, c, false);
+	} else {
+		hm_panel(s, ctx, cv, area.x, area.y + lo.my + img->at.h, area.w, lo.below, r, c, true);
+	}
+	s->zoom = user_zoom;
+}
+
 static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, struct canvas *cv, struct rect area)
 {
 	struct rect old = canvas_clip(cv, area);
 	if (!hm_ensure(s, ctx)) {
 		canvas_text(cv, area.x, area.y, area.w, ctx->trace ? "no tokens to show" : "running the model…",
 			    canvas_role(cv, ROLE_DIM));
+		canvas_clip(cv, old);
+		return;
+	}
+	if (hm_pixels(s, cv)) {
+		const struct palette *pal = cv->pal;
+		struct palette div;
+		if (s->diff) {
+			palette_diverging(pal, &div);
+			cv->pal = &div;
+		}
+		hm_draw_pixels(s, ctx, cv, area);
+		cv->pal = pal;
 		canvas_clip(cv, old);
 		return;
 	}
@@ -734,7 +872,8 @@ static int heatmap_height_one(struct heatmap_state *s, struct view_ctx *ctx, con
 {
 	if (!hm_ensure(s, ctx))
 		return 1;
-	struct hm_layout lo = hm_layout(s, ctx, cv, width, -1);
+	struct hm_pix f;
+	struct hm_layout lo = hm_pixels(s, cv) ? hm_pix_layout(s, ctx, cv, width, -1, &f) : hm_layout(s, ctx, cv, width, -1);
 	int h = lo.my + lo.vis_rows + lo.below;
 	int panel = lo.panel_w ? 1 + 6 + (ctx->hide_special ? 1 : 0) + s->diff + hm_experts_lines(ctx) + s->m.cols +
 				 hm_combined_lines(ctx, &s->m)
@@ -777,12 +916,14 @@ static bool heatmap_act(void *state, struct view_ctx *ctx, enum action a, int co
 		s->pool = s->pool == HEAT_POOL_MAX ? HEAT_POOL_MEAN : HEAT_POOL_MAX;
 		return true;
 	case ACT_ZOOM_IN:
-		if (s->zoom > 1)
-			s->zoom /= 2, s->recentre = true;
-		return true;
 	case ACT_ZOOM_OUT:
-		/* up to the zoom that puts the whole matrix in one cell */
-		if (t && s->zoom < t->n)
+		if (ctx->pixels && !s->numbers) { /* the image fits the whole matrix; its zoom is its own */
+			snprintf(ctx->message, sizeof ctx->message, "pixel heatmaps show the whole matrix (zoom works in character cells: I)");
+			return true;
+		}
+		if (a == ACT_ZOOM_IN && s->zoom > 1)
+			s->zoom /= 2, s->recentre = true;
+		else if (a == ACT_ZOOM_OUT && t && s->zoom < t->n) /* up to the whole matrix in one cell */
 			s->zoom *= 2, s->recentre = true;
 		return true;
 	case ACT_COMBINE:

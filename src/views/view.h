@@ -40,6 +40,7 @@ struct view_ctx {
 	bool qk_before_rotary;        /* Q/K views read queries and keys before rotary (and q/k norm)
 	                               * instead of as the scores use them (rotary models only) */
 	bool print;                   /* headless: draw at natural size, no scrolling */
+	bool pixels;                  /* heatmaps are drawn as images (the explorer's pixel heatmaps) */
 	int marks[VIEW_MARKS_MAX];    /* tokens marked to be combined (marks.h), in marking order */
 	int n_marks;
 	const char *sort;             /* initial sort key of a table view (--sort), NULL = its default */
