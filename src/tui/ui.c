@@ -542,6 +542,11 @@ static void ui_render(struct ui *u)
 	if (w != u->cv->w || h != u->cv->h) {
 		canvas_resize(u->cv, w, h);
 		canvas_resize(u->prev, w, h);
+		if (u->gfx.on != PIXELS_NONE) { /* a new font size changes the cells' pixels too */
+			int pw, ph;
+			if (graphics_cell_size(STDOUT_FILENO, &pw, &ph))
+				u->gfx.px_w = pw, u->gfx.px_h = ph;
+		}
 		ui_invalidate(u);
 	}
 	int cx, cy;
