@@ -486,13 +486,15 @@ static int run_once(const struct options *o)
 		struct trace *tb = NULL; /* --compare: the second text */
 		int wrote = o->ui.compare ? model_run(m, o->ui.compare, o->pair, NULL, &tb, &e) : 0;
 		bool words = o->ui.words && !o->print_view && wrote == 0;
+		struct ui_options uo = o->ui; /* --print predict reads the model's output head */
+		uo.model = m;
 		if (o->top_k > 0 && !words) { /* predictions are per token: a dump of words has none */
 			sel.model = m;
 			sel.top_k = o->top_k;
 		}
 		struct trace *w = words ? words_build(t) : NULL, *wb = words && tb ? words_build(tb) : NULL;
 		if (wrote == 0)
-			wrote = o->print_view ? print_compare(t, tb, o->print_view, &o->ui, stdout, &e)
+			wrote = o->print_view ? print_compare(t, tb, o->print_view, &uo, stdout, &e)
 				: words && (!w || (tb && !wb)) ? err_set(&e, "out of memory")
 				: dump_write_compare(w ? w : t, wb ? wb : tb, model_get_info(m), o->dump_format, &sel,
 						     stdout, &e);

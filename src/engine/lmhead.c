@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/model-internal.h"
+#include "engine/workers.h"
 
 #define LMHEAD_BLOCK 256 /* vocabulary rows per work item */
 
@@ -125,8 +127,6 @@ int lmhead_bind(struct model *m, const struct hfconfig *c, struct err *e)
 	memset(h, 0, sizeof *h);
 	h->scale = h->divisor = 1;
 	char why[192];
-	if (m->embed_dim != m->info.hidden)
-		return lmhead_none(m, "no output head: the embeddings are narrower than the hidden state");
 	if (!f->causal) {
 		if (!f->n_names[WEIGHT_MLM_DENSE_W]) {
 			snprintf(why, sizeof why, "no masked-LM head supported for %s", f->name);
@@ -137,6 +137,8 @@ int lmhead_bind(struct model *m, const struct hfconfig *c, struct err *e)
 			return -1;
 		if (!tied)
 			return lmhead_none(m, "no masked-LM head: its decoder is not tied to the word embeddings (unsupported)");
+		if (m->embed_dim != m->info.hidden)
+			return lmhead_none(m, "no masked-LM head: the embeddings are narrower than the hidden state");
 		h->act = m->act;
 		if (f->n_keys[SET_MLM_ACTIVATION] || f->defaults[SET_MLM_ACTIVATION])
 			if (model_config_activation(m, c, SET_MLM_ACTIVATION, &h->act, e) < 0)
@@ -147,6 +149,8 @@ int lmhead_bind(struct model *m, const struct hfconfig *c, struct err *e)
 		snprintf(why, sizeof why, "no output head: the %s family file does not describe one", f->name);
 		return lmhead_none(m, why);
 	}
+	if (m->embed_dim != m->info.hidden)
+		return lmhead_none(m, "no output head: the embeddings are narrower than the hidden state");
 	if (!f->final_norm_in_trace) {
 		snprintf(why, sizeof why, "no output head: %s's last hidden state lacks the final norm", f->name);
 		return lmhead_none(m, why);
@@ -193,14 +197,17 @@ struct lmhead_job {
 	const struct lm_head *h;
 	const float *x;     /* [hidden] the head's input */
 	const float *bias;  /* [vocab] or NULL */
+	float *scratch;     /* [threads][LMHEAD_BLOCK][hidden] */
 	int hidden;
 	double *logit;      /* [vocab] */
 };
 
-/* Logits of the vocabulary rows of block ITEM (SCRATCH: LMHEAD_BLOCK rows of the matrix as float32). */
-static void lmhead_block(void *ctx, int item, float *scratch)
+/* Logits of the vocabulary rows of block ITEM (the worker's scratch: LMHEAD_BLOCK rows of the matrix as
+ * float32). */
+static void lmhead_block(void *ctx, int item, int worker)
 {
 	const struct lmhead_job *j = ctx;
+	float *scratch = j->scratch + (size_t)worker * LMHEAD_BLOCK * j->hidden;
 	const struct lm_head *h = j->h;
 	int64_t r0 = (int64_t)item * LMHEAD_BLOCK, nr = h->unembed.rows - r0;
 	if (nr > LMHEAD_BLOCK)
@@ -271,11 +278,18 @@ int lmhead_logprobs(const struct model *m, const float *x, bool final_norm, floa
 		ops_activation(h->act, t, (size_t)H);
 		ops_layernorm(t, in, 1, H, lw, lb, m->ln_eps);
 	}
-	struct lmhead_job j = {h, in, bias, H, logit};
+	/* The engine's helper threads, not weights_parallel: that one switches OpenBLAS to one thread,
+	 * which would change the rounding of a forward pass the explorer's worker runs meanwhile. */
 	int blocks = (int)((V + LMHEAD_BLOCK - 1) / LMHEAD_BLOCK);
-	int rc = weights_parallel(blocks, (size_t)LMHEAD_BLOCK * H, lmhead_block, &j);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int threads = cpus < 1 ? 1 : cpus > WORKERS_MAX ? WORKERS_MAX : (int)cpus;
+	threads = threads > blocks ? blocks : threads;
+	struct lmhead_job j = {h, in, bias, malloc((size_t)threads * LMHEAD_BLOCK * H * sizeof(float)), H, logit};
+	if (j.scratch)
+		workers_run(threads, blocks, lmhead_block, &j);
 	free(bias);
-	if (rc < 0) {
+	free(j.scratch);
+	if (!j.scratch) {
 		free(in);
 		free(logit);
 		return err_set(e, "out of memory");
@@ -324,7 +338,8 @@ struct lmpred {
 	int32_t *ids;    /* [n][k] */
 	float *lp;       /* [n][k] */
 	double *lse;     /* [n] */
-	float *next;     /* [n] log-probability of token i + 1 at row i (causal), NAN elsewhere */
+	float *next;     /* [n] log-probability of row i's target (causal: token i + 1; MLM: token i), or NAN */
+	int *rank;       /* [n] the target's rank in row i (1 = the best; ties by the lower id), 0 = none */
 	float *row;      /* [vocab] one row's log-probabilities, reused */
 };
 
@@ -343,7 +358,8 @@ struct lmpred *lmpred_new(const struct model *m, const struct trace *t, int k)
 	p->lp = calloc((size_t)n * p->k, sizeof *p->lp);
 	p->lse = calloc((size_t)n, sizeof *p->lse);
 	p->next = calloc((size_t)n, sizeof *p->next);
-	if (!p->done || !p->ids || !p->lp || !p->lse || !p->next) {
+	p->rank = calloc((size_t)n, sizeof *p->rank);
+	if (!p->done || !p->ids || !p->lp || !p->lse || !p->next || !p->rank) {
 		lmpred_free(p);
 		return NULL;
 	}
@@ -359,6 +375,7 @@ void lmpred_free(struct lmpred *p)
 	free(p->lp);
 	free(p->lse);
 	free(p->next);
+	free(p->rank);
 	free(p->row);
 	free(p);
 }
@@ -385,8 +402,15 @@ int lmpred_row(struct lmpred *p, int i, const int32_t **ids, const float **lp, d
 			return -1;
 		lmhead_topk(p->row, p->vocab, p->k, p->ids + (size_t)i * p->k, p->lp + (size_t)i * p->k);
 		bool causal = lmhead_kind(p->m) == LMHEAD_CAUSAL;
-		int32_t want = causal && i + 1 < t->n ? t->ids[i + 1] : -1;
+		int32_t want = causal ? i + 1 < t->n ? t->ids[i + 1] : -1 : t->ids[i];
 		p->next[i] = want >= 0 && want < p->vocab ? p->row[want] : NAN;
+		p->rank[i] = 0;
+		if (want >= 0 && want < p->vocab) {
+			int above = 0;
+			for (int v = 0; v < p->vocab; v++)
+				above += p->row[v] > p->row[want] || (p->row[v] == p->row[want] && v < want);
+			p->rank[i] = above + 1;
+		}
 		p->done[i] = true;
 	}
 	*ids = p->ids + (size_t)i * p->k;
@@ -404,4 +428,17 @@ float lmpred_surprisal(struct lmpred *p, int i)
 	if (lmhead_kind(p->m) != LMHEAD_CAUSAL || i < 1 || i >= p->t->n || lmpred_row(p, i - 1, &ids, &lp, NULL, &e) < 0)
 		return NAN;
 	return -p->next[i - 1];
+}
+
+int lmpred_target(struct lmpred *p, int i, int32_t *id, float *lp, int *rank, struct err *e)
+{
+	const int32_t *ids;
+	const float *best;
+	if (lmpred_row(p, i, &ids, &best, NULL, e) < 0)
+		return -1;
+	bool causal = lmhead_kind(p->m) == LMHEAD_CAUSAL;
+	*id = causal ? i + 1 < p->t->n ? p->t->ids[i + 1] : -1 : p->t->ids[i];
+	*lp = p->next[i];
+	*rank = p->rank[i];
+	return 0;
 }

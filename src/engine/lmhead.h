@@ -51,5 +51,9 @@ int lmpred_row(struct lmpred *p, int i, const int32_t **ids, const float **lp, d
  * computing row I - 1 when need be; NAN otherwise (a masked LM, token 0, no head). */
 float lmpred_surprisal(struct lmpred *p, int i);
 int lmpred_k(const struct lmpred *p);
+/* Row I's target -- the token that actually follows (causal; -1 after the last token) or the token at I
+ * (masked LM) -- into *ID, its log-probability *LP (NAN for none) and its rank *RANK in the whole row
+ * (1 = the best, ties by the lower id; 0 for none). -1 with why as lmpred_row. */
+int lmpred_target(struct lmpred *p, int i, int32_t *id, float *lp, int *rank, struct err *e);
 
 #endif

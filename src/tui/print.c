@@ -171,6 +171,7 @@ static void print_ctx_init(struct view_ctx *ctx, const struct ui_options *o, con
 	ctx->qk_before_rotary = o->before_rotary;
 	ctx->print = true;
 	ctx->sort = o->sort;
+	ctx->model = o->model;
 }
 
 /* The top view of CTX (V) drawn at its natural size, WIDTH columns, in PAL under a header line and
@@ -244,6 +245,8 @@ int print_export_svg(const struct view_ctx *live, const struct theme *th, int wi
 	ctx.print = true;
 	ctx.message[0] = 0;
 	struct canvas *cv = print_canvas(&ctx, v, &pal, width, true);
+	if (ctx.pred != live->pred) /* made for the picture alone (the explorer had none yet) */
+		view_predictions_free(&ctx);
 	if (!cv)
 		return err_set(e, "out of memory");
 	FILE *f = fopen(path, "wx");
@@ -293,6 +296,7 @@ static int print_view(const struct trace *t, const struct trace *tb, const char 
 		v->act(ctx.state[0], &ctx, ACT_NUMBERS, -1);
 	int rc = print_draw(&ctx, &p, o, out, e);
 	view_pop_all(&ctx);
+	view_predictions_free(&ctx);
 	free(p.conf);
 	return rc;
 }

@@ -52,6 +52,8 @@ MLM = {"bert": ("cls.predictions.", "transform.dense", "transform.LayerNorm", "b
        "roberta": ("lm_head.", "dense", "layer_norm", "bias", "gelu"),
        "xlm-roberta": ("lm_head.", "dense", "layer_norm", "bias", "gelu")}
 MISTAKES = ("final_norm_twice", "no_softcap", "no_mlm_ln")
+# Encoders whose masked-LM heads this reference (and attnscope) does not cover.
+NO_MLM = ("albert", "distilbert", "electra", "deberta-v2", "modernbert")
 
 
 class NoHead(Exception):
@@ -82,6 +84,8 @@ def hidden_and_head(model_dir, ids, type_ids=None):
         cfg = json.load(f)
     fam = cfg["model_type"]
     tensors = read_checkpoint(model_dir)
+    if fam in NO_MLM:
+        return cfg, tensors, None  # logits_of says there is no head
     if fam in ("gpt2", "bert"):
         m = ref_forward.load_model(model_dir)
         last = ref_forward.forward(m, ids, type_ids)["last_hidden_state"]
@@ -103,6 +107,8 @@ def hidden_and_head(model_dir, ids, type_ids=None):
 def logits_of(cfg, tensors, h, mistake=None):
     """The head's logits [n][vocab] for last hidden states H [n][hidden] (float64)."""
     fam = cfg["model_type"]
+    if fam in NO_MLM:
+        raise NoHead("no masked-LM head supported for %s" % fam)
     text = cfg.get("text_config") or {}
     get = lambda k, d=None: cfg.get(k, text.get(k, d))  # noqa: E731
     if fam in MLM:
@@ -130,8 +136,8 @@ def logits_of(cfg, tensors, h, mistake=None):
         if w is None:
             raise NoHead("tie_word_embeddings is false and the file has no lm_head weight")
     z = h @ w.T
-    if not tie and fam in ("gptj", "phi"):
-        z = z + _find(tensors, "lm_head.bias", ("",))
+    if not tie and fam in ("gptj", "phi") and _find(tensors, "lm_head.bias", ("",)) is not None:
+        z = z + _find(tensors, "lm_head.bias", ("",))  # nn.Linear's bias; a file without it: zeros (_init_weights)
     if fam == "cohere":
         z = z * get("logit_scale", 0.0625)
     if fam == "granite":
