@@ -10,7 +10,8 @@
 #     model of tests/data/models and tiny model of the shared reference (the logit modifiers of Cohere,
 #     Granite and Gemma 2 among them, untied lm_head weights, models without a head), and heads no
 #     model covers, added to copies of tiny models (RoBERTa's lm_head.*, an untied lm_head with a bias);
-#  3. for sensitivity: the reference with Gemma 2's final soft-capping left out must disagree.
+#  3. for sensitivity: the reference with a deliberate mistake (the final norm applied twice, the MLM
+#     transform's LayerNorm or Gemma 2's final soft-capping left out) must disagree.
 # Needs jq, sha256sum and /usr/bin/python3 with numpy.
 set -u
 BIN=${ATTNSCOPE_BIN:-./attnscope}
@@ -123,12 +124,25 @@ else
 		[ "$kind" = roberta_mlm ] && text="The <mask> sat on the mat."
 		compare "$TMP/$m-$kind" "$text" && ok || bad "$m with $kind against ref_lm.py"
 	done
-	# 3. sensitivity: Gemma 2's final soft-capping matters, and the comparison sees it
+	# 3. sensitivity: the final norm applied twice (the logit lens's trap: GPT-2's and Qwen3's last hidden
+	# state carries it already) and the masked-LM transform's LayerNorm left out move the reference far
+	# from the cases; Gemma 2's final soft-capping left out moves it from attnscope
+	for pair in final_norm_twice:gpt2-tiny--lm-induction no_mlm_ln:bert-tiny--lm-mask; do
+		mistake=${pair%%:*} needs=${pair#*:}
+		if [ ! -f "$REF/cases-lm/$needs.json" ]; then
+			echo "SKIPPED: the mistake $mistake: no case $needs in $REF/cases-lm to catch it with"
+		elif "$PY" "$TOOLS/ref_lm.py" verify "$REF/cases-lm" "$REF/models" "$SRC/models" $mistake >"$TMP/mistake" 2>&1; then
+			bad "ref_lm.py with the mistake $mistake still agrees with the cases"
+		else
+			ok
+			echo "deliberate mistake $mistake caught: $(grep '^worst' "$TMP/mistake")"
+		fi
+	done
 	if compare "$REF/models/gemma2-tiny" "Oh, this book? I've enjoyed it." no_softcap >"$TMP/mistake"; then
 		bad "the reference without Gemma 2's soft-capping still agrees: $(cat "$TMP/mistake")"
 	else
 		ok
-		echo "deliberate mistake caught: $(cat "$TMP/mistake")"
+		echo "deliberate mistake no_softcap caught: $(sed "s/  FAIL$//" "$TMP/mistake")"
 	fi
 fi
 
