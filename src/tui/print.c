@@ -244,6 +244,8 @@ int print_export_svg(const struct view_ctx *live, const struct theme *th, int wi
 	struct view_ctx ctx = *live; /* the view's own state, drawn whole as --print draws it */
 	ctx.print = true;
 	ctx.message[0] = 0;
+	if (ctx.pred_gen != ctx.trace_gen) /* stale: the picture makes (and frees) its own, never the explorer's */
+		ctx.pred = NULL;
 	struct canvas *cv = print_canvas(&ctx, v, &pal, width, true);
 	if (ctx.pred != live->pred) /* made for the picture alone (the explorer had none yet) */
 		view_predictions_free(&ctx);
