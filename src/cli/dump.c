@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "engine/lmhead.h"
 #include "trace/compare.h"
 
 int dump_parse_format(const char *s)
@@ -217,8 +218,68 @@ static void dump_moe(FILE *out, const struct trace *t, const struct dump_select 
 	fputs("]", out);
 }
 
-static void dump_json(const struct trace *t, const struct trace *b, const struct model_info *in,
-		      const struct dump_select *sel, FILE *out)
+/* The output head's predictions (lmhead.h): "lm_head" says which head (or why none); with one, "topk" per
+ * position (causal: the next token's, MLM: the token's own), "logsumexp" per position (the log-probabilities
+ * are logit minus it) and, for a causal head, "surprisal" of
+ * each token after the first (nats). One [vocab] row at a time; only the top-k are kept. */
+static int dump_predictions(FILE *out, const struct trace *t, const struct dump_select *sel, struct err *e)
+{
+	enum lmhead_kind kind = lmhead_kind(sel->model);
+	fputs(",\n\"lm_head\": {\"kind\": ", out);
+	jsonout_string(out, kind == LMHEAD_CAUSAL ? "causal" : kind == LMHEAD_MASKED ? "masked" : "none");
+	fputs(", \"about\": ", out);
+	jsonout_string(out, lmhead_why(sel->model));
+	fputc('}', out);
+	if (kind == LMHEAD_NONE)
+		return 0;
+	struct lmpred *p = lmpred_new(sel->model, t, sel->top_k);
+	if (!p)
+		return err_set(e, "out of memory");
+	fputs(",\n\"topk\": [", out);
+	for (int i = 0; i < t->n; i++) {
+		const int32_t *ids;
+		const float *lp;
+		if (lmpred_row(p, i, &ids, &lp, NULL, e) < 0) {
+			lmpred_free(p);
+			return -1;
+		}
+		fputs(i ? ",\n  {\"ids\": [" : "\n  {\"ids\": [", out);
+		dump_ints(out, ids, lmpred_k(p));
+		fputs("], \"logprobs\": [", out);
+		for (int j = 0; j < lmpred_k(p); j++) {
+			if (j)
+				fputs(", ", out);
+			dump_float(out, lp[j]);
+		}
+		fputs("]}", out);
+	}
+	fputs("],\n\"logsumexp\": [", out); /* what each row's log-probabilities are relative to */
+	for (int i = 0; i < t->n; i++) {
+		const int32_t *ids;
+		const float *lp;
+		double lse;
+		lmpred_row(p, i, &ids, &lp, &lse, e); /* computed above: cannot fail */
+		fputs(i ? ", " : "", out);
+		if (isfinite(lse))
+			fprintf(out, "%.17g", lse);
+		else
+			fputs("null", out); /* NaN weights */
+	}
+	fputs("]", out);
+	if (kind == LMHEAD_CAUSAL) {
+		fputs(",\n\"surprisal\": [", out);
+		for (int i = 1; i < t->n; i++) {
+			fputs(i > 1 ? ", " : "", out);
+			dump_float(out, lmpred_surprisal(p, i));
+		}
+		fputs("]", out);
+	}
+	lmpred_free(p);
+	return 0;
+}
+
+static int dump_json(const struct trace *t, const struct trace *b, const struct model_info *in,
+		      const struct dump_select *sel, FILE *out, struct err *e)
 {
 	struct jsonout_model jm = {in->name, in->family, in->causal, in->n_layers, in->n_heads,
 				   t->n_kv_heads > 0 ? t->n_kv_heads : in->n_heads, in->head_dim, in->hidden, in->max_positions};
@@ -311,7 +372,10 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 	}
 	if (b)
 		dump_json_compare(t, b, sel, out);
+	if (sel->model && dump_predictions(out, t, sel, e) < 0)
+		return -1;
 	fputs("}\n", out);
+	return 0;
 }
 
 static void dump_csv(const struct trace *t, const struct trace *b, const struct dump_select *sel, FILE *out)
@@ -369,9 +433,10 @@ int dump_write_compare(const struct trace *t, const struct trace *b, const struc
 	if ((trace_compact(t) || (b && trace_compact(b))) && bytes > trace_budget())
 		return err_set(e, "the attention of %d heads over %d tokens is %.1f GB as float32 (more as text): choose "
 			       "heads with --layer and --head, or raise ATTNSCOPE_TRACE_BUDGET", (int)heads, t->n, bytes / 1e9);
-	if (fmt == DUMP_JSON)
-		dump_json(t, b, info, sel, out);
-	else
+	if (fmt == DUMP_JSON) {
+		if (dump_json(t, b, info, sel, out, e) < 0)
+			return -1;
+	} else
 		dump_csv(t, b, sel, out);
 	if (fflush(out) != 0 || ferror(out))
 		return err_set(e, "write error on output");

@@ -13,6 +13,9 @@ enum dump_format { DUMP_JSON, DUMP_CSV };
 struct dump_select {
 	int layer; /* -1 = every layer */
 	int head;  /* -1 = every head */
+	const struct model *model; /* JSON: the model's output head gives "lm_head", "topk" and "surprisal"
+	                            * (lmhead.h); NULL = none of them (a trace of words, --top-k 0) */
+	int top_k;                 /* entries of "topk" per position */
 };
 
 /* Parse "json" / "csv"; -1 if neither. */

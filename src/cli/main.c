@@ -32,6 +32,7 @@ struct options {
 	int dump_format; /* -1 = no dump */
 	int layer, head;
 	int threads;     /* 0 = OpenBLAS default (all cores) */
+	int top_k;       /* --top-k: predictions per position in --dump json (0 = none) */
 	const char *print_view; /* --print VIEW, NULL = none */
 	bool format_given;      /* --format (only with --print) */
 	struct ui_options ui;   /* theme, colour, width, initial selection */
@@ -59,6 +60,8 @@ static void usage(FILE *out)
 		"                         %s\n"
 		"      --layer=L          select layer L (0-based); restricts --dump\n"
 		"      --head=H           select head H (0-based); restricts --dump\n"
+		"      --top-k=N          --dump json: the output head's N best predictions per\n"
+		"                         position (default 10; 0 leaves them out)\n"
 		"      --token=N[,M...]   select token N (0-based): highlighted in every view;\n"
 		"                         several are marked and their attention combined\n"
 		"      --width=W          width of --print output (default: terminal or 80)\n"
@@ -245,7 +248,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
-	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS };
+	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS,
+	       OPT_TOP_K };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -265,12 +269,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"compare", required_argument, NULL, OPT_COMPARE}, {"diff-scale", required_argument, NULL, OPT_DIFF_SCALE},
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"pixels", required_argument, NULL, OPT_PIXELS},
+		{"top-k", required_argument, NULL, OPT_TOP_K},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	o->model = NULL;
 	o->dump_format = -1;
 	o->layer = o->head = -1;
+	o->top_k = 10;
 	o->corpus.shard_k = o->corpus.shard_n = 1;
 	print_options_init(&o->ui);
 	int c, choice;
@@ -295,6 +301,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_HEAD:
 			if (parse_int("--head", optarg, 0, 100000, &o->head) < 0)
+				return 2;
+			break;
+		case OPT_TOP_K:
+			if (parse_int("--top-k", optarg, 0, 1000000, &o->top_k) < 0)
 				return 2;
 			break;
 		case OPT_THREADS:
@@ -488,9 +498,15 @@ static int run_once(const struct options *o)
 		struct trace *tb = NULL; /* --compare: the second text */
 		int wrote = o->ui.compare ? model_run(m, o->ui.compare, o->pair, NULL, &tb, &e) : 0;
 		bool words = o->ui.words && !o->print_view && wrote == 0;
+		struct ui_options uo = o->ui; /* --print predict reads the model's output head */
+		uo.model = m;
+		if (o->top_k > 0 && !words) { /* predictions are per token: a dump of words has none */
+			sel.model = m;
+			sel.top_k = o->top_k;
+		}
 		struct trace *w = words ? words_build(t) : NULL, *wb = words && tb ? words_build(tb) : NULL;
 		if (wrote == 0)
-			wrote = o->print_view ? print_compare(t, tb, o->print_view, &o->ui, stdout, &e)
+			wrote = o->print_view ? print_compare(t, tb, o->print_view, &uo, stdout, &e)
 				: words && (!w || (tb && !wb)) ? err_set(&e, "out of memory")
 				: dump_write_compare(w ? w : t, wb ? wb : tb, model_get_info(m), o->dump_format, &sel,
 						     stdout, &e);

@@ -3,6 +3,7 @@
 
 #include "draw/tokstrip.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,12 @@ int tokstrip_rows(const struct canvas *cv, const struct trace *t, int width)
 
 int tokstrip_draw(struct canvas *cv, struct rect r, const struct trace *t, int selected, bool wrap)
 {
+	return tokstrip_draw_heat(cv, r, t, selected, wrap, NULL);
+}
+
+int tokstrip_draw_heat(struct canvas *cv, struct rect r, const struct trace *t, int selected, bool wrap,
+		       const struct tokstrip_heat *h)
+{
 	if (r.h < 1 || r.w < 1)
 		return 0;
 	struct strip_item *it = strip_items(cv, t);
@@ -120,7 +127,14 @@ int tokstrip_draw(struct canvas *cv, struct rect r, const struct trace *t, int s
 			if (2 * line[i] + 1 < r.h)
 				canvas_fill(cv, (struct rect){x, y + 1, it[i].w, 1}, ' ', sel);
 		}
-		canvas_text(cv, x, y, it[i].w, it[i].text, ts);
+		bool shown = x + it[i].w > r.x && x < r.x + r.w; /* a colouring is computed for these only */
+		float v = h && shown ? h->heat(h->arg, i) : NAN;
+		if (i != selected && v == v)
+			canvas_heat_text(cv, x, y, it[i].w, v, it[i].text);
+		else
+			canvas_text(cv, x, y, it[i].w, it[i].text, ts);
+		if (h && shown && h->label)
+			h->label(h->arg, i, it[i].id, sizeof it[i].id, it[i].w);
 		if (2 * line[i] + 1 < r.h)
 			canvas_text(cv, x, y + 1, it[i].w, it[i].id, is);
 	}

@@ -20,6 +20,17 @@ void tokstrip_label(const struct trace *t, int i, bool utf8, char *buf, size_t n
  * rows as needed are used (up to R.h); otherwise one line scrolls to keep SELECTED (-1: none)
  * visible. Returns the rows used. */
 int tokstrip_draw(struct canvas *cv, struct rect r, const struct trace *t, int selected, bool wrap);
+/* A colouring of the strip (the explorer's surprisal strip): HEAT(ARG, i) in 0..1 colours token i's text
+ * (NAN: not coloured) and LABEL(ARG, i, BUF, N, W) writes what stands under it, in at most W columns,
+ * instead of its id. Both are called only for the tokens on screen. */
+struct tokstrip_heat {
+	float (*heat)(void *arg, int i);
+	void (*label)(void *arg, int i, char *buf, size_t n, int w);
+	void *arg;
+};
+/* tokstrip_draw with the colouring H (NULL: none). */
+int tokstrip_draw_heat(struct canvas *cv, struct rect r, const struct trace *t, int selected, bool wrap,
+		       const struct tokstrip_heat *h);
 /* Rows tokstrip_draw needs for T in WIDTH columns when wrapping. */
 int tokstrip_rows(const struct canvas *cv, const struct trace *t, int width);
 

@@ -29,7 +29,8 @@
 
 /* X-macro of weight roles: (enum suffix, YAML key). {L} in a tensor name stands for the layer index;
  * {H} for the head index, in the q/k norm gains of qk_norm each_head (one tensor per head); {E} for the
- * expert index, in the expert matrices of mlp moe with moe_experts each (moe.h). */
+ * expert index, in the expert matrices of mlp moe with moe_experts each (moe.h). The output head's roles
+ * (lm_head_*, mlm_*) are read by lmhead.c only, and a missing one means "no head", never an error. */
 #define FAMILY_ROLES(X)                                                                                    \
 	X(TOKEN_EMB, "token_embedding")                                                                    \
 	X(POS_EMB, "position_embedding")                                                                   \
@@ -90,7 +91,14 @@
 	X(MOE_DOWN_BLOCKS, "moe_expert_down_blocks")                                                       \
 	X(MOE_DOWN_SCALES, "moe_expert_down_scales")                                                       \
 	X(MOE_DOWN_B, "moe_expert_down_bias")                                                              \
-	X(ATTN_SINKS, "attention_sinks")
+	X(ATTN_SINKS, "attention_sinks")                                                                   \
+	X(LM_HEAD_W, "lm_head_weight")                                                                     \
+	X(LM_HEAD_B, "lm_head_bias")                                                                       \
+	X(MLM_DENSE_W, "mlm_dense_weight")                                                                 \
+	X(MLM_DENSE_B, "mlm_dense_bias")                                                                   \
+	X(MLM_LN_W, "mlm_ln_weight")                                                                       \
+	X(MLM_LN_B, "mlm_ln_bias")                                                                         \
+	X(MLM_BIAS, "mlm_bias")
 
 enum family_role {
 #define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,
@@ -167,7 +175,12 @@ enum family_role {
 	X(MOE_FIRST_DENSE, "moe_first_dense")                                                              \
 	X(SWIGLU_LIMIT, "swiglu_limit")                                                                    \
 	X(QUANTIZATION, "quantization")                                                                    \
-	X(MOE_LAYERS, "moe_layers")
+	X(MOE_LAYERS, "moe_layers")                                                                        \
+	X(TIE_EMBEDDINGS, "tie_word_embeddings")                                                           \
+	X(LOGIT_SOFTCAP, "final_logit_softcapping")                                                        \
+	X(LOGIT_SCALE, "logit_scale")                                                                      \
+	X(LOGIT_DIVISOR, "logits_scaling")                                                                 \
+	X(MLM_ACTIVATION, "mlm_activation")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,

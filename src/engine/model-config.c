@@ -68,19 +68,20 @@ static int config_refusals(const struct hfconfig *c, const struct family *f, str
 	return 0;
 }
 
-static int config_activation(struct model *m, const struct hfconfig *c, struct err *e)
+int model_config_activation(struct model *m, const struct hfconfig *c, enum family_setting s, enum activation *out,
+			    struct err *e)
 {
 	char act[48];
-	if (hfconfig_string(c, &m->fam, SET_ACTIVATION, act, sizeof act, e) < 0)
+	if (hfconfig_string(c, &m->fam, s, act, sizeof act, e) < 0)
 		return -1;
 	if (strcmp(act, "gelu") == 0)
-		m->act = ACT_GELU_ERF;
+		*out = ACT_GELU_ERF;
 	else if (strcmp(act, "gelu_new") == 0 || strcmp(act, "gelu_pytorch_tanh") == 0 || strcmp(act, "gelu_fast") == 0)
-		m->act = ACT_GELU_TANH;
+		*out = ACT_GELU_TANH;
 	else if (strcmp(act, "relu") == 0)
-		m->act = ACT_RELU;
+		*out = ACT_RELU;
 	else if (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0)
-		m->act = ACT_SILU;
+		*out = ACT_SILU;
 	else
 		return err_set(e, "%s: unsupported activation '%s' (gelu, gelu_new, gelu_pytorch_tanh, relu, silu)",
 			       c->path, act);
@@ -428,7 +429,7 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 		return err_set(e, "%s: %ld attention heads cannot share %ld key/value heads evenly", c->path, heads, kv);
 	if (head_dim * heads > 4L * MODEL_MAX_HIDDEN)
 		return err_set(e, "%s: %ld heads of %ld dimensions is too wide", c->path, heads, head_dim);
-	if (hfconfig_float(c, f, SET_LAYER_NORM_EPS, &m->ln_eps, e) < 0 || config_activation(m, c, e) < 0 ||
+	if (hfconfig_float(c, f, SET_LAYER_NORM_EPS, &m->ln_eps, e) < 0 || model_config_activation(m, c, SET_ACTIVATION, &m->act, e) < 0 ||
 	    hfconfig_bool(c, f, SET_SCALE_BY_INVERSE_LAYER, &m->scale_by_inverse_layer, e) < 0 ||
 	    hfconfig_bool(c, f, SET_PARALLEL_RESIDUAL, &a->parallel_residual, e) < 0)
 		return -1;

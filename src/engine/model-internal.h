@@ -56,6 +56,23 @@ struct layer_weights {
 	struct mla_weights mla;       /* family attention mla: the latent attention's projections (mla.h) */
 };
 
+/* The output head (lmhead.c): bound at model_open, never an error there (a missing or odd head is
+ * kind none with its reason). logits = softcap(((unembed · h) + bias) · scale / divisor). */
+struct lm_head {
+	int kind;                     /* enum lmhead_kind */
+	char why[192];                /* kind none: why; else what the head is */
+	struct weight unembed;        /* [vocab][hidden]: lm_head.weight, or the token embedding (tied) */
+	struct weight bias;           /* [1][vocab] lm_head.bias or the MLM decoder's bias, or absent. The head's
+	                               * vectors are read from the mapping at each use: converting a vocabulary's
+	                               * F16 bias at load would cost more than a small model's other vectors */
+	double scale, divisor;        /* Cohere's logit_scale (else 1), Granite's logits_scaling (else 1) */
+	double softcap;               /* Gemma 2/3: cap · tanh(logit / cap); 0 = none */
+	struct weight dense_w;        /* MLM transform: H→H dense, activation, LayerNorm (absent for causal) */
+	struct weight dense_b;        /* [1][H] */
+	struct weight ln_w, ln_b;     /* [1][H] its LayerNorm */
+	enum activation act;          /* the transform's (BERT: hidden_act; RoBERTa: always erf GELU) */
+};
+
 /* The block as config.json and the family describe it. */
 struct arch {
 	int n_kv_heads;            /* key/value heads (GQA/MQA when fewer than the heads) */
@@ -119,6 +136,7 @@ struct model {
 	const float *ones;           /* [ones_dim] gain of the weightless norms (family weightless), or NULL */
 	int64_t ones_dim;
 	struct layer_weights *layers; /* [n_layers] */
+	struct lm_head lm;           /* the output head (lmhead.c) */
 	struct moe_config moe;       /* family mlp moe: the experts' settings and weights (moe.h); else zero */
 
 	struct wcache *cache;        /* whole matrices converted to float32, within a budget (default 0) */
@@ -142,7 +160,13 @@ struct model {
 /* Read config.json's shape and block settings into M->info and M->arch (model-config.c). */
 int model_config_read(struct model *m, const struct hfconfig *c, struct err *e);
 void model_config_free(struct model *m);
+/* The activation named by setting S (gelu, gelu_new, relu, silu, ...) into *OUT; -1 with why otherwise. */
+int model_config_activation(struct model *m, const struct hfconfig *c, enum family_setting s, enum activation *out,
+			    struct err *e);
 
+/* Bind the output head from the family's lm_head_* / mlm_* roles and C's settings into M->lm (lmhead.c).
+ * Fails only when out of memory; a model without a usable head gets kind none and the reason. */
+int lmhead_bind(struct model *m, const struct hfconfig *c, struct err *e);
 /* The forward pass over token ids (forward.c). Fills T's attention, q, k, v and hidden states. */
 int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e);
 /* The same for the NB texts T[nb] at once: their rows stacked for every matrix product (the weights

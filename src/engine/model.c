@@ -695,7 +695,7 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 		err_set(e, "out of memory");
 		goto fail;
 	}
-	if (model_bind_all(m, e) < 0)
+	if (model_bind_all(m, e) < 0 || lmhead_bind(m, &cfg, e) < 0)
 		goto fail;
 	if (tokenizer_load(m->info.dir, m->fam.tokenizer, &m->tok, e) < 0)
 		goto fail;

@@ -175,6 +175,7 @@ static void print_ctx_init(struct view_ctx *ctx, const struct ui_options *o, con
 	ctx->qk_before_rotary = o->before_rotary;
 	ctx->print = true;
 	ctx->sort = o->sort;
+	ctx->model = o->model;
 }
 
 /* The top view of CTX (V) drawn at its natural size, WIDTH columns, in PAL under a header line and
@@ -261,7 +262,11 @@ int print_export_svg(const struct view_ctx *live, const struct theme *th, int wi
 	struct view_ctx ctx = *live; /* the view's own state, drawn whole as --print draws it */
 	ctx.print = true;
 	ctx.message[0] = 0;
+	if (ctx.pred_gen != ctx.trace_gen) /* stale: the picture makes (and frees) its own, never the explorer's */
+		ctx.pred = NULL;
 	struct canvas *cv = print_canvas(&ctx, v, &pal, width, true, 0, 0);
+	if (ctx.pred != live->pred) /* made for the picture alone (the explorer had none yet) */
+		view_predictions_free(&ctx);
 	if (!cv)
 		return err_set(e, "out of memory");
 	FILE *f = fopen(path, "wx");
@@ -311,6 +316,7 @@ static int print_view(const struct trace *t, const struct trace *tb, const char 
 		v->act(ctx.state[0], &ctx, ACT_NUMBERS, -1);
 	int rc = print_draw(&ctx, &p, o, out, e);
 	view_pop_all(&ctx);
+	view_predictions_free(&ctx);
 	free(p.conf);
 	return rc;
 }

@@ -21,5 +21,7 @@ int ui_run(struct model *m, const char *text, const char *text_b, const struct u
 		.ctx = m,
 		.run = ui_model_run,
 	};
-	return ui_run_source(&src, text, text_b, o, e);
+	struct ui_options with_model = *o; /* the predictions read the model's output head */
+	with_model.model = m;
+	return ui_run_source(&src, text, text_b, &with_model, e);
 }

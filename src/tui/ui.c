@@ -12,6 +12,7 @@
 #include <curses.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 #include "tui/userconf.h"
 #include "views/registry.h"
 #include "analysis/words.h"
+#include "engine/lmhead.h"
 
 #define UI_MIN_W 40
 #define UI_MIN_H 12
@@ -512,7 +514,9 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 			 cv->pal->utf8 ? "\xc2\xb7" : "-", ui_first_key(u, ACT_CORPUS, ka, sizeof ka));
 		canvas_text(cv, 0, y, cv->w, line, canvas_role(cv, ROLE_LABEL));
 	} else if (u->ctx.trace) {
-		tokstrip_draw(cv, (struct rect){0, y, cv->w, 2}, u->ctx.trace, u->ctx.token, false);
+		struct tokstrip_heat sh = {view_surprisal_heat, view_surprisal_label, &u->ctx};
+		tokstrip_draw_heat(cv, (struct rect){0, y, cv->w, 2}, u->ctx.trace, u->ctx.token, false,
+				   u->ctx.surprisal_strip && !u->ctx.trace->source ? &sh : NULL);
 	}
 	y += 2;
 	if (u->ctx.compare) { /* the second text's tokens under the first's */
@@ -521,6 +525,12 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 	}
 	/* A rule between the strip and the view. */
 	canvas_fill(cv, (struct rect){0, y, cv->w, 1}, canvas_glyph(cv, GLYPH_HLINE), canvas_role(cv, ROLE_DIM));
+	if (u->ctx.surprisal_strip && u->ctx.trace && !u->ctx.agg) { /* say that the strip shows surprisal */
+		char note[160], ky[32];
+		snprintf(note, sizeof note, " surprisal strip (%s): nats under each token, colour 0 to ln V = %.1f ",
+			 ui_first_key(u, ACT_SURPRISAL, ky, sizeof ky), log((double)lmhead_vocab(u->ctx.model)));
+		canvas_text(cv, 2, y, cv->w - 2, note, canvas_role(cv, ROLE_LABEL));
+	}
 	y++;
 	const struct view *v = u->ctx.stack[u->ctx.depth - 1];
 	if (u->ctx.agg && !(v->flags & VIEW_AGGREGATE)) { /* a view of one text, with the corpus shown */
@@ -872,6 +882,9 @@ static void ui_global(struct ui *u, enum action a)
 	case ACT_COMPARE:
 		u->focus = FOCUS_COMPARE;
 		break;
+	case ACT_SURPRISAL:
+		view_toggle_surprisal(ctx);
+		break;
 	case ACT_SPECIAL:
 		ctx->hide_special = !ctx->hide_special;
 		snprintf(ctx->message, sizeof ctx->message, "special tokens %s",
@@ -970,6 +983,7 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 		    const struct ui_options *o, struct err *e)
 {
 	u->src = src;
+	u->ctx.model = o->model;
 	u->count = -1;
 	u->wake[0] = u->wake[1] = -1;
 	if (userconf_load(o->config, &u->conf, e))
@@ -1062,6 +1076,7 @@ static void ui_teardown(struct ui *u)
 	if (u->locked.inner)
 		pthread_mutex_destroy(&u->locked.lock);
 	view_pop_all(&u->ctx);
+	view_predictions_free(&u->ctx);
 	trace_on_recompute(NULL, NULL);
 	if (u->screen) {
 		graphics_clear(&u->gfx, STDOUT_FILENO);
@@ -1185,6 +1200,7 @@ int ui_run_corpus(const struct ui_source *src, struct aggregate *agg, const stru
 	u->agg = agg;
 	u->show_agg = true;
 	int rc = ui_setup(u, src, NULL, NULL, o, e);
+	u->ctx.model = m; /* the texts typed run on it: its output head predicts for them */
 	if (rc == 0 && run && !u->agg) { /* an empty aggregate until the first texts are in */
 		struct agg_model am;
 		struct err ignored = {{0}};

@@ -50,6 +50,8 @@ struct ui_options {
 	enum heat_agg agg;        /* --print heatmap: one head, mean of the layer, mean of all */
 	bool numbers;             /* --print heatmap: weights written in the cells */
 	const char *sort;         /* --print heads: the score to sort by (a headscore name), NULL = none */
+	const struct model *model; /* --print: the model that made the trace, for its output head (--print
+	                           * predict); NULL = none */
 };
 
 /* The interactive explorer on model M, starting with TEXT (and TEXT_B, may be NULL). Returns 0

@@ -29,7 +29,8 @@ const struct view *const registry_views[] = {
 	&view_grid, &view_heatmap,
 	/* The analysis views. */
 	&view_heads, &view_qk, &view_rollout, &view_headview, &view_neuron, &view_vectors, &view_qkstats, &view_dots,
-	&view_softmax, NULL,
+	&view_softmax,
+	&view_predict, NULL,
 };
 
 const struct view *registry_find(const char *name)

@@ -4,6 +4,11 @@
 
 #include "views/view.h"
 
+#include <math.h>
+#include <stdio.h>
+
+#include "engine/lmhead.h"
+
 bool view_push(struct view_ctx *ctx, const struct view *v)
 {
 	if (ctx->depth >= VIEW_STACK_MAX)
@@ -86,4 +91,76 @@ bool view_handles(const struct view *v, enum action a)
 		if (*p == a)
 			return true;
 	return false;
+}
+
+struct lmpred *view_predictions(struct view_ctx *ctx, char *why, size_t whysz)
+{
+	const struct trace *t = ctx->trace;
+	if (ctx->pred && ctx->pred_gen == ctx->trace_gen)
+		return ctx->pred;
+	view_predictions_free(ctx);
+	if (!ctx->model || !t) {
+		snprintf(why, whysz, "no model to predict with (a corpus aggregate or a synthetic trace)");
+		return NULL;
+	}
+	if (lmhead_kind(ctx->model) == LMHEAD_NONE) {
+		snprintf(why, whysz, "%s", lmhead_why(ctx->model));
+		return NULL;
+	}
+	if (t->source) {
+		snprintf(why, whysz, "predictions are per token: w shows the tokens again");
+		return NULL;
+	}
+	ctx->pred = lmpred_new(ctx->model, t, 10);
+	ctx->pred_gen = ctx->trace_gen;
+	if (!ctx->pred)
+		snprintf(why, whysz, "out of memory");
+	return ctx->pred;
+}
+
+void view_predictions_free(struct view_ctx *ctx)
+{
+	lmpred_free(ctx->pred);
+	ctx->pred = NULL;
+}
+
+float view_surprisal_heat(void *arg, int i)
+{
+	struct view_ctx *ctx = arg;
+	char why[160];
+	struct lmpred *p = view_predictions(ctx, why, sizeof why);
+	if (!p || lmhead_kind(ctx->model) != LMHEAD_CAUSAL)
+		return NAN;
+	float s = lmpred_surprisal(p, i);
+	double top = log((double)lmhead_vocab(ctx->model));
+	return isnan(s) ? NAN : s >= top ? 1.0f : s <= 0 ? 0.0f : (float)(s / top);
+}
+
+void view_surprisal_label(void *arg, int i, char *buf, size_t n, int w)
+{
+	struct view_ctx *ctx = arg;
+	char why[160];
+	struct lmpred *p = view_predictions(ctx, why, sizeof why);
+	float s = p ? lmpred_surprisal(p, i) : NAN;
+	if (isnan(s))
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, w >= 4 || s < 9.95f ? "%.1f" : "%.0f", s);
+}
+
+void view_toggle_surprisal(struct view_ctx *ctx)
+{
+	char why[160];
+	if (ctx->surprisal_strip) {
+		ctx->surprisal_strip = false;
+		snprintf(ctx->message, sizeof ctx->message, "token strip: ids");
+	} else if (!view_predictions(ctx, why, sizeof why)) {
+		snprintf(ctx->message, sizeof ctx->message, "no surprisal: %s", why);
+	} else if (lmhead_kind(ctx->model) != LMHEAD_CAUSAL) {
+		snprintf(ctx->message, sizeof ctx->message, "no surprisal: a masked LM predicts each token from both sides "
+			 "(P shows its predictions)");
+	} else {
+		ctx->surprisal_strip = true;
+		snprintf(ctx->message, sizeof ctx->message, "token strip: surprisal of each token in nats (y: ids again)");
+	}
 }

@@ -19,6 +19,8 @@
 
 struct view;
 struct aggregate;
+struct model;
+struct lmpred;
 
 #define VIEW_STACK_MAX 8
 #define VIEW_MARKS_MAX 16
@@ -44,6 +46,11 @@ struct view_ctx {
 	int marks[VIEW_MARKS_MAX];    /* tokens marked to be combined (marks.h), in marking order */
 	int n_marks;
 	const char *sort;             /* initial sort key of a table view (--sort), NULL = its default */
+	const struct model *model;    /* the model that makes trace, for its output head (lmhead.h); NULL = none
+	                               * (a synthetic source, an aggregate) */
+	struct lmpred *pred;          /* trace's predictions, row by row as asked (view_predictions); owned */
+	unsigned pred_gen;            /* the trace_gen pred belongs to */
+	bool surprisal_strip;         /* the token strip coloured by surprisal (y) */
 
 	/* The view stack (the top is the view on screen). */
 	const struct view *stack[VIEW_STACK_MAX];
@@ -94,6 +101,21 @@ void view_pop_all(struct view_ctx *ctx);
  * the stack, else push it (replacing the top view when that is another view with an `open`
  * action). False when V is NULL (or it cannot be opened). */
 bool view_open(struct view_ctx *ctx, const struct view *v);
+
+/* The output head's predictions for CTX's trace, made on first use per trace (rows computed as asked:
+ * only the tokens shown are projected); NULL with why in WHY (WHYSZ bytes) when there are none: no
+ * model, no head (lmhead_why), a trace of words, out of memory. */
+struct lmpred *view_predictions(struct view_ctx *ctx, char *why, size_t whysz);
+/* Free what view_predictions made (when the explorer or --print ends). */
+void view_predictions_free(struct view_ctx *ctx);
+/* The surprisal strip's colour of token I in 0..1 (its surprisal over ln(vocabulary size), at most 1;
+ * NAN for none: token 0, a model without a causal head). ARG is the struct view_ctx. */
+float view_surprisal_heat(void *arg, int i);
+/* What the surprisal strip writes under token I in at most W columns: its surprisal in nats, "-" for none. */
+void view_surprisal_label(void *arg, int i, char *buf, size_t n, int w);
+/* Switch the surprisal strip (y) on or off, saying so in ctx->message; it stays off, saying why, for a
+ * model without a causal head. */
+void view_toggle_surprisal(struct view_ctx *ctx);
 
 /* Clamp the shared selection to the trace's shape (after a new trace arrives). */
 void view_ctx_clamp(struct view_ctx *ctx);
