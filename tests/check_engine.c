@@ -1,6 +1,8 @@
 /* check_engine.c -- fidelity of the forward pass and the tokenizers against reference cases:
  * the real Hugging Face outputs in ../shared/reference (when present) and our own committed
  * fixtures (tests/data/cases, tests/data/demo), made by tests/tools/ref_forward.py. */
+#include "config.h"
+
 #include <check.h>
 #include <dirent.h>
 #include <limits.h>
@@ -12,6 +14,7 @@
 #include "engine/gemm.h"
 #include "engine/model-internal.h"
 #include "engine/model.h"
+#include "engine/ops.h"
 #include "refcase.h"
 
 /* The tolerances of the issue: attention 1e-5, queries/keys 1e-4 (hidden states likewise). */
@@ -361,6 +364,125 @@ START_TEST(test_prefix_reuse)
 }
 END_TEST
 
+/* SiLU's largest error relative to the value computed in double (x / (1 + exp(-x))) over X in
+ * [-80, 80], COUNT points; float steps: the exponential within 0.5 ulp (+2^-50), 1 + e and the
+ * division rounded once each -- 1.5 ulp, so 2^-22 (2 ulp) is the bound asserted. */
+static double silu_worst(int count)
+{
+	float *x = malloc((size_t)count * sizeof *x);
+	ck_assert_ptr_nonnull(x);
+	for (int i = 0; i < count; i++)
+		x[i] = -80.0f + 160.0f * (float)i / (float)(count - 1);
+	float *y = malloc((size_t)count * sizeof *y);
+	ck_assert_ptr_nonnull(y);
+	memcpy(y, x, (size_t)count * sizeof *y);
+	ops_activation(ACT_SILU, y, (size_t)count);
+	double worst = 0;
+	for (int i = 0; i < count; i++) {
+		double ref = (double)x[i] / (1.0 + exp(-(double)x[i]));
+		double d = fabs(y[i] - ref) / fabs(ref > 0 ? ref : -ref);
+		worst = d > worst ? d : worst;
+	}
+	free(x);
+	free(y);
+	return worst;
+}
+
+/* Softmax rows of LEN pseudo-random logits in [-60, 20] (and -inf ones), the range LO..HI of them:
+ * the largest error of an entry relative to exp(x - max) / sum in double (x - max rounded to float
+ * first, as the engine does); masked entries must be exactly 0. */
+static double softmax_worst(int len, unsigned seed, float *out)
+{
+	float *row = malloc((size_t)len * sizeof *row);
+	ck_assert_ptr_nonnull(row);
+	for (int j = 0; j < len; j++) {
+		seed = seed * 1103515245u + 12345u;
+		row[j] = (seed >> 8) % 7 == 0 ? -INFINITY : -60.0f + 80.0f * (float)((seed >> 8) & 0xffff) / 65535.0f;
+	}
+	int lo = len / 5, hi = len - 1 - len / 7;
+	float mx = row[lo];
+	for (int j = lo; j <= hi; j++)
+		mx = row[j] > mx ? row[j] : mx;
+	double *ref = malloc((size_t)len * sizeof *ref), sum = 0;
+	ck_assert_ptr_nonnull(ref);
+	for (int j = lo; j <= hi; j++)
+		sum += ref[j] = exp((double)(row[j] - mx));
+	memcpy(out, row, (size_t)len * sizeof *out);
+	ops_softmax_range(out, len, lo, hi);
+	double worst = 0;
+	for (int j = 0; j < len; j++) {
+		if (j < lo || j > hi) {
+			ck_assert_msg(out[j] == 0.0f && !signbit(out[j]), "masked key %d of %d: %g", j, len, out[j]);
+			continue;
+		}
+		double r = ref[j] / sum, d = r > 0 ? fabs(out[j] - r) / r : fabs(out[j]);
+		worst = d > worst ? d : worst;
+	}
+	free(row);
+	free(ref);
+	return worst;
+}
+
+/* The vector math of the activations and the softmax (ops.c) on every path: the one the CPU gets
+ * and the scalar functions (ATTNSCOPE_VECTOR_MATH=off), each against double precision within the
+ * bounds stated, and the vector path against the scalar one: the same values but on a few inputs
+ * where glibc's expf is not the correctly rounded exponential (an ulp apart). */
+START_TEST(test_vector_math)
+{
+	enum { ROWS = 64, MAXLEN = 300 };
+	static const int lens[] = {1, 2, 7, 8, 9, 16, 33, 100, 257, 300};
+	static float soft[2][ROWS][MAXLEN];
+	static const float special[] = {-INFINITY, INFINITY, NAN, -0.0f, 0.0f, -100.0f, 100.0f, -1e-30f, 88.7f, -88.7f};
+	float spec_out[2][sizeof special / sizeof special[0]];
+	const char *saved = getenv("ATTNSCOPE_VECTOR_MATH");
+	for (int path = 0; path < 2; path++) { /* 0: the CPU's, 1: scalar */
+		if (path == 0)
+			unsetenv("ATTNSCOPE_VECTOR_MATH");
+		else
+			setenv("ATTNSCOPE_VECTOR_MATH", "off", 1);
+		ops_vector_math_choose();
+		const char *name = ops_vector_math();
+		if (path == 1)
+			ck_assert_str_eq(name, "none (scalar libm)");
+#if defined(__x86_64__) && defined(HAVE_LIBMVEC)
+		__builtin_cpu_init();
+		if (path == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !gemm_avx512())
+			ck_assert_str_eq(name, "AVX2 (libmvec)");
+#endif
+		double silu = silu_worst(400001), soft_worst = 0;
+		ck_assert_msg(silu <= 0x1p-22, "%s: SiLU %g from double", name, silu);
+		for (int r = 0; r < ROWS; r++) {
+			int len = lens[r % (int)(sizeof lens / sizeof lens[0])];
+			double w = softmax_worst(len, 7919u * (unsigned)r + 1, soft[path][r]);
+			/* each exp 0.5 ulp, the sum of LEN terms (LEN - 1) ulp, reciprocal and product 0.5 each */
+			ck_assert_msg(w <= (len + 2) * 0x1p-24, "%s: softmax of %d keys %g from double", name, len, w);
+			soft_worst = w > soft_worst ? w : soft_worst;
+		}
+		memcpy(spec_out[path], special, sizeof special);
+		ops_activation(ACT_SILU, spec_out[path], sizeof special / sizeof special[0]);
+		printf("vector math %-20s SiLU %.2g, softmax %.2g from double\n", name, silu, soft_worst);
+	}
+	for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) /* infinities, NaN, zeros: the scalar values */
+		ck_assert_msg(memcmp(&spec_out[0][i], &spec_out[1][i], sizeof(float)) == 0 ||
+				      (isnan(spec_out[0][i]) && isnan(spec_out[1][i])),
+			      "SiLU(%g): %g, scalar %g", special[i], spec_out[0][i], spec_out[1][i]);
+	int differ = 0, total = 0;
+	for (int r = 0; r < ROWS; r++) {
+		int len = lens[r % (int)(sizeof lens / sizeof lens[0])];
+		total += len;
+		for (int j = 0; j < len; j++)
+			differ += memcmp(&soft[0][r][j], &soft[1][r][j], sizeof(float)) != 0;
+	}
+	printf("softmax entries differing from the scalar path's: %d of %d\n", differ, total);
+	ck_assert_msg(differ * 100 <= total, "%d of %d softmax entries differ from the scalar path's", differ, total);
+	if (saved)
+		setenv("ATTNSCOPE_VECTOR_MATH", saved, 1);
+	else
+		unsetenv("ATTNSCOPE_VECTOR_MATH");
+	ops_vector_math_choose();
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -371,6 +493,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_demo_models);
 	tcase_add_test(tc, test_weight_paths);
 	tcase_add_test(tc, test_prefix_reuse);
+	tcase_add_test(tc, test_vector_math);
 	suite_add_tcase(s, tc);
 	return s;
 }
