@@ -129,6 +129,7 @@ struct model {
 				      * between its own threads, OpenBLAS single-threaded (tiny models keep
 				      * OpenBLAS's threading, whose rounding their reference cases pin) */
 	struct prefix_cache *prefix; /* causal models: the last trace of model_run_reuse (NULL otherwise) */
+	int reuse_block;             /* with PREFIX: the reused tokens are a multiple of this (gemm_row_block) */
 	struct fwd_stages *stages;   /* when set, forward_run adds its time per stage there (the benchmark) */
 	pthread_t prefault;          /* faults the weights in, in the order the forward uses them, then
 				      * moves them to huge pages if model_promote_weights asked */
