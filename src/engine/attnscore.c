@@ -6,6 +6,8 @@
 #include "engine/ops.h"
 #include "engine/weights.h"
 
+#include <string.h>
+
 void attnscore_of_trace(struct attnscore *a, const struct trace *t, int layer, int head)
 {
 	*a = (struct attnscore){
@@ -43,7 +45,9 @@ void attnscore_logits(const struct attnscore *a, int i0, int i1, float *s)
 		end = end < i1 ? end : i1;
 		float *si = s + (size_t)(i - i0) * n;
 		gemm(true, end - i, keys, d, a->scale, a->q + (size_t)i * d, d, a->k, d, 0.0f, si, n);
-		if (keys < n) /* the later keys: masked, but the neuron view shows their logits too */
+		for (int r = 0; r < end - i && keys < n && a->visible_only; r++)
+			memset(si + (size_t)r * n + keys, 0, (size_t)(n - keys) * sizeof *si);
+		if (keys < n && !a->visible_only) /* the later keys: masked, but the neuron view shows their logits */
 			gemm(true, end - i, n - keys, d, a->scale, a->q + (size_t)i * d, d, a->k + (size_t)keys * d, d, 0.0f,
 			     si + keys, n);
 		i = end;

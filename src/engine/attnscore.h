@@ -51,6 +51,8 @@ struct attnscore {
 	float alibi_scale;      /* step 2: the bias is alibi_scale · alibi · j (the trace's alibi_scale) */
 	float softcap;          /* step 3: 0 = none */
 	const float *sink;      /* step 5: the head's sink logit (the trace's sinks[layer][head]); NULL = none */
+	bool visible_only;      /* the forward pass: keys after a block's last query (attnscore_block) get 0,
+				 * not their logits (masked: the softmax makes them 0) */
 };
 
 /* The terms of head HEAD of LAYER that trace T holds: its q and k (as trace_q/trace_k give them, so a

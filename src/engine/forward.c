@@ -370,6 +370,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	p += (size_t)r0 * n; /* the reused queries' rows are there already (never in a compact trace) */
 	struct attnscore a; /* the terms the trace holds (what a compact trace recomputes with), and: */
 	attnscore_of_trace(&a, t, l, hd);
+	a.visible_only = true;
 	const struct fwd_buf *b = c->b;
 	if (b->rel) { /* DeBERTa: the content-to-position and position-to-content terms */
 		a.rel = &c->m->relpos;
