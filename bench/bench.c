@@ -1564,6 +1564,7 @@ int main(int argc, char **argv)
 	const char *ct = getenv("OPENBLAS_CORETYPE");
 	printf("attnscope benchmark -- %d OpenBLAS threads, OPENBLAS_CORETYPE=%s, %s; forward GEMM: %s\n",
 	       openblas_get_num_threads(), ct ? ct : "(unset)", openblas_get_config(), gemm_backend());
+	printf("vector math of the activations and the softmax: %s (ATTNSCOPE_VECTOR_MATH=off: none)\n", ops_vector_math());
 	const char *mmap_threshold = getenv("MALLOC_MMAP_THRESHOLD_");
 	if (mmap_threshold) /* inherited by the PyTorch peer too: both sides keep freed memory alike */
 		printf("MALLOC_MMAP_THRESHOLD_=%s: glibc serves large blocks from the heap, not fresh mappings\n", mmap_threshold);

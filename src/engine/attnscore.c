@@ -6,6 +6,8 @@
 #include "engine/ops.h"
 #include "engine/weights.h"
 
+#include <string.h>
+
 void attnscore_of_trace(struct attnscore *a, const struct trace *t, int layer, int head)
 {
 	*a = (struct attnscore){
@@ -23,13 +25,36 @@ void attnscore_of_trace(struct attnscore *a, const struct trace *t, int layer, i
 	};
 }
 
+int attnscore_block(const struct trace *t, int i, int *end)
+{
+	int blk = t->causal ? gemm_row_block() : 0;
+	if (blk <= 1) {
+		*end = t->n;
+		return t->n;
+	}
+	*end = i - i % blk + blk < t->n ? i - i % blk + blk : t->n;
+	return *end; /* causal: the block's last query sees the keys before it */
+}
+
 void attnscore_logits(const struct attnscore *a, int i0, int i1, float *s)
 {
-	int n = a->n, d = a->d, rows = i1 - i0;
-	if (rows <= 0)
-		return;
+	int n = a->n, d = a->d;
 	/* 1. scale */
-	gemm(true, rows, n, d, a->scale, a->q + (size_t)i0 * d, d, a->k, d, 0.0f, s, n);
+	for (int i = i0; i < i1;) {
+		int end, keys = attnscore_block(a->t, i, &end);
+		end = end < i1 ? end : i1;
+		float *si = s + (size_t)(i - i0) * n;
+		gemm(true, end - i, keys, d, a->scale, a->q + (size_t)i * d, d, a->k, d, 0.0f, si, n);
+		for (int r = 0; r < end - i && keys < n && a->visible_only; r++)
+			memset(si + (size_t)r * n + keys, 0, (size_t)(n - keys) * sizeof *si);
+		if (keys < n && !a->visible_only) /* the later keys: masked, but the neuron view shows their logits */
+			gemm(true, end - i, n - keys, d, a->scale, a->q + (size_t)i * d, d, a->k + (size_t)keys * d, d, 0.0f,
+			     si + keys, n);
+		i = end;
+	}
+	if (i1 <= i0)
+		return;
+	int rows = i1 - i0;
 	/* 2. additive terms */
 	if (a->rel)
 		relpos_add(a->rel, s, i0, i1, n, d, a->q, a->k, a->rel_q, a->rel_k, a->rel_stride, a->scale);

@@ -51,6 +51,8 @@ struct attnscore {
 	float alibi_scale;      /* step 2: the bias is alibi_scale · alibi · j (the trace's alibi_scale) */
 	float softcap;          /* step 3: 0 = none */
 	const float *sink;      /* step 5: the head's sink logit (the trace's sinks[layer][head]); NULL = none */
+	bool visible_only;      /* the forward pass: keys after a block's last query (attnscore_block) get 0,
+				 * not their logits (masked: the softmax makes them 0) */
 };
 
 /* The terms of head HEAD of LAYER that trace T holds: its q and k (as trace_q/trace_k give them, so a
@@ -60,6 +62,14 @@ void attnscore_of_trace(struct attnscore *a, const struct trace *t, int layer, i
 
 /* Steps 1-3 for query rows I0 .. I1 - 1 into S [I1 - I0][n], row = query, every key. */
 void attnscore_logits(const struct attnscore *a, int i0, int i1, float *s);
+
+/* The queries I .. *END - 1 whose products are computed together, and the keys 0 .. return - 1 they
+ * are computed with (the logits and the context). All of them at once, but for a causal model where
+ * the GEMM library's sums depend on the numbers of rows and columns (gemm_row_block > 1: OpenBLAS):
+ * blocks of that many queries from the text's first, each with the keys up to its last query (the
+ * later ones masked), so that a query's numbers do not depend on the text's length nor on where a
+ * run reusing earlier tokens starts (model_run_reuse). */
+int attnscore_block(const struct trace *t, int i, int *end);
 
 /* Steps 4-5 in place on S [I1 - I0][n], the logits of query rows I0 .. I1 - 1. */
 void attnscore_softmax(const struct attnscore *a, int i0, int i1, float *s);

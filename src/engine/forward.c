@@ -370,6 +370,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	p += (size_t)r0 * n; /* the reused queries' rows are there already (never in a compact trace) */
 	struct attnscore a; /* the terms the trace holds (what a compact trace recomputes with), and: */
 	attnscore_of_trace(&a, t, l, hd);
+	a.visible_only = true;
 	const struct fwd_buf *b = c->b;
 	if (b->rel) { /* DeBERTa: the content-to-position and position-to-content terms */
 		a.rel = &c->m->relpos;
@@ -383,7 +384,12 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	attnscore_softmax(&a, r0, n, p);
 	if (c->secs)
 		t2 = progress_now();
-	gemm(false, rows, Dv, n, 1.0f, p, n, v, Dv, 0.0f, c->ctx + hd * Dv, CD);
+	for (int i = r0; i < n;) { /* the context: each block of queries with the keys it sees (attnscore_block) */
+		int end, keys = attnscore_block(t, i, &end);
+		gemm(false, end - i, Dv, keys, 1.0f, p + (size_t)(i - r0) * n, n, v, Dv, 0.0f,
+		     c->ctx + (size_t)(i - r0) * CD + hd * Dv, CD);
+		i = end;
+	}
 	if (!t->attn)
 		headsummary_record(t, l, hd, p);
 	if (c->secs) {

@@ -10,6 +10,7 @@
 
 #include <cblas.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,9 +102,70 @@ bool gemm_threads_itself(void)
 	return !gemm_dnnl();
 }
 
-bool gemm_rows_exact(void)
+/* OpenBLAS's rows. Measured with 0.3.21's Zen kernels: single-threaded, it takes the rows of A 12
+ * at a time, rounding the first 6 and the last 6 of each 12 differently, and the last rows (their
+ * number mod 12) differently again; threaded, it also cuts the rows between its threads where their
+ * number says (12 rows: 6 and 6). So a row's sums depend on its place from the call's first row and
+ * on where the call ends, and on nothing else: a call starting 12k rows after a whole one's first
+ * and ending on the same row computes each row as the whole one did. The block is found by computing
+ * a probe both ways (1, 2, 3, 4, 6, ... rows), on both layouts and two shapes. */
+#define GEMM_PROBE_ROWS 101 /* prime: every block leaves some last rows */
+
+/* Whether calls starting BLOCK, 2 BLOCK, .. rows after a whole probe's first row (of GEMM_PROBE_ROWS
+ * rows of A [rows][k]) give its rows bit for bit; WHOLE and PART hold GEMM_PROBE_ROWS x N floats. */
+static bool gemm_probe(int block, bool trans_b, int k, int n, const float *a, const float *b, float *whole, float *part)
 {
-	return gemm_dnnl();
+	enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+	int ldb = trans_b ? k : n;
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, GEMM_PROBE_ROWS, n, k, 1.0f, a, k, b, ldb, 0.0f, whole, n);
+	for (int r0 = block; r0 < GEMM_PROBE_ROWS; r0 += block) {
+		int m = GEMM_PROBE_ROWS - r0;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, m, n, k, 1.0f, a + (size_t)r0 * k, k, b, ldb, 0.0f, part, n);
+		if (memcmp(part, whole + (size_t)r0 * n, (size_t)m * n * sizeof(float)) != 0)
+			return false;
+	}
+	return true;
+}
+
+static int row_block;
+static pthread_once_t rows_once = PTHREAD_ONCE_INIT;
+
+static void gemm_measure_rows(void)
+{
+	static const int blocks[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48};
+	static const struct {
+		bool trans_b;
+		int k, n;
+	} shapes[] = {{true, 64, 96}, {false, 160, 64}}; /* scores-like and linear-like, above OpenBLAS's small sizes */
+	row_block = 0;
+	if (gemm_dnnl()) {
+		row_block = 1;
+		return;
+	}
+	size_t ka = 160, nb = 96;
+	float *a = malloc(((size_t)GEMM_PROBE_ROWS * ka + ka * nb + 2 * (size_t)GEMM_PROBE_ROWS * nb) * sizeof(float));
+	if (!a)
+		return; /* no reuse */
+	float *b = a + (size_t)GEMM_PROBE_ROWS * ka, *whole = b + ka * nb, *part = whole + (size_t)GEMM_PROBE_ROWS * nb;
+	uint32_t s = 12345u;
+	for (size_t i = 0; i < (size_t)GEMM_PROBE_ROWS * ka + ka * nb; i++) {
+		s = s * 1664525u + 1013904223u;
+		a[i] = (float)(s >> 8) / 8388608.0f - 1.0f; /* [-1, 1) */
+	}
+	for (size_t i = 0; i < sizeof blocks / sizeof blocks[0] && !row_block; i++) {
+		bool all = true;
+		for (size_t j = 0; j < sizeof shapes / sizeof shapes[0] && all; j++)
+			all = gemm_probe(blocks[i], shapes[j].trans_b, shapes[j].k, shapes[j].n, a, b, whole, part);
+		if (all)
+			row_block = blocks[i];
+	}
+	free(a);
+}
+
+int gemm_row_block(void)
+{
+	pthread_once(&rows_once, gemm_measure_rows);
+	return row_block;
 }
 
 bool gemm_avx512(void)

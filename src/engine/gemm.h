@@ -17,16 +17,19 @@ void gemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int ld
  * thread count, so every thread count computes the same sums. */
 bool gemm_threads_itself(void);
 
-/* True when a row of C gets the very same sums however many rows are computed with it (oneDNN's
- * AVX-512 kernels with the padding in gemm.c). OpenBLAS's Haswell kernels round a row differently by its place in
- * their register blocks, so a run computing only a text's last tokens could differ from a whole
- * run in the last bits: model_run_reuse reuses tokens only where this holds. */
-bool gemm_rows_exact(void);
+/* Rows of A in a block B such that a row of C gets the very same sums in every call that starts a
+ * multiple of B rows after a whole call's first row and ends on the same row, single-threaded (a run
+ * reusing a text's first tokens computes the others so: model_run_reuse). 1 on oneDNN's AVX-512
+ * kernels (the padding in gemm.c); on OpenBLAS measured at the first call (12 on Zen: gemm.c);
+ * 0 when no block up to 48 rows holds: no reuse. The first call measures, with OpenBLAS held to one
+ * thread (weights_threads_begin). */
+int gemm_row_block(void);
 
-/* True when oneDNN's AVX-512 kernels run the products. The engine's vector math (ops.c's libmvec
- * softmax and GELU) goes with them: the fidelity suites pass with both together and with OpenBLAS
- * and the scalar functions, while OpenBLAS with the vector math moved check_analysis's q.k dot
- * products 1.3e-5 from numpy's (tolerance 1e-5). */
+/* True when oneDNN's AVX-512 kernels run the products. The engine's AVX-512 vector math (ops.c's
+ * libmvec softmax and GELU) goes with them: the fidelity suites pass with both together and with
+ * OpenBLAS and the scalar functions, while OpenBLAS with the vector math moved check_analysis's q.k
+ * dot products 1.3e-5 from numpy's (tolerance 1e-5): not libmvec's error as such, those dots sit at
+ * the float32 rounding noise (ops.c says more). */
 bool gemm_avx512(void);
 
 /* The library's name, for the benchmark and --version. */

@@ -145,8 +145,10 @@ struct model {
 	size_t bytes_converted;      /* how much of the model was converted at load (vectors only) */
 	bool own_threads;            /* matrices span several tiles: the forward pass shares tiles and heads
 				      * between its own threads, OpenBLAS single-threaded (tiny models keep
-				      * OpenBLAS's threading, whose rounding their reference cases pin) */
+				      * OpenBLAS's threading, whose rounding their reference cases pin, but for
+				      * a causal model reusing tokens on OpenBLAS: model_open) */
 	struct prefix_cache *prefix; /* causal models: the last trace of model_run_reuse (NULL otherwise) */
+	int reuse_block;             /* with PREFIX: the reused tokens are a multiple of this (gemm_row_block) */
 	struct fwd_stages *stages;   /* when set, forward_run adds its time per stage there (the benchmark) */
 	pthread_t prefault;          /* faults the weights in, in the order the forward uses them, then
 				      * moves them to huge pages if model_promote_weights asked */

@@ -709,7 +709,18 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 				 weight_tiled(&w->mla.q_b_w, t) || weight_tiled(&w->mla.kv_b_w, t);
 	}
 	m->own_threads = m->own_threads || moe_tiled(m);
-	if (m->fam.causal && !m->fam.positions_after_pad && !weight_present(&m->rel_emb) && gemm_rows_exact()) {
+	weights_threads_begin(); /* gemm_row_block measures OpenBLAS single-threaded */
+	m->reuse_block = gemm_row_block();
+	weights_threads_end();
+	/* Blocks of rows: an expert's product takes the tokens routed to it, whose places among them
+	 * differ between a whole run and a partial one (MoE models reuse only on oneDNN's kernels). */
+	if (m->reuse_block > 1 && m->moe.layer_moe)
+		m->reuse_block = 0;
+	if (m->fam.causal && !m->fam.positions_after_pad && !weight_present(&m->rel_emb) && m->reuse_block > 0) {
+		/* every pass of the model on OpenBLAS single-threaded (its threads cut the rows by their
+		 * number), the engine sharing the tiles and heads: a partial run's sums are a whole run's */
+		if (m->reuse_block > 1)
+			m->own_threads = true;
 		m->prefix = malloc(sizeof *m->prefix);
 		if (m->prefix && prefix_init(m->prefix, MODEL_PREFIX_BUDGET) < 0) {
 			free(m->prefix);
@@ -1059,6 +1070,7 @@ int model_run_reuse(const struct model *m, const char *text, const char *text_b,
 	int rc = model_check_tokens(m, t, e), r = 0;
 	if (rc == 0) {
 		r = prefix_shared(c, t);
+		r -= r % m->reuse_block; /* the computed rows start where a whole run's blocks of rows do */
 		if (r && !forward_rope_reusable(m, t->n, r, c->len_min, c->len_max))
 			r = 0;
 		forward_advise(t);

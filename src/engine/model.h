@@ -52,9 +52,11 @@ int model_run(const struct model *m, const char *text, const char *text_b, const
 /* model_run for the explorer, which runs text after text as the user types: a causal model keeps
  * its last trace (within a memory budget) and, when the new text's tokens begin with the same
  * ones, copies their rows and computes only the tokens after them. The result is that of
- * model_run, bit for bit (the computed rows get the same sums). One such run at a time per model
- * (they take turns); encoders, and every model where the GEMM library cannot promise the same sums
- * (gemm_rows_exact: the OpenBLAS build), run everything, as model_run. */
+ * model_run, bit for bit (the computed rows get the same sums: the reused tokens are a multiple of
+ * gemm_row_block, 12 with OpenBLAS on Zen, and such a model's passes run OpenBLAS single-threaded).
+ * One such run at a time per model (they take turns); encoders, MoE models on OpenBLAS, and every
+ * model where the GEMM library's sums could not be made the same (gemm_row_block 0) run everything,
+ * as model_run. */
 int model_run_reuse(const struct model *m, const char *text, const char *text_b, const volatile int *cancel,
 		    struct trace **out, struct err *e);
 

@@ -10,22 +10,60 @@
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(HAVE_LIBMVEC)
 #include <immintrin.h>
-#define OPS_AVX512 1
-/* glibc's libmvec: 16 lanes at a time, within 4 ulp of expf/erff/tanhf (measured 3, 4 and 4 over
- * softmax's and GELU's ranges). A softmax or GELU takes 7 times less time with them. */
+#include <stdlib.h>
+#define OPS_VECTOR 1
+/* glibc's libmvec. AVX-512 (alongside oneDNN's products): expf/erff/tanhf 16 lanes at a time,
+ * within 4 ulp of the scalar functions, for the softmax and the GELUs; 7 times faster.
+ * AVX2: the exponentials only (softmax, SiLU), as libmvec's double exp 4 lanes at a time rounded
+ * once to float: glibc's expf on all but 170,648 of the 2^32 floats (compared exhaustively), an ulp
+ * apart there; the softmax's sum in the scalar order. The GELUs and tanh soft-capping stay scalar
+ * on AVX2: erff and tanhf are not correctly rounded (about 6 % of floats are an ulp from erf/tanh in
+ * double), so no vector function gives their bits, and check_analysis's q.k dots (8.5e-6 .. 9.0e-6
+ * from numpy's with the scalar functions, tolerance 1e-5) sit at that rounding noise: libmvec's AVX2
+ * erff/tanhf took them to 1.4e-5, GELU in double through libmvec to 1.1e-5 (through libm's erf,
+ * 7.3e-6: the two differ on 0.05 % of floats), a one-ulp nudge of erff alone to 1.1e-5. */
 __attribute__((target("avx512f"))) __m512 _ZGVeN16v_expf(__m512 x);
 __attribute__((target("avx512f"))) __m512 _ZGVeN16v_erff(__m512 x);
 __attribute__((target("avx512f"))) __m512 _ZGVeN16v_tanhf(__m512 x);
+__attribute__((target("avx2"))) __m256d _ZGVdN4v_exp(__m256d x);
 
-/* Only alongside oneDNN's AVX-512 products (gemm_avx512 says why). */
-static bool ops_avx512(void)
+enum ops_path { OPS_SCALAR, OPS_AVX2, OPS_AVX512 };
+static _Atomic int ops_chosen = -1; /* enum ops_path, -1 before the first call */
+
+void ops_vector_math_choose(void)
 {
-	static int has = -1;
-	if (has < 0) {
-		__builtin_cpu_init();
-		has = __builtin_cpu_supports("avx512f") && gemm_avx512();
-	}
-	return has;
+	const char *env = getenv("ATTNSCOPE_VECTOR_MATH");
+	__builtin_cpu_init();
+	if (env && strcmp(env, "off") == 0)
+		ops_chosen = OPS_SCALAR;
+	else if (__builtin_cpu_supports("avx512f") && gemm_avx512()) /* only with oneDNN's products (gemm_avx512) */
+		ops_chosen = OPS_AVX512;
+	else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		ops_chosen = OPS_AVX2;
+	else
+		ops_chosen = OPS_SCALAR;
+}
+
+static enum ops_path ops_path(void)
+{
+	if (ops_chosen < 0)
+		ops_vector_math_choose();
+	return (enum ops_path)ops_chosen;
+}
+
+const char *ops_vector_math(void)
+{
+	static const char *const names[] = {"none (scalar libm)", "AVX2 (libmvec)", "AVX-512 (libmvec)"};
+	return names[ops_path()];
+}
+#else
+void ops_vector_math_choose(void)
+{
+}
+
+const char *ops_vector_math(void)
+{
+	return "none (scalar libm)";
 }
 #endif
 
@@ -86,49 +124,98 @@ static inline float ops_act1(enum activation act, float v)
 	return v;
 }
 
-#ifdef OPS_AVX512
-/* ACT of the first COUNT - COUNT % 16 values of X, 16 at a time, in ops_act1's order of operations;
- * returns how many were done. */
-__attribute__((target("avx512f"))) static size_t ops_activation16(enum activation act, float *x, size_t count)
+#ifdef OPS_VECTOR
+/* ACT of 16 values in ops_act1's order of operations, for the GELUs (the AVX-512 path as measured
+ * with oneDNN's products; the other activations stay scalar there). */
+__attribute__((target("avx512f"))) static inline __m512 ops_gelu16(enum activation act, __m512 v)
 {
-	const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f), r2 = _mm512_set1_ps((float)M_SQRT1_2);
-	const __m512 k0 = _mm512_set1_ps(0.7978845608028654f), k1 = _mm512_set1_ps(0.044715f);
-	size_t i = 0;
+	const __m512 half = _mm512_set1_ps(0.5f), one = _mm512_set1_ps(1.0f);
 	if (act == ACT_GELU_ERF) {
-		for (; i + 16 <= count; i += 16) {
-			__m512 v = _mm512_loadu_ps(x + i);
-			__m512 e = _ZGVeN16v_erff(_mm512_mul_ps(v, r2));
-			_mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, e)));
-		}
-	} else if (act == ACT_GELU_TANH) {
-		for (; i + 16 <= count; i += 16) {
-			__m512 v = _mm512_loadu_ps(x + i);
-			__m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
-			__m512 th = _ZGVeN16v_tanhf(_mm512_mul_ps(k0, _mm512_add_ps(v, _mm512_mul_ps(k1, cube))));
-			_mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, th)));
-		}
+		__m512 e = _ZGVeN16v_erff(_mm512_mul_ps(v, _mm512_set1_ps((float)M_SQRT1_2)));
+		return _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, e));
 	}
+	__m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
+	__m512 u = _mm512_add_ps(v, _mm512_mul_ps(_mm512_set1_ps(0.044715f), cube));
+	__m512 th = _ZGVeN16v_tanhf(_mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f), u));
+	return _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, th));
+}
+
+/* exp of 8 floats in double, rounded once to float. */
+__attribute__((target("avx2"))) static inline __m256 ops_exp8(__m256 x)
+{
+	__m128 lo = _mm256_cvtpd_ps(_ZGVdN4v_exp(_mm256_cvtps_pd(_mm256_castps256_ps128(x))));
+	__m128 hi = _mm256_cvtpd_ps(_ZGVdN4v_exp(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
+	return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+}
+
+/* SiLU or ReLU of 8 floats in ops_act1's order of operations, the exponential as ops_exp8 (ReLU:
+ * max with 0, as v > 0 ? v : 0, NaN included). Only "avx2" as the target, not "fma": the compiler
+ * may then not fuse a product and a sum the scalar code rounds apart. */
+__attribute__((target("avx2"))) static inline __m256 ops_act8(enum activation act, __m256 v)
+{
+	if (act == ACT_RELU)
+		return _mm256_max_ps(v, _mm256_setzero_ps());
+	return _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), ops_exp8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+}
+
+/* GELU ACT of the first COUNT - COUNT % 16 values of X in place, 16 at a time; returns how many were
+ * done. */
+__attribute__((target("avx512f"))) static size_t ops_gelu_run16(enum activation act, float *x, size_t count)
+{
+	size_t i = 0;
+	for (; i + 16 <= count; i += 16)
+		_mm512_storeu_ps(x + i, ops_gelu16(act, _mm512_loadu_ps(x + i)));
 	return i;
+}
+
+/* SiLU or ReLU ACT of the COUNT values of X into OUT (times UP when UP is not NULL), 8 at a time,
+ * the last ones too (through a buffer): a value's result does not depend on where a range of them
+ * starts (a run reusing a text's first tokens computes the others in ranges shifted from a whole
+ * run's). */
+__attribute__((target("avx2"))) static void ops_act_run8(enum activation act, const float *x, const float *up,
+							 float *out, size_t count)
+{
+	size_t i = 0;
+	for (; i + 8 <= count; i += 8) {
+		__m256 y = ops_act8(act, _mm256_loadu_ps(x + i));
+		_mm256_storeu_ps(out + i, up ? _mm256_mul_ps(y, _mm256_loadu_ps(up + i)) : y);
+	}
+	if (i < count) {
+		float buf[8] = {0};
+		memcpy(buf, x + i, (count - i) * sizeof *buf);
+		_mm256_storeu_ps(buf, ops_act8(act, _mm256_loadu_ps(buf)));
+		for (size_t k = 0; k < count - i; k++)
+			out[i + k] = up ? buf[k] * up[i + k] : buf[k];
+	}
 }
 #endif
 
-void ops_activation(enum activation act, float *x, size_t count)
+/* OUT[i] = act(X[i]) (· UP[i] when UP is not NULL) for COUNT values; OUT may be X. */
+static void ops_act_run(enum activation act, const float *x, const float *up, float *out, size_t count)
 {
 	size_t i = 0;
-#ifdef OPS_AVX512
-	if (ops_avx512())
-		i = ops_activation16(act, x, count);
+#ifdef OPS_VECTOR
+	enum ops_path p = ops_path();
+	if (p == OPS_AVX512 && !up && out == x && (act == ACT_GELU_ERF || act == ACT_GELU_TANH))
+		i = ops_gelu_run16(act, out, count);
+	else if (p == OPS_AVX2 && (act == ACT_SILU || act == ACT_RELU)) {
+		ops_act_run8(act, x, up, out, count);
+		return;
+	}
 #endif
 	for (; i < count; i++)
-		x[i] = ops_act1(act, x[i]);
+		out[i] = up ? ops_act1(act, x[i]) * up[i] : ops_act1(act, x[i]);
+}
+
+void ops_activation(enum activation act, float *x, size_t count)
+{
+	ops_act_run(act, x, NULL, x, count);
 }
 
 void ops_gated(enum activation act, const float *gate, const float *up, int n, int count, int stride, float *out)
 {
 	for (int i = 0; i < n; i++)
-		for (int j = 0; j < count; j++)
-			out[(size_t)i * count + j] =
-				ops_act1(act, gate[(size_t)i * stride + j]) * up[(size_t)i * stride + j];
+		ops_act_run(act, gate + (size_t)i * stride, up + (size_t)i * stride, out + (size_t)i * count, (size_t)count);
 }
 
 void ops_softcap(float *s, size_t count, float cap)
@@ -137,8 +224,9 @@ void ops_softcap(float *s, size_t count, float cap)
 		s[i] = tanhf(s[i] / cap) * cap;
 }
 
-#ifdef OPS_AVX512
-/* ops_softmax_range's exponentials and sum, 16 lanes at a time (the lanes' sums added at the end). */
+#ifdef OPS_VECTOR
+/* exp(X[j] - MX) in place for COUNT values, 16 lanes at a time; their sum (the lanes' sums added at
+ * the end, then the tail's values). */
 __attribute__((target("avx512f"))) static float ops_exp_sum16(float *x, int count, float mx)
 {
 	__m512 m = _mm512_set1_ps(mx), acc = _mm512_setzero_ps();
@@ -155,7 +243,46 @@ __attribute__((target("avx512f"))) static float ops_exp_sum16(float *x, int coun
 	}
 	return sum;
 }
+
+/* The same 8 at a time (ops_exp8); the sum in the scalar code's order, index by index, so that the
+ * softmax's one reciprocal of it rounds alike (the sum by lanes moved check_analysis's dots). */
+__attribute__((target("avx2"))) static float ops_exp_sum8(float *x, int count, float mx)
+{
+	__m256 m = _mm256_set1_ps(mx);
+	int j = 0;
+	for (; j + 8 <= count; j += 8)
+		_mm256_storeu_ps(x + j, ops_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), m)));
+	if (j < count) { /* the last ones through a buffer, by the same function */
+		float buf[8] = {0};
+		memcpy(buf, x + j, (size_t)(count - j) * sizeof *buf);
+		_mm256_storeu_ps(buf, ops_exp8(_mm256_sub_ps(_mm256_loadu_ps(buf), m)));
+		memcpy(x + j, buf, (size_t)(count - j) * sizeof *buf);
+	}
+	float sum = 0;
+	for (j = 0; j < count; j++)
+		sum += x[j];
+	return sum;
+}
 #endif
+
+/* exp(ROW[j] - MX) in place for J = LO..HI; their sum. WIDE: the AVX-512 path may run (the plain
+ * softmax, as measured with oneDNN's products). */
+static float ops_exp_sum(float *row, int lo, int hi, float mx, bool wide)
+{
+#ifdef OPS_VECTOR
+	enum ops_path p = ops_path();
+	if (p == OPS_AVX512 && wide && hi - lo + 1 >= 16)
+		return ops_exp_sum16(row + lo, hi - lo + 1, mx);
+	if (p == OPS_AVX2)
+		return ops_exp_sum8(row + lo, hi - lo + 1, mx);
+#endif
+	float sum = 0;
+	for (int j = lo; j <= hi; j++) {
+		row[j] = expf(row[j] - mx);
+		sum += row[j];
+	}
+	return sum;
+}
 
 /* The exponentials row[lo..hi] divided by SUM (one reciprocal, as torch multiplies), and the keys
  * outside the range 0. */
@@ -164,36 +291,16 @@ static void ops_softmax_finish(float *row, int n, int lo, int hi, float sum)
 	float inv = 1.0f / sum;
 	for (int j = lo; j <= hi; j++)
 		row[j] *= inv;
-	for (int j = 0; j < lo; j++)
-		row[j] = 0.0f;
-	for (int j = hi + 1; j < n; j++)
-		row[j] = 0.0f;
+	memset(row, 0, (size_t)lo * sizeof *row);
+	memset(row + hi + 1, 0, (size_t)(n - hi - 1) * sizeof *row);
 }
 
 void ops_softmax_range(float *row, int n, int lo, int hi)
 {
-#ifdef OPS_AVX512
-	if (ops_avx512() && hi - lo + 1 >= 16) {
-		float mx = row[lo];
-		for (int j = lo + 1; j <= hi; j++)
-			mx = row[j] > mx ? row[j] : mx;
-		float inv = 1.0f / ops_exp_sum16(row + lo, hi - lo + 1, mx);
-		for (int j = lo; j <= hi; j++)
-			row[j] *= inv;
-		memset(row, 0, (size_t)lo * sizeof *row);
-		memset(row + hi + 1, 0, (size_t)(n - hi - 1) * sizeof *row);
-		return;
-	}
-#endif
 	float mx = row[lo];
 	for (int j = lo + 1; j <= hi; j++)
 		mx = row[j] > mx ? row[j] : mx;
-	float sum = 0;
-	for (int j = lo; j <= hi; j++) {
-		row[j] = expf(row[j] - mx);
-		sum += row[j];
-	}
-	ops_softmax_finish(row, n, lo, hi, sum);
+	ops_softmax_finish(row, n, lo, hi, ops_exp_sum(row, lo, hi, mx, true));
 }
 
 void ops_softmax_range_sink(float *row, int n, int lo, int hi, float sink)
@@ -202,12 +309,7 @@ void ops_softmax_range_sink(float *row, int n, int lo, int hi, float sink)
 	for (int j = lo; j <= hi; j++)
 		mx = row[j] > mx ? row[j] : mx;
 	/* combined_logits - max, then softmax of that: its max is 0, so each value is exp(x - max) */
-	float s0 = sink - mx, sum = 0;
-	for (int j = lo; j <= hi; j++) {
-		row[j] = expf(row[j] - mx);
-		sum += row[j];
-	}
-	sum += expf(s0);
+	float sum = ops_exp_sum(row, lo, hi, mx, false) + expf(sink - mx);
 	ops_softmax_finish(row, n, lo, hi, sum);
 }
 

@@ -16,6 +16,15 @@ void ops_rmsnorm(const float *x, float *y, int n, int d, int stride, const float
 
 void ops_activation(enum activation act, float *x, size_t count);
 
+/* The vector math the activations and the softmax run on, for --version and the benchmark:
+ * AVX-512 where oneDNN's AVX-512 products run, else AVX2 where the CPU has AVX2 and FMA, else none
+ * (the scalar functions). Chosen at the first call; ATTNSCOPE_VECTOR_MATH=off (tests and the
+ * benchmark only) keeps the scalar functions. */
+const char *ops_vector_math(void);
+
+/* Choose again (after a test changed ATTNSCOPE_VECTOR_MATH); never while a forward pass runs. */
+void ops_vector_math_choose(void);
+
 /* Gated unit: OUT[i] = act(GATE[i]) · UP[i] for the N rows of COUNT values (rows STRIDE apart in
  * GATE and UP; OUT is dense). */
 void ops_gated(enum activation act, const float *gate, const float *up, int n, int count, int stride, float *out);
