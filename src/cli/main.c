@@ -20,6 +20,7 @@
 #include "tui/userconf.h"
 #include "views/registry.h"
 #include "analysis/words.h"
+#include "analysis/valnorm.h"
 
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
@@ -74,6 +75,8 @@ static void usage(FILE *out)
 		"      --words            merge pieces into words (attention to a word summed,\n"
 		"                         from a word averaged); --token counts words\n"
 		"      --before-rotary    Q/K views: queries and keys before rotary (default: after)\n"
+		"      --weights=W        attention (α, default) or norm: ‖α·f(x)‖, the size of what\n"
+		"                         each head moves (Kobayashi et al. 2020); --dump writes it raw\n"
 		"      --numbers          write the weights in the heatmap cells\n"
 		"      --sort=SCORE       order of the head finder (--print heads): one of\n"
 		"                         " SORT_SCORES "\n"
@@ -242,7 +245,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
-	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT };
+	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT,
+	       OPT_WEIGHTS };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -261,6 +265,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY}, {"words", no_argument, NULL, OPT_WORDS},
 		{"compare", required_argument, NULL, OPT_COMPARE}, {"diff-scale", required_argument, NULL, OPT_DIFF_SCALE},
 		{"format", required_argument, NULL, OPT_FORMAT},
+		{"weights", required_argument, NULL, OPT_WEIGHTS},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -337,6 +342,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_choice("--scale", optarg, scales, 3, &choice) < 0)
 				return 2;
 			o->ui.scale = choice == 0 ? HEAT_LINEAR : choice == 1 ? HEAT_LOG : HEAT_RANK;
+			break;
+		}
+		case OPT_WEIGHTS: {
+			static const char *const modes[] = {"attention", "norm"};
+			if (parse_choice("--weights", optarg, modes, 2, &choice) < 0)
+				return 2;
+			o->ui.weights_norm = choice == 1;
 			break;
 		}
 		case OPT_FORMAT: {
@@ -475,15 +487,24 @@ static int run_once(const struct options *o)
 		struct dump_select sel = {.layer = o->layer, .head = o->head};
 		struct trace *tb = NULL; /* --compare: the second text */
 		int wrote = o->ui.compare ? model_run(m, o->ui.compare, o->pair, NULL, &tb, &e) : 0;
+		/* --weights norm: the dump's attentions are the raw norms (--print builds its own, rows shared out) */
+		struct trace *nt = NULL, *ntb = NULL;
+		if (wrote == 0 && o->ui.weights_norm && !o->print_view) {
+			if (!(nt = valnorm_build(t, true, &e)) || (tb && !(ntb = valnorm_build(tb, true, &e))))
+				wrote = -1;
+		}
+		const struct trace *ta = nt ? nt : t, *tba = ntb ? ntb : tb;
 		bool words = o->ui.words && !o->print_view && wrote == 0;
-		struct trace *w = words ? words_build(t) : NULL, *wb = words && tb ? words_build(tb) : NULL;
+		struct trace *w = words ? words_build(ta) : NULL, *wb = words && tb ? words_build(tba) : NULL;
 		if (wrote == 0)
 			wrote = o->print_view ? print_compare(t, tb, o->print_view, &o->ui, stdout, &e)
 				: words && (!w || (tb && !wb)) ? err_set(&e, "out of memory")
-				: dump_write_compare(w ? w : t, wb ? wb : tb, model_get_info(m), o->dump_format, &sel,
+				: dump_write_compare(w ? w : ta, wb ? wb : tba, model_get_info(m), o->dump_format, &sel,
 						     stdout, &e);
 		trace_free(w);
 		trace_free(wb);
+		trace_free(nt);
+		trace_free(ntb);
 		trace_free(tb);
 		if (wrote < 0) {
 			fprintf(stderr, "attnscope: %s\n", e.msg);

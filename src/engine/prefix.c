@@ -50,12 +50,12 @@ int prefix_shared(const struct prefix_cache *c, const struct trace *t)
 }
 
 /* Floats in token I's block: per layer and head its attention row (keys 0 .. I), its query (and
- * the query before rotary), per key/value head its key (and before rotary) and value, and its
+ * the query before rotary) and value-vector norm, per key/value head its key (and before rotary) and value, and its
  * hidden state of every layer. */
 static size_t prefix_block(const struct trace *t, int i)
 {
 	size_t L = t->n_layers, D = t->head_dim, raw = t->q_raw ? 1 : 0;
-	return L * t->n_heads * ((size_t)i + 1 + (1 + raw) * D) +
+	return L * t->n_heads * ((size_t)i + 1 + (1 + raw) * D + 1) +
 	       L * t->n_kv_heads * ((1 + raw) * D + (size_t)trace_v_dim(t)) + (L + 1) * t->hidden +
 	       (t->moe_topk ? 2 * L * (size_t)t->moe_k : 0);
 }
@@ -78,6 +78,7 @@ static void prefix_move(const struct trace *t, int i, float *b, bool to_block)
 			PREFIX_MOVE(trace_q(t, l, h) + row * D, dbytes);
 			if (t->q_raw)
 				PREFIX_MOVE(trace_q_raw(t, l, h) + row * D, dbytes);
+			PREFIX_MOVE(trace_vnorm(t, l, h) + row, sizeof(float));
 		}
 		for (int g = 0; g < t->n_kv_heads; g++) {
 			int h = g * (t->n_heads / t->n_kv_heads); /* a query head reading kv head g */

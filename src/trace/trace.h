@@ -67,6 +67,12 @@ struct trace {
 	                        * only the keys of its own chunk, from i - i % C on; 0 = none. NULL = no layer
 	                        * has chunks (trace_free frees it). Read with trace_key_range. */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
+	float *vnorm;          /* [n_layers][n_heads][n] ‖f_h(x_j)‖ = ‖v_j W_O,h‖ (Kobayashi et al. 2020): the size of
+	                        * what head h moves from token j, v_j (kv head under GQA, no bias added) times the
+	                        * rows of the output projection its context feeds, output bias excluded; a model's
+	                        * trace only (forward.c), zeros in one made by hand. Read with trace_vnorm. */
+	const struct trace *weights_of; /* a trace of value-weighted weights (analysis/valnorm.h) shares every array
+	                        * but attn/cache/scores/thumb with this α trace, which outlives it; NULL otherwise */
 	/* A mixture-of-experts model's routing (Mixtral, OLMoE, Qwen3-MoE); NULL/0 otherwise, and in a trace
 	 * of words (trace_free frees them). */
 	int moe_k;             /* experts each token goes to in a routing layer (top-k) */
@@ -183,6 +189,11 @@ static inline float trace_sink_share(const struct trace *t, const float *row)
 	for (int j = 0; j < t->n; j++)
 		s += row[j];
 	return s < 1 ? (float)(1 - s) : 0.0f;
+}
+/* ‖f_h(x_j)‖ of every token j of head HEAD of LAYER: [n]. */
+static inline const float *trace_vnorm(const struct trace *t, int layer, int head)
+{
+	return t->vnorm + ((size_t)layer * t->n_heads + head) * (size_t)t->n;
 }
 static inline const float *trace_hidden(const struct trace *t, int layer)
 {

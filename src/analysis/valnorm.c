@@ -1,0 +1,60 @@
+/* valnorm.c -- value-weighted attention: the derived trace of α_ij ‖f_h(x_j)‖ (see valnorm.h). */
+#include "analysis/valnorm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct trace *valnorm_build(const struct trace *t, bool raw, struct err *e)
+{
+	if (t->source) {
+		err_set(e, "value-weighted attention is computed on the pieces, before merging words");
+		return NULL;
+	}
+	if (!t->attn || !t->vnorm) {
+		err_set(e, "value-weighted attention needs every head's matrix: %d tokens keep none (a long text; raise "
+			   "ATTNSCOPE_TRACE_BUDGET)", t->n);
+		return NULL;
+	}
+	size_t n = (size_t)t->n, lh = (size_t)t->n_layers * t->n_heads;
+	struct trace *w = malloc(sizeof *w);
+	size_t cells = lh * n * n;
+	float *a = malloc((cells > 0 ? cells : 1) * sizeof *a); /* [n_layers][n_heads][n][n] */
+	if (!w || !a) {
+		free(w);
+		free(a);
+		err_set(e, "out of memory for value-weighted attention");
+		return NULL;
+	}
+	*w = *t;
+	w->attn = a;
+	w->cache = NULL;
+	w->scores = NULL; /* the recorded summaries are α's: the views compute the new ones */
+	w->thumb = NULL;
+	w->sinks = NULL; /* the weights of real keys only: rows carry no missing share */
+	w->weights_of = t;
+	for (size_t b = 0; b < lh; b++) {
+		const float *al = t->attn + b * n * n, *f = t->vnorm + b * n;
+		float *o = a + b * n * n;
+		for (size_t i = 0; i < n; i++) {
+			double sum = 0;
+			for (size_t j = 0; j < n; j++) {
+				o[i * n + j] = al[i * n + j] * f[j];
+				sum += o[i * n + j];
+			}
+			if (raw)
+				continue;
+			for (size_t j = 0; j < n; j++) /* a row with nothing to move stays 0 */
+				o[i * n + j] = sum > 0 ? (float)(o[i * n + j] / sum) : 0.0f;
+		}
+	}
+	return w;
+}
+
+double valnorm_raw(const struct trace *w, int layer, int head, int i, int j)
+{
+	const struct trace *t = w->weights_of;
+	if (!t || i < 0 || j < 0 || i >= t->n || j >= t->n)
+		return NAN;
+	return (double)trace_attn(t, layer, head)[(size_t)i * t->n + j] * trace_vnorm(t, layer, head)[j];
+}

@@ -1,0 +1,100 @@
+#!/bin/sh
+# valuenorm.sh -- value-weighted attention (Kobayashi et al. 2020; --weights norm, analysis/valnorm.h)
+# against the shared cases-lm (value_vector_norms ‖f_h(x_j)‖ and value_norms ‖α_ij f_h(x_j)‖, the
+# shared reference README's definition) through `attnscope --dump json`, and the independent numpy
+# reference of tests/tools/check_valuenorm.py against the same cases, with two deliberate mistakes
+# it must catch. The fixture models check what needs no shared reference: the option's errors,
+# the dumps without it unchanged, a compact trace refused in one line. Needs jq; the shared parts
+# need ATTNSCOPE_SHARED_REF (or ../shared/reference) and numpy in /usr/bin/python3.
+set -u
+BIN=${ATTNSCOPE_BIN:-./attnscope}
+SRC=${top_srcdir:-.}
+M=$SRC/tests/data/models
+PY=${ATTNSCOPE_PYTHON:-/usr/bin/python3}
+CHECK=$SRC/tests/tools/check_valuenorm.py
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-vnorm-XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
+expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 300 "$2")"; fi; }
+command -v jq >/dev/null || { echo "valuenorm.sh: jq is required"; exit 99; }
+TEXT="The capybara was playing"
+
+# The option: a bad mode is one line and exit 2; without it the dump carries α and no new key.
+"$BIN" -m "$M/bert-mini" --dump json --weights sizes "$TEXT" >"$TMP/out" 2>&1
+expect_eq "--weights sizes status" $? 2
+expect_eq "--weights sizes one line" "$(wc -l <"$TMP/out")" 1
+expect_grep "--weights sizes names the choices" "$TMP/out" "norm"
+for model in bert-mini gpt2-mini llama-gqa; do
+	"$BIN" -m "$M/$model" --dump json "$TEXT" >"$TMP/a.json"
+	"$BIN" -m "$M/$model" --dump json --weights attention "$TEXT" >"$TMP/a2.json"
+	expect_eq "$model --weights attention = default" "$(cmp -s "$TMP/a.json" "$TMP/a2.json" && echo same)" same
+	expect_eq "$model no weights key by default" "$(jq 'has("weights") or has("value_vector_norms")' "$TMP/a.json")" false
+	"$BIN" -m "$M/$model" --dump json --weights norm "$TEXT" >"$TMP/n.json"
+	expect_eq "$model --weights norm status" $? 0
+	# attentions = α_ij · ‖f_h(x_j)‖ exactly as float32 products, with the dump's own α and norms
+	expect_eq "$model norm = α · ‖f‖" "$(jq -s '.[0].attentions as $a | .[1].value_vector_norms as $f
+		| [.[1].attentions | to_entries[] | .key as $l | .value | to_entries[] | .key as $h | .value
+		   | to_entries[] | .key as $i | .value | to_entries[] | .key as $j
+		   | (.value - $a[$l][$h][$i][$j] * $f[$l][$h][$j]) | fabs] | max < 1e-6' "$TMP/a.json" "$TMP/n.json")" true
+	expect_eq "$model norms positive" "$(jq '[.value_vector_norms[][][]] | min > 0' "$TMP/n.json")" true
+	# --words merges the raw norms (summed over a word's pieces) and still says which weights
+	"$BIN" -m "$M/$model" --dump json --weights norm --words "$TEXT" >"$TMP/w.json"
+	expect_eq "$model --words --weights norm" "$(jq -r .weights "$TMP/w.json")" norm
+done
+# A long text's compact trace keeps no n x n matrices: refused in one line, not computed wrong.
+ATTNSCOPE_TRACE_BUDGET=1 "$BIN" -m "$M/gpt2-mini" --dump json --weights norm "$TEXT" >"$TMP/out" 2>&1
+expect_eq "compact trace status" $? 1
+expect_eq "compact trace one line" "$(wc -l <"$TMP/out")" 1
+expect_grep "compact trace says why" "$TMP/out" "value-weighted attention needs every head's matrix"
+
+REF=${ATTNSCOPE_SHARED_REF:-$SRC/../shared/reference}
+if [ ! -d "$REF/cases-lm" ]; then
+	echo "SKIPPED the shared cases: no $REF/cases-lm (set ATTNSCOPE_SHARED_REF)"
+elif ! "$PY" -c "import numpy" 2>/dev/null; then
+	echo "SKIPPED the shared cases: $PY has no numpy"
+else
+	for c in "$REF"/cases-lm/*.json; do
+		name=$(basename "$c" .json) model=${name%%--*}
+		dir=$REF/models/$model
+		if [ ! -d "$dir" ]; then # the bundled demo models: the cases name the weights they ran
+			dir=$SRC/models/$(jq -r .model_dir "$c")
+			want=$(jq -r .model_file_sha256 "$c")
+			got=$(sha256sum "$dir/model.safetensors" 2>/dev/null | cut -d' ' -f1)
+			if [ "$want" != "$got" ]; then
+				echo "SKIPPED $name: $dir/model.safetensors is not the file the case ran ($want)"
+				continue
+			fi
+		fi
+		"$BIN" -m "$dir" --dump json --weights norm -- "$(jq -r .text "$c")" >"$TMP/d.json" 2>"$TMP/err"
+		expect_eq "$name dump status" $? 0
+		if "$PY" "$CHECK" dump "$c" "$TMP/d.json"; then ok; else bad "$name: attnscope vs the case"; fi
+		if "$PY" "$CHECK" ref "$c" "$dir"; then ok; else bad "$name: the numpy reference vs the case"; fi
+	done
+	# The families without a case (latent attention's narrower v, gpt-oss's sinks, fused and per-head
+	# q/k/v, ALBERT's shared layers, MQA): attnscope against the numpy reference alone.
+	for model in deepseekv3-tiny gptoss-tiny falcon-tiny neox-tiny bloom-tiny llama-tiny-mqa albert-tiny \
+		     distilbert-tiny modernbert-tiny deberta-v3-tiny xlmr-tiny gemma3-tiny mixtral-tiny phi-tiny; do
+		[ -f "$REF/models/$model/config.json" ] || continue
+		"$BIN" -m "$REF/models/$model" --dump json --weights norm "Oh, this book? I've enjoyed it." >"$TMP/d.json"
+		expect_eq "$model dump status" $? 0
+		if "$PY" "$CHECK" family "$TMP/d.json" "$REF/models/$model"; then ok; else bad "$model vs the numpy reference"; fi
+	done
+	# The deliberate mistakes: each must miss the cases by far more than the tolerance (the check
+	# prints by how much: 0.3 to 0.8 relative).
+	for mc in out_bias:bert-tiny--lm-mask out_bias:gpt2-tiny--lm-book next_head_rows:gpt2-tiny--lm-book \
+		  kv_modulo:llama-tiny-gqa--lm-book; do
+		mistake=${mc%%:*} name=${mc#*:}
+		[ -f "$REF/cases-lm/$name.json" ] || continue
+		if "$PY" "$CHECK" ref "$REF/cases-lm/$name.json" "$REF/models/${name%%--*}" "$mistake" >"$TMP/m"; then
+			bad "the mistake $mistake passed on $name: $(cat "$TMP/m")"
+		else
+			ok
+			echo "caught, as it must be: $(cat "$TMP/m")"
+		fi
+	done
+fi
+echo "valuenorm.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
