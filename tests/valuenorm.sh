@@ -44,6 +44,21 @@ for model in bert-mini gpt2-mini llama-gqa; do
 	"$BIN" -m "$M/$model" --dump json --weights norm --words "$TEXT" >"$TMP/w.json"
 	expect_eq "$model --words --weights norm" "$(jq -r .weights "$TMP/w.json")" norm
 done
+# --print: the views read the weights shared out per row, and the header says which weights.
+for view in grid heatmap heads rollout headview; do
+	"$BIN" -m "$M/bert-mini" --print $view --width 100 --token 2 "$TEXT" >"$TMP/a.txt"
+	"$BIN" -m "$M/bert-mini" --print $view --weights norm --width 100 --token 2 "$TEXT" >"$TMP/n.txt"
+	expect_eq "--print $view --weights norm status" $? 0
+	expect_grep "--print $view --weights norm header" "$TMP/n.txt" "^bert-mini · bert · .* · weights ‖α·f(x)‖$"
+	expect_eq "--print $view: α says nothing new" "$(grep -c 'weights ‖' "$TMP/a.txt")" 0
+	expect_eq "--print $view: the weights differ" "$(cmp -s "$TMP/a.txt" "$TMP/n.txt" || echo differ)" differ
+done
+# the heatmap cell is the share of its row (rows sum to 1), the panel the raw norm
+"$BIN" -m "$M/bert-mini" --dump json --weights norm --layer 1 --head 1 "$TEXT" >"$TMP/n.json"
+"$BIN" -m "$M/bert-mini" --print heatmap --weights norm --layer 1 --head 1 --token 3 --width 100 "$TEXT" >"$TMP/h.txt"
+row_max=$(jq '.attentions[0][0][3] | (max / add) * 1e6 | round' "$TMP/n.json")
+expect_eq "heatmap top key share" "$(sed -n 's/.*   1\. \([0-9.]*\)  .*/\1/p' "$TMP/h.txt" | head -1 | awk '{ printf "%d", $1 * 1e6 + 0.5 }')" "$row_max"
+
 # A long text's compact trace keeps no n x n matrices: refused in one line, not computed wrong.
 ATTNSCOPE_TRACE_BUDGET=1 "$BIN" -m "$M/gpt2-mini" --dump json --weights norm "$TEXT" >"$TMP/out" 2>&1
 expect_eq "compact trace status" $? 1

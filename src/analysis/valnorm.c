@@ -58,3 +58,15 @@ double valnorm_raw(const struct trace *w, int layer, int head, int i, int j)
 		return NAN;
 	return (double)trace_attn(t, layer, head)[(size_t)i * t->n + j] * trace_vnorm(t, layer, head)[j];
 }
+
+double valnorm_raw_agg(const struct trace *w, int layer, int head, enum heat_agg agg, int i, int j)
+{
+	if (agg == HEAT_HEAD)
+		return valnorm_raw(w, layer, head, i, j);
+	int l0 = agg == HEAT_ALL_MEAN ? 0 : layer, l1 = agg == HEAT_ALL_MEAN ? w->n_layers - 1 : layer;
+	double sum = 0;
+	for (int l = l0; l <= l1; l++)
+		for (int h = 0; h < w->n_heads; h++)
+			sum += valnorm_raw(w, l, h, i, j);
+	return sum / ((double)(l1 - l0 + 1) * w->n_heads);
+}

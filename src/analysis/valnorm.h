@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 
+#include "analysis/heatdata.h"
 #include "base/err.h"
 #include "trace/trace.h"
 
@@ -23,5 +24,7 @@ struct trace *valnorm_build(const struct trace *t, bool raw, struct err *e);
 /* The raw weight ‖α_ij f_h(x_j)‖ of query I and key J of head HEAD of LAYER in a value-weighted trace
  * W (valnorm_build; either kind); NaN when W is not one. */
 double valnorm_raw(const struct trace *w, int layer, int head, int i, int j);
+/* The same for what a heatmap of AGG shows (one head, the mean of LAYER's heads, of every head). */
+double valnorm_raw_agg(const struct trace *w, int layer, int head, enum heat_agg agg, int i, int j);
 
 #endif

@@ -195,6 +195,11 @@ static inline const float *trace_vnorm(const struct trace *t, int layer, int hea
 {
 	return t->vnorm + ((size_t)layer * t->n_heads + head) * (size_t)t->n;
 }
+/* Whether T's attention is value-weighted (analysis/valnorm.h), itself or the pieces of its words. */
+static inline bool trace_weights_norm(const struct trace *t)
+{
+	return t && (t->weights_of || (t->source && t->source->weights_of));
+}
 static inline const float *trace_hidden(const struct trace *t, int layer)
 {
 	return t->hidden_states + (size_t)layer * t->n * t->hidden;
