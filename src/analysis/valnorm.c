@@ -5,15 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct trace *valnorm_build(const struct trace *t, bool raw, struct err *e)
+struct trace *valnorm_derive(const struct trace *t, bool norm, bool hide_sink, bool raw, struct err *e)
 {
+	const char *what = norm ? "value-weighted attention" : "hiding the sink";
 	if (t->source) {
-		err_set(e, "value-weighted attention is computed on the pieces, before merging words");
+		err_set(e, "%s is computed on the pieces, before merging words", what);
 		return NULL;
 	}
 	if (!t->attn || !t->vnorm) {
-		err_set(e, "value-weighted attention needs every head's matrix: %d tokens keep none (a long text; raise "
-			   "ATTNSCOPE_TRACE_BUDGET)", t->n);
+		err_set(e, "%s needs every head's matrix: %d tokens keep none (a long text; raise ATTNSCOPE_TRACE_BUDGET)",
+			what, t->n);
 		return NULL;
 	}
 	size_t n = (size_t)t->n, lh = (size_t)t->n_layers * t->n_heads;
@@ -23,7 +24,7 @@ struct trace *valnorm_build(const struct trace *t, bool raw, struct err *e)
 	if (!w || !a) {
 		free(w);
 		free(a);
-		err_set(e, "out of memory for value-weighted attention");
+		err_set(e, "out of memory for %s", what);
 		return NULL;
 	}
 	*w = *t;
@@ -31,15 +32,20 @@ struct trace *valnorm_build(const struct trace *t, bool raw, struct err *e)
 	w->cache = NULL;
 	w->scores = NULL; /* the recorded summaries are α's: the views compute the new ones */
 	w->thumb = NULL;
-	w->sinks = NULL; /* the weights of real keys only: rows carry no missing share */
+	/* a learned sink moves no vector, and a hidden one is gone: rows carry no missing share */
+	if (norm || hide_sink)
+		w->sinks = NULL;
 	w->weights_of = t;
+	w->value_weighted = norm;
+	w->sink_hidden = hide_sink;
+	size_t first = hide_sink && !t->sinks ? 1 : 0; /* the keys kept: from the second on, without learned sinks */
 	for (size_t b = 0; b < lh; b++) {
 		const float *al = t->attn + b * n * n, *f = t->vnorm + b * n;
 		float *o = a + b * n * n;
 		for (size_t i = 0; i < n; i++) {
 			double sum = 0;
 			for (size_t j = 0; j < n; j++) {
-				o[i * n + j] = al[i * n + j] * f[j];
+				o[i * n + j] = j < first ? 0.0f : norm ? al[i * n + j] * f[j] : al[i * n + j];
 				sum += o[i * n + j];
 			}
 			if (raw)
@@ -51,10 +57,15 @@ struct trace *valnorm_build(const struct trace *t, bool raw, struct err *e)
 	return w;
 }
 
+struct trace *valnorm_build(const struct trace *t, bool raw, struct err *e)
+{
+	return valnorm_derive(t, true, false, raw, e);
+}
+
 double valnorm_raw(const struct trace *w, int layer, int head, int i, int j)
 {
 	const struct trace *t = w->weights_of;
-	if (!t || i < 0 || j < 0 || i >= t->n || j >= t->n)
+	if (!t || !w->value_weighted || i < 0 || j < 0 || i >= t->n || j >= t->n)
 		return NAN;
 	return (double)trace_attn(t, layer, head)[(size_t)i * t->n + j] * trace_vnorm(t, layer, head)[j];
 }

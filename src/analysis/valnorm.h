@@ -21,6 +21,14 @@
  * pieces'), a compact trace (a long text keeps no n x n matrices), out of memory. */
 struct trace *valnorm_build(const struct trace *t, bool raw, struct err *e);
 
+/* The one weight transform of the views (the explorer's Y and Z keys): from T's α, the weights times
+ * ‖f_h(x_j)‖ when NORM; with HIDE_SINK the sink dropped (a model with learned sinks: their share,
+ * else the first token's column set to 0) and every row divided by its sum over the other keys
+ * (the sink's own row, with nothing else to see, stays 0). Rows are shared out to 1 unless RAW (NORM
+ * alone, for --dump). valnorm_build(T, RAW, E) is valnorm_derive(T, true, false, RAW, E). NULL with a
+ * one-line reason, as valnorm_build. */
+struct trace *valnorm_derive(const struct trace *t, bool norm, bool hide_sink, bool raw, struct err *e);
+
 /* The raw weight ‖α_ij f_h(x_j)‖ of query I and key J of head HEAD of LAYER in a value-weighted trace
  * W (valnorm_build; either kind); NaN when W is not one. */
 double valnorm_raw(const struct trace *w, int layer, int head, int i, int j);

@@ -318,7 +318,7 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 	fputs(",\n\"kv_head_indices\": ", out);
 	dump_kv_indices(out, t, sel->head);
 	/* --weights norm (valnorm.h): the attentions are the raw ‖α_ij f_h(x_j)‖, a trace of words' merged */
-	bool norm = t->weights_of || (t->source && t->source->weights_of);
+	bool norm = trace_weights_norm(t);
 	if (norm)
 		fputs(",\n\"weights\": \"norm\"", out);
 	fputs(",\n\"attentions\": ", out);
@@ -335,7 +335,7 @@ static void dump_json(const struct trace *t, const struct trace *b, const struct
 		fputs(",\n\"keys_before_rotary\": ", out);
 		dump_per_head(out, t, sel, trace_k_raw, t->head_dim);
 	}
-	if (t->weights_of)
+	if (t->value_weighted)
 		dump_vnorms(out, t, sel);
 	if (t->moe_topk) { /* only for a MoE model: the other dumps stay as they were */
 		dump_moe(out, t, sel, false);

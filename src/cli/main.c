@@ -25,7 +25,7 @@
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
 /* For messages and --help; headscore_by_name decides what is valid. */
-#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed"
+#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed, sink"
 
 struct options {
 	const char *model;

@@ -71,8 +71,11 @@ struct trace {
 	                        * what head h moves from token j, v_j (kv head under GQA, no bias added) times the
 	                        * rows of the output projection its context feeds, output bias excluded; a model's
 	                        * trace only (forward.c), zeros in one made by hand. Read with trace_vnorm. */
-	const struct trace *weights_of; /* a trace of value-weighted weights (analysis/valnorm.h) shares every array
+	const struct trace *weights_of; /* a trace of transformed weights (analysis/valnorm.h) shares every array
 	                        * but attn/cache/scores/thumb with this α trace, which outlives it; NULL otherwise */
+	bool value_weighted;   /* ... its attn is ‖α_ij f_h(x_j)‖ (Kobayashi et al. 2020), not α */
+	bool sink_hidden;      /* ... the sink (the first token's column, or the learned sink's share) is dropped
+	                        * and each row renormalised over the other keys */
 	/* A mixture-of-experts model's routing (Mixtral, OLMoE, Qwen3-MoE); NULL/0 otherwise, and in a trace
 	 * of words (trace_free frees them). */
 	int moe_k;             /* experts each token goes to in a routing layer (top-k) */
@@ -198,7 +201,12 @@ static inline const float *trace_vnorm(const struct trace *t, int layer, int hea
 /* Whether T's attention is value-weighted (analysis/valnorm.h), itself or the pieces of its words. */
 static inline bool trace_weights_norm(const struct trace *t)
 {
-	return t && (t->weights_of || (t->source && t->source->weights_of));
+	return t && (t->value_weighted || (t->source && t->source->value_weighted));
+}
+/* Whether T's sink is hidden, rows renormalised (analysis/valnorm.h), itself or the pieces of its words. */
+static inline bool trace_sink_hidden(const struct trace *t)
+{
+	return t && (t->sink_hidden || (t->source && t->source->sink_hidden));
 }
 static inline const float *trace_hidden(const struct trace *t, int layer)
 {

@@ -65,6 +65,7 @@ struct ui {
 	struct trace *norm, *norm_b; /* owned: value-weighted weights of trace, trace_b while shown (ACT_WEIGHTS,
 	                              * valnorm.h; words are then merged from them), else NULL */
 	bool show_norm;
+	bool hide_sink;             /* the sink hidden, rows renormalised (ACT_SINK; the same derived traces) */
 	/* The second text (ACT_COMPARE, --compare): its own runner over the same model. */
 	struct ui_locked_source locked;
 	struct runner *runner_b;
@@ -307,12 +308,13 @@ static void ui_draw_status(struct ui *u, int y)
 	if (v->status)
 		v->status(vs, &u->ctx, vstat, sizeof vstat);
 	const struct trace *t = u->ctx.agg ? NULL : u->ctx.trace;
-	char ntok[48] = "-";
+	char ntok[96] = "-";
 	if (u->ctx.agg)
 		snprintf(ntok, sizeof ntok, "corpus %llu texts", (unsigned long long)u->ctx.agg->c.texts);
 	else if (t)
-		snprintf(ntok, sizeof ntok, "%d %s%s%s%s", t->n, t->source ? "words" : "tok", t->truncated ? " (cut)" : "",
-			 trace_weights_norm(t) ? bar : "", trace_weights_norm(t) ? (cv->pal->utf8 ? "\xe2\x80\x96\xce\xb1" "f\xe2\x80\x96" : "|af|") : "");
+		snprintf(ntok, sizeof ntok, "%d %s%s%s%s%s%s", t->n, t->source ? "words" : "tok", t->truncated ? " (cut)" : "",
+			 trace_weights_norm(t) ? bar : "", trace_weights_norm(t) ? (cv->pal->utf8 ? "\xe2\x80\x96\xce\xb1" "f\xe2\x80\x96" : "|af|") : "",
+			 trace_sink_hidden(t) ? bar : "", trace_sink_hidden(t) ? "no sink" : "");
 	char label[256];
 	const char *base = print_model_label(u->src->name, label, sizeof label);
 	/* Under grouped-query attention: the shape, and the key/value head the selected head reads. */
@@ -575,12 +577,13 @@ static void ui_show_trace(struct ui *u)
 	trace_free(u->norm); /* after the words, which read it */
 	trace_free(u->norm_b);
 	u->norm = u->norm_b = NULL;
-	if (u->show_norm && u->trace) { /* a long text's compact trace: back to α, saying why */
+	if ((u->show_norm || u->hide_sink) && u->trace) { /* a long text's compact trace: back to α, saying why */
 		struct err e = {{0}};
-		if (!(u->norm = valnorm_build(u->trace, false, &e)) || (u->trace_b && !(u->norm_b = valnorm_build(u->trace_b, false, &e)))) {
+		if (!(u->norm = valnorm_derive(u->trace, u->show_norm, u->hide_sink, false, &e)) ||
+		    (u->trace_b && !(u->norm_b = valnorm_derive(u->trace_b, u->show_norm, u->hide_sink, false, &e)))) {
 			trace_free(u->norm);
 			u->norm = NULL;
-			u->show_norm = false;
+			u->show_norm = u->hide_sink = false;
 			snprintf(u->ctx.message, sizeof u->ctx.message, "weights: attention α (%s)", e.msg);
 		}
 	}
@@ -646,6 +649,23 @@ static void ui_toggle_weights(struct ui *u)
 		snprintf(ctx->message, sizeof ctx->message, "%s", u->show_norm
 			 ? "weights: ‖α·f(x)‖, rows shared out to 1"
 			 : "weights: attention α");
+}
+
+/* Hide the sink (the first token's column, or a learned sink's share) and renormalise every row, or
+ * show it again; said in the status bar while on (never renormalised silently). */
+static void ui_toggle_sink(struct ui *u)
+{
+	struct view_ctx *ctx = &u->ctx;
+	if (!u->trace) {
+		snprintf(ctx->message, sizeof ctx->message, "no text yet");
+		return;
+	}
+	u->hide_sink = !u->hide_sink;
+	ui_show_trace(u);
+	if (!ctx->message[0])
+		snprintf(ctx->message, sizeof ctx->message, "%s", !u->hide_sink ? "sink shown"
+			 : u->trace->sinks ? "learned sink hidden, rows renormalised"
+					   : "first token hidden, rows renormalised");
 }
 
 static void ui_select_token(struct ui *u, int dir)
@@ -798,6 +818,9 @@ static void ui_global(struct ui *u, enum action a)
 		break;
 	case ACT_WEIGHTS:
 		ui_toggle_weights(u);
+		break;
+	case ACT_SINK:
+		ui_toggle_sink(u);
 		break;
 	case ACT_SAVE_SVG: { /* the whole view, as --print --format svg draws it, at the screen's width */
 		char path[128];

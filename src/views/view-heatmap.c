@@ -486,7 +486,7 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 		snprintf(sink, sizeof sink, "sink took %.1f%% of this row",
 			 100.0 * heat_sink_share(t, ctx->layer, ctx->head, s->agg, m->row_tok[r]));
 	char raw[96] = ""; /* value-weighted (valnorm.h): the cell is a share of its row; the size itself */
-	if (t->weights_of && !s->diff && !heatmat_masked(m, r, c))
+	if (t->value_weighted && !s->diff && !heatmat_masked(m, r, c))
 		snprintf(raw, sizeof raw, "%s %.6g", cv->pal->utf8 ? "\xe2\x80\x96\xce\xb1\xc2\xb7" "f\xe2\x80\x96" : "|a.f|",
 			 valnorm_raw_agg(t, ctx->layer, ctx->head, s->agg, m->row_tok[r], m->col_tok[c]));
 	double colsum = 0;
@@ -744,7 +744,7 @@ static int heatmap_height_one(struct heatmap_state *s, struct view_ctx *ctx, con
 	struct hm_layout lo = hm_layout(s, ctx, cv, width, -1);
 	int h = lo.my + lo.vis_rows + lo.below;
 	int panel = lo.panel_w ? 1 + 6 + (ctx->hide_special ? 1 : 0) + s->diff + hm_experts_lines(ctx) + s->m.cols +
-				 (ctx->trace->weights_of && !s->diff) +
+				 (ctx->trace->value_weighted && !s->diff) +
 				 hm_combined_lines(ctx, &s->m)
 				: 0;
 	return h > panel ? h : panel;
