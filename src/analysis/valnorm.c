@@ -12,7 +12,11 @@ struct trace *valnorm_derive(const struct trace *t, bool norm, bool hide_sink, b
 		err_set(e, "%s is computed on the pieces, before merging words", what);
 		return NULL;
 	}
-	if (!t->attn || !t->vnorm) {
+	if (!t->vnorm) {
+		err_set(e, "%s: this run kept no value norms", what);
+		return NULL;
+	}
+	if (!t->attn) {
 		err_set(e, "%s needs every head's matrix: %d tokens keep none (a long text; raise ATTNSCOPE_TRACE_BUDGET)",
 			what, t->n);
 		return NULL;

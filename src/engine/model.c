@@ -1029,6 +1029,10 @@ int model_prepare(const struct model *m, const char *text, const char *text_b, s
 		trace_free(*out);
 		*out = NULL;
 	}
+	if (*out) { /* an aggregate keeps no value norms: the batch skips their products (an out projection's cost) */
+		free((*out)->vnorm);
+		(*out)->vnorm = NULL;
+	}
 	return *out ? 0 : -1;
 }
 

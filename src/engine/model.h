@@ -61,7 +61,8 @@ int model_run_reuse(const struct model *m, const char *text, const char *text_b,
 /* Several texts in one forward pass (corpus mode): model_prepare tokenizes TEXT (and TEXT_B) into
  * a checked trace that holds no results yet; model_forward_batch runs NB such traces together,
  * their tokens' rows stacked in every matrix product so the weights are read once for all (at ~25
- * tokens a text, reading them dominates). Each trace gets what model_run gives; -1 with why (then
+ * tokens a text, reading them dominates). Each trace gets what model_run gives but the value norms
+ * (trace->vnorm NULL: corpus aggregates do not use them); -1 with why (then
  * the traces hold no complete result). */
 int model_prepare(const struct model *m, const char *text, const char *text_b, struct trace **out, struct err *e);
 int model_forward_batch(const struct model *m, struct trace **t, int nb, const volatile int *cancel, struct err *e);

@@ -55,7 +55,7 @@ int prefix_shared(const struct prefix_cache *c, const struct trace *t)
 static size_t prefix_block(const struct trace *t, int i)
 {
 	size_t L = t->n_layers, D = t->head_dim, raw = t->q_raw ? 1 : 0;
-	return L * t->n_heads * ((size_t)i + 1 + (1 + raw) * D + 1) +
+	return L * t->n_heads * ((size_t)i + 1 + (1 + raw) * D + (t->vnorm ? 1 : 0)) +
 	       L * t->n_kv_heads * ((1 + raw) * D + (size_t)trace_v_dim(t)) + (L + 1) * t->hidden +
 	       (t->moe_topk ? 2 * L * (size_t)t->moe_k : 0);
 }
@@ -78,7 +78,8 @@ static void prefix_move(const struct trace *t, int i, float *b, bool to_block)
 			PREFIX_MOVE(trace_q(t, l, h) + row * D, dbytes);
 			if (t->q_raw)
 				PREFIX_MOVE(trace_q_raw(t, l, h) + row * D, dbytes);
-			PREFIX_MOVE(trace_vnorm(t, l, h) + row, sizeof(float));
+			if (t->vnorm)
+				PREFIX_MOVE(trace_vnorm(t, l, h) + row, sizeof(float));
 		}
 		for (int g = 0; g < t->n_kv_heads; g++) {
 			int h = g * (t->n_heads / t->n_kv_heads); /* a query head reading kv head g */
