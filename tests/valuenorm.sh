@@ -59,6 +59,13 @@ done
 row_max=$(jq '.attentions[0][0][3] | (max / add) * 1e6 | round' "$TMP/n.json")
 expect_eq "heatmap top key share" "$(sed -n 's/.*   1\. \([0-9.]*\)  .*/\1/p' "$TMP/h.txt" | head -1 | awk '{ printf "%d", $1 * 1e6 + 0.5 }')" "$row_max"
 
+# A corpus aggregate keeps α only: refused in one line.
+printf 'The capybara was playing\n' >"$TMP/corpus.txt"
+"$BIN" -m "$M/bert-mini" --corpus "$TMP/corpus.txt" --print heads --weights norm >"$TMP/out" 2>&1
+expect_eq "--corpus --weights norm status" $? 2
+expect_eq "--corpus --weights norm one line" "$(wc -l <"$TMP/out")" 1
+expect_grep "--corpus --weights norm says why" "$TMP/out" "applies to one text"
+
 # A long text's compact trace keeps no n x n matrices: refused in one line, not computed wrong.
 ATTNSCOPE_TRACE_BUDGET=1 "$BIN" -m "$M/gpt2-mini" --dump json --weights norm "$TEXT" >"$TMP/out" 2>&1
 expect_eq "compact trace status" $? 1

@@ -599,6 +599,9 @@ int main(int argc, char **argv)
 	} else if ((o.corpus.corpus || o.corpus.load) && (o.ui.words || o.ui.compare || o.ui.n_marks)) {
 		fprintf(stderr, "attnscope: --words, --compare and token lists apply to one text, not to a corpus\n");
 		rc = 2;
+	} else if ((o.corpus.corpus || o.corpus.load) && o.ui.weights_norm) {
+		fprintf(stderr, "attnscope: --weights norm applies to one text: a corpus aggregate keeps attention only\n");
+		rc = 2;
 	} else if (o.corpus.corpus || o.corpus.load) {
 		rc = run_corpus(&o);
 	} else if (o.corpus.save || o.corpus.shard_n > 1 || o.corpus.keep_going || o.corpus.pca_given || o.corpus.batch) {
