@@ -2,7 +2,8 @@
  * and the value norms' rows through a causal model's kept prefix (src/engine/prefix.c): the numbers
  * against the cases-lm are tests/valuenorm.sh's. Here: ‖α f‖ raw and shared out per row, the sink
  * hidden (the first token's column, or a learned sink's share), both at once, the refusals (a trace of
- * words, a compact trace, a run without norms), and a prefix keeping and giving back each token's norms. */
+ * words, a compact trace, norms asked of a run without them), and a prefix keeping and giving back each
+ * token's norms. */
 #include "config.h"
 
 #include <check.h>
@@ -125,10 +126,13 @@ START_TEST(test_valnorm_refusals)
 	trace_free(wn);
 	trace_free(n);
 	trace_free(w);
-	float *keep = t->vnorm; /* a corpus run's trace keeps no norms */
+	float *keep = t->vnorm; /* a run that did not keep norms (--dump without --weights norm, a corpus) */
 	t->vnorm = NULL;
-	ck_assert_ptr_null(valnorm_derive(t, false, true, false, &e));
+	ck_assert_ptr_null(valnorm_derive(t, true, true, false, &e));
 	ck_assert_msg(strstr(e.msg, "kept no value norms"), "%s", e.msg);
+	struct trace *hs = valnorm_derive(t, false, true, false, &e); /* hiding the sink needs none */
+	ck_assert_msg(hs, "%s", e.msg);
+	trace_free(hs);
 	t->vnorm = keep;
 	trace_free(t);
 	struct trace_shape s = {1, 1, 1, 2, 4, 3, false, true, 0}; /* compact: no n x n matrices */

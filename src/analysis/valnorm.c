@@ -12,13 +12,13 @@ struct trace *valnorm_derive(const struct trace *t, bool norm, bool hide_sink, b
 		err_set(e, "%s is computed on the pieces, before merging words", what);
 		return NULL;
 	}
-	if (!t->vnorm) {
-		err_set(e, "%s: this run kept no value norms", what);
-		return NULL;
-	}
 	if (!t->attn) {
 		err_set(e, "%s needs every head's matrix: %d tokens keep none (a long text; raise ATTNSCOPE_TRACE_BUDGET)",
 			what, t->n);
+		return NULL;
+	}
+	if (norm && !t->vnorm) {
+		err_set(e, "%s: this run kept no value norms", what);
 		return NULL;
 	}
 	size_t n = (size_t)t->n, lh = (size_t)t->n_layers * t->n_heads;
@@ -44,7 +44,7 @@ struct trace *valnorm_derive(const struct trace *t, bool norm, bool hide_sink, b
 	w->sink_hidden = hide_sink;
 	size_t first = hide_sink && !t->sinks ? 1 : 0; /* the keys kept: from the second on, without learned sinks */
 	for (size_t b = 0; b < lh; b++) {
-		const float *al = t->attn + b * n * n, *f = t->vnorm + b * n;
+		const float *al = t->attn + b * n * n, *f = norm ? t->vnorm + b * n : NULL;
 		float *o = a + b * n * n;
 		for (size_t i = 0; i < n; i++) {
 			double sum = 0;

@@ -472,6 +472,7 @@ static int run_once(const struct options *o)
 		return 1;
 	}
 	int rc = 0;
+	model_keep_value_norms(m, o->ui.weights_norm);
 	if (model_run(m, o->text, o->pair, NULL, &t, &e) < 0) {
 		fprintf(stderr, "attnscope: %s\n", e.msg);
 		rc = 1;

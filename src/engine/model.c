@@ -874,6 +874,10 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 		err_set(e, "out of memory for a trace of %d tokens", n);
 		return NULL;
 	}
+	if (!m->value_norms || shape.compact) { /* not asked for, or no matrices to weigh: no products for them */
+		free(t->vnorm);
+		t->vnorm = NULL;
+	}
 	snprintf(t->model_name, sizeof t->model_name, "%s", in->name);
 	snprintf(t->family, sizeof t->family, "%s", in->family);
 	t->pieces = tokenizer_pieces(m->tok);
@@ -1020,6 +1024,11 @@ static struct trace *model_tokenized(const struct model *m, const char *text, co
 	}
 	token_list_free(&tl);
 	return t;
+}
+
+void model_keep_value_norms(struct model *m, bool on)
+{
+	m->value_norms = on;
 }
 
 int model_prepare(const struct model *m, const char *text, const char *text_b, struct trace **out, struct err *e)

@@ -41,6 +41,11 @@ void model_close(struct model *m);
 void model_promote_weights(struct model *m);
 
 const struct model_info *model_get_info(const struct model *m);
+/* From now on, runs record each head's value-vector norms ‖f_h(x_j)‖ (trace->vnorm, for the value-weighted
+ * attention of analysis/valnorm.h): the products of one more output projection per layer, which a run
+ * that will not show them does without (then trace->vnorm is NULL). Call it before the runs, not while
+ * one goes on; a long text's compact trace keeps none either way. */
+void model_keep_value_norms(struct model *m, bool on);
 const struct tokenizer *model_get_tokenizer(const struct model *m);
 
 /* Tokenize TEXT (and TEXT_B when not NULL), truncating to max_positions, and run the forward

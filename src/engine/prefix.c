@@ -36,7 +36,8 @@ void prefix_free(struct prefix_cache *c)
 static bool prefix_same_shape(const struct prefix_cache *c, const struct trace *t)
 {
 	return c->n_layers == t->n_layers && c->n_heads == t->n_heads && c->n_kv_heads == t->n_kv_heads &&
-	       c->head_dim == t->head_dim && c->v_dim == trace_v_dim(t) && c->hidden == t->hidden && c->raw == (t->q_raw != NULL);
+	       c->head_dim == t->head_dim && c->v_dim == trace_v_dim(t) && c->hidden == t->hidden && c->raw == (t->q_raw != NULL) &&
+	       c->vnorm == (t->vnorm != NULL);
 }
 
 int prefix_shared(const struct prefix_cache *c, const struct trace *t)
@@ -171,6 +172,7 @@ void prefix_keep(struct prefix_cache *c, const struct trace *t, int r)
 		c->v_dim = trace_v_dim(t);
 		c->hidden = t->hidden;
 		c->raw = t->q_raw != NULL;
+		c->vnorm = t->vnorm != NULL;
 		r = 0;
 	}
 	if (r > c->n)
