@@ -81,17 +81,17 @@ else
 	for c in "$REF"/cases-lm/*.json; do
 		name=$(basename "$c" .json) model=${name%%--*}
 		dir=$REF/models/$model
-		if [ ! -d "$dir" ]; then # the bundled demo models: the cases name the weights they ran
-			dir=$SRC/models/$(jq -r .model_dir "$c")
-			want=$(jq -r .model_file_sha256 "$c")
-			got=$(sha256sum "$dir/model.safetensors" 2>/dev/null | cut -d' ' -f1)
-			if [ "$want" != "$got" ]; then
-				echo "SKIPPED $name: $dir/model.safetensors is not the file the case ran ($want)"
-				continue
-			fi
-		fi
+		[ -d "$dir" ] || dir=$SRC/models/$(jq -r .model_dir "$c") # the bundled demo models
 		"$BIN" -m "$dir" --dump json --weights norm -- "$(jq -r .text "$c")" >"$TMP/d.json" 2>"$TMP/err"
 		expect_eq "$name dump status" $? 0
+		# The cases name the file they ran; a file rewritten since (demo-bert's output head) applies
+		# when its encoder gives the case's α.
+		want=$(jq -r '.model_file_sha256 // empty' "$c")
+		got=$(sha256sum "$dir/model.safetensors" 2>/dev/null | cut -d' ' -f1)
+		if [ -n "$want" ] && [ "$want" != "$got" ] && ! "$PY" "$CHECK" samealpha "$c" "$TMP/d.json"; then
+			echo "SKIPPED $name: $dir/model.safetensors is not the file the case ran ($want)"
+			continue
+		fi
 		if "$PY" "$CHECK" dump "$c" "$TMP/d.json"; then ok; else bad "$name: attnscope vs the case"; fi
 		if "$PY" "$CHECK" ref "$c" "$dir"; then ok; else bad "$name: the numpy reference vs the case"; fi
 	done

@@ -243,10 +243,10 @@ static int resolve_default_model(struct options *o)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
+	       OPT_WEIGHTS,
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
-	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT,
-	       OPT_WEIGHTS };
+	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -257,6 +257,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"token", required_argument, NULL, OPT_TOKEN}, {"scale", required_argument, NULL, OPT_SCALE},
 		{"mean", required_argument, NULL, OPT_MEAN},   {"hide-special", no_argument, NULL, OPT_HIDE_SPECIAL},
 		{"numbers", no_argument, NULL, OPT_NUMBERS},   {"sort", required_argument, NULL, OPT_SORT},
+		{"weights", required_argument, NULL, OPT_WEIGHTS},
 		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY},
 		{"corpus", required_argument, NULL, OPT_CORPUS}, {"shard", required_argument, NULL, OPT_SHARD},
 		{"keep-going", no_argument, NULL, OPT_KEEP_GOING}, {"save", required_argument, NULL, OPT_SAVE},
@@ -265,7 +266,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY}, {"words", no_argument, NULL, OPT_WORDS},
 		{"compare", required_argument, NULL, OPT_COMPARE}, {"diff-scale", required_argument, NULL, OPT_DIFF_SCALE},
 		{"format", required_argument, NULL, OPT_FORMAT},
-		{"weights", required_argument, NULL, OPT_WEIGHTS},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};

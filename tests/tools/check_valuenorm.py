@@ -17,6 +17,10 @@ Linear layers weight[:, h·d:(h+1)·d]ᵀ), output bias excluded; value_norms[l]
         output bias added to f), next_head_rows (head h read through head h+1's rows of W_O) or
         kv_modulo (GQA: kv head h % KV instead of h // (H / KV));
         then the check must FAIL, and the size of the miss is printed.
+    check_valuenorm.py samealpha CASE DUMP
+        whether the dump's α (its weights divided by value_vector_norms) is the case's within 1e-5:
+        a model file rewritten since the case (demo-bert gained an output head) still ran the same
+        encoder, so the case applies; exit 1 when not
     check_valuenorm.py family DUMP MODEL_DIR
         the numpy reference against a dump of any model it runs (the families without a case:
         latent attention's narrower v, gpt-oss's sinks, fused and per-head q/k/v layouts)
@@ -150,6 +154,16 @@ def cmd_ref(case_path, model_dir, mistake=None):
     return 0 if ok else 1
 
 
+def cmd_samealpha(case_path, dump_path):
+    case, dump = json.load(open(case_path)), json.load(open(dump_path))
+    w, f = np.asarray(dump["attentions"], dtype=np.float64), per_key(dump)
+    alpha = np.divide(w, f, out=np.zeros_like(w), where=f > 0)
+    want = np.asarray(case["attentions"], dtype=np.float64)
+    d = float(np.abs(alpha - want).max()) if alpha.shape == want.shape else float("inf")
+    print("the dump's α is %sthe case's: max |difference| %.2e" % ("" if d <= 1e-5 else "not ", d))
+    return 0 if d <= 1e-5 else 1
+
+
 def cmd_family(dump_path, model_dir):
     dump = json.load(open(dump_path))
     f, w = reference(model_dir, dump["ids"], dump.get("token_type_ids"))
@@ -163,6 +177,8 @@ def cmd_family(dump_path, model_dir):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "samealpha":
+        sys.exit(cmd_samealpha(sys.argv[2], sys.argv[3]))
     if len(sys.argv) == 4 and sys.argv[1] == "family":
         sys.exit(cmd_family(sys.argv[2], sys.argv[3]))
     a = sys.argv[1:]
