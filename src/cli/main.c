@@ -488,24 +488,28 @@ static int run_once(const struct options *o)
 		struct dump_select sel = {.layer = o->layer, .head = o->head};
 		struct trace *tb = NULL; /* --compare: the second text */
 		int wrote = o->ui.compare ? model_run(m, o->ui.compare, o->pair, NULL, &tb, &e) : 0;
-		/* --weights norm: the dump's attentions are the raw norms (--print builds its own, rows shared out) */
-		struct trace *nt = NULL, *ntb = NULL;
+		/* --weights norm: the dump's attentions are the raw norms (--print builds its own, rows shared out);
+		 * T and TB stand for them until they are freed */
+		struct trace *nt = NULL, *ntb = NULL, *alpha = t, *alpha_b = tb;
 		if (wrote == 0 && o->ui.weights_norm && !o->print_view) {
 			if (!(nt = valnorm_build(t, true, &e)) || (tb && !(ntb = valnorm_build(tb, true, &e))))
 				wrote = -1;
+			t = nt ? nt : t;
+			tb = ntb ? ntb : tb;
 		}
-		const struct trace *ta = nt ? nt : t, *tba = ntb ? ntb : tb;
 		bool words = o->ui.words && !o->print_view && wrote == 0;
-		struct trace *w = words ? words_build(ta) : NULL, *wb = words && tb ? words_build(tba) : NULL;
+		struct trace *w = words ? words_build(t) : NULL, *wb = words && tb ? words_build(tb) : NULL;
 		if (wrote == 0)
 			wrote = o->print_view ? print_compare(t, tb, o->print_view, &o->ui, stdout, &e)
 				: words && (!w || (tb && !wb)) ? err_set(&e, "out of memory")
-				: dump_write_compare(w ? w : ta, wb ? wb : tba, model_get_info(m), o->dump_format, &sel,
+				: dump_write_compare(w ? w : t, wb ? wb : tb, model_get_info(m), o->dump_format, &sel,
 						     stdout, &e);
 		trace_free(w);
 		trace_free(wb);
-		trace_free(nt);
+		trace_free(nt); /* before the traces they read */
 		trace_free(ntb);
+		t = alpha;
+		tb = alpha_b;
 		trace_free(tb);
 		if (wrote < 0) {
 			fprintf(stderr, "attnscope: %s\n", e.msg);

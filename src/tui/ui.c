@@ -26,6 +26,7 @@
 #include "draw/canvas.h"
 #include "corpus/corpusbg.h"
 #include "tui/lineedit.h"
+#include "analysis/valnorm.h"
 #include "views/marks.h"
 #include "tui/print.h"
 #include "base/progress.h"
@@ -35,7 +36,6 @@
 #include "tui/userconf.h"
 #include "views/registry.h"
 #include "analysis/words.h"
-#include "analysis/valnorm.h"
 
 #define UI_MIN_W 40
 #define UI_MIN_H 12
