@@ -144,7 +144,10 @@ static void check_heads(const struct fixture *f)
 			int adv;
 			ck_assert(sscanf(q, "%31s%n", cell, &adv) == 1);
 			q += adv;
-			double want = jnum(json_array_get(json_object_get(ref, "scores"), kinds[c]));
+			/* sink is first's weight on models without learned sinks (the fixtures'; tests/sinks.sh
+			 * checks gpt-oss's), and numpy's list predates it */
+			int kind = kinds[c] == HS_SINK && !f->t->sinks ? HS_FIRST : kinds[c];
+			double want = jnum(json_array_get(json_object_get(ref, "scores"), kind));
 			if (!strcmp(cell, "-")) {
 				ck_assert_msg(isnan(want), "%s L%d H%d %s: printed '-', numpy %g", f->name, l, h,
 					      headscore_name(kinds[c]), want);

@@ -104,6 +104,32 @@ static void dump_per_head(FILE *out, const struct trace *t, const struct dump_se
 	fputs("]", out);
 }
 
+/* --weights norm: each selected head's ‖f_h(x_j)‖ [layer][head][n], the factor of its raw weights. */
+static void dump_vnorms(FILE *out, const struct trace *t, const struct dump_select *sel)
+{
+	fputs(",\n\"value_vector_norms\": [", out);
+	for (int l = 0, first = 1; l < t->n_layers; l++) {
+		if (sel->layer >= 0 && l != sel->layer)
+			continue;
+		fputs(first ? "[" : ", [", out);
+		first = 0;
+		for (int h = 0, fh = 1; h < t->n_heads; h++) {
+			if (sel->head >= 0 && h != sel->head)
+				continue;
+			fputs(fh ? "" : ",", out);
+			fh = 0;
+			const float *f = trace_vnorm(t, l, h);
+			for (int j = 0; j < t->n; j++) {
+				fputs(j ? "," : "[", out);
+				dump_float(out, f[j]);
+			}
+			fputs(t->n ? "]" : "[]", out);
+		}
+		fputc(']', out);
+	}
+	fputc(']', out);
+}
+
 static void dump_indices(FILE *out, int count, int only)
 {
 	fputc('[', out);
@@ -352,6 +378,10 @@ static int dump_json(const struct trace *t, const struct trace *b, const struct 
 	dump_indices(out, t->n_heads, sel->head);
 	fputs(",\n\"kv_head_indices\": ", out);
 	dump_kv_indices(out, t, sel->head);
+	/* --weights norm (valnorm.h): the attentions are the raw ‖α_ij f_h(x_j)‖, a trace of words' merged */
+	bool norm = trace_weights_norm(t);
+	if (norm)
+		fputs(",\n\"weights\": \"norm\"", out);
 	fputs(",\n\"attentions\": ", out);
 	dump_per_head(out, t, sel, trace_attn, t->n);
 	fputs(",\n\"queries\": ", out);
@@ -366,6 +396,8 @@ static int dump_json(const struct trace *t, const struct trace *b, const struct 
 		fputs(",\n\"keys_before_rotary\": ", out);
 		dump_per_head(out, t, sel, trace_k_raw, t->head_dim);
 	}
+	if (t->value_weighted)
+		dump_vnorms(out, t, sel);
 	if (t->moe_topk) { /* only for a MoE model: the other dumps stay as they were */
 		dump_moe(out, t, sel, false);
 		dump_moe(out, t, sel, true);

@@ -20,11 +20,12 @@
 #include "tui/userconf.h"
 #include "views/registry.h"
 #include "analysis/words.h"
+#include "analysis/valnorm.h"
 
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
 /* For messages and --help; headscore_by_name decides what is valid. */
-#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed"
+#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed, sink"
 
 struct options {
 	const char *model;
@@ -80,6 +81,8 @@ static void usage(FILE *out)
 		"      --words            merge pieces into words (attention to a word summed,\n"
 		"                         from a word averaged); --token counts words\n"
 		"      --before-rotary    Q/K views: queries and keys before rotary (default: after)\n"
+		"      --weights=W        attention (α, default) or norm: ‖α·f(x)‖, the size of what\n"
+		"                         each head moves (Kobayashi et al. 2020); --dump writes it raw\n"
 		"      --numbers          write the weights in the heatmap cells\n"
 		"      --sort=SCORE       order of the head finder (--print heads): one of\n"
 		"                         " SORT_SCORES "\n"
@@ -246,6 +249,7 @@ static int resolve_default_model(struct options *o)
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_PAIR = 256, OPT_DUMP, OPT_LAYER, OPT_HEAD, OPT_THREADS, OPT_PRINT, OPT_WIDTH, OPT_COLOR, OPT_THEME,
+	       OPT_WEIGHTS,
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
 	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS,
@@ -260,6 +264,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"token", required_argument, NULL, OPT_TOKEN}, {"scale", required_argument, NULL, OPT_SCALE},
 		{"mean", required_argument, NULL, OPT_MEAN},   {"hide-special", no_argument, NULL, OPT_HIDE_SPECIAL},
 		{"numbers", no_argument, NULL, OPT_NUMBERS},   {"sort", required_argument, NULL, OPT_SORT},
+		{"weights", required_argument, NULL, OPT_WEIGHTS},
 		{"before-rotary", no_argument, NULL, OPT_BEFORE_ROTARY},
 		{"corpus", required_argument, NULL, OPT_CORPUS}, {"shard", required_argument, NULL, OPT_SHARD},
 		{"keep-going", no_argument, NULL, OPT_KEEP_GOING}, {"save", required_argument, NULL, OPT_SAVE},
@@ -351,6 +356,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_choice("--scale", optarg, scales, 3, &choice) < 0)
 				return 2;
 			o->ui.scale = choice == 0 ? HEAT_LINEAR : choice == 1 ? HEAT_LOG : HEAT_RANK;
+			break;
+		}
+		case OPT_WEIGHTS: {
+			static const char *const modes[] = {"attention", "norm"};
+			if (parse_choice("--weights", optarg, modes, 2, &choice) < 0)
+				return 2;
+			o->ui.weights_norm = choice == 1;
 			break;
 		}
 		case OPT_FORMAT: {
@@ -482,6 +494,7 @@ static int run_once(const struct options *o)
 		return 1;
 	}
 	int rc = 0;
+	model_keep_value_norms(m, o->ui.weights_norm);
 	if (model_run(m, o->text, o->pair, NULL, &t, &e) < 0) {
 		fprintf(stderr, "attnscope: %s\n", e.msg);
 		rc = 1;
@@ -497,6 +510,15 @@ static int run_once(const struct options *o)
 		struct dump_select sel = {.layer = o->layer, .head = o->head};
 		struct trace *tb = NULL; /* --compare: the second text */
 		int wrote = o->ui.compare ? model_run(m, o->ui.compare, o->pair, NULL, &tb, &e) : 0;
+		/* --weights norm: the dump's attentions are the raw norms (--print builds its own, rows shared out);
+		 * T and TB stand for them until they are freed */
+		struct trace *nt = NULL, *ntb = NULL, *alpha = t, *alpha_b = tb;
+		if (wrote == 0 && o->ui.weights_norm && !o->print_view) {
+			if (!(nt = valnorm_build(t, true, &e)) || (tb && !(ntb = valnorm_build(tb, true, &e))))
+				wrote = -1;
+			t = nt ? nt : t;
+			tb = ntb ? ntb : tb;
+		}
 		bool words = o->ui.words && !o->print_view && wrote == 0;
 		struct ui_options uo = o->ui; /* --print predict reads the model's output head */
 		uo.model = m;
@@ -512,6 +534,10 @@ static int run_once(const struct options *o)
 						     stdout, &e);
 		trace_free(w);
 		trace_free(wb);
+		trace_free(nt); /* before the traces they read */
+		trace_free(ntb);
+		t = alpha;
+		tb = alpha_b;
 		trace_free(tb);
 		if (wrote < 0) {
 			fprintf(stderr, "attnscope: %s\n", e.msg);
@@ -605,6 +631,9 @@ int main(int argc, char **argv)
 		rc = 2;
 	} else if ((o.corpus.corpus || o.corpus.load) && (o.ui.words || o.ui.compare || o.ui.n_marks)) {
 		fprintf(stderr, "attnscope: --words, --compare and token lists apply to one text, not to a corpus\n");
+		rc = 2;
+	} else if ((o.corpus.corpus || o.corpus.load) && o.ui.weights_norm) {
+		fprintf(stderr, "attnscope: --weights norm applies to one text: a corpus aggregate keeps attention only\n");
 		rc = 2;
 	} else if (o.corpus.corpus || o.corpus.load) {
 		rc = run_corpus(&o);

@@ -227,7 +227,7 @@ int aggregate_add(struct aggregate *a, const struct trace *t, uint64_t line, con
 	for (size_t c = 0; c < cells; c++) {
 		struct agg_moment *m = a->hs + c * AGG_SCORES;
 		for (int k = 0; k < HS_COUNT; k++)
-			if (isfinite(a->scratch[c].s[k]))
+			if (aggregate_keeps(k) && isfinite(a->scratch[c].s[k]))
 				aggregate_moment_add(&m[k], a->scratch[c].s[k]);
 		if (isfinite(a->scratch[c].entropy_norm))
 			aggregate_moment_add(&m[AGG_ENTROPY_NORM], a->scratch[c].entropy_norm);

@@ -36,10 +36,11 @@
 /* The scores kept per head: HS_COUNT pattern scores, then entropy_norm. */
 #define AGG_ENTROPY_NORM HS_COUNT
 #define AGG_SCORES (HS_COUNT + 1)
-/* Scores a corpus run keeps: all but "changed", which needs a second text. */
+/* Scores a corpus run keeps: all but "changed", which needs a second text, and "sink" (the
+ * aggregate files hold the scores they held before it). */
 static inline int aggregate_keeps(int k)
 {
-	return k != HS_CHANGED;
+	return k != HS_CHANGED && k != HS_SINK;
 }
 
 struct agg_moment {

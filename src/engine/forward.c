@@ -416,6 +416,60 @@ static void fwd_heads_lap(const struct model *m, const struct fwd_heads *c, int 
 		m->stages->seconds[FWD_SCORES + s] += all > 0 ? wall * sum[s] / all : s == 0 ? wall : 0;
 }
 
+struct fwd_vnorm {
+	const struct model *m;
+	struct trace *t;
+	int l, r0;
+};
+
+/* ‖f_h(x_j)‖ of head HD for tokens r0 .. n-1 into the trace (Kobayashi et al. 2020): the head's values
+ * (what its probabilities multiply, so exact for every family: GQA's shared head, latent attention's
+ * narrower v) times the Dv rows of the output projection its context feeds, without the output bias.
+ * SCRATCH: Dv * hidden + rows * hidden floats. */
+static void fwd_vnorm_head(void *ctx, int hd, float *scratch)
+{
+	const struct fwd_vnorm *c = ctx;
+	const struct model *m = c->m;
+	struct trace *t = c->t;
+	const struct weight *w = &m->layers[c->l].out_w;
+	int H = t->hidden, Dv = trace_v_dim(t), rows = t->n - c->r0;
+	float *wh = scratch, *y = scratch + (size_t)Dv * H; /* [Dv][H] or [H][Dv]; [rows][H] */
+	bool out_in = m->fam.linear == LINEAR_OUT_IN;
+	if (out_in) /* torch Linear [H][CD]: the head's Dv columns */
+		weight_cols(w, (int64_t)hd * Dv, Dv, wh);
+	else /* GPT-2 Conv1D [CD][H]: its Dv rows */
+		weight_rows(w, (int64_t)hd * Dv, Dv, wh);
+	const float *v = trace_v(t, c->l, hd) + (size_t)c->r0 * Dv;
+	gemm(out_in, rows, H, Dv, 1.0f, v, Dv, wh, out_in ? Dv : H, 0.0f, y, H);
+	float *out = (float *)trace_vnorm(t, c->l, hd) + c->r0;
+	for (int i = 0; i < rows; i++) {
+		double s = 0;
+		for (int j = 0; j < H; j++)
+			s += (double)y[(size_t)i * H + j] * y[(size_t)i * H + j];
+		out[i] = (float)sqrt(s);
+	}
+}
+
+/* Every head's ‖f_h(x_j)‖ of layer L for the computed tokens of T (from R0). */
+static void fwd_value_norms(const struct model *m, int l, struct trace *t, int r0)
+{
+	if (!t->vnorm || r0 >= t->n)
+		return;
+	size_t scratch = (size_t)trace_v_dim(t) * t->hidden + (size_t)(t->n - r0) * t->hidden;
+	struct fwd_vnorm c = {m, t, l, r0};
+	if (fwd_own_threads(m) && weights_parallel(t->n_heads, scratch, fwd_vnorm_head, &c) == 0)
+		return;
+	float *buf = malloc(scratch * sizeof *buf);
+	for (int hd = 0; hd < t->n_heads; hd++) {
+		if (buf)
+			fwd_vnorm_head(&c, hd, buf);
+		else /* no memory: NaN, which says so, rather than zeros that look like an answer */
+			for (int i = r0; i < t->n; i++)
+				((float *)trace_vnorm(t, l, hd))[i] = NAN;
+	}
+	free(buf);
+}
+
 /* Self-attention of layer L on input H [rows][hidden]; result (after output projection) in B->proj.
  * Heads run one after the other (each sgemm threaded by the GEMM library), or on our threads. */
 static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt)
@@ -452,6 +506,9 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 	}
 	fwd_linear(m, b->ctx, b->rows, m->arch.ctx_dim, H, &m->layers[l].out_w, m->layers[l].out_b, b->proj, H);
 	fwd_lap(m, FWD_OUT_PROJ, &clock);
+	for (int i = 0; i < bt->nb; i++)
+		fwd_value_norms(m, l, bt->t[i], b->r0);
+	fwd_lap(m, FWD_TRACE, &clock);
 }
 
 struct fwd_act_job {

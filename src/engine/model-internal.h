@@ -150,6 +150,7 @@ struct model {
 	struct prefix_cache *prefix; /* causal models: the last trace of model_run_reuse (NULL otherwise) */
 	int reuse_block;             /* with PREFIX: the reused tokens are a multiple of this (gemm_row_block) */
 	struct fwd_stages *stages;   /* when set, forward_run adds its time per stage there (the benchmark) */
+	bool value_norms;            /* runs record ‖f_h(x_j)‖ (trace->vnorm; model_keep_value_norms) */
 	pthread_t prefault;          /* faults the weights in, in the order the forward uses them, then
 				      * moves them to huge pages if model_promote_weights asked */
 	bool prefault_running;

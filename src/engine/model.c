@@ -885,6 +885,10 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 		err_set(e, "out of memory for a trace of %d tokens", n);
 		return NULL;
 	}
+	if (!m->value_norms || shape.compact) { /* not asked for, or no matrices to weigh: no products for them */
+		free(t->vnorm);
+		t->vnorm = NULL;
+	}
 	snprintf(t->model_name, sizeof t->model_name, "%s", in->name);
 	snprintf(t->family, sizeof t->family, "%s", in->family);
 	t->pieces = tokenizer_pieces(m->tok);
@@ -1033,12 +1037,21 @@ static struct trace *model_tokenized(const struct model *m, const char *text, co
 	return t;
 }
 
+void model_keep_value_norms(struct model *m, bool on)
+{
+	m->value_norms = on;
+}
+
 int model_prepare(const struct model *m, const char *text, const char *text_b, struct trace **out, struct err *e)
 {
 	*out = model_tokenized(m, text, text_b, e);
 	if (*out && model_check_tokens(m, *out, e) < 0) {
 		trace_free(*out);
 		*out = NULL;
+	}
+	if (*out) { /* an aggregate keeps no value norms: the batch skips their products (an out projection's cost) */
+		free((*out)->vnorm);
+		(*out)->vnorm = NULL;
 	}
 	return *out ? 0 : -1;
 }

@@ -41,6 +41,11 @@ void model_close(struct model *m);
 void model_promote_weights(struct model *m);
 
 const struct model_info *model_get_info(const struct model *m);
+/* From now on, runs record each head's value-vector norms ‖f_h(x_j)‖ (trace->vnorm, for the value-weighted
+ * attention of analysis/valnorm.h): the products of one more output projection per layer, which a run
+ * that will not show them does without (then trace->vnorm is NULL). Call it before the runs, not while
+ * one goes on; a long text's compact trace keeps none either way. */
+void model_keep_value_norms(struct model *m, bool on);
 const struct tokenizer *model_get_tokenizer(const struct model *m);
 
 /* Tokenize TEXT (and TEXT_B when not NULL), truncating to max_positions, and run the forward
@@ -63,7 +68,8 @@ int model_run_reuse(const struct model *m, const char *text, const char *text_b,
 /* Several texts in one forward pass (corpus mode): model_prepare tokenizes TEXT (and TEXT_B) into
  * a checked trace that holds no results yet; model_forward_batch runs NB such traces together,
  * their tokens' rows stacked in every matrix product so the weights are read once for all (at ~25
- * tokens a text, reading them dominates). Each trace gets what model_run gives; -1 with why (then
+ * tokens a text, reading them dominates). Each trace gets what model_run gives but the value norms
+ * (trace->vnorm NULL: corpus aggregates do not use them); -1 with why (then
  * the traces hold no complete result). */
 int model_prepare(const struct model *m, const char *text, const char *text_b, struct trace **out, struct err *e);
 int model_forward_batch(const struct model *m, struct trace **t, int nb, const volatile int *cancel, struct err *e);

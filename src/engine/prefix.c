@@ -36,7 +36,8 @@ void prefix_free(struct prefix_cache *c)
 static bool prefix_same_shape(const struct prefix_cache *c, const struct trace *t)
 {
 	return c->n_layers == t->n_layers && c->n_heads == t->n_heads && c->n_kv_heads == t->n_kv_heads &&
-	       c->head_dim == t->head_dim && c->v_dim == trace_v_dim(t) && c->hidden == t->hidden && c->raw == (t->q_raw != NULL);
+	       c->head_dim == t->head_dim && c->v_dim == trace_v_dim(t) && c->hidden == t->hidden && c->raw == (t->q_raw != NULL) &&
+	       c->vnorm == (t->vnorm != NULL);
 }
 
 int prefix_shared(const struct prefix_cache *c, const struct trace *t)
@@ -50,12 +51,12 @@ int prefix_shared(const struct prefix_cache *c, const struct trace *t)
 }
 
 /* Floats in token I's block: per layer and head its attention row (keys 0 .. I), its query (and
- * the query before rotary), per key/value head its key (and before rotary) and value, and its
+ * the query before rotary) and value-vector norm, per key/value head its key (and before rotary) and value, and its
  * hidden state of every layer. */
 static size_t prefix_block(const struct trace *t, int i)
 {
 	size_t L = t->n_layers, D = t->head_dim, raw = t->q_raw ? 1 : 0;
-	return L * t->n_heads * ((size_t)i + 1 + (1 + raw) * D) +
+	return L * t->n_heads * ((size_t)i + 1 + (1 + raw) * D + (t->vnorm ? 1 : 0)) +
 	       L * t->n_kv_heads * ((1 + raw) * D + (size_t)trace_v_dim(t)) + (L + 1) * t->hidden +
 	       (t->moe_topk ? 2 * L * (size_t)t->moe_k : 0);
 }
@@ -78,6 +79,8 @@ static void prefix_move(const struct trace *t, int i, float *b, bool to_block)
 			PREFIX_MOVE(trace_q(t, l, h) + row * D, dbytes);
 			if (t->q_raw)
 				PREFIX_MOVE(trace_q_raw(t, l, h) + row * D, dbytes);
+			if (t->vnorm)
+				PREFIX_MOVE(trace_vnorm(t, l, h) + row, sizeof(float));
 		}
 		for (int g = 0; g < t->n_kv_heads; g++) {
 			int h = g * (t->n_heads / t->n_kv_heads); /* a query head reading kv head g */
@@ -169,6 +172,7 @@ void prefix_keep(struct prefix_cache *c, const struct trace *t, int r)
 		c->v_dim = trace_v_dim(t);
 		c->hidden = t->hidden;
 		c->raw = t->q_raw != NULL;
+		c->vnorm = t->vnorm != NULL;
 		r = 0;
 	}
 	if (r > c->n)

@@ -27,6 +27,7 @@ struct prefix_cache {
 	int n_layers, n_heads, n_kv_heads, head_dim, hidden;
 	int v_dim;              /* the width of v (trace_v_dim) */
 	bool raw;
+	bool vnorm;             /* the value norms are kept too (trace->vnorm) */
 	int len_min, len_max;   /* the shortest and longest run whose tokens are kept (rotary scaling may
 				 * depend on the length: forward_rope_reusable) */
 	int reused;             /* tokens the latest run took from here (tests, benchmark) */

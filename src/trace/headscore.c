@@ -100,6 +100,10 @@ void headscore_head(const struct trace *t, int layer, int head, const float *a, 
 		trace_key_range(t, layer, i, &lo, &hi);
 		if (lo == 0) /* a sliding window can hide the first token */
 			sum[HS_FIRST] += r[0], rows[HS_FIRST]++;
+		if (t->sinks) /* the learned sink's share: what the row's keys did not get */
+			sum[HS_SINK] += trace_sink_share(t, r), rows[HS_SINK]++;
+		else if (lo == 0)
+			sum[HS_SINK] += r[0], rows[HS_SINK]++;
 		double sep = 0, on_punct = 0, ent = 0, dist = 0, dup = 0, ind = 0;
 		int any_dup = 0, any_ind = 0;
 		for (int j = 0; j < n; j++) {

@@ -13,6 +13,10 @@
  *   dup       weight on earlier tokens with the same id as token i, over the i that have one
  *   induction weight on the tokens j+1 (j+1 < i) that follow an earlier occurrence j of token i's id,
  *             over the i that have one (the pattern of an induction head: "A B … A → B")
+ *   sink      the weight a row parks where it moves nothing (Xiao et al. 2023, "Efficient Streaming
+ *             Language Models with Attention Sinks"): on the model's learned sink where it has one
+ *             (gpt-oss: 1 minus the row's sum, trace_sink_share), else on the first token (then the
+ *             same as first); in a trace whose sink is hidden (sinkhide.h), 0
  * dup and induction are NaN when no token repeats (and are meant for causal models).
  * A head gets a label in the spirit of Clark et al. (2019), "What does BERT look at?": the name of
  * its largest weight score (prev … induction, not entropy or distance) when that is at least 0.5
@@ -36,7 +40,8 @@
 	X(HS_DISTANCE, "distance", "mean attention distance in tokens")     \
 	X(HS_DUP, "dup", "attention to earlier copies of the token")        \
 	X(HS_INDUCTION, "induction", "attention to what followed earlier copies") \
-	X(HS_CHANGED, "changed", "attention moved by the second text (total variation)")
+	X(HS_CHANGED, "changed", "attention moved by the second text (total variation)") \
+	X(HS_SINK, "sink", "attention parked on the sink: the first token, or the learned sink")
 
 enum headscore_kind {
 #define HS_ENUM(id, name, help) id,

@@ -67,6 +67,15 @@ struct trace {
 	                        * only the keys of its own chunk, from i - i % C on; 0 = none. NULL = no layer
 	                        * has chunks (trace_free frees it). Read with trace_key_range. */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
+	float *vnorm;          /* [n_layers][n_heads][n] ‖f_h(x_j)‖ = ‖v_j W_O,h‖ (Kobayashi et al. 2020): the size of
+	                        * what head h moves from token j, v_j (kv head under GQA, no bias added) times the
+	                        * rows of the output projection its context feeds, output bias excluded; a model's
+	                        * trace only (forward.c), zeros in one made by hand. Read with trace_vnorm. */
+	const struct trace *weights_of; /* a trace of transformed weights (analysis/valnorm.h) shares every array
+	                        * but attn/cache/scores/thumb with this α trace, which outlives it; NULL otherwise */
+	bool value_weighted;   /* ... its attn is ‖α_ij f_h(x_j)‖ (Kobayashi et al. 2020), not α */
+	bool sink_hidden;      /* ... the sink (the first token's column, or the learned sink's share) is dropped
+	                        * and each row renormalised over the other keys */
 	/* A mixture-of-experts model's routing (Mixtral, OLMoE, Qwen3-MoE); NULL/0 otherwise, and in a trace
 	 * of words (trace_free frees them). */
 	int moe_k;             /* experts each token goes to in a routing layer (top-k) */
@@ -183,6 +192,21 @@ static inline float trace_sink_share(const struct trace *t, const float *row)
 	for (int j = 0; j < t->n; j++)
 		s += row[j];
 	return s < 1 ? (float)(1 - s) : 0.0f;
+}
+/* ‖f_h(x_j)‖ of every token j of head HEAD of LAYER: [n]. */
+static inline const float *trace_vnorm(const struct trace *t, int layer, int head)
+{
+	return t->vnorm + ((size_t)layer * t->n_heads + head) * (size_t)t->n;
+}
+/* Whether T's attention is value-weighted (analysis/valnorm.h), itself or the pieces of its words. */
+static inline bool trace_weights_norm(const struct trace *t)
+{
+	return t && (t->value_weighted || (t->source && t->source->value_weighted));
+}
+/* Whether T's sink is hidden, rows renormalised (analysis/valnorm.h), itself or the pieces of its words. */
+static inline bool trace_sink_hidden(const struct trace *t)
+{
+	return t && (t->sink_hidden || (t->source && t->source->sink_hidden));
 }
 static inline const float *trace_hidden(const struct trace *t, int layer)
 {

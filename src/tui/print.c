@@ -24,6 +24,7 @@
 #include "draw/tokstrip.h"
 #include "views/registry.h"
 #include "analysis/words.h"
+#include "analysis/valnorm.h"
 
 void print_options_init(struct ui_options *o)
 {
@@ -104,10 +105,13 @@ static void print_header(struct canvas *cv, const struct trace *t, const struct 
 	char marked[200] = "", lab[160];
 	if (ctx->n_marks)
 		snprintf(marked, sizeof marked, "%scombined: %s", dot, marks_label(ctx, cv->pal->utf8, lab, sizeof lab));
-	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%d %s%s%s%s%slayer %d head %d%s%s",
+	char weights[64] = ""; /* --weights norm: say so where every line of the picture is described */
+	if (trace_weights_norm(t))
+		snprintf(weights, sizeof weights, "%sweights %s", dot, cv->pal->utf8 ? "\xe2\x80\x96\xce\xb1\xc2\xb7" "f(x)\xe2\x80\x96" : "|a.f(x)|");
+	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%d %s%s%s%s%slayer %d head %d%s%s%s",
 		      t->model_name[0] ? print_model_label(t->model_name, label, sizeof label) : "(model)", dot, t->family[0] ? t->family : "?", dot, heads, t->n,
 		      t->source ? "words" : "tokens", t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head, kv,
-		      marked);
+		      marked, weights);
 }
 
 /* The header of an aggregate: model, family, texts and tokens, view. */
@@ -329,12 +333,23 @@ int print_trace(const struct trace *t, const char *view_name, const struct ui_op
 int print_compare(const struct trace *t, const struct trace *tb, const char *view_name, const struct ui_options *o,
 		  FILE *out, struct err *e)
 {
-	if (!o->words)
-		return print_view(t, tb, view_name, o, out, e);
-	struct trace *w = words_build(t), *wb = tb ? words_build(tb) : NULL;
-	int rc = !w || (tb && !wb) ? err_set(e, "out of memory") : print_view(w, wb, view_name, o, out, e);
-	trace_free(w);
-	trace_free(wb);
+	struct trace *nt = NULL, *ntb = NULL; /* --weights norm: what the explorer's Y shows, rows shared out to 1 */
+	if (o->weights_norm && (!(nt = valnorm_build(t, false, e)) || (tb && !(ntb = valnorm_build(tb, false, e))))) {
+		trace_free(nt);
+		return -1;
+	}
+	const struct trace *ta = nt ? nt : t, *tba = ntb ? ntb : tb;
+	int rc;
+	if (!o->words) {
+		rc = print_view(ta, tba, view_name, o, out, e);
+	} else {
+		struct trace *w = words_build(ta), *wb = tb ? words_build(tba) : NULL;
+		rc = !w || (tb && !wb) ? err_set(e, "out of memory") : print_view(w, wb, view_name, o, out, e);
+		trace_free(w);
+		trace_free(wb);
+	}
+	trace_free(nt);
+	trace_free(ntb);
 	return rc;
 }
 

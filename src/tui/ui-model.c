@@ -15,6 +15,7 @@ static int ui_model_run(void *ctx, const char *text, const char *text_b, const v
 int ui_run(struct model *m, const char *text, const char *text_b, const struct ui_options *o, struct err *e)
 {
 	const struct model_info *info = model_get_info(m);
+	model_keep_value_norms(m, true); /* the weights key (Y) may ask for them at any time */
 	struct ui_source src = {
 		.name = info->name,
 		.supports_pairs = info->supports_pairs,

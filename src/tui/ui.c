@@ -27,6 +27,7 @@
 #include "draw/canvas.h"
 #include "corpus/corpusbg.h"
 #include "tui/lineedit.h"
+#include "analysis/valnorm.h"
 #include "views/marks.h"
 #include "tui/graphics.h"
 #include "tui/print.h"
@@ -64,6 +65,10 @@ struct ui {
 	struct trace *trace;        /* owned; ctx.trace points here, or to words */
 	struct trace *words;        /* owned: the words of trace while they are shown (ACT_WORDS), else NULL */
 	bool show_words;
+	struct trace *norm, *norm_b; /* owned: value-weighted weights of trace, trace_b while shown (ACT_WEIGHTS,
+	                              * valnorm.h; words are then merged from them), else NULL */
+	bool show_norm;
+	bool hide_sink;             /* the sink hidden, rows renormalised (ACT_SINK; the same derived traces) */
 	/* The second text (ACT_COMPARE, --compare): its own runner over the same model. */
 	struct ui_locked_source locked;
 	struct runner *runner_b;
@@ -390,11 +395,13 @@ static void ui_draw_status(struct ui *u, int y)
 	if (v->status)
 		v->status(vs, &u->ctx, vstat, sizeof vstat);
 	const struct trace *t = u->ctx.agg ? NULL : u->ctx.trace;
-	char ntok[48] = "-";
+	char ntok[96] = "-";
 	if (u->ctx.agg)
 		snprintf(ntok, sizeof ntok, "corpus %llu texts", (unsigned long long)u->ctx.agg->c.texts);
 	else if (t)
-		snprintf(ntok, sizeof ntok, "%d %s%s", t->n, t->source ? "words" : "tok", t->truncated ? " (cut)" : "");
+		snprintf(ntok, sizeof ntok, "%d %s%s%s%s%s%s", t->n, t->source ? "words" : "tok", t->truncated ? " (cut)" : "",
+			 trace_weights_norm(t) ? bar : "", trace_weights_norm(t) ? (cv->pal->utf8 ? "\xe2\x80\x96\xce\xb1" "f\xe2\x80\x96" : "|af|") : "",
+			 trace_sink_hidden(t) ? bar : "", trace_sink_hidden(t) ? "no sink" : "");
 	char label[256];
 	const char *base = print_model_label(u->src->name, label, sizeof label);
 	/* Under grouped-query attention: the shape, and the key/value head the selected head reads. */
@@ -639,8 +646,9 @@ static void ui_submit_compare(struct ui *u)
 	}
 	u->ctx.compare = NULL;
 	trace_free(u->words_b);
+	trace_free(u->norm_b); /* before the trace it reads */
 	trace_free(u->trace_b);
-	u->words_b = u->trace_b = NULL;
+	u->words_b = u->norm_b = u->trace_b = NULL;
 	u->ctx.trace_gen++;
 }
 
@@ -672,14 +680,28 @@ static void ui_show_trace(struct ui *u)
 	trace_free(u->words);
 	trace_free(u->words_b);
 	u->words = u->words_b = NULL;
+	trace_free(u->norm); /* after the words, which read it */
+	trace_free(u->norm_b);
+	u->norm = u->norm_b = NULL;
+	if ((u->show_norm || u->hide_sink) && u->trace) { /* a long text's compact trace: back to α, saying why */
+		struct err e = {{0}};
+		if (!(u->norm = valnorm_derive(u->trace, u->show_norm, u->hide_sink, false, &e)) ||
+		    (u->trace_b && !(u->norm_b = valnorm_derive(u->trace_b, u->show_norm, u->hide_sink, false, &e)))) {
+			trace_free(u->norm);
+			u->norm = NULL;
+			u->show_norm = u->hide_sink = false;
+			snprintf(u->ctx.message, sizeof u->ctx.message, "weights: attention α (%s)", e.msg);
+		}
+	}
+	const struct trace *ta = u->norm ? u->norm : u->trace, *tb = u->norm_b ? u->norm_b : u->trace_b;
 	if (u->show_words && u->trace) {
-		u->words = words_build(u->trace);
-		u->words_b = u->trace_b ? words_build(u->trace_b) : NULL;
+		u->words = words_build(ta);
+		u->words_b = u->trace_b ? words_build(tb) : NULL;
 		if (!u->words || (u->trace_b && !u->words_b))
 			snprintf(u->ctx.message, sizeof u->ctx.message, "out of memory merging words");
 	}
-	u->ctx.trace = u->words ? u->words : u->trace;
-	u->ctx.compare = u->words_b ? u->words_b : u->trace_b;
+	u->ctx.trace = u->words ? u->words : ta;
+	u->ctx.compare = u->words_b ? u->words_b : tb;
 	u->ctx.trace_gen++;
 	view_ctx_clamp(&u->ctx);
 }
@@ -717,6 +739,39 @@ static void ui_toggle_words(struct ui *u)
 		snprintf(ctx->message, sizeof ctx->message, "%s", u->show_words
 			 ? "words: attention to a word summed over its pieces, from a word averaged"
 			 : "pieces (tokens as the model sees them)");
+}
+
+/* Switch every view's weights between α and ‖α·f(x)‖ (valnorm.h); the tokens stay as they are. */
+static void ui_toggle_weights(struct ui *u)
+{
+	struct view_ctx *ctx = &u->ctx;
+	if (!u->trace) {
+		snprintf(ctx->message, sizeof ctx->message, "no text yet");
+		return;
+	}
+	u->show_norm = !u->show_norm;
+	ui_show_trace(u);
+	if (!ctx->message[0])
+		snprintf(ctx->message, sizeof ctx->message, "%s", u->show_norm
+			 ? "weights: ‖α·f(x)‖, rows shared out to 1"
+			 : "weights: attention α");
+}
+
+/* Hide the sink (the first token's column, or a learned sink's share) and renormalise every row, or
+ * show it again; said in the status bar while on (never renormalised silently). */
+static void ui_toggle_sink(struct ui *u)
+{
+	struct view_ctx *ctx = &u->ctx;
+	if (!u->trace) {
+		snprintf(ctx->message, sizeof ctx->message, "no text yet");
+		return;
+	}
+	u->hide_sink = !u->hide_sink;
+	ui_show_trace(u);
+	if (!ctx->message[0])
+		snprintf(ctx->message, sizeof ctx->message, "%s", !u->hide_sink ? "sink shown"
+			 : u->trace->sinks ? "learned sink hidden, rows renormalised"
+					   : "first token hidden, rows renormalised");
 }
 
 static void ui_select_token(struct ui *u, int dir)
@@ -866,6 +921,12 @@ static void ui_global(struct ui *u, enum action a)
 		break;
 	case ACT_WORDS:
 		ui_toggle_words(u);
+		break;
+	case ACT_WEIGHTS:
+		ui_toggle_weights(u);
+		break;
+	case ACT_SINK:
+		ui_toggle_sink(u);
 		break;
 	case ACT_SAVE_SVG: { /* the whole view, as --print --format svg draws it, at the screen's width */
 		char path[128];
@@ -1060,6 +1121,7 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 	if (u->pixels_mode >= USERCONF_PIXELS_AUTO)
 		ui_toggle_pixels(u, true);
 	u->show_words = o->words;
+	u->show_norm = o->weights_norm;
 	if (!view_push(&u->ctx, &view_grid))
 		return err_set(e, "out of memory");
 	u->focus = u->text.len ? FOCUS_VIEW : FOCUS_TEXT;
@@ -1089,8 +1151,10 @@ static void ui_teardown(struct ui *u)
 	corpusbg_free(u->bg);
 	aggregate_free(u->agg);
 	trace_free(u->words);
+	trace_free(u->norm);
 	trace_free(u->trace);
 	trace_free(u->words_b);
+	trace_free(u->norm_b);
 	trace_free(u->trace_b);
 	if (u->wake[0] >= 0)
 		close(u->wake[0]);

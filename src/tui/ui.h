@@ -46,6 +46,7 @@ struct ui_options {
 	bool hide_special;        /* initially hide special tokens (renormalising rows) */
 	bool before_rotary;       /* Q/K views initially show queries and keys before rotary */
 	bool words;               /* merge pieces into words (words.h); --token then counts words */
+	bool weights_norm;        /* initially value-weighted attention ‖α f(x)‖ (valnorm.h; --weights norm) */
 	const char *compare;      /* a second text to compare with (--compare), NULL = none */
 	enum heat_agg agg;        /* --print heatmap: one head, mean of the layer, mean of all */
 	bool numbers;             /* --print heatmap: weights written in the cells */

@@ -20,6 +20,7 @@
 
 #include "base/utf8.h"
 #include "views/anaview.h"
+#include "analysis/valnorm.h"
 #include "trace/compare.h"
 #include "views/marks.h"
 #include "trace/shapedesc.h"
@@ -484,6 +485,10 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 	if (t->sinks && !s->diff)
 		snprintf(sink, sizeof sink, "sink took %.1f%% of this row",
 			 100.0 * heat_sink_share(t, ctx->layer, ctx->head, s->agg, m->row_tok[r]));
+	char raw[96] = ""; /* value-weighted (valnorm.h): the cell is a share of its row; the size itself */
+	if (t->value_weighted && !s->diff && !heatmat_masked(m, r, c))
+		snprintf(raw, sizeof raw, "%s %.6g", cv->pal->utf8 ? "\xe2\x80\x96\xce\xb1\xc2\xb7" "f\xe2\x80\x96" : "|a.f|",
+			 valnorm_raw_agg(t, ctx->layer, ctx->head, s->agg, m->row_tok[r], m->col_tok[c]));
 	double colsum = 0;
 	for (int i = 0; i < m->rows; i++)
 		colsum += m->v[(size_t)i * m->cols + c];
@@ -496,8 +501,8 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 			rk[nk++] = (struct ranked_key){m->v[(size_t)r * m->cols + j], m->col_tok[j]};
 	const char *arrow = cv->pal->utf8 ? "\xe2\x86\x92" : "->";
 	if (compact) {
-		snprintf(buf, sizeof buf, "%s %s %s = %s  column sum %.4f%s%s%s%s", q, arrow, k, weight, colsum,
-			 kept[0] ? "  " : "", kept, sink[0] ? "  " : "", sink);
+		snprintf(buf, sizeof buf, "%s %s %s = %s%s%s  column sum %.4f%s%s%s%s", q, arrow, k, weight, raw[0] ? "  " : "",
+			 raw, colsum, kept[0] ? "  " : "", kept, sink[0] ? "  " : "", sink);
 		canvas_text(cv, x, y, w, buf, st);
 		qsort(rk, (size_t)nk, sizeof *rk, cmp_ranked_key);
 		if (lines > 1) {
@@ -530,6 +535,8 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 	PANEL_LINE(st, "%s %s", s->diff ? "B - A     " : "weight    ", weight);
 	if (s->diff && lines > 4)
 		PANEL_LINE(st, "A %.6f  B %.6f", s->va[(size_t)r * m->cols + c], s->vb[(size_t)r * m->cols + c]);
+	if (raw[0])
+		PANEL_LINE(st, "%s", raw);
 	PANEL_LINE(st, "column sum %.6f", colsum);
 	if (kept[0])
 		PANEL_LINE(st, "%s", kept);
@@ -876,6 +883,7 @@ static int heatmap_height_one(struct heatmap_state *s, struct view_ctx *ctx, con
 	struct hm_layout lo = hm_pixels(s, cv) ? hm_pix_layout(s, ctx, cv, width, -1, &f) : hm_layout(s, ctx, cv, width, -1);
 	int h = lo.my + lo.vis_rows + lo.below;
 	int panel = lo.panel_w ? 1 + 6 + (ctx->hide_special ? 1 : 0) + s->diff + hm_experts_lines(ctx) + s->m.cols +
+				 (ctx->trace->value_weighted && !s->diff) +
 				 hm_combined_lines(ctx, &s->m)
 				: 0;
 	return h > panel ? h : panel;
