@@ -20,6 +20,16 @@ if ! cmp -s "$TMP/roff" "$TMP/fragment"; then
 	fail=1
 fi
 
+# 1b. The ANALYSIS VIEWS section of the page is man/attnscope-views.txt (edits to one must reach the
+#     other: a stale fragment merged in once dropped paragraphs).
+sed -n '/^\.SH ANALYSIS VIEWS/,/^\.SH KEY BINDINGS/p' "$top_srcdir/man/attnscope.1" | sed '$d' >"$TMP/views-page"
+sed -n '/^\.SH ANALYSIS VIEWS/,$p' "$top_srcdir/man/attnscope-views.txt" >"$TMP/views-fragment"
+if ! cmp -s "$TMP/views-page" "$TMP/views-fragment"; then
+	echo "FAIL: man/attnscope-views.txt and the ANALYSIS VIEWS section of man/attnscope.1 differ (- fragment, + page)"
+	diff "$TMP/views-fragment" "$TMP/views-page" | head -20
+	fail=1
+fi
+
 # 2. Every theme role is in attnscope-themes(5), with its description.
 if command -v mandoc >/dev/null 2>&1; then
 	mandoc -Tascii -Owidth=200 "$top_srcdir/man/attnscope-themes.5" | sed 's/.\x08//g' | tr -s ' ' >"$TMP/themes5"
