@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "engine/lens.h"
 #include "engine/lmhead.h"
 #include "trace/compare.h"
 
@@ -278,6 +279,43 @@ static int dump_predictions(FILE *out, const struct trace *t, const struct dump_
 	return 0;
 }
 
+/* --lens: "logit_lens", per layer 0 .. n_layers (0 = the embedding output) the top LENS_K ids and
+ * log-probabilities of every position's residual stream through the final norm and the head (lens.h). */
+static int dump_lens(FILE *out, const struct trace *t, const struct model *m, struct err *e)
+{
+	struct lens *l = lens_new(m, t);
+	if (!l)
+		return err_set(e, "out of memory");
+	fputs(",\n\"logit_lens\": [", out);
+	for (int layer = 0; layer <= t->n_layers; layer++) {
+		for (int part = 0; part < 2; part++) {
+			fprintf(out, part ? "], \"logprobs\": [" : "%s\n  {\"layer\": %d, \"ids\": [", layer ? "," : "", layer);
+			for (int i = 0; i < t->n; i++) {
+				const int32_t *ids;
+				const float *lp;
+				if (lens_cell(l, layer, i, &ids, &lp, e) < 0) {
+					lens_free(l);
+					return -1;
+				}
+				fputs(i ? ", [" : "[", out);
+				for (int j = 0; j < LENS_K; j++) {
+					if (j)
+						fputs(", ", out);
+					if (part)
+						dump_float(out, lp[j]);
+					else
+						fprintf(out, "%d", (int)ids[j]);
+				}
+				fputc(']', out);
+			}
+		}
+		fputs("]}", out);
+	}
+	fputs("]", out);
+	lens_free(l);
+	return 0;
+}
+
 static int dump_json(const struct trace *t, const struct trace *b, const struct model_info *in,
 		      const struct dump_select *sel, FILE *out, struct err *e)
 {
@@ -373,6 +411,8 @@ static int dump_json(const struct trace *t, const struct trace *b, const struct 
 	if (b)
 		dump_json_compare(t, b, sel, out);
 	if (sel->model && dump_predictions(out, t, sel, e) < 0)
+		return -1;
+	if (sel->lens && dump_lens(out, t, sel->lens, e) < 0)
 		return -1;
 	fputs("}\n", out);
 	return 0;
