@@ -41,7 +41,48 @@ expect "the last layer is the model's own prediction" \
 	"$(jq -c '[.logit_lens[-1].ids[]]' "$TMP/l.json")" "$(jq -c '[.topk[].ids[0:5]]' "$TMP/l.json")"
 "$BIN" -m "$GPT2" --dump json "$TEXT" >"$TMP/plain.json"
 expect "no logit_lens without --lens" "$(jq 'has("logit_lens")' "$TMP/plain.json")" false
-expect "--lens adds only logit_lens" "$(jq -c 'del(.logit_lens)' "$TMP/l.json")" "$(jq -c . "$TMP/plain.json")"
+expect "--lens adds only logit_lens and dla" "$(jq -c 'del(.logit_lens, .dla_token, .dla)' "$TMP/l.json")" "$(jq -c . "$TMP/plain.json")"
+
+# Direct logit attribution (--lens: "dla" [L][H] at --token, by default the last token with a next one),
+# against tests/tools/ref_dla.py (numpy, GPT-2), which first checks the identity: every component's dla plus
+# ln_f's bias term is the logit of the next token minus the mean logit.
+H=$(jq .model.heads "$TMP/l.json")
+expect "dla at the last token with a next one by default" "$(jq '.dla_token == (.ids | length) - 2' "$TMP/l.json")" true
+expect "dla [L][H]" "$(jq -c '[(.dla | length), (.dla[] | length)] | unique' "$TMP/l.json")" "$(jq -nc "[$L, $H] | unique")"
+INDUCTION="river bread window stone seven garden horse silver morning letter music lamp river bread window stone seven garden horse silver morning letter music lamp"
+for spec in "$GPT2:15" "$GPT2:3" "$REF/models/gpt2-tiny:15"; do
+	mdir=${spec%:*} tok=${spec##*:}
+	[ -d "$mdir" ] || { echo "SKIPPED: dla on $mdir: not there"; continue; }
+	"$BIN" -m "$mdir" --dump json --lens --token "$tok" "$INDUCTION" >"$TMP/dla.json" || { bad "dla dump $mdir"; continue; }
+	expect "dla_token $tok" "$(jq .dla_token "$TMP/dla.json")" "$tok"
+	"$PY" "$TOOLS/ref_dla.py" "$mdir" "$TMP/dla.json" && ok || bad "dla of $mdir at $tok against ref_dla.py"
+done
+"$BIN" -m "$GPT2" --dump json --lens --token 15 "$INDUCTION" >"$TMP/dla.json"
+for mistake in no_center no_scale; do
+	if "$PY" "$TOOLS/ref_dla.py" "$GPT2" "$TMP/dla.json" $mistake >"$TMP/mistake"; then
+		bad "ref_dla.py with the mistake $mistake still agrees: $(cat "$TMP/mistake")"
+	else
+		ok
+		echo "deliberate mistake $mistake caught: $(sed 's/.*heads. dla max |diff| \([^ ]*\).*/heads'"'"' dla off by up to \1/' "$TMP/mistake")"
+	fi
+done
+# the head finder's dla column (with a token selected) sorted: the dump's largest first, with its value
+best=$(jq -r --argjson h "$H" '[.dla | to_entries[] | .key as $l | .value | to_entries[] | {l: $l, h: .key, v: .value}] | max_by(.v) | "L\(.l) H\(.h) \(.v * 1000 | round / 1000)"' "$TMP/dla.json")
+"$BIN" -m "$GPT2" --print heads --token 15 --sort dla --width 120 "$INDUCTION" >"$TMP/heads.txt"
+row=$(grep -m1 -E '^[ ▶] L[0-9]+ H[0-9]+ ' "$TMP/heads.txt")
+set -- $best
+case $row in
+*"$1 $2 "*) ok ;;
+*) bad "head finder sorted by dla: first row '$row', the dump's largest $best" ;;
+esac
+printf '%s\n' "$row" | awk -v v="$3" '{ if ($(NF - 1) + 0 != v + 0 && $NF + 0 != v + 0) exit 1 }' && ok || bad "dla value in '$row', want $3"
+"$BIN" -m "$GPT2" --print heads "$INDUCTION" | grep -q " dla " && bad "a dla column with no token selected" || ok
+"$BIN" -m "$GPT2" --dump json --lens --token 23 "$INDUCTION" >"$TMP/last.json"
+expect "no dla at the last token" "$(jq -c '[has("dla"), (.dla_note | test("needs a next token"))]' "$TMP/last.json")" "[false,true]"
+if [ -d "$REF/models/gemma2-tiny" ]; then
+	"$BIN" -m "$REF/models/gemma2-tiny" --dump json --lens "Oh, this book?" >"$TMP/g.json"
+	expect "Gemma 2: no dla (normalised attention output)" "$(jq -c '[has("dla"), (.dla_note | test("not linear"))]' "$TMP/g.json")" "[false,true]"
+fi
 "$BIN" -m "$GPT2" --dump json --top-k 0 --lens "$TEXT" >"$TMP/k0.json"
 expect "--lens without --top-k" "$(jq -c '[has("topk"), (.logit_lens | length)]' "$TMP/k0.json")" "[false,$((L + 1))]"
 "$BIN" -m "$BERT" --dump json --lens "$TEXT" >"$TMP/b.json" 2>"$TMP/err"

@@ -3,6 +3,7 @@
 #include "cli/dump.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/jsonout.h"
@@ -280,8 +281,11 @@ static int dump_predictions(FILE *out, const struct trace *t, const struct dump_
 }
 
 /* --lens: "logit_lens", per layer 0 .. n_layers (0 = the embedding output) the top LENS_K ids and
- * log-probabilities of every position's residual stream through the final norm and the head (lens.h). */
-static int dump_lens(FILE *out, const struct trace *t, const struct model *m, struct err *e)
+ * log-probabilities of every position's residual stream through the final norm and the head (lens.h);
+ * then "dla_token" and "dla" [n_layers][n_heads], each head's direct logit attribution there to the next
+ * token (or "dla_note": why not). */
+static int dump_lens(FILE *out, const struct trace *t, const struct model *m, const struct dump_select *sel,
+		     struct err *e)
 {
 	struct lens *l = lens_new(m, t);
 	if (!l)
@@ -313,6 +317,27 @@ static int dump_lens(FILE *out, const struct trace *t, const struct model *m, st
 	}
 	fputs("]", out);
 	lens_free(l);
+	/* direct logit attribution of every head at one position (lens.h), or why there is none */
+	int at = sel->dla_token >= 0 ? sel->dla_token : t->n - 2;
+	double *dla = malloc((size_t)t->n_layers * t->n_heads * sizeof *dla);
+	struct err why = {{0}};
+	if (!dla)
+		return err_set(e, "out of memory");
+	fprintf(out, ",\n\"dla_token\": %d", at);
+	if (lens_dla(m, t, at, dla, &why) < 0) {
+		fputs(",\n\"dla_note\": ", out);
+		jsonout_string(out, why.msg);
+	} else {
+		fputs(",\n\"dla\": [", out);
+		for (int layer = 0; layer < t->n_layers; layer++) {
+			fputs(layer ? ",\n  [" : "\n  [", out);
+			for (int h = 0; h < t->n_heads; h++)
+				fprintf(out, "%s%.9g", h ? ", " : "", dla[(size_t)layer * t->n_heads + h]);
+			fputc(']', out);
+		}
+		fputs("]", out);
+	}
+	free(dla);
 	return 0;
 }
 
@@ -412,7 +437,7 @@ static int dump_json(const struct trace *t, const struct trace *b, const struct 
 		dump_json_compare(t, b, sel, out);
 	if (sel->model && dump_predictions(out, t, sel, e) < 0)
 		return -1;
-	if (sel->lens && dump_lens(out, t, sel->lens, e) < 0)
+	if (sel->lens && dump_lens(out, t, sel->lens, sel, e) < 0)
 		return -1;
 	fputs("}\n", out);
 	return 0;

@@ -25,7 +25,7 @@
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
 /* For messages and --help; headscore_by_name decides what is valid. */
-#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed"
+#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed, dla"
 
 struct options {
 	const char *model;
@@ -392,7 +392,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		}
 		case OPT_SORT:
-			if (headscore_by_name(optarg) < 0) {
+			if (headscore_by_name(optarg) < 0 && strcmp(optarg, "dla") != 0) { /* dla: the head finder's own column */
 				fprintf(stderr, "attnscope: --sort: unknown score '%s' (%s)\n", optarg, SORT_SCORES);
 				return 2;
 			}
@@ -515,8 +515,10 @@ static int run_once(const struct options *o)
 		if (o->lens && words) {
 			fprintf(stderr, "attnscope: warning: --lens: the logit lens is per token: a dump of words has none\n");
 		} else if (o->lens) {
-			if (lmhead_kind(m) == LMHEAD_CAUSAL)
+			if (lmhead_kind(m) == LMHEAD_CAUSAL) {
 				sel.lens = m;
+				sel.dla_token = o->ui.token;
+			}
 			else /* the dump's "lm_head" says why too */
 				fprintf(stderr, "attnscope: warning: --lens: no logit lens: %s\n",
 					lmhead_kind(m) == LMHEAD_NONE ? lmhead_why(m) : "the output head is a masked LM's");

@@ -67,6 +67,10 @@ struct trace {
 	                        * only the keys of its own chunk, from i - i % C on; 0 = none. NULL = no layer
 	                        * has chunks (trace_free frees it). Read with trace_key_range. */
 	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
+	float *final_rstd;     /* [n] 1 / the final norm's denominator of each position's last residual stream (the
+	                        * one before the final norm that hidden_states[n_layers] carries): 1 / sqrt(variance +
+	                        * eps) for a LayerNorm, 1 / sqrt(mean square + eps) for an RMSNorm -- the frozen scale
+	                        * of direct logit attribution (engine/lens.h); 0 = not recorded */
 	/* A mixture-of-experts model's routing (Mixtral, OLMoE, Qwen3-MoE); NULL/0 otherwise, and in a trace
 	 * of words (trace_free frees them). */
 	int moe_k;             /* experts each token goes to in a routing layer (top-k) */

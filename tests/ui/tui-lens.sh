@@ -48,6 +48,12 @@ tui_keys 2 2 h  # h (left) with a count: 22 tokens back
 tui_wait "h0 emb at token 0 river"
 panel_has 0 0 0
 tui_wait_true "columns from token 0" screen_has "^ *river +bread +window"
+# The head finder: with token 0 selected, a last column dla, the dump's values for that token.
+"$ATTNSCOPE_BIN" -m "$GPT2" --dump json --lens --token 0 "$TEXT" >"$TUI_TMP/dla.json" || tui_fail "--dump --token 0"
+tui_keys F
+tui_wait "direct logit attribution at the selected token to the next one"
+v=$(jq -r '.dla[0][3] * 1000 | round / 1000 | tostring' "$TUI_TMP/dla.json")
+tui_wait_true "L0 H3's dla $v" screen_has "L0 H3 .* $(printf '%.3f' "$v") "
 tui_keys Q
 st=$(tui_exit_status); [ "$st" = 0 ] || tui_fail "exit status $st"
 
