@@ -77,6 +77,9 @@ case $row in
 esac
 printf '%s\n' "$row" | awk -v v="$3" '{ if ($(NF - 1) + 0 != v + 0 && $NF + 0 != v + 0) exit 1 }' && ok || bad "dla value in '$row', want $3"
 "$BIN" -m "$GPT2" --print heads "$INDUCTION" | grep -q " dla " && bad "a dla column with no token selected" || ok
+"$BIN" -m "$GPT2" --print heads --sort dla "$INDUCTION" >"$TMP/out" 2>&1
+expect "--sort dla without --token: usage error" $? 2
+grep -q -- "--sort dla needs --token" "$TMP/out" && ok || bad "--sort dla without --token: $(cat "$TMP/out")"
 "$BIN" -m "$GPT2" --dump json --lens --token 23 "$INDUCTION" >"$TMP/last.json"
 expect "no dla at the last token" "$(jq -c '[has("dla"), (.dla_note | test("needs a next token"))]' "$TMP/last.json")" "[false,true]"
 if [ -d "$REF/models/gemma2-tiny" ]; then

@@ -619,6 +619,9 @@ int main(int argc, char **argv)
 	if (o.dump_format >= 0 && o.print_view) {
 		fprintf(stderr, "attnscope: --dump and --print exclude each other\n");
 		rc = 2;
+	} else if (o.ui.sort && !strcmp(o.ui.sort, "dla") && o.ui.token < 0) {
+		fprintf(stderr, "attnscope: --sort dla needs --token N: the token whose next one the heads are attributed to\n");
+		rc = 2;
 	} else if (o.lens && o.dump_format != DUMP_JSON) {
 		fprintf(stderr, "attnscope: --lens adds the logit lens to --dump json (the explorer's view: --print lens)\n");
 		rc = 2;
