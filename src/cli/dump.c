@@ -3,9 +3,11 @@
 #include "cli/dump.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/jsonout.h"
+#include "engine/lens.h"
 #include "engine/lmhead.h"
 #include "trace/compare.h"
 
@@ -304,6 +306,67 @@ static int dump_predictions(FILE *out, const struct trace *t, const struct dump_
 	return 0;
 }
 
+/* --lens: "logit_lens", per layer 0 .. n_layers (0 = the embedding output) the top LENS_K ids and
+ * log-probabilities of every position's residual stream through the final norm and the head (lens.h);
+ * then "dla_token" and "dla" [n_layers][n_heads], each head's direct logit attribution there to the next
+ * token (or "dla_note": why not). */
+static int dump_lens(FILE *out, const struct trace *t, const struct model *m, const struct dump_select *sel,
+		     struct err *e)
+{
+	struct lens *l = lens_new(m, t);
+	if (!l)
+		return err_set(e, "out of memory");
+	fputs(",\n\"logit_lens\": [", out);
+	for (int layer = 0; layer <= t->n_layers; layer++) {
+		for (int part = 0; part < 2; part++) {
+			fprintf(out, part ? "], \"logprobs\": [" : "%s\n  {\"layer\": %d, \"ids\": [", layer ? "," : "", layer);
+			for (int i = 0; i < t->n; i++) {
+				const int32_t *ids;
+				const float *lp;
+				if (lens_cell(l, layer, i, &ids, &lp, e) < 0) {
+					lens_free(l);
+					return -1;
+				}
+				fputs(i ? ", [" : "[", out);
+				for (int j = 0; j < LENS_K; j++) {
+					if (j)
+						fputs(", ", out);
+					if (part)
+						dump_float(out, lp[j]);
+					else
+						fprintf(out, "%d", (int)ids[j]);
+				}
+				fputc(']', out);
+			}
+		}
+		fputs("]}", out);
+	}
+	fputs("]", out);
+	lens_free(l);
+	/* direct logit attribution of every head at one position (lens.h), or why there is none */
+	int at = sel->dla_token >= 0 ? sel->dla_token : t->n - 2;
+	double *dla = malloc((size_t)t->n_layers * t->n_heads * sizeof *dla);
+	struct err why = {{0}};
+	if (!dla)
+		return err_set(e, "out of memory");
+	fprintf(out, ",\n\"dla_token\": %d", at);
+	if (lens_dla(m, t, at, dla, &why) < 0) {
+		fputs(",\n\"dla_note\": ", out);
+		jsonout_string(out, why.msg);
+	} else {
+		fputs(",\n\"dla\": [", out);
+		for (int layer = 0; layer < t->n_layers; layer++) {
+			fputs(layer ? ",\n  [" : "\n  [", out);
+			for (int h = 0; h < t->n_heads; h++)
+				fprintf(out, "%s%.9g", h ? ", " : "", dla[(size_t)layer * t->n_heads + h]);
+			fputc(']', out);
+		}
+		fputs("]", out);
+	}
+	free(dla);
+	return 0;
+}
+
 static int dump_json(const struct trace *t, const struct trace *b, const struct model_info *in,
 		      const struct dump_select *sel, FILE *out, struct err *e)
 {
@@ -405,6 +468,8 @@ static int dump_json(const struct trace *t, const struct trace *b, const struct 
 	if (b)
 		dump_json_compare(t, b, sel, out);
 	if (sel->model && dump_predictions(out, t, sel, e) < 0)
+		return -1;
+	if (sel->lens && dump_lens(out, t, sel->lens, sel, e) < 0)
 		return -1;
 	fputs("}\n", out);
 	return 0;

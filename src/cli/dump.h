@@ -16,6 +16,8 @@ struct dump_select {
 	const struct model *model; /* JSON: the model's output head gives "lm_head", "topk" and "surprisal"
 	                            * (lmhead.h); NULL = none of them (a trace of words, --top-k 0) */
 	int top_k;                 /* entries of "topk" per position */
+	const struct model *lens;  /* --lens: "logit_lens" of this model's causal head (lens.h); NULL = none */
+	int dla_token;             /* --lens: "dla" at this position (--token); -1 = the last with a next token */
 };
 
 /* Parse "json" / "csv"; -1 if neither. */

@@ -14,6 +14,7 @@
 #include "corpus/corpusrun.h"
 #include "cli/dump.h"
 #include "trace/headscore.h"
+#include "engine/lmhead.h"
 #include "engine/model.h"
 #include "tui/print.h"
 #include "tui/ui.h"
@@ -25,7 +26,7 @@
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
 /* For messages and --help; headscore_by_name decides what is valid. */
-#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed, sink"
+#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed, sink, dla"
 
 struct options {
 	const char *model;
@@ -34,6 +35,7 @@ struct options {
 	int layer, head;
 	int threads;     /* 0 = OpenBLAS default (all cores) */
 	int top_k;       /* --top-k: predictions per position in --dump json (0 = none) */
+	bool lens;       /* --lens: the logit lens in --dump json */
 	const char *print_view; /* --print VIEW, NULL = none */
 	bool format_given;      /* --format (only with --print) */
 	struct ui_options ui;   /* theme, colour, width, initial selection */
@@ -63,6 +65,8 @@ static void usage(FILE *out)
 		"      --head=H           select head H (0-based); restricts --dump\n"
 		"      --top-k=N          --dump json: the output head's N best predictions per\n"
 		"                         position (default 10; 0 leaves them out)\n"
+		"      --lens             --dump json: the logit lens, each layer's top 5 per\n"
+		"                         position (causal LMs with an output head)\n"
 		"      --token=N[,M...]   select token N (0-based): highlighted in every view;\n"
 		"                         several are marked and their attention combined\n"
 		"      --width=W          width of --print output (default: terminal or 80)\n"
@@ -253,7 +257,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
 	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS,
-	       OPT_TOP_K };
+	       OPT_TOP_K, OPT_LENS };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -275,6 +279,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"format", required_argument, NULL, OPT_FORMAT},
 		{"pixels", required_argument, NULL, OPT_PIXELS},
 		{"top-k", required_argument, NULL, OPT_TOP_K},
+		{"lens", no_argument, NULL, OPT_LENS},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -311,6 +316,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_TOP_K:
 			if (parse_int("--top-k", optarg, 0, 1000000, &o->top_k) < 0)
 				return 2;
+			break;
+		case OPT_LENS:
+			o->lens = true;
 			break;
 		case OPT_THREADS:
 			if (parse_int("--threads", optarg, 1, 1024, &o->threads) < 0)
@@ -396,7 +404,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		}
 		case OPT_SORT:
-			if (headscore_by_name(optarg) < 0) {
+			if (headscore_by_name(optarg) < 0 && strcmp(optarg, "dla") != 0) { /* dla: the head finder's own column */
 				fprintf(stderr, "attnscope: --sort: unknown score '%s' (%s)\n", optarg, SORT_SCORES);
 				return 2;
 			}
@@ -526,6 +534,17 @@ static int run_once(const struct options *o)
 			sel.model = m;
 			sel.top_k = o->top_k;
 		}
+		if (o->lens && words) {
+			fprintf(stderr, "attnscope: warning: --lens: the logit lens is per token: a dump of words has none\n");
+		} else if (o->lens) {
+			if (lmhead_kind(m) == LMHEAD_CAUSAL) {
+				sel.lens = m;
+				sel.dla_token = o->ui.token;
+			}
+			else /* the dump's "lm_head" says why too */
+				fprintf(stderr, "attnscope: warning: --lens: no logit lens: %s\n",
+					lmhead_kind(m) == LMHEAD_NONE ? lmhead_why(m) : "the output head is a masked LM's");
+		}
 		struct trace *w = words ? words_build(t) : NULL, *wb = words && tb ? words_build(tb) : NULL;
 		if (wrote == 0)
 			wrote = o->print_view ? print_compare(t, tb, o->print_view, &uo, stdout, &e)
@@ -625,6 +644,12 @@ int main(int argc, char **argv)
 	o.ui.head = o.head;
 	if (o.dump_format >= 0 && o.print_view) {
 		fprintf(stderr, "attnscope: --dump and --print exclude each other\n");
+		rc = 2;
+	} else if (o.ui.sort && !strcmp(o.ui.sort, "dla") && o.ui.token < 0) {
+		fprintf(stderr, "attnscope: --sort dla needs --token N: the token whose next one the heads are attributed to\n");
+		rc = 2;
+	} else if (o.lens && o.dump_format != DUMP_JSON) {
+		fprintf(stderr, "attnscope: --lens adds the logit lens to --dump json (the explorer's view: --print lens)\n");
 		rc = 2;
 	} else if (o.format_given && !o.print_view) {
 		fprintf(stderr, "attnscope: --format is the format of --print's output: give --print VIEW\n");

@@ -151,6 +151,25 @@ static void fwd_norm(const struct model *m, const struct norm_weights *nw, const
 	fwd_lap(m, FWD_NORM, &t);
 }
 
+/* The final norm's inverse denominator of each of the N rows of X [n][hidden] into OUT [n] (trace.h's
+ * final_rstd: the frozen scale of direct logit attribution), before the norm is applied to them. */
+static void fwd_final_rstd(const struct model *m, const float *x, int n, float *out)
+{
+	int d = m->info.hidden;
+	for (int r = 0; r < n; r++) {
+		const float *v = x + (size_t)r * d;
+		double mean = 0, sq = 0;
+		if (m->fam.norm != NORM_RMS) {
+			for (int j = 0; j < d; j++)
+				mean += v[j];
+			mean /= d;
+		}
+		for (int j = 0; j < d; j++)
+			sq += (v[j] - mean) * (v[j] - mean);
+		out[r] = (float)(1 / sqrt(sq / d + m->ln_eps));
+	}
+}
+
 struct fwd_add_job {
 	float *x;
 	const float *y;
@@ -808,8 +827,10 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 		memcpy(b.x, x_in, nh * sizeof(float));
 		fwd_block(m, layer, &b, &bt);
 		fwd_trace_moe(m, &b, layer, 0, t, 0);
-		if (layer == t->n_layers - 1 && m->fam.final_norm_in_trace)
+		if (layer == t->n_layers - 1 && m->fam.final_norm_in_trace) {
+			fwd_final_rstd(m, b.x, n, t->final_rstd);
 			fwd_norm(m, &m->final_ln, b.x, b.x, n);
+		}
 		memcpy((float *)trace_hidden(t, layer + 1), b.x, nh * sizeof(float));
 	}
 	fwd_free(&b);
@@ -896,8 +917,11 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 			}
 			fwd_block(m, l - 1, &b, &bt);
 			/* HF reports the last hidden state after the final norm (GPT-2's ln_f, Llama's norm). */
-			if (l == m->info.n_layers && m->fam.final_norm_in_trace)
+			if (l == m->info.n_layers && m->fam.final_norm_in_trace) {
+				for (int i = 0; i < nb; i++)
+					fwd_final_rstd(m, b.x + (size_t)row0[i] * H, t[i]->n - r0, t[i]->final_rstd + r0);
 				fwd_norm(m, &m->final_ln, b.x, b.x, b.rows);
+			}
 			clock = fwd_clock(m);
 		}
 		for (int i = 0; i < nb; i++) { /* layer l's hidden states (0 = embeddings) */

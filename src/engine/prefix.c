@@ -51,13 +51,13 @@ int prefix_shared(const struct prefix_cache *c, const struct trace *t)
 }
 
 /* Floats in token I's block: per layer and head its attention row (keys 0 .. I), its query (and
- * the query before rotary) and value-vector norm, per key/value head its key (and before rotary) and value, and its
- * hidden state of every layer. */
+ * the query before rotary) and value-vector norm, per key/value head its key (and before rotary) and value, its
+ * hidden state of every layer and its final norm's scale. */
 static size_t prefix_block(const struct trace *t, int i)
 {
 	size_t L = t->n_layers, D = t->head_dim, raw = t->q_raw ? 1 : 0;
 	return L * t->n_heads * ((size_t)i + 1 + (1 + raw) * D + (t->vnorm ? 1 : 0)) +
-	       L * t->n_kv_heads * ((1 + raw) * D + (size_t)trace_v_dim(t)) + (L + 1) * t->hidden +
+	       L * t->n_kv_heads * ((1 + raw) * D + (size_t)trace_v_dim(t)) + (L + 1) * t->hidden + 1 +
 	       (t->moe_topk ? 2 * L * (size_t)t->moe_k : 0);
 }
 
@@ -92,6 +92,7 @@ static void prefix_move(const struct trace *t, int i, float *b, bool to_block)
 	}
 	for (int l = 0; l <= t->n_layers; l++)
 		PREFIX_MOVE(trace_hidden(t, l) + row * t->hidden, t->hidden * sizeof(float));
+	PREFIX_MOVE(t->final_rstd + row, sizeof(float));
 	for (int l = 0; t->moe_topk && l < t->n_layers; l++) { /* a MoE model's routing (expert ids are 4 bytes too) */
 		size_t at = ((size_t)l * t->n + row) * t->moe_k, kbytes = (size_t)t->moe_k * sizeof(float);
 		PREFIX_MOVE(t->moe_topk + at, kbytes);

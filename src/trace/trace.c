@@ -150,6 +150,7 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 	t->v = calloc(lkv * nn * t->v_dim, sizeof(float));
 	t->hidden_states = calloc((size_t)(s->n_layers + 1) * nn * s->hidden, sizeof(float));
 	t->vnorm = calloc(lh * nn, sizeof(float));
+	t->final_rstd = calloc(nn, sizeof(float));
 	t->win_before = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->win_before);
 	t->win_after = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->win_after);
 	t->score_scale = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->score_scale);
@@ -160,7 +161,8 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 		raw_ok = t->q_raw && t->k_raw;
 	}
 	if (!t->tokens || !t->ids || !t->type_ids || !t->special || (!t->attn && !t->cache) || !t->q || !t->k || !t->v ||
-	    !t->hidden_states || !t->vnorm || !t->win_before || !t->win_after || !t->score_scale || !raw_ok) {
+	    !t->hidden_states || !t->vnorm || !t->final_rstd || !t->win_before || !t->win_after || !t->score_scale ||
+	    !raw_ok) {
 		trace_free(t);
 		return NULL;
 	}
@@ -249,6 +251,7 @@ void trace_free(struct trace *t)
 	free(t->sinks);
 	free(t->hidden_states);
 	free(t->vnorm);
+	free(t->final_rstd);
 	free(t->word_of);
 	free(t->word_start);
 	free(t);

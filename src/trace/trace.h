@@ -76,6 +76,10 @@ struct trace {
 	bool value_weighted;   /* ... its attn is ‖α_ij f_h(x_j)‖ (Kobayashi et al. 2020), not α */
 	bool sink_hidden;      /* ... the sink (the first token's column, or the learned sink's share) is dropped
 	                        * and each row renormalised over the other keys */
+	float *final_rstd;     /* [n] 1 / the final norm's denominator of each position's last residual stream (the
+	                        * one before the final norm that hidden_states[n_layers] carries): 1 / sqrt(variance +
+	                        * eps) for a LayerNorm, 1 / sqrt(mean square + eps) for an RMSNorm -- the frozen scale
+	                        * of direct logit attribution (engine/lens.h); 0 = not recorded */
 	/* A mixture-of-experts model's routing (Mixtral, OLMoE, Qwen3-MoE); NULL/0 otherwise, and in a trace
 	 * of words (trace_free frees them). */
 	int moe_k;             /* experts each token goes to in a routing layer (top-k) */

@@ -46,6 +46,7 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_VIEW_DOTS, "view-dots", SCOPE_GLOBAL, "X", "same-head vs different-head query-key product histograms") \
 	X(ACT_VIEW_SOFTMAX, "view-softmax", SCOPE_GLOBAL, "W", "distributions of the layer's attention weights") \
 	X(ACT_VIEW_PREDICT, "view-predict", SCOPE_GLOBAL, "P", "predictions: the output head's top tokens at the selected token") \
+	X(ACT_VIEW_LENS, "view-lens", SCOPE_GLOBAL, "L", "logit lens: the top token of each layer's residual stream at every position") \
 	X(ACT_SURPRISAL, "surprisal", SCOPE_GLOBAL, "y", "colour the token strip by surprisal (causal models)") \
 	X(ACT_UP, "up", SCOPE_VIEW, "k Up", "move up (a count repeats)")                             \
 	X(ACT_DOWN, "down", SCOPE_VIEW, "j Down", "move down (a count repeats)")                     \

@@ -3,11 +3,14 @@
 
 #include "views/anaview.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "views/aggview.h"
 #include "draw/chart.h"
 #include "analysis/stats.h"
+#include "draw/tokstrip.h"
+#include "engine/model.h"
 
 static int clampi(int v, int lo, int hi)
 {
@@ -135,4 +138,20 @@ const char *anaview_hist_kde(struct canvas *cv, struct rect r, const double *x, 
 const char *anaview_dot(const struct canvas *cv)
 {
 	return cv->pal->utf8 ? "\xc2\xb7" : "-";
+}
+
+/* A two-token trace lets tokstrip_label see whether the piece starts a word. */
+void anaview_piece(const struct view_ctx *ctx, int32_t id, char *buf, size_t n)
+{
+	const char *piece = ctx->model ? tokenizer_id_to_token(model_get_tokenizer(ctx->model), id) : NULL;
+	if (!piece) {
+		snprintf(buf, n, "<%d>", (int)id);
+		return;
+	}
+	enum tokenizer_pieces style = ctx->trace->pieces;
+	char *tokens[2] = {style == TOKENIZER_PIECES_SENTENCEPIECE ? "\xe2\x96\x81" "a" : "a", (char *)piece};
+	bool special[2] = {false, false};
+	int32_t ids[2] = {0, id};
+	struct trace two = {.n = 2, .tokens = tokens, .special = special, .ids = ids, .pieces = style};
+	tokstrip_label(&two, 1, true, buf, n);
 }

@@ -5,6 +5,8 @@
 #define ATTNSCOPE_ANAVIEW_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "views/view.h"
 
@@ -36,6 +38,9 @@ int anaview_token(const struct view_ctx *ctx);
  * drawn over it in CURVE. Returns NULL with *BANDWIDTH set, or why there is no density. */
 const char *anaview_hist_kde(struct canvas *cv, struct rect r, const double *x, size_t n, double lo, double hi,
 			     int bins, struct style bars, struct style curve, int *maxcount, double *bandwidth);
+/* Vocabulary entry ID of ctx->model as the token strip writes a token: readable, with '·' when it
+ * continues a word; "<ID>" when the tokenizer has no such entry. */
+void anaview_piece(const struct view_ctx *ctx, int32_t id, char *buf, size_t n);
 /* The middle dot (or '-') for titles. */
 const char *anaview_dot(const struct canvas *cv);
 

@@ -30,7 +30,7 @@ const struct view *const registry_views[] = {
 	/* The analysis views. */
 	&view_heads, &view_qk, &view_rollout, &view_headview, &view_neuron, &view_vectors, &view_qkstats, &view_dots,
 	&view_softmax,
-	&view_predict, NULL,
+	&view_predict, &view_lens, NULL,
 };
 
 const struct view *registry_find(const char *name)

@@ -33,6 +33,7 @@ extern const struct view view_qkstats;
 extern const struct view view_dots;
 extern const struct view view_softmax;
 extern const struct view view_predict;
+extern const struct view view_lens;
 
 /* Every view that can be opened from the grid or printed, NULL-terminated, in the order --help
  * and the man page list them. */

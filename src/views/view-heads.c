@@ -8,7 +8,10 @@
  * pick the column to sort by (the first position keeps layer/head order), r reverses the order,
  * Enter opens the head's heatmap. `--print heads --sort SCORE` prints the table sorted.
  * On a corpus aggregate (ctx->agg) each cell is the mean ± std of the score over the texts and the
- * label that of the means. */
+ * label that of the means.
+ * With a token selected on a causal LM with an output head, a last column "dla" gives each head's direct
+ * logit attribution at that token to the token that follows (engine/lens.h: through the frozen final
+ * norm, minus the vocabulary's mean), computed for the selected token only and sortable like the rest. */
 #include "config.h"
 
 #include <math.h>
@@ -18,12 +21,15 @@
 
 #include "analysis/heatdata.h"
 #include "corpus/aggregate.h"
+#include "engine/lens.h"
+#include "engine/lmhead.h"
 #include "views/anaview.h"
 #include "trace/headscore.h"
 #include "views/registry.h" /* view_heatmap, which it opens */
 
 #define HEADS_COL_W 10  /* a score column, including the space before it */
 #define HEADS_AGG_COL_W 14 /* ... holding "mean±std" */
+#define HEADS_DLA HS_COUNT /* the direct logit attribution column: not a headscore.h score (a corpus has none) */
 
 struct heads_state {
 	unsigned gen;            /* ctx->trace_gen the scores were computed for */
@@ -35,20 +41,55 @@ struct heads_state {
 	bool causal;
 	int *order;              /* [n_layers * n_heads] indices into s, in display order */
 	int n;
-	int cols[HS_COUNT];      /* the score kinds shown, in order */
+	int cols[HS_COUNT + 1];  /* the score kinds shown, in order (and HEADS_DLA) */
 	int n_cols;
 	int sort;                /* index into cols, or -1 for layer/head order */
 	bool ascending;
 	int row0;                /* first row shown */
 	int page;                /* rows shown at the last draw */
 	const char *want_sort;   /* a sort score asked for before the first trace (--sort) */
+	double *dla;             /* [n_layers * n_heads] direct logit attribution at dla_token, or NULL */
+	int dla_token;           /* the token it is for; -1 = none computed */
+	char dla_why[160];       /* why there is none at the selected token ("" = no token selected) */
 };
+
+static const char *heads_name(int k)
+{
+	return k == HEADS_DLA ? "dla" : headscore_name((enum headscore_kind)k);
+}
+
+/* Score K of head I (index into s). */
+static double heads_value(const struct heads_state *s, int i, int k)
+{
+	return k == HEADS_DLA ? s->dla ? s->dla[i] : NAN : s->s[i].s[k];
+}
+
+/* Sort IDX by the dla column as headscore_sort sorts a score: largest first (or smallest), NaN last, ties in
+ * layer/head order (an insertion sort: a model has at most a few thousand heads). */
+static void heads_sort_dla(const struct heads_state *s, int *idx, int n, bool ascending)
+{
+	for (int a = 1; a < n; a++) {
+		int v = idx[a], b = a;
+		double x = heads_value(s, v, HEADS_DLA);
+		while (b > 0) {
+			double y = heads_value(s, idx[b - 1], HEADS_DLA);
+			bool before = !isnan(x) && (isnan(y) || (ascending ? x < y : x > y) || (x == y && v < idx[b - 1]));
+			if (!before)
+				break;
+			idx[b] = idx[b - 1];
+			b--;
+		}
+		idx[b] = v;
+	}
+}
 
 static void heads_order(struct heads_state *s)
 {
 	for (int i = 0; i < s->n; i++)
 		s->order[i] = i;
-	if (s->sort >= 0)
+	if (s->sort >= 0 && s->cols[s->sort] == HEADS_DLA)
+		heads_sort_dla(s, s->order, s->n, s->ascending);
+	else if (s->sort >= 0)
 		headscore_sort(s->s, s->order, s->n, (enum headscore_kind)s->cols[s->sort], s->ascending);
 	else if (s->ascending) /* reversed layer/head order */
 		for (int i = 0; i < s->n / 2; i++) {
@@ -61,8 +102,8 @@ static void heads_order(struct heads_state *s)
 /* Drop the scores. */
 static void heads_reset(struct heads_state *s)
 {
-	free(s->s), free(s->sd), free(s->order);
-	s->s = s->sd = NULL, s->order = NULL, s->n = 0;
+	free(s->s), free(s->sd), free(s->order), free(s->dla);
+	s->s = s->sd = NULL, s->order = NULL, s->n = 0, s->dla = NULL, s->dla_token = -1;
 }
 
 /* Scores of the trace or the aggregate into s->s (and s->sd); false on OOM. */
@@ -85,14 +126,47 @@ static bool heads_compute(struct heads_state *s, const struct view_ctx *ctx)
 	return true;
 }
 
+/* The dla column for the selected token: computed when the token changed, shown (last) while a token is
+ * selected on a model with a causal head; the order follows when it is the sort column. */
+static void heads_dla(struct heads_state *s, const struct view_ctx *ctx)
+{
+	const struct trace *t = ctx->trace;
+	int want = ctx->agg || !t || !ctx->model || lmhead_kind(ctx->model) != LMHEAD_CAUSAL || t->source ? -1 : ctx->token;
+	if (want == s->dla_token && (want < 0 || s->dla || s->dla_why[0]))
+		return;
+	free(s->dla);
+	s->dla = NULL;
+	s->dla_why[0] = 0;
+	s->dla_token = want;
+	struct err e = {{0}};
+	if (want >= 0 && (s->dla = malloc((size_t)s->n * sizeof *s->dla)) != NULL && lens_dla(ctx->model, t, want, s->dla, &e) < 0) {
+		snprintf(s->dla_why, sizeof s->dla_why, "%s", e.msg);
+		free(s->dla);
+		s->dla = NULL;
+	}
+	int at = -1; /* the column, last while a token is selected */
+	for (int c = 0; c < s->n_cols; c++)
+		if (s->cols[c] == HEADS_DLA)
+			at = c;
+	if (want >= 0 && at < 0)
+		s->cols[s->n_cols++] = HEADS_DLA;
+	else if (want < 0 && at >= 0) {
+		s->n_cols--;
+		s->sort = s->sort == at ? -1 : s->sort;
+	}
+	heads_order(s);
+}
+
 /* Recompute the scores when the trace changed; false when there is nothing to show. */
 static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
 {
 	const struct trace *t = ctx->trace;
 	if (!ctx->agg && (!t || t->n == 0))
 		return false;
-	if (s->s && s->gen == ctx->trace_gen && s->t == t && s->agg == ctx->agg)
+	if (s->s && s->gen == ctx->trace_gen && s->t == t && s->agg == ctx->agg) {
+		heads_dla(s, ctx);
 		return true;
+	}
 	int keep = s->sort >= 0 ? s->cols[s->sort] : -1;
 	heads_reset(s);
 	if (!heads_compute(s, ctx)) {
@@ -118,18 +192,25 @@ static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
 		if (any)
 			s->cols[s->n_cols++] = k;
 	}
+	s->dla_token = -1;
 	if (s->want_sort) {
-		keep = headscore_by_name(s->want_sort);
+		keep = !strcmp(s->want_sort, "dla") ? HEADS_DLA : headscore_by_name(s->want_sort);
 		s->want_sort = NULL;
 	}
 	s->sort = -1;
 	for (int c = 0; c < s->n_cols; c++)
 		if (s->cols[c] == keep)
 			s->sort = c;
-	heads_order(s);
 	s->gen = ctx->trace_gen;
 	s->t = t;
 	s->agg = ctx->agg;
+	int dla_sort = keep == HEADS_DLA; /* sorted by dla before: again once the column is back */
+	heads_dla(s, ctx);
+	if (dla_sort)
+		for (int c = 0; c < s->n_cols; c++)
+			if (s->cols[c] == HEADS_DLA)
+				s->sort = c;
+	heads_order(s);
 	return true;
 }
 
@@ -140,6 +221,7 @@ static void *heads_create(struct view_ctx *ctx)
 		return NULL;
 	s->sort = -1;
 	s->want_sort = ctx->sort;
+	s->dla_token = -1;
 	return s;
 }
 
@@ -206,7 +288,7 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 			 ctx->head);
 	}
 	snprintf(title, sizeof title, "head finder %s %d heads%s %s sorted by %s%s", dot, s->n, over, dot,
-		 s->sort >= 0 ? headscore_name((enum headscore_kind)s->cols[s->sort]) : "layer/head",
+		 s->sort >= 0 ? heads_name(s->cols[s->sort]) : "layer/head",
 		 s->sort >= 0 ? (s->ascending ? ", smallest first" : ", largest first") : (s->ascending ? ", reversed" : ""));
 	canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
 
@@ -215,7 +297,7 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 	struct style lab = canvas_role(cv, ROLE_LABEL), sel = canvas_role(cv, ROLE_LABEL_SEL);
 	canvas_text(cv, area.x + 2, y, head_w - 2, "head", s->sort < 0 ? sel : lab);
 	for (int c = 0; c < s->n_cols; c++) {
-		const char *name = headscore_name((enum headscore_kind)s->cols[c]);
+		const char *name = heads_name(s->cols[c]);
 		int w = (int)strlen(name);
 		canvas_text(cv, area.x + head_w + c * col_w + col_w - w, y, w, name, c == s->sort ? sel : lab);
 	}
@@ -251,10 +333,10 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 		canvas_text(cv, area.x + 2, yy, head_w - 2, buf, is_sel ? sel : canvas_role(cv, ROLE_TEXT));
 		for (int c = 0; c < s->n_cols; c++) {
 			int k = s->cols[c];
-			double v = h->s[k];
+			double v = heads_value(s, s->order[i], k);
 			heads_format(k, v, s->sd ? s->sd[s->order[i]].s[k] : NAN, pm, buf, sizeof buf);
 			int w = canvas_text_width(cv, buf), x = area.x + head_w + c * col_w + col_w - w;
-			bool weight = k != HS_ENTROPY && k != HS_DISTANCE;
+			bool weight = k != HS_ENTROPY && k != HS_DISTANCE && k != HEADS_DLA;
 			if (weight && !isnan(v) && cv->pal->depth != DEPTH_MONO)
 				canvas_heat_text(cv, x, yy, w, (float)v, buf);
 			else
@@ -272,8 +354,13 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 		int fy = y + 1 + rows + 1;
 		for (int c = 0; c < s->n_cols; c++, fy++) {
 			int k = s->cols[c];
-			canvas_printf(cv, area.x + 2, fy, area.w - 2, canvas_role(cv, ROLE_DIM), "%-10s %s", headscore_name(k),
-				      headscore_help(k));
+			if (k == HEADS_DLA)
+				canvas_printf(cv, area.x + 2, fy, area.w - 2, canvas_role(cv, ROLE_DIM),
+					      "%-10s %s", "dla", s->dla ? "direct logit attribution at the selected token to the next one "
+					      "(frozen final norm, minus the vocabulary mean)" : s->dla_why);
+			else
+				canvas_printf(cv, area.x + 2, fy, area.w - 2, canvas_role(cv, ROLE_DIM), "%-10s %s", headscore_name(k),
+					      headscore_help(k));
 		}
 		canvas_text(cv, area.x + 2, fy, area.w - 2,
 			    "label      the strongest weight score >= 0.5, else \"broad\" when entropy is >= 75% of its maximum",
@@ -313,7 +400,7 @@ static bool heads_act(void *state, struct view_ctx *ctx, enum action a, int coun
 		s->ascending = false;
 		heads_order(s);
 		snprintf(ctx->message, sizeof ctx->message, "sorted by %s",
-			 s->sort >= 0 ? headscore_name((enum headscore_kind)s->cols[s->sort]) : "layer/head");
+			 s->sort >= 0 ? heads_name(s->cols[s->sort]) : "layer/head");
 		return true;
 	}
 	case ACT_REVERSE:

@@ -33,23 +33,6 @@ static int predict_token(const struct view_ctx *ctx)
 	return t->n - 1;
 }
 
-/* Vocabulary entry ID as the token strip writes a token: readable, with '·' when it continues a word.
- * (A two-token trace lets tokentext see whether the piece starts a word.) */
-static void predict_piece(const struct view_ctx *ctx, int32_t id, char *buf, size_t n)
-{
-	const char *piece = tokenizer_id_to_token(model_get_tokenizer(ctx->model), id);
-	if (!piece) {
-		snprintf(buf, n, "<%d>", (int)id);
-		return;
-	}
-	enum tokenizer_pieces style = ctx->trace->pieces;
-	char *tokens[2] = {style == TOKENIZER_PIECES_SENTENCEPIECE ? "\xe2\x96\x81" "a" : "a", (char *)piece};
-	bool special[2] = {false, false};
-	int32_t ids[2] = {0, id};
-	struct trace two = {.n = 2, .tokens = tokens, .special = special, .ids = ids, .pieces = style};
-	tokstrip_label(&two, 1, true, buf, n);
-}
-
 static void *predict_create(struct view_ctx *ctx)
 {
 	(void)ctx;
@@ -89,7 +72,7 @@ static void predict_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 	int k = lmpred_k(p);
 	for (int r = 0; r < k && y < area.y + area.h; r++, y++) {
 		char piece[256];
-		predict_piece(ctx, ids[r], piece, sizeof piece);
+		anaview_piece(ctx, ids[r], piece, sizeof piece);
 		double prob = exp((double)lp[r]);
 		int x = area.x + canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_LABEL), "%2d. ", r + 1);
 		chart_hbar(cv, x, y, PR_BAR_W, prob, canvas_role(cv, ROLE_QUERY));
@@ -107,7 +90,7 @@ static void predict_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 		if (target < 0) {
 			canvas_text(cv, area.x, y++, area.w, "the last token: no next token to compare with", canvas_role(cv, ROLE_DIM));
 		} else {
-			predict_piece(ctx, target, piece, sizeof piece);
+			anaview_piece(ctx, target, piece, sizeof piece);
 			canvas_printf(cv, area.x, y++, area.w, canvas_role(cv, ROLE_TEXT),
 				      "%s %s (%d): p %.4g%%, log p %.4f, rank %d", causal ? "actual next token" : "the token here",
 				      piece, (int)target, 100 * exp((double)tlp), tlp, rank);

@@ -22,7 +22,7 @@ fi
 
 # 1b. The ANALYSIS VIEWS section of the page is man/attnscope-views.txt (edits to one must reach the
 #     other: a stale fragment merged in once dropped paragraphs).
-sed -n '/^\.SH ANALYSIS VIEWS/,/^\.SH KEY BINDINGS/p' "$top_srcdir/man/attnscope.1" | sed '$d' >"$TMP/views-page"
+awk '/^\.SH / { inside = $0 == ".SH ANALYSIS VIEWS" } inside' "$top_srcdir/man/attnscope.1" >"$TMP/views-page"
 sed -n '/^\.SH ANALYSIS VIEWS/,$p' "$top_srcdir/man/attnscope-views.txt" >"$TMP/views-fragment"
 if ! cmp -s "$TMP/views-page" "$TMP/views-fragment"; then
 	echo "FAIL: man/attnscope-views.txt and the ANALYSIS VIEWS section of man/attnscope.1 differ (- fragment, + page)"
