@@ -1,7 +1,8 @@
 /* check_ablate.c -- head ablation's API (engine/ablate.h) on its own: the head lists, that an ablation of
  * no head is the clean run bit for bit, that the layers below the first ablated head stay the clean run's
  * bit for bit and the ablated head's own pattern is kept, that an ablated run leaves the explorer's token
- * reuse (model_run_reuse) to clean rows, and that the effects stop when cancelled. The numbers themselves
+ * reuse (model_run_reuse) to clean rows, that the effects stop when cancelled and their batched head
+ * (lmhead_logprobs_rows) agrees with the row-by-row one. The numbers themselves
  * are checked against transformers and numpy in tests/ablate.sh. */
 #include <check.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "engine/ablate.h"
+#include "engine/lmhead.h"
 #include "engine/model.h"
 
 static const char *srcdir(void)
@@ -169,6 +171,38 @@ START_TEST(test_effects_and_cancel)
 }
 END_TEST
 
+/* The effects' batched head (lmhead_logprobs_rows: float32 logits from one matrix product) against the
+ * row-by-row one (float64 sums) on a causal and a masked head: within 1e-4 (the cases' tolerance). */
+START_TEST(test_rows_match_one_row)
+{
+	const char *models[] = {"models/demo-gpt2", "models/demo-bert"};
+	for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
+		struct model *m = open_model(models[k]);
+		struct err e = {{0}};
+		struct trace *t = NULL;
+		ck_assert_int_eq(model_run(m, "The [MASK] sat on the mat.", NULL, NULL, &t, &e), 0);
+		int V = lmhead_vocab(m);
+		float *all = malloc((size_t)t->n * V * sizeof *all), *one = malloc((size_t)V * sizeof *one);
+		double *lse = malloc((size_t)t->n * sizeof *lse), lse1;
+		ck_assert_int_eq(lmhead_logprobs_rows(m, trace_hidden(t, t->n_layers), t->n, all, lse, &e), 0);
+		double worst = 0;
+		for (int i = 0; i < t->n; i++) {
+			ck_assert_int_eq(lmhead_logprobs(m, trace_hidden(t, t->n_layers) + (size_t)i * t->hidden, false, one, &lse1, &e), 0);
+			worst = fmax(worst, fabs(lse[i] - lse1));
+			for (int v = 0; v < V; v++)
+				worst = fmax(worst, fabs((double)all[(size_t)i * V + v] - one[v]));
+		}
+		printf("%s: batched rows against one row at a time: max difference %.2g\n", models[k], worst);
+		ck_assert_msg(worst <= 1e-4, "%s: %g", models[k], worst);
+		free(all);
+		free(one);
+		free(lse);
+		trace_free(t);
+		model_close(m);
+	}
+}
+END_TEST
+
 static Suite *ablate_suite(void)
 {
 	Suite *s = suite_create("ablate");
@@ -178,6 +212,7 @@ static Suite *ablate_suite(void)
 	tcase_add_test(tc, test_layers_below);
 	tcase_add_test(tc, test_reuse_stays_clean);
 	tcase_add_test(tc, test_effects_and_cancel);
+	tcase_add_test(tc, test_rows_match_one_row);
 	suite_add_tcase(s, tc);
 	return s;
 }

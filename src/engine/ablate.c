@@ -161,12 +161,9 @@ float *ablation_clean_rows(const struct model *m, const struct trace *clean, str
 		err_set(e, "out of memory for %d x %d log-probabilities", n, V);
 		return NULL;
 	}
-	const float *last = trace_hidden(clean, clean->n_layers);
-	for (int i = 0; i < n; i++) {
-		if (lmhead_logprobs(m, last + (size_t)i * clean->hidden, false, lp + (size_t)i * V, NULL, e) < 0) {
-			free(lp);
-			return NULL;
-		}
+	if (lmhead_logprobs_rows(m, trace_hidden(clean, clean->n_layers), n, lp, NULL, e) < 0) {
+		free(lp);
+		return NULL;
 	}
 	return lp;
 }
@@ -188,27 +185,20 @@ int ablation_effect(const struct model *m, const struct trace *clean, const floa
 		return 0;
 	}
 	int V = lmhead_vocab(m);
-	float *pc = clean_lp ? NULL : malloc((size_t)V * sizeof *pc), *pa = malloc((size_t)V * sizeof *pa);
-	if ((!clean_lp && !pc) || !pa) {
-		free(pc);
-		free(pa);
-		return err_set(e, "out of memory");
-	}
+	float *own = clean_lp ? NULL : ablation_clean_rows(m, clean, e);
+	float *pa = malloc((size_t)(n > 0 ? n : 1) * V * sizeof *pa);
+	const float *pc = clean_lp ? clean_lp : own;
+	int rc = !pc ? -1 : !pa ? err_set(e, "out of memory") : lmhead_logprobs_rows(m, a_last, n, pa, NULL, e);
 	double sum = 0;
-	int rc = 0;
-	for (int i = 0; i < n && rc == 0; i++) {
-		const float *c = clean_lp ? clean_lp + (size_t)i * V : pc;
-		if (!clean_lp)
-			rc = lmhead_logprobs(m, c_last + (size_t)i * H, false, pc, NULL, e);
-		if (rc == 0)
-			rc = lmhead_logprobs(m, a_last + (size_t)i * H, false, pa, NULL, e);
+	for (int i = 0; rc == 0 && i < n; i++) {
+		const float *c = pc + (size_t)i * V, *a = pa + (size_t)i * V;
 		double kl = 0; /* KL(p_clean || p_ablated) = sum p_c (log p_c - log p_a) */
-		for (int v = 0; rc == 0 && v < V; v++)
+		for (int v = 0; v < V; v++)
 			if (c[v] > -INFINITY) /* p_c = 0 adds nothing */
-				kl += exp((double)c[v]) * ((double)c[v] - pa[v]);
+				kl += exp((double)c[v]) * ((double)c[v] - a[v]);
 		sum += kl;
 	}
-	free(pc);
+	free(own);
 	free(pa);
 	if (rc == 0)
 		*effect = n > 0 ? sum / n : 0;
