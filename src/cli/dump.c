@@ -367,6 +367,88 @@ static int dump_lens(FILE *out, const struct trace *t, const struct model *m, co
 	return 0;
 }
 
+/* --ablate: which heads and how ("ablated", "ablate_mode"), what changed against the clean run ("ablation":
+ * its "effect" (ablate.h), per position "top1_changed" and, causal, "surprisal_change" = ablated - clean)
+ * and the ablated run's "last_hidden_state" [n][hidden] (what the effect of a model without a head reads). */
+static int dump_ablation(FILE *out, const struct trace *t, const struct dump_select *sel, struct err *e)
+{
+	const struct ablation *a = sel->ablation;
+	const struct model *m = sel->ablation_model;
+	fputs(",\n\"ablated\": [", out);
+	for (int i = 0, k = 0; i < a->n_layers * a->n_heads; i++)
+		if (a->mask[i])
+			fprintf(out, "%s[%d, %d]", k++ ? ", " : "", i / a->n_heads, i % a->n_heads);
+	fputs("],\n\"ablate_mode\": ", out);
+	jsonout_string(out, ablation_mode_name(a->mode));
+	double effect;
+	if (ablation_effect(m, sel->clean, NULL, t, &effect, e) < 0)
+		return -1;
+	enum lmhead_kind kind = lmhead_kind(m);
+	fputs(",\n\"ablation\": {\"effect_metric\": ", out);
+	jsonout_string(out, kind == LMHEAD_NONE ? "last_hidden_state_change_norm" : "kl_mean");
+	fprintf(out, ", \"effect\": %.17g", effect);
+	if (kind != LMHEAD_NONE) {
+		struct lmpred *pc = lmpred_new(m, sel->clean, 1), *pa = lmpred_new(m, t, 1);
+		int rc = pc && pa ? 0 : err_set(e, "out of memory");
+		fputs(", \"top1_changed\": [", out);
+		for (int i = 0, k = 0; rc == 0 && i < t->n; i++) {
+			const int32_t *ic, *ia;
+			const float *lp;
+			if (lmpred_row(pc, i, &ic, &lp, NULL, e) < 0 || lmpred_row(pa, i, &ia, &lp, NULL, e) < 0)
+				rc = -1;
+			else if (ic[0] != ia[0])
+				fprintf(out, "%s%d", k++ ? ", " : "", i);
+		}
+		fputc(']', out);
+		if (rc == 0 && kind == LMHEAD_CAUSAL) {
+			fputs(", \"surprisal_change\": [", out);
+			for (int i = 1; i < t->n; i++) {
+				fputs(i > 1 ? ", " : "", out);
+				dump_float(out, lmpred_surprisal(pa, i) - lmpred_surprisal(pc, i));
+			}
+			fputc(']', out);
+		}
+		lmpred_free(pc);
+		lmpred_free(pa);
+		if (rc < 0)
+			return -1;
+	}
+	fputs("},\n\"last_hidden_state\": [", out);
+	const float *x = trace_hidden(t, t->n_layers);
+	for (int i = 0; i < t->n; i++) {
+		fputs(i ? ",\n  [" : "\n  [", out);
+		for (int d = 0; d < t->hidden; d++) {
+			if (d)
+				fputs(", ", out);
+			dump_float(out, x[(size_t)i * t->hidden + d]);
+		}
+		fputc(']', out);
+	}
+	fputc(']', out);
+	return 0;
+}
+
+/* --ablation-effect: "ablation_effect" [n_layers][n_heads] and the mode each head was ablated in. */
+static void dump_ablation_effect(FILE *out, const struct trace *t, const struct dump_select *sel)
+{
+	fputs(",\n\"ablation_effect_mode\": ", out);
+	jsonout_string(out, ablation_mode_name((enum ablate_mode)sel->ablation_effect_mode));
+	fputs(",\n\"ablation_effect\": [", out);
+	for (int l = 0; l < t->n_layers; l++) {
+		fputs(l ? ",\n  [" : "\n  [", out);
+		for (int h = 0; h < t->n_heads; h++) {
+			double v = sel->ablation_effect[(size_t)l * t->n_heads + h];
+			fputs(h ? ", " : "", out);
+			if (isfinite(v))
+				fprintf(out, "%.17g", v);
+			else
+				fputs("null", out);
+		}
+		fputc(']', out);
+	}
+	fputc(']', out);
+}
+
 static int dump_json(const struct trace *t, const struct trace *b, const struct model_info *in,
 		      const struct dump_select *sel, FILE *out, struct err *e)
 {
@@ -471,6 +553,10 @@ static int dump_json(const struct trace *t, const struct trace *b, const struct 
 		return -1;
 	if (sel->lens && dump_lens(out, t, sel->lens, sel, e) < 0)
 		return -1;
+	if (sel->ablation && sel->clean && sel->ablation_model && dump_ablation(out, t, sel, e) < 0)
+		return -1;
+	if (sel->ablation_effect)
+		dump_ablation_effect(out, t, sel);
 	fputs("}\n", out);
 	return 0;
 }

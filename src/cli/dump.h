@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "base/err.h"
+#include "engine/ablate.h"
 #include "engine/model.h"
 #include "trace/trace.h"
 
@@ -18,6 +19,13 @@ struct dump_select {
 	int top_k;                 /* entries of "topk" per position */
 	const struct model *lens;  /* --lens: "logit_lens" of this model's causal head (lens.h); NULL = none */
 	int dla_token;             /* --lens: "dla" at this position (--token); -1 = the last with a next token */
+	/* --ablate: the trace written is the ablated run's; ABLATION its heads and mode, CLEAN the clean run
+	 * of the same tokens (JSON then gains "ablated", "ablate_mode", "ablation" and "last_hidden_state") */
+	const struct ablation *ablation;
+	const struct model *ablation_model; /* the model both runs are of */
+	const struct trace *clean;
+	const double *ablation_effect; /* --ablation-effect: [n_layers][n_heads] (ablate.h), or NULL */
+	int ablation_effect_mode;      /* enum ablate_mode of ABLATION_EFFECT */
 };
 
 /* Parse "json" / "csv"; -1 if neither. */

@@ -36,6 +36,9 @@ struct options {
 	int threads;     /* 0 = OpenBLAS default (all cores) */
 	int top_k;       /* --top-k: predictions per position in --dump json (0 = none) */
 	bool lens;       /* --lens: the logit lens in --dump json */
+	const char *ablate;     /* --ablate L.H[,L.H...], NULL = none */
+	const char *ablate_mode; /* --ablate-mode zero|mean, NULL = zero */
+	bool ablation_effect;   /* --ablation-effect */
 	const char *print_view; /* --print VIEW, NULL = none */
 	bool format_given;      /* --format (only with --print) */
 	struct ui_options ui;   /* theme, colour, width, initial selection */
@@ -67,6 +70,12 @@ static void usage(FILE *out)
 		"                         position (default 10; 0 leaves them out)\n"
 		"      --lens             --dump json: the logit lens, each layer's top 5 per\n"
 		"                         position (causal LMs with an output head)\n"
+		"      --ablate=L.H[,L.H...]  --dump/--print the model run with these heads ablated\n"
+		"                         (layer.head from 0): every number is the ablated run's\n"
+		"      --ablate-mode=MODE zero (the head's output removed, default) or mean (replaced\n"
+		"                         by its mean over the text's positions)\n"
+		"      --ablation-effect  --dump json: each head ablated alone, the mean KL(clean ||\n"
+		"                         ablated) of the predictions over the positions\n"
 		"      --token=N[,M...]   select token N (0-based): highlighted in every view;\n"
 		"                         several are marked and their attention combined\n"
 		"      --width=W          width of --print output (default: terminal or 80)\n"
@@ -257,7 +266,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
 	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS,
-	       OPT_TOP_K, OPT_LENS };
+	       OPT_TOP_K, OPT_LENS, OPT_ABLATE, OPT_ABLATE_MODE, OPT_ABLATION_EFFECT };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -280,6 +289,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"pixels", required_argument, NULL, OPT_PIXELS},
 		{"top-k", required_argument, NULL, OPT_TOP_K},
 		{"lens", no_argument, NULL, OPT_LENS},
+		{"ablate", required_argument, NULL, OPT_ABLATE}, {"ablate-mode", required_argument, NULL, OPT_ABLATE_MODE},
+		{"ablation-effect", no_argument, NULL, OPT_ABLATION_EFFECT},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -319,6 +330,21 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_LENS:
 			o->lens = true;
+			break;
+		case OPT_ABLATE:
+			o->ablate = optarg;
+			break;
+		case OPT_ABLATE_MODE: {
+			enum ablate_mode mode;
+			if (ablation_parse_mode(optarg, &mode) < 0) {
+				fprintf(stderr, "attnscope: --ablate-mode: unknown mode '%s' (zero, mean)\n", optarg);
+				return 2;
+			}
+			o->ablate_mode = optarg;
+			break;
+		}
+		case OPT_ABLATION_EFFECT:
+			o->ablation_effect = true;
 			break;
 		case OPT_THREADS:
 			if (parse_int("--threads", optarg, 1, 1024, &o->threads) < 0)
@@ -486,6 +512,41 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+/* --ablate, --ablate-mode, --ablation-effect: the heads into *AB (its mask stays NULL when none is given). */
+static int run_once_ablate(const struct options *o, const struct model *m, struct ablation *ab, struct err *e)
+{
+	if (!o->ablate && !o->ablation_effect)
+		return 0;
+	if (ablation_init(ab, model_get_info(m), e) < 0)
+		return -1;
+	if (o->ablate_mode)
+		ablation_parse_mode(o->ablate_mode, &ab->mode); /* checked when parsed */
+	return o->ablate ? ablation_parse(ab, o->ablate, e) : 0;
+}
+
+/* --ablation-effect: each head ablated alone against the clean trace T, into a new *EFFECT. */
+static int run_once_effects(const struct model *m, const struct trace *t, enum ablate_mode mode, double **effect,
+			    struct err *e)
+{
+	const struct model_info *in = model_get_info(m);
+	*effect = malloc((size_t)in->n_layers * in->n_heads * sizeof **effect);
+	if (!*effect)
+		return err_set(e, "out of memory");
+	return ablation_effects(m, t, mode, NULL, NULL, NULL, *effect, e);
+}
+
+/* --ablate: the ablated run of *T's tokens becomes *T; the clean one goes to *CLEAN. */
+static int run_once_swap(const struct model *m, const struct ablation *ab, struct trace **t, struct trace **clean,
+			 struct err *e)
+{
+	struct trace *a = NULL;
+	if (model_run_ablated(m, *t, ab, NULL, &a, e) < 0)
+		return -1;
+	*clean = *t;
+	*t = a;
+	return 0;
+}
+
 /* --dump and --print: run the model once on the text and write the result to standard output. */
 static int run_once(const struct options *o)
 {
@@ -503,7 +564,12 @@ static int run_once(const struct options *o)
 	}
 	int rc = 0;
 	model_keep_value_norms(m, o->ui.weights_norm);
-	if (model_run(m, o->text, o->pair, NULL, &t, &e) < 0) {
+	struct ablation ab = {0};
+	struct trace *clean = NULL; /* --ablate: the clean run; T becomes the ablated one */
+	double *effect = NULL;      /* --ablation-effect: [n_layers][n_heads] */
+	if (run_once_ablate(o, m, &ab, &e) < 0 || model_run(m, o->text, o->pair, NULL, &t, &e) < 0 ||
+	    (ab.mask && o->ablation_effect && run_once_effects(m, t, ab.mode, &effect, &e) < 0) ||
+	    (ab.mask && o->ablate && run_once_swap(m, &ab, &t, &clean, &e) < 0)) {
 		fprintf(stderr, "attnscope: %s\n", e.msg);
 		rc = 1;
 	} else {
@@ -516,6 +582,13 @@ static int run_once(const struct options *o)
 			fprintf(stderr, "attnscope: warning: layer %d produced NaN or Inf values; check the weights\n",
 				t->nonfinite_layer - 1);
 		struct dump_select sel = {.layer = o->layer, .head = o->head};
+		if (clean) {
+			sel.ablation = &ab;
+			sel.ablation_model = m;
+			sel.clean = clean;
+		}
+		sel.ablation_effect = effect;
+		sel.ablation_effect_mode = ab.mode;
 		struct trace *tb = NULL; /* --compare: the second text */
 		int wrote = o->ui.compare ? model_run(m, o->ui.compare, o->pair, NULL, &tb, &e) : 0;
 		/* --weights norm: the dump's attentions are the raw norms (--print builds its own, rows shared out);
@@ -564,6 +637,9 @@ static int run_once(const struct options *o)
 		}
 	}
 	trace_free(t);
+	trace_free(clean);
+	free(effect);
+	ablation_free(&ab);
 	model_close(m);
 	return rc;
 }
@@ -650,6 +726,18 @@ int main(int argc, char **argv)
 		rc = 2;
 	} else if (o.lens && o.dump_format != DUMP_JSON) {
 		fprintf(stderr, "attnscope: --lens adds the logit lens to --dump json (the explorer's view: --print lens)\n");
+		rc = 2;
+	} else if ((o.ablate || o.ablate_mode || o.ablation_effect) && o.dump_format < 0 && !o.print_view) {
+		fprintf(stderr, "attnscope: --ablate, --ablate-mode and --ablation-effect apply to --dump and --print\n");
+		rc = 2;
+	} else if (o.ablate_mode && !o.ablate && !o.ablation_effect) {
+		fprintf(stderr, "attnscope: --ablate-mode needs --ablate HEADS (or --ablation-effect)\n");
+		rc = 2;
+	} else if (o.ablation_effect && o.dump_format != DUMP_JSON) {
+		fprintf(stderr, "attnscope: --ablation-effect adds to --dump json\n");
+		rc = 2;
+	} else if ((o.ablate || o.ablation_effect) && (o.ui.compare || o.ui.words)) {
+		fprintf(stderr, "attnscope: --ablate and --ablation-effect exclude --compare and --words\n");
 		rc = 2;
 	} else if (o.format_given && !o.print_view) {
 		fprintf(stderr, "attnscope: --format is the format of --print's output: give --print VIEW\n");

@@ -48,6 +48,7 @@ struct fwd_batch {
 	struct trace **t;
 	int nb;
 	const int *row0; /* [nb] */
+	const struct fwd_ablate *ab; /* heads whose context is replaced (model-internal.h), or NULL */
 };
 
 /* Whether the pass shares its work between its own threads: always where the GEMM library does not
@@ -367,7 +368,31 @@ struct fwd_heads {
 	int l;
 	double (*secs)[3]; /* [n_heads] seconds in scores, softmax, PV when timed (else NULL) */
 	float *ctx;        /* the text's first row of B->ctx */
+	const struct fwd_ablate *ab; /* the run's ablation, or NULL */
 };
+
+/* The one place an ablation acts: head HD's context columns of layer L (ROWS rows, CD apart) recorded
+ * as their mean over the rows (AB->record: the clean pass of a mean-ablation) or replaced by zeros /
+ * the recorded means. Its attention pattern stays as computed; only what it passes on changes. */
+static void fwd_ablate_head(const struct fwd_ablate *ab, int l, int hd, int heads, float *ctx, int rows, int CD,
+			    int Dv)
+{
+	size_t at = (size_t)l * heads + hd;
+	if (!ab || !ab->mask[at])
+		return;
+	if (ab->record) {
+		for (int j = 0; j < Dv; j++) {
+			double s = 0; /* float32 context values, summed in float64 */
+			for (int i = 0; i < rows; i++)
+				s += ctx[(size_t)i * CD + hd * Dv + j];
+			ab->record[at * Dv + j] = rows > 0 ? (float)(s / rows) : 0.0f;
+		}
+		return;
+	}
+	for (int i = 0; i < rows; i++)
+		for (int j = 0; j < Dv; j++)
+			ctx[(size_t)i * CD + hd * Dv + j] = ab->means ? ab->means[at * Dv + j] : 0.0f;
+}
 
 /* Scores, probabilities and context of head HD (each head writes only its own). */
 static void fwd_head(void *ctx, int hd, float *scratch)
@@ -409,6 +434,7 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 		     c->ctx + (size_t)(i - r0) * CD + hd * Dv, CD);
 		i = end;
 	}
+	fwd_ablate_head(c->ab, l, hd, t->n_heads, c->ctx, rows, CD, Dv);
 	if (!t->attn)
 		headsummary_record(t, l, hd, p);
 	if (c->secs) {
@@ -504,7 +530,7 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 	}
 	for (int i = 0; i < bt->nb; i++) {
 		struct trace *t = bt->t[i];
-		struct fwd_heads c = {m, t, b, l, NULL, b->ctx + (size_t)bt->row0[i] * m->arch.ctx_dim};
+		struct fwd_heads c = {m, t, b, l, NULL, b->ctx + (size_t)bt->row0[i] * m->arch.ctx_dim, bt->ab};
 		if (m->stages) {
 			c.secs = calloc((size_t)t->n_heads, sizeof *c.secs); /* no memory: the heads go untimed */
 			clock = progress_now();
@@ -820,7 +846,7 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 		return err_set(e, "no layer %d", layer);
 	if (fwd_own_threads(m))
 		weights_threads_begin();
-	struct fwd_batch bt = {&t, 1, (const int[]){0}};
+	struct fwd_batch bt = {&t, 1, (const int[]){0}, NULL};
 	if (fwd_prepare(m, &bt, 0, &b, e) < 0) {
 		rc = -1;
 	} else {
@@ -872,7 +898,8 @@ bool forward_rope_reusable(const struct model *m, int n, int r0, int len_a, int 
 }
 
 /* The pass over the NB texts T (a single one from token R0 when R0 > 0: its earlier rows are there). */
-static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, const volatile int *cancel, struct err *e)
+static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, const struct fwd_ablate *ab,
+		    const volatile int *cancel, struct err *e)
 {
 	int H = m->info.hidden, rows = 0;
 	if (nb != 1 || r0 < 0 || r0 >= t[0]->n || !m->fam.causal)
@@ -892,7 +919,9 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 		free(row0);
 		return 0;
 	}
-	struct fwd_batch bt = {t, nb, row0};
+	if (ab) /* an ablated run computes every row: rows kept from another run may differ */
+		r0 = 0;
+	struct fwd_batch bt = {t, nb, row0, ab};
 	struct fwd_buf b;
 	int rc = 0, reused_nonfinite = r0 ? t[0]->nonfinite_layer : -1;
 	if (fwd_own_threads(m)) /* OpenBLAS single-threaded for the whole pass: its idle workers spin */
@@ -947,15 +976,21 @@ done:
 
 int forward_run_from(const struct model *m, struct trace *t, int r0, const volatile int *cancel, struct err *e)
 {
-	return fwd_pass(m, &t, 1, r0, cancel, e);
+	return fwd_pass(m, &t, 1, r0, NULL, cancel, e);
 }
 
 int forward_run(const struct model *m, struct trace *t, const volatile int *cancel, struct err *e)
 {
-	return fwd_pass(m, &t, 1, 0, cancel, e);
+	return fwd_pass(m, &t, 1, 0, NULL, cancel, e);
 }
 
 int forward_run_batch(const struct model *m, struct trace **t, int nb, const volatile int *cancel, struct err *e)
 {
-	return nb > 0 ? fwd_pass(m, t, nb, 0, cancel, e) : 0;
+	return nb > 0 ? fwd_pass(m, t, nb, 0, NULL, cancel, e) : 0;
+}
+
+int forward_run_ablated(const struct model *m, struct trace *t, const struct fwd_ablate *ab, const volatile int *cancel,
+			struct err *e)
+{
+	return fwd_pass(m, &t, 1, 0, ab, cancel, e);
 }

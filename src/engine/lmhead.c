@@ -442,3 +442,64 @@ int lmpred_target(struct lmpred *p, int i, int32_t *id, float *lp, int *rank, st
 	*rank = p->rank[i];
 	return 0;
 }
+
+/* ---- many rows at once ---- */
+
+int lmhead_logprobs_rows(const struct model *m, const float *x, int n, float *lp, double *lse, struct err *e)
+{
+	const struct lm_head *h = &m->lm;
+	if (h->kind == LMHEAD_NONE)
+		return err_set(e, "%s", h->why);
+	if (n <= 0)
+		return 0;
+	int H = m->info.hidden, V = (int)h->unembed.rows;
+	size_t rows = (size_t)n;
+	float *in = malloc(rows * H * sizeof *in), *vec = malloc((size_t)H * 3 * sizeof *vec);
+	float *z = malloc(rows * V * sizeof *z); /* [n][vocab] float32 logits, as a matrix product gives them */
+	double *d = malloc((size_t)V * sizeof *d);
+	float *bias = weight_present(&h->bias) ? malloc((size_t)V * sizeof *bias) : NULL;
+	float *t = h->kind == LMHEAD_MASKED ? malloc(rows * H * sizeof *t) : NULL;
+	int rc = 0;
+	if (!in || !vec || !z || !d || (weight_present(&h->bias) && !bias) || (h->kind == LMHEAD_MASKED && !t)) {
+		rc = err_set(e, "out of memory for %d rows of %d logits", n, V);
+		goto done;
+	}
+	if (bias)
+		weight_rows(&h->bias, 0, 1, bias);
+	if (h->kind == LMHEAD_MASKED) { /* the transform, as lmhead_logprobs computes it, on every row */
+		weight_rows(&h->dense_b, 0, 1, vec);
+		weight_rows(&h->ln_w, 0, 1, vec + H);
+		weight_rows(&h->ln_b, 0, 1, vec + 2 * H);
+		weight_linear(m->cache, x, n, H, H, &h->dense_w, m->fam.linear == LINEAR_OUT_IN, vec, t, H);
+		ops_activation(h->act, t, (size_t)n * H);
+		ops_layernorm(t, in, n, H, vec + H, vec + 2 * H, m->ln_eps);
+	} else {
+		memcpy(in, x, (size_t)n * H * sizeof *in);
+	}
+	weight_linear(m->cache, in, n, H, V, &h->unembed, true, bias, z, V);
+	for (int i = 0; i < n; i++) {
+		const float *zi = z + (size_t)i * V;
+		double mx = -INFINITY, sum = 0;
+		for (int v = 0; v < V; v++) {
+			double y = (double)zi[v] * h->scale / h->divisor;
+			d[v] = h->softcap > 0 ? h->softcap * tanh(y / h->softcap) : y;
+			mx = d[v] > mx ? d[v] : mx;
+		}
+		for (int v = 0; v < V; v++)
+			sum += exp(d[v] - mx);
+		double s = mx + log(sum);
+		if (lp)
+			for (int v = 0; v < V; v++)
+				lp[(size_t)i * V + v] = (float)(d[v] - s);
+		if (lse)
+			lse[i] = s;
+	}
+done:
+	free(in);
+	free(vec);
+	free(z);
+	free(d);
+	free(bias);
+	free(t);
+	return rc;
+}

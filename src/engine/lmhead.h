@@ -37,6 +37,13 @@ int lmhead_vocab(const struct model *m);
  * it. -1 with why when the model has no head or memory runs out. */
 int lmhead_logprobs(const struct model *m, const float *x, bool final_norm, float *lp, double *lse, struct err *e);
 
+/* lmhead_logprobs for the N rows X [n][hidden] (last hidden states) in one matrix product over the
+ * vocabulary: LP [n][vocab] and LSE [n] (either may be NULL). The logits are float32 sums here (within
+ * ~1e-5 of lmhead_logprobs' float64 ones, as transformers' own are), [n][vocab] of them held at once:
+ * for the many rows of a one-shot run (--ablation-effect), not for the explorer's worker, whose
+ * forward pass it would share the GEMM library with. -1 with why (no head, out of memory). */
+int lmhead_logprobs_rows(const struct model *m, const float *x, int n, float *lp, double *lse, struct err *e);
+
 /* The K best entries of LP [vocab], best first, ties by the lower id (torch.topk's order in the cases). */
 void lmhead_topk(const float *lp, int vocab, int k, int32_t *ids, float *best);
 

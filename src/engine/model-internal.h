@@ -176,6 +176,23 @@ int forward_run(const struct model *m, struct trace *t, const volatile int *canc
  * are read once for all of them), attention text by text; each trace gets what forward_run gives. */
 int forward_run_batch(const struct model *m, struct trace **t, int nb, const volatile int *cancel, struct err *e);
 
+/* A new trace of M for SRC's tokens (ids, types, pieces), checked, before any forward pass; NULL with
+ * why. */
+struct trace *model_trace_like(const struct model *m, const struct trace *src, struct err *e);
+
+/* Heads of an ablated run (ablate.h): MASK [n_layers][n_heads] non-zero for each; their context
+ * (the d columns of the output projection's input) is set to 0 at every row, or to MEANS
+ * [n_layers][n_heads][v_dim] when not NULL; with RECORD set instead, the pass is a clean one that
+ * stores each marked head's context mean over the rows there (what a mean-ablation replaces it by). */
+struct fwd_ablate {
+	const unsigned char *mask;
+	const float *means;
+	float *record;
+};
+/* forward_run with the heads of AB ablated (every row computed). */
+int forward_run_ablated(const struct model *m, struct trace *t, const struct fwd_ablate *ab, const volatile int *cancel,
+			struct err *e);
+
 /* The same for a causal model whose first R0 tokens' rows (attention, q, k, v, hidden states,
  * nonfinite_layer) T holds already (prefix_fill): only tokens R0 .. n-1 are computed, with the same
  * sums a whole run does for them. */

@@ -1042,6 +1042,29 @@ void model_keep_value_norms(struct model *m, bool on)
 	m->value_norms = on;
 }
 
+struct trace *model_trace_like(const struct model *m, const struct trace *src, struct err *e)
+{
+	struct trace *t = model_new_trace(m, src->n, e);
+	if (!t)
+		return NULL;
+	t->truncated = src->truncated;
+	for (int i = 0; i < src->n; i++) {
+		t->ids[i] = src->ids[i];
+		t->type_ids[i] = src->type_ids[i];
+		t->special[i] = src->special[i];
+		if (!(t->tokens[i] = strdup(src->tokens[i] ? src->tokens[i] : ""))) {
+			trace_free(t);
+			err_set(e, "out of memory");
+			return NULL;
+		}
+	}
+	if (model_check_tokens(m, t, e) < 0) {
+		trace_free(t);
+		return NULL;
+	}
+	return t;
+}
+
 int model_prepare(const struct model *m, const char *text, const char *text_b, struct trace **out, struct err *e)
 {
 	*out = model_tokenized(m, text, text_b, e);

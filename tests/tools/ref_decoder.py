@@ -42,7 +42,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ref_forward import activation, layer_norm, read_checkpoint, softmax  # noqa: E402
+from ref_forward import ablate_context, activation, layer_norm, read_checkpoint, softmax  # noqa: E402
 
 F32 = np.float32
 FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3", "gpt_neox")
@@ -1276,6 +1276,7 @@ def forward(model, ids, dtype=np.float64, layer_inputs=None, **wrong):
         scores = np.where(visible, scores, np.finfo(dtype).min)
         probs = softmax(scores)
         ctx = (probs @ v[kv_of]).transpose(1, 0, 2).reshape(n, H * d)
+        ctx = ablate_context(ctx, i, d, wrong.get("ablate"))  # attnscope's --ablate (ref_forward.py)
         if m["qkv"] == "neox" or nm or falcon:
             attn_out = lin(p + names["dense"], ctx, m["o_bias"])
         else:

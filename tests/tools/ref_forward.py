@@ -205,13 +205,26 @@ def _attention(q, k, v, scale, causal):
     return probs, ctx.transpose(1, 0, 2).reshape(ctx.shape[1], -1)
 
 
-def forward(model, ids, token_type_ids=None, dtype=np.float64):
+def ablate_context(ctx, layer, d, ablate):
+    """Head ablation (attnscope's --ablate): ABLATE maps (layer, head) to None (zero-ablation: the head's d
+    columns of the context, the output projection's input, set to 0 at every position, = transformers'
+    head_mask) or a [d] vector (mean-ablation: those columns replaced by it at every position)."""
+    if not ablate:
+        return ctx
+    ctx = ctx.copy()
+    for (l, h), mean in ablate.items():
+        if l == layer:
+            ctx[:, h * d:(h + 1) * d] = 0.0 if mean is None else mean
+    return ctx
+
+
+def forward(model, ids, token_type_ids=None, dtype=np.float64, ablate=None):
     """Run the model on token IDS; return a dict of numpy arrays in DTYPE:
 
     attentions [L][H][n][n], q/k/v [L][H][n][d] (projections with bias, before 1/sqrt(d)),
     context [L][n][hidden] (attention output before the output projection),
     hidden_states [L+1][n][hidden] (0 = embeddings output; for GPT-2 the last is after ln_f,
-    as transformers returns it), last_hidden_state [n][hidden]."""
+    as transformers returns it), last_hidden_state [n][hidden]. ABLATE: ablate_context's heads."""
     W = {k: v.astype(dtype) for k, v in model["w"].items()}
     ids = np.asarray(ids, dtype=np.int64)
     n = len(ids)
@@ -236,6 +249,7 @@ def forward(model, ids, token_type_ids=None, dtype=np.float64):
             k = _heads(lin("attention.self.key", x), H)
             v = _heads(lin("attention.self.value", x), H)
             probs, ctx = _attention(q, k, v, dtype(math.sqrt(d)), causal=False)
+            ctx = ablate_context(ctx, i, d, ablate)
             a = lin("attention.output.dense", ctx) + x
             a = layer_norm(a, W[p + "attention.output.LayerNorm.weight"], W[p + "attention.output.LayerNorm.bias"], eps)
             h = activation(act, lin("intermediate.dense", a))
@@ -257,6 +271,7 @@ def forward(model, ids, token_type_ids=None, dtype=np.float64):
             if model["scale_by_layer"]:
                 scale = scale * dtype(i + 1)  # scale_attn_by_inverse_layer_idx: also / (layer + 1)
             probs, ctx = _attention(q, k, v, scale, causal=True)
+            ctx = ablate_context(ctx, i, d, ablate)
             x = conv("attn.c_proj", ctx) + x
             m = layer_norm(x, W[p + "ln_2.weight"], W[p + "ln_2.bias"], eps)
             x = conv("mlp.c_proj", activation(act, conv("mlp.c_fc", m))) + x
