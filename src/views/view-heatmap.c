@@ -731,13 +731,13 @@ static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, stru
 		canvas_clip(cv, old);
 		return;
 	}
+	const struct palette *pal = cv->pal;
+	struct palette div;
+	if (s->diff) { /* B − A on the theme's diverging ramp, in cells and in pixels */
+		palette_diverging(pal, &div);
+		cv->pal = &div;
+	}
 	if (hm_pixels(s, cv)) {
-		const struct palette *pal = cv->pal;
-		struct palette div;
-		if (s->diff) {
-			palette_diverging(pal, &div);
-			cv->pal = &div;
-		}
 		hm_draw_pixels(s, ctx, cv, area);
 		cv->pal = pal;
 		canvas_clip(cv, old);
@@ -747,12 +747,6 @@ static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, stru
 	const struct heatmat *m = &s->m;
 	struct hm_layout lo = hm_layout(s, ctx, cv, area.w, ctx->print ? -1 : area.h);
 	s->page_rows = lo.vis_rows;
-	const struct palette *pal = cv->pal;
-	struct palette div;
-	if (s->diff) { /* B − A on the theme's diverging ramp */
-		palette_diverging(pal, &div);
-		cv->pal = &div;
-	}
 	int r, c, z = s->zoom, rows = hm_cells(m->rows, z), cols = hm_cells(m->cols, z);
 	hm_cursor(s, ctx, &r, &c);
 	int cr = r / z, cc = c / z; /* the cell of the cursor */
