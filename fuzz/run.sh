@@ -8,12 +8,17 @@
 #   PASS: fuzz_x: 123456 runs in 25 s (4938/s), cov: 1234 ft: 5678, corpus 345
 # or FAIL with the end of libFuzzer's report, and exits 1 when any target failed.
 # Reproduce a failure with: ./fuzz/TARGET fuzz-work/TARGET/crash-...
+# FUZZ_JOBS=N runs N targets at a time (default 1); the lines still come in the order given.
 set -u
 secs=${1:?seconds}
 shift
 src=$(cd "$(dirname "$0")" && pwd)
-failed=0
-for t in "$@"; do
+jobs=${FUZZ_JOBS:-1}
+
+# run_one TARGET: fuzz it, its PASS/FAIL line (and report) into fuzz-work/TARGET.result
+run_one() {
+	t=$1
+	rm -f "fuzz-work/$t.result"
 	work=fuzz-work/$t
 	mkdir -p "$work"
 	log=fuzz-work/$t.log
@@ -33,10 +38,26 @@ for t in "$@"; do
 	if [ $rc -eq 0 ] && ! grep -q -E '^==[0-9]+==ERROR|^SUMMARY: ' "$log"; then
 		echo "PASS: $summary"
 	else
-		failed=1
 		echo "FAIL: $summary (exit $rc)"
 		grep -E -A40 '^==[0-9]+==ERROR|deadly signal|^fuzz: |runtime error' "$log" | head -60
 		ls "$work"/crash-* "$work"/leak-* "$work"/oom-* "$work"/timeout-* 2>/dev/null | sed 's/^/reproducer: /'
-	fi
+	fi >"fuzz-work/$t.result"
+}
+
+# In batches of JOBS targets (POSIX sh has no wait for "any one"), then the results in order.
+all="$*"
+while [ $# -gt 0 ]; do
+	i=0
+	while [ $# -gt 0 ] && [ $i -lt "$jobs" ]; do
+		run_one "$1" &
+		shift
+		i=$((i + 1))
+	done
+	wait
+done
+failed=0
+for t in $all; do
+	if [ -f "fuzz-work/$t.result" ]; then cat "fuzz-work/$t.result"; else echo "FAIL: $t: no result"; fi
+	grep -q "^PASS: " "fuzz-work/$t.result" 2>/dev/null || failed=1
 done
 exit $failed
