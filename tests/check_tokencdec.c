@@ -440,6 +440,38 @@ START_TEST(test_class_rules)
 		token_list_free(&l);
 		token_list_free(&w);
 		token_list_free(&h);
+		/* language_code_re = ">>.+<<" is greedy within a line (Python's re.match / re.sub give these) */
+		struct token_list g = enc(tok, ">>a<<b>>c<< x", false, 0), gx = enc(tok, " x", false, 0);
+		ck_assert_int_eq(g.n, gx.n + 1);
+		ck_assert_str_eq(g.pieces[0], "<unk>"); /* the code ">>a<<b>>c<<" is not in this vocabulary */
+		token_list_free(&g);
+		token_list_free(&gx);
+		assert_same(tok, "a >>b<<\n>>c<< d", "a \n d");
+		assert_same(tok, "x\n>>de<< y", "x\n y");
+		g = enc(tok, ">><< y", false, 0); /* no character between: no code */
+		gx = enc(tok, "y", false, 0);
+		ck_assert_int_gt(g.n, gx.n);
+		token_list_free(&g);
+		token_list_free(&gx);
+		g = enc(tok, ">>>x<<<<", false, 0); /* the whole text is the code */
+		ck_assert_int_eq(g.n, 2);
+		token_list_free(&g);
+		/* a long line of ">" is linear work (each line is scanned once) */
+		size_t big = 400000;
+		char *gt = malloc(big + 3);
+		ck_assert(gt != NULL);
+		memset(gt, '>', big);
+		memcpy(gt + big, "<<", 3);
+		g = enc(tok, gt, false, 0);
+		ck_assert_int_eq(g.n, 2);
+		token_list_free(&g);
+		gt[1] = 'x'; /* no ">>" at the start: the code (from byte 2 on) is cut out, "> x" remains */
+		g = enc(tok, gt, false, 0);
+		gx = enc(tok, ">x", false, 0);
+		ck_assert_int_eq(g.n, gx.n);
+		token_list_free(&g);
+		token_list_free(&gx);
+		free(gt);
 		assert_same(tok, "a </s> b", "a</s>b");
 		/* the target side reads target.spm (the same model here): the same ids */
 		char *a = ids_of(tok, "Guten Tag", false), *b = ids_of(tok, "Guten Tag", true);

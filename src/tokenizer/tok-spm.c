@@ -140,9 +140,10 @@ int spm_load(struct tokenizer *tok, const char *path, struct err *e)
 		return spm_load_marian(tok, path, e);
 	int n = spm_model_size(tok->spm), n_codes = 0;
 	const char *const *codes = tok_lang_codes(tok->kind, &n_codes);
-	if (n <= 0 || n >= TOK_MAX_IDS - 2 - PEGASUS_OFFSET - n_codes)
-		return err_set(e, "%s: %d pieces (limit %d)", path, n, TOK_MAX_IDS - 2 - PEGASUS_OFFSET - n_codes);
 	int off = spm_fairseq(tok->kind) ? 1 : tok->kind == TOKENIZER_PEGASUS ? PEGASUS_OFFSET : 0;
+	int limit = TOK_MAX_IDS - 2 - (off > 1 ? off : 0) - n_codes; /* room for the ids around the pieces */
+	if (n <= 0 || n >= limit)
+		return err_set(e, "%s: %d pieces (limit %d)", path, n, limit);
 	int unk = spm_model_unk_id(tok->spm);
 	if (tok_vocab_reserve(&tok->vocab, (size_t)n + 2 + (size_t)n_codes + PEGASUS_OFFSET) < 0)
 		return err_set(e, "%s: out of memory", path);
@@ -438,19 +439,25 @@ static int encode_text(const struct tokenizer *tok, const char *s, size_t len, s
 	return encode_text_with(tok, tok->spm, s, len, out, e);
 }
 
-/* MarianTokenizer's language_code_re = ">>.+<<" at byte I of S: the length of the (greedy, one
- * line) match, or 0. */
-static size_t marian_code_at(const char *s, size_t len, size_t i)
+/* MarianTokenizer's language_code_re = ">>.+<<" (greedy, and '.' stops at a newline): a match at
+ * byte I runs to the end of the last "<<" of I's line, which must leave one byte between. *LINE_END
+ * and *CLOSE cache the line around I (its end, and the end of its last "<<" or 0); both start at 0.
+ * The length of the match, or 0. */
+static size_t marian_code_at(const char *s, size_t len, size_t i, size_t *line_end, size_t *close)
 {
-	if (len - i < 5 || s[i] != '>' || s[i + 1] != '>')
+	if (i >= *line_end) {
+		size_t end = i;
+		while (end < len && s[end] != '\n')
+			end++;
+		*close = 0;
+		for (size_t k = end; k >= i + 2 && !*close; k--)
+			if (s[k - 1] == '<' && s[k - 2] == '<')
+				*close = k;
+		*line_end = end < len ? end + 1 : len + 1;
+	}
+	if (len - i < 5 || s[i] != '>' || s[i + 1] != '>' || *close < i + 5)
 		return 0;
-	size_t end = i + 2;
-	while (end < len && s[end] != '\n') /* '.' matches all but a newline */
-		end++;
-	for (size_t k = end; k >= i + 5; k--)
-		if (s[k - 1] == '<' && s[k - 2] == '<')
-			return k - i;
-	return 0;
+	return *close - i;
 }
 
 /* MarianTokenizer._tokenize: a code matching at the start is kept as a token, every match is cut
@@ -458,14 +465,15 @@ static size_t marian_code_at(const char *s, size_t len, size_t i)
 static int marian_encode(const struct tokenizer *tok, const char *s, size_t len, bool target, struct tok_ids *out,
 			 struct err *e)
 {
-	size_t first = marian_code_at(s, len, 0);
+	size_t line_end = 0, close = 0;
+	size_t first = marian_code_at(s, len, 0, &line_end, &close);
 	if (first && push_piece(tok, s, first, out, e) < 0)
 		return -1;
 	struct tok_buf rest = {0};
 	if (tok_buf_add(&rest, "", 0) < 0)
 		return err_set(e, "out of memory");
 	for (size_t i = 0; i < len;) {
-		size_t m = marian_code_at(s, len, i);
+		size_t m = marian_code_at(s, len, i, &line_end, &close);
 		if (m == 0 && tok_buf_add(&rest, s + i, 1) < 0) {
 			tok_buf_free(&rest);
 			return err_set(e, "out of memory");
