@@ -427,6 +427,7 @@ def spm_pieces(model):
 for sel, folder, name, cfg in [
         (3, "t5-tiny", "spiece.model", {"extra_ids": 100, "tokenizer_class": "T5Tokenizer"}),
         (4, "mbart-tiny", "sentencepiece.bpe.model", {"src_lang": "en_XX", "tgt_lang": "de_DE"}),
+        (4, "mbart-tiny", "sentencepiece.bpe.model", {"tokenizer_class": "MBart50Tokenizer", "tgt_lang": "sl_SI"}),
         (5, "marian-tiny", "source.spm", None),
         (6, "nllb-tiny", "sentencepiece.bpe.model", {"src_lang": "eng_Latn", "tgt_lang": "deu_Latn",
                                                      "legacy_behaviour": False}),

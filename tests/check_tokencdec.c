@@ -8,7 +8,8 @@
  *    empty text, invalid UTF-8, truncation, language codes and tokenizer_set_langs, pairs refused.
  *    Checked as equalities between inputs and against the ids the rules give (from the
  *    tokenizer's own tables, never a number copied from a case).
- * 3. Hand-made folders: what the classes would do differently is refused with one line. */
+ * 3. Hand-made folders: what the classes would do differently is refused with one line; an
+ *    mBART folder whose tokenizer_class is MBart50Tokenizer follows that class. */
 #define _GNU_SOURCE /* vasprintf */
 #include <check.h>
 #include <jansson.h>
@@ -561,7 +562,11 @@ START_TEST(test_folders)
 	if (!toks[T5] || !toks[MARIAN] || !toks[NLLB] || !toks[MBART] || !toks[PEGASUS])
 		return;
 	expect_load(NLLB, TOKENIZER_NLLB, "{\"tokenizer_class\": \"M2M100Tokenizer\"}", NULL, "M2M100Tokenizer");
-	expect_load(MBART, TOKENIZER_MBART, "{\"tokenizer_class\": \"MBart50Tokenizer\"}", NULL, "MBart50Tokenizer");
+	expect_load(MBART, TOKENIZER_MBART, "{\"tokenizer_class\": \"XLMRobertaTokenizer\"}", NULL, "XLMRobertaTokenizer");
+	expect_load(MBART, TOKENIZER_MBART, "{\"tokenizer_class\": \"MBart50TokenizerFast\", \"tgt_lang\": \"ps_AF\"}",
+		    NULL, NULL);
+	expect_load(MBART, TOKENIZER_MBART, "{\"tgt_lang\": \"ps_AF\"}", NULL, "ps_AF"); /* mBART-25 lacks it */
+	expect_load(MBART, TOKENIZER_MBART, "{\"tokenizer_class\": ", NULL, "tokenizer_config.json");
 	expect_load(MBART, TOKENIZER_MBART, "{\"tokenizer_class\": \"MBartTokenizerFast\"}", NULL, NULL);
 	expect_load(NLLB, TOKENIZER_NLLB, "{\"src_lang\": \"klingon\"}", NULL, "klingon");
 	expect_load(T5, TOKENIZER_T5, "{\"legacy\": false}", NULL, "legacy");
@@ -590,6 +595,31 @@ START_TEST(test_folders)
 	ck_assert(tokenizer_encode_target(tok, "Hallo", 0, &l, &e) == -1);
 	ck_assert_msg(strstr(e.msg, "tgt_lang") != NULL, "%s", e.msg);
 	tokenizer_free(tok);
+	/* MBart50Tokenizer (tokenizer_class): the same model with 52 codes, lang a </s> on both sides */
+	write_file(dir, "tokenizer_config.json",
+		   "{\"tokenizer_class\": \"MBart50Tokenizer\", \"src_lang\": \"en_XX\", \"tgt_lang\": \"sl_SI\"}");
+	ck_assert_msg(tokenizer_load(dir, TOKENIZER_MBART, &tok, &e) == 0, "%s", e.msg);
+	struct tokenizer *m25 = toks[MBART];
+	ck_assert_int_eq(tokenizer_vocab_size(tok), tokenizer_vocab_size(m25) + 27);
+	ck_assert_int_eq(id_of(tok, "ar_AR"), id_of(m25, "ar_AR"));
+	ck_assert_int_eq(id_of(tok, "sl_SI"), tokenizer_vocab_size(tok) - 2);
+	ck_assert_int_eq(id_of(tok, "<mask>"), tokenizer_vocab_size(tok) - 1);
+	for (int target = 0; target < 2; target++) {
+		struct token_list a = enc(tok, "The king went home.", target, 0), b = enc(m25, "The king went home.", false, 0);
+		ck_assert_int_eq(a.n, b.n);
+		ck_assert_int_eq(a.ids[0], id_of(tok, target ? "sl_SI" : "en_XX"));
+		ck_assert_str_eq(a.pieces[0], target ? "sl_SI" : "en_XX");
+		ck_assert_int_eq(a.ids[a.n - 1], id_of(tok, "</s>"));
+		for (int i = 1; i < a.n - 1; i++)
+			ck_assert_int_eq(a.ids[i], b.ids[i - 1]);
+		token_list_free(&a);
+		token_list_free(&b);
+	}
+	ck_assert(tokenizer_set_langs(m25, NULL, "sl_SI", &e) == -1); /* not one of mBART's 25 */
+	tokenizer_free(tok);
+	char *cfg = str_printf("%s/tokenizer_config.json", dir);
+	ck_assert(unlink(cfg) == 0);
+	free(cfg);
 	/* a Marian vocab.json without <unk> */
 	copy_file(src, "sentencepiece.bpe.model", dir, "source.spm");
 	copy_file(src, "sentencepiece.bpe.model", dir, "target.spm");

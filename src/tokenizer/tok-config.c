@@ -173,7 +173,7 @@ static int config_lang(struct tokenizer *tok, json_t *cfg, const char *key, int 
 	json_t *v = json_object_get(cfg, key);
 	if (!v || json_is_null(v))
 		return 0;
-	if (!json_is_string(v) || (*idx = tok_lang_find(tok->kind, json_string_value(v))) < 0)
+	if (!json_is_string(v) || (*idx = tok_lang_find(tok, json_string_value(v))) < 0)
 		return err_set(e, "%s \"%.40s\" is not one of %s's language codes", key,
 			       json_is_string(v) ? json_string_value(v) : "?", config_seq2seq_class(tok->kind));
 	return 0;
@@ -184,7 +184,7 @@ static int config_lang(struct tokenizer *tok, json_t *cfg, const char *key, int 
  * offset) is refused by name rather than guessed. */
 static int config_read_seq2seq(struct tokenizer *tok, json_t *cfg, struct err *e)
 {
-	const char *want = config_seq2seq_class(tok->kind);
+	const char *want = tok->mbart50 ? "MBart50Tokenizer" : config_seq2seq_class(tok->kind);
 	json_t *cls = json_object_get(cfg, "tokenizer_class");
 	if (json_is_string(cls)) {
 		const char *c = json_string_value(cls);
@@ -603,6 +603,26 @@ static int config_add_missing_specials(struct tokenizer *tok, struct tok_config 
 	return 0;
 }
 
+int tok_config_peek_class(const char *dir, char *out, size_t n, struct err *e)
+{
+	out[0] = '\0';
+	char *p = tok_path_join(dir, "tokenizer_config.json");
+	if (!p)
+		return err_set(e, "out of memory");
+	int rc = 0;
+	if (tok_file_exists(p)) {
+		json_t *cfg = tok_load_json(p, JSON_DECODE_INT_AS_REAL, e);
+		json_t *cls = json_object_get(cfg, "tokenizer_class");
+		if (!cfg)
+			rc = -1;
+		else if (json_is_string(cls))
+			snprintf(out, n, "%s", json_string_value(cls));
+		json_decref(cfg);
+	}
+	free(p);
+	return rc;
+}
+
 int tok_config_read(struct tokenizer *tok, struct tok_config *st, const char *dir, struct err *e)
 {
 	if (config_read_json_files(tok, dir, st, e) < 0)
@@ -675,7 +695,7 @@ static int config_seq2seq_tokens(struct tokenizer *tok, struct tok_config *st, c
 				       "supported", vocab_path);
 	}
 	int n_codes;
-	const char *const *codes = tok_lang_codes(tok->kind, &n_codes);
+	const char *const *codes = tok_lang_codes(tok, &n_codes);
 	for (int i = 0; i < n_codes; i++) {
 		/* MBartTokenizer / NllbTokenizer: the codes, then the configured ones not among them */
 		if (config_has_extra(st, codes[i]))
@@ -685,9 +705,9 @@ static int config_seq2seq_tokens(struct tokenizer *tok, struct tok_config *st, c
 			return -1;
 	}
 	if (tok->kind == TOKENIZER_MBART && tok->src_lang < 0)
-		tok->src_lang = tok_lang_find(tok->kind, "en_XX"); /* MBartTokenizer's default src_lang */
+		tok->src_lang = tok_lang_find(tok, "en_XX"); /* MBart(50)Tokenizer's default src_lang */
 	if (tok->kind == TOKENIZER_NLLB && tok->src_lang < 0)
-		tok->src_lang = tok_lang_find(tok->kind, "eng_Latn");
+		tok->src_lang = tok_lang_find(tok, "eng_Latn");
 	return (tok->eos_id = config_required_id(tok, st, ROLE_EOS, vocab_path, e)) < 0 ? -1 : 0;
 }
 

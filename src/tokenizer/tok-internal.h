@@ -136,6 +136,8 @@ struct tokenizer {
 	int32_t class_unk_id;          /* the class's _convert_token_to_id for a piece it lacks */
 	int extra_ids;                 /* T5: tokenizer_config.json's extra_ids (100) */
 	bool legacy;                   /* T5: legacy (true in 4.31); NLLB: legacy_behaviour (false) */
+	bool mbart50;                  /* TOKENIZER_MBART whose tokenizer_class is MBart50Tokenizer: 52 codes,
+	                                * lang a </s> on both sides */
 	int32_t lang_base;             /* mBART/NLLB: id of the first language code, else -1 */
 	int src_lang, tgt_lang;        /* mBART/NLLB: index of the codes (tok_lang_codes), -1 none */
 };
@@ -179,6 +181,9 @@ void tok_config_free(struct tok_config *cfg);
 int tok_config_set_unk(struct tok_config *cfg, const char *name, struct err *e);
 /* tokenizer.json's added_tokens (ROOT is the whole file). */
 int tok_config_json_added(struct tokenizer *tok, struct tok_config *cfg, json_t *root, struct err *e);
+/* tokenizer_config.json's tokenizer_class in DIR into OUT[0..N) ("" when absent); before loading
+ * the model, for the classes whose ids depend on it (MBart50Tokenizer). */
+int tok_config_peek_class(const char *dir, char *out, size_t n, struct err *e);
 /* tokenizer_config.json, special_tokens_map.json and added_tokens.json in DIR, when present;
  * after the vocabulary is loaded. */
 int tok_config_read(struct tokenizer *tok, struct tok_config *cfg, const char *dir, struct err *e);
@@ -209,10 +214,10 @@ int bpe_encode(const struct tokenizer *tok, const char *s, size_t len, struct to
 void bpe_free(struct tokenizer *tok);
 
 /* ---- tok-langs.c: language codes of mBART and NLLB ---- */
-/* The codes of KIND in id order ([*N]), or NULL (*N = 0) for a kind without them. */
-const char *const *tok_lang_codes(enum tokenizer_kind kind, int *n);
-/* The index of CODE among KIND's codes, or -1. */
-int tok_lang_find(enum tokenizer_kind kind, const char *code);
+/* The codes of TOK's class in id order ([*N]), or NULL (*N = 0) for a class without them. */
+const char *const *tok_lang_codes(const struct tokenizer *tok, int *n);
+/* The index of CODE among TOK's codes, or -1. */
+int tok_lang_find(const struct tokenizer *tok, const char *code);
 
 /* ---- tok-spm.c: the SentencePiece kinds ---- */
 /* XLM-R, ALBERT, DeBERTa-v2 and the encoder-decoder kinds. */

@@ -1,5 +1,5 @@
 /* tok-langs.c -- the language codes of the translation tokenizers, as transformers 4.31 lists them
- * (FAIRSEQ_LANGUAGE_CODES of tokenization_mbart.py and tokenization_nllb.py). Their order gives
+ * (FAIRSEQ_LANGUAGE_CODES of tokenization_mbart.py, tokenization_mbart50.py and tokenization_nllb.py). Their order gives
  * their ids: code i is the SentencePiece model's size + 1 (fairseq's offset) + i, and <mask>
  * comes right after the last code. The ids come from this order, never from a stored number. */
 #include "tokenizer/tok-internal.h"
@@ -11,6 +11,15 @@ static const char *const mbart_codes[] = {
 	"ar_AR", "cs_CZ", "de_DE", "en_XX", "es_XX", "et_EE", "fi_FI", "fr_XX", "gu_IN", "hi_IN", "it_IT", "ja_XX",
 	"kk_KZ", "ko_KR", "lt_LT", "lv_LV", "my_MM", "ne_NP", "nl_XX", "ro_RO", "ru_RU", "si_LK", "tr_TR", "vi_VN",
 	"zh_CN"
+};
+
+/* [52] MBart50Tokenizer (mbart-large-50): mBART's 25, then 27 more */
+static const char *const mbart50_codes[] = {
+	"ar_AR", "cs_CZ", "de_DE", "en_XX", "es_XX", "et_EE", "fi_FI", "fr_XX", "gu_IN", "hi_IN", "it_IT", "ja_XX",
+	"kk_KZ", "ko_KR", "lt_LT", "lv_LV", "my_MM", "ne_NP", "nl_XX", "ro_RO", "ru_RU", "si_LK", "tr_TR", "vi_VN",
+	"zh_CN", "af_ZA", "az_AZ", "bn_IN", "fa_IR", "he_IL", "hr_HR", "id_ID", "ka_GE", "km_KH", "mk_MK", "ml_IN",
+	"mn_MN", "mr_IN", "pl_PL", "ps_AF", "pt_XX", "sv_SE", "sw_KE", "ta_IN", "te_IN", "th_TH", "tl_XX", "uk_UA",
+	"ur_PK", "xh_ZA", "gl_ES", "sl_SI"
 };
 
 /* [202] NllbTokenizer: the FLORES-200 codes */
@@ -40,13 +49,17 @@ static const char *const nllb_codes[] = {
 	"yue_Hant", "zho_Hans", "zho_Hant", "zul_Latn"
 };
 
-const char *const *tok_lang_codes(enum tokenizer_kind kind, int *n)
+const char *const *tok_lang_codes(const struct tokenizer *tok, int *n)
 {
-	if (kind == TOKENIZER_MBART) {
+	if (!tok->json && tok->kind == TOKENIZER_MBART && tok->mbart50) {
+		*n = (int)(sizeof mbart50_codes / sizeof mbart50_codes[0]);
+		return mbart50_codes;
+	}
+	if (!tok->json && tok->kind == TOKENIZER_MBART) {
 		*n = (int)(sizeof mbart_codes / sizeof mbart_codes[0]);
 		return mbart_codes;
 	}
-	if (kind == TOKENIZER_NLLB) {
+	if (!tok->json && tok->kind == TOKENIZER_NLLB) {
 		*n = (int)(sizeof nllb_codes / sizeof nllb_codes[0]);
 		return nllb_codes;
 	}
@@ -54,10 +67,10 @@ const char *const *tok_lang_codes(enum tokenizer_kind kind, int *n)
 	return NULL;
 }
 
-int tok_lang_find(enum tokenizer_kind kind, const char *code)
+int tok_lang_find(const struct tokenizer *tok, const char *code)
 {
 	int n;
-	const char *const *codes = tok_lang_codes(kind, &n);
+	const char *const *codes = tok_lang_codes(tok, &n);
 	for (int i = 0; code && i < n; i++)
 		if (strcmp(codes[i], code) == 0)
 			return i;

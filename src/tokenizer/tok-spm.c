@@ -139,7 +139,7 @@ int spm_load(struct tokenizer *tok, const char *path, struct err *e)
 	if (tok->kind == TOKENIZER_MARIAN)
 		return spm_load_marian(tok, path, e);
 	int n = spm_model_size(tok->spm), n_codes = 0;
-	const char *const *codes = tok_lang_codes(tok->kind, &n_codes);
+	const char *const *codes = tok_lang_codes(tok, &n_codes);
 	int off = spm_fairseq(tok->kind) ? 1 : tok->kind == TOKENIZER_PEGASUS ? PEGASUS_OFFSET : 0;
 	int limit = TOK_MAX_IDS - 2 - (off > 1 ? off : 0) - n_codes; /* room for the ids around the pieces */
 	if (n <= 0 || n >= limit)

@@ -151,6 +151,15 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 		*out = tok;
 		return 0;
 	}
+	if (kind == TOKENIZER_MBART) {
+		/* MBart50Tokenizer reads the same files with more language codes, which move <mask> */
+		char cls[64];
+		if (tok_config_peek_class(dir, cls, sizeof cls, e) < 0) {
+			tokenizer_free(tok);
+			return -1;
+		}
+		tok->mbart50 = strcmp(cls, "MBart50Tokenizer") == 0 || strcmp(cls, "MBart50TokenizerFast") == 0;
+	}
 	/* BertTokenizer's defaults; tokenizer.json and tokenizer_config.json may change them. */
 	tok->lower = true;
 	tok->strip_accents = -1;
@@ -483,8 +492,9 @@ static int seq2seq_template(const struct tokenizer *tok, bool target, int32_t pr
 	if (lang < 0)
 		return err_set(e, "no %s language: the tokenizer's configuration names none (tokenizer_config.json's %s)",
 			       target ? "target" : "source", target ? "tgt_lang" : "src_lang");
-	/* MBartTokenizer and NllbTokenizer(legacy_behaviour): a </s> lang; NllbTokenizer: lang a </s> */
-	if (tok->kind == TOKENIZER_NLLB && !tok->legacy)
+	/* MBartTokenizer and NllbTokenizer(legacy_behaviour): a </s> lang; NllbTokenizer and
+	 * MBart50Tokenizer: lang a </s> */
+	if ((tok->kind == TOKENIZER_NLLB && !tok->legacy) || tok->mbart50)
 		pre[(*np)++] = tok->lang_base + lang;
 	else
 		suf[(*ns)++] = tok->lang_base + lang;
@@ -555,12 +565,12 @@ int tokenizer_encode_target(const struct tokenizer *tok, const char *text, int m
 int tokenizer_set_langs(struct tokenizer *tok, const char *src, const char *tgt, struct err *e)
 {
 	int n;
-	if ((src || tgt) && (tok->json || !tok_lang_codes(tok->kind, &n)))
+	if ((src || tgt) && !tok_lang_codes(tok, &n))
 		return err_set(e, "this tokenizer has no language codes");
-	int s = src ? tok_lang_find(tok->kind, src) : tok->src_lang, t = tgt ? tok_lang_find(tok->kind, tgt) : tok->tgt_lang;
+	int s = src ? tok_lang_find(tok, src) : tok->src_lang, t = tgt ? tok_lang_find(tok, tgt) : tok->tgt_lang;
 	const char *bad = src && s < 0 ? src : tgt && t < 0 ? tgt : NULL;
 	if (bad) {
-		const char *const *codes = tok_lang_codes(tok->kind, &n);
+		const char *const *codes = tok_lang_codes(tok, &n);
 		return err_set(e, "unknown language code \"%.40s\" (this tokenizer's %d codes run %s ... %s)", bad, n, codes[0],
 			       codes[n - 1]);
 	}
@@ -572,7 +582,7 @@ int tokenizer_set_langs(struct tokenizer *tok, const char *src, const char *tgt,
 void tokenizer_langs(const struct tokenizer *tok, const char **src, const char **tgt)
 {
 	int n = 0;
-	const char *const *codes = tok->json ? NULL : tok_lang_codes(tok->kind, &n);
+	const char *const *codes = tok_lang_codes(tok, &n);
 	*src = codes && tok->src_lang >= 0 ? codes[tok->src_lang] : NULL;
 	*tgt = codes && tok->tgt_lang >= 0 ? codes[tok->tgt_lang] : NULL;
 }

@@ -37,7 +37,9 @@ enum tokenizer_kind {
 	                      * <extra_id_N> = pieces + extra_ids - 1 - N (tokenizer_config.json's
 	                      * extra_ids, 100 when absent); legacy mode only */
 	TOKENIZER_MBART,     /* MBartTokenizer: sentencepiece.bpe.model with XLM-R's ids, 25 language
-	                      * codes after the pieces, then <mask>: a </s> src_lang; target a </s> tgt_lang */
+	                      * codes after the pieces, then <mask>: a </s> src_lang; target a </s> tgt_lang.
+	                      * When tokenizer_config.json's tokenizer_class is MBart50Tokenizer: its 52
+	                      * codes, src_lang a </s>; target tgt_lang a </s> */
 	TOKENIZER_MARIAN,    /* MarianTokenizer: source.spm (target.spm for the target) pieces mapped
 	                      * through vocab.json (others: <unk>), a leading ">>code<<" kept as one
 	                      * token, a </s> */
