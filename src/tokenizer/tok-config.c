@@ -167,6 +167,12 @@ static const char *config_seq2seq_class(enum tokenizer_kind kind)
 	}
 }
 
+/* The class TOK follows: its kind's, or MBart50Tokenizer. */
+static const char *config_class_name(const struct tokenizer *tok)
+{
+	return tok->mbart50 ? "MBart50Tokenizer" : config_seq2seq_class(tok->kind);
+}
+
 /* A language code of tokenizer_config.json (null: the default) into *IDX. */
 static int config_lang(struct tokenizer *tok, json_t *cfg, const char *key, int *idx, struct err *e)
 {
@@ -175,7 +181,7 @@ static int config_lang(struct tokenizer *tok, json_t *cfg, const char *key, int 
 		return 0;
 	if (!json_is_string(v) || (*idx = tok_lang_find(tok, json_string_value(v))) < 0)
 		return err_set(e, "%s \"%.40s\" is not one of %s's language codes", key,
-			       json_is_string(v) ? json_string_value(v) : "?", config_seq2seq_class(tok->kind));
+			       json_is_string(v) ? json_string_value(v) : "?", config_class_name(tok));
 	return 0;
 }
 
@@ -184,7 +190,7 @@ static int config_lang(struct tokenizer *tok, json_t *cfg, const char *key, int 
  * offset) is refused by name rather than guessed. */
 static int config_read_seq2seq(struct tokenizer *tok, json_t *cfg, struct err *e)
 {
-	const char *want = tok->mbart50 ? "MBart50Tokenizer" : config_seq2seq_class(tok->kind);
+	const char *want = config_class_name(tok);
 	json_t *cls = json_object_get(cfg, "tokenizer_class");
 	if (json_is_string(cls)) {
 		const char *c = json_string_value(cls);
@@ -220,10 +226,10 @@ static int config_read_seq2seq(struct tokenizer *tok, json_t *cfg, struct err *e
 		if (o && !json_is_null(o) && (!json_is_number(o) || json_number_value(o) != 103))
 			return err_set(e, "offset is not 103 (PegasusTokenizer's; other offsets are not supported)");
 	}
-	return config_lang(tok, cfg, "src_lang", &tok->src_lang, e) < 0 ||
-			       config_lang(tok, cfg, "tgt_lang", &tok->tgt_lang, e) < 0
-		       ? -1
-		       : 0;
+	if (config_lang(tok, cfg, "src_lang", &tok->src_lang, e) < 0 ||
+	    config_lang(tok, cfg, "tgt_lang", &tok->tgt_lang, e) < 0)
+		return -1;
+	return 0;
 }
 
 /* tokenizer_config.json: the flags HF passes to the tokenizer's constructor. */

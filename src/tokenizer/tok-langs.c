@@ -1,7 +1,8 @@
 /* tok-langs.c -- the language codes of the translation tokenizers, as transformers 4.31 lists them
- * (FAIRSEQ_LANGUAGE_CODES of tokenization_mbart.py, tokenization_mbart50.py and tokenization_nllb.py). Their order gives
- * their ids: code i is the SentencePiece model's size + 1 (fairseq's offset) + i, and <mask>
- * comes right after the last code. The ids come from this order, never from a stored number. */
+ * (FAIRSEQ_LANGUAGE_CODES of tokenization_mbart.py, tokenization_mbart50.py and tokenization_nllb.py).
+ * Their order gives their ids: code i is the SentencePiece model's size + 1 (fairseq's offset) + i,
+ * and <mask> comes right after the last code. The ids come from this order, never from a stored
+ * number. */
 #include "tokenizer/tok-internal.h"
 
 #include <string.h>
