@@ -1,13 +1,18 @@
-/* fuzz_spm.c -- libFuzzer target: SentencePiece .model files (XLM-R, ALBERT, DeBERTa-v2) loaded
- * by tokenizer_load through libsentencepiece (src/tokenizer/spm-shim.cc) and then used to encode.
+/* fuzz_spm.c -- libFuzzer target: SentencePiece .model files (XLM-R, ALBERT, DeBERTa-v2, and the
+ * encoder-decoder kinds T5, mBART, Marian, NLLB, Pegasus) loaded by tokenizer_load through
+ * libsentencepiece (src/tokenizer/spm-shim.cc) and then used to encode.
  *
  * Input: one selector byte, then a text, a tokenizer_config.json and the .model file, separated
  * by 0xFF. The model comes last because a protobuf holds any byte (the last part keeps further
- * 0xFF bytes). The selector (mod 3) is the kind: 0 XLM-R (sentencepiece.bpe.model), 1 ALBERT
- * (spiece.model), 2 DeBERTa-v2 (spm.model). An empty config part means no tokenizer_config.json.
- * When loading succeeds, the text (when valid UTF-8), the model's own first pieces and a fixed
- * mixed-script text are encoded alone, as a pair and truncated, and every id, piece, type id and
- * the template's first and last tokens are checked. */
+ * 0xFF bytes). The selector (mod 8) is the kind: 0 XLM-R (sentencepiece.bpe.model), 1 ALBERT
+ * (spiece.model), 2 DeBERTa-v2 (spm.model), 3 T5 (spiece.model), 4 mBART and 6 NLLB
+ * (sentencepiece.bpe.model), 5 Marian (the model as source.spm and target.spm; the config part
+ * is its vocab.json, and there is no tokenizer_config.json), 7 Pegasus (spiece.model). An empty
+ * config part means no tokenizer_config.json. When loading succeeds, the text (when valid UTF-8),
+ * the model's own first pieces and a fixed mixed-script text are encoded alone, as a pair and
+ * truncated (the encoder-decoder kinds: as a text, as a target, and a pair must be refused), and
+ * every id, piece, type id and the template's first and last tokens are checked; mBART and NLLB
+ * also switch languages (a known code, and an unknown one that must be refused). */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,14 +24,23 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static const enum tokenizer_kind kinds[3] = {TOKENIZER_XLMR, TOKENIZER_ALBERT, TOKENIZER_DEBERTA_V2};
-static const char *const model_files[3] = {"sentencepiece.bpe.model", "spiece.model", "spm.model"};
+#define N_KINDS 8
+static const enum tokenizer_kind kinds[N_KINDS] = {TOKENIZER_XLMR,  TOKENIZER_ALBERT, TOKENIZER_DEBERTA_V2,
+						   TOKENIZER_T5,    TOKENIZER_MBART,  TOKENIZER_MARIAN,
+						   TOKENIZER_NLLB,  TOKENIZER_PEGASUS};
+static const char *const model_files[N_KINDS] = {"sentencepiece.bpe.model", "spiece.model", "spm.model",
+						 "spiece.model", "sentencepiece.bpe.model", "source.spm",
+						 "sentencepiece.bpe.model", "spiece.model"};
+
+static bool seq2seq; /* the kind of this input is an encoder-decoder one (selector 3 and up) */
 
 static void check_list(const struct tokenizer *tok, const struct token_list *l, int max_len, bool pair)
 {
-	if (l->n < 2 || (max_len > 0 && l->n > max_len))
+	/* encoder-decoder: at least </s>, which is last (and special) */
+	int least = seq2seq ? 1 : 2;
+	if (l->n < least || (max_len > 0 && l->n > max_len))
 		fuzz_fail("%d tokens for max_len %d", l->n, max_len);
-	if (!l->special[0] || !l->special[l->n - 1])
+	if ((!seq2seq && !l->special[0]) || !l->special[l->n - 1])
 		fuzz_fail("the template's first or last token is not special");
 	for (int i = 0; i < l->n; i++) {
 		const char *s = tokenizer_id_to_token(tok, l->ids[i]);
@@ -48,7 +62,20 @@ static void encode(const struct tokenizer *tok, const char *a, const char *b, in
 		if (l.n != 0)
 			fuzz_fail("tokenizer_encode failed but returned %d tokens", l.n);
 	} else {
+		if (seq2seq && b)
+			fuzz_fail("an encoder-decoder tokenizer took a pair");
 		check_list(tok, &l, max_len, b != NULL);
+	}
+	token_list_free(&l);
+	if (!seq2seq || b)
+		return;
+	/* the target side: the same checks */
+	if (tokenizer_encode_target(tok, a, max_len, &l, &e) < 0) {
+		fuzz_check_message("tokenizer_encode_target", &e);
+		if (l.n != 0)
+			fuzz_fail("tokenizer_encode_target failed but returned %d tokens", l.n);
+	} else {
+		check_list(tok, &l, max_len, false);
 	}
 	token_list_free(&l);
 }
@@ -57,11 +84,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
-	int k = data[0] % 3;
+	int k = data[0] % N_KINDS;
+	seq2seq = k >= 3;
 	struct fuzz_part parts[FUZZ_MAX_PARTS];
 	int n = fuzz_split(data + 1, size - 1, parts);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < N_KINDS; i++)
 		fuzz_remove(model_files[i]);
+	fuzz_remove("target.spm");
+	fuzz_remove("vocab.json");
 	fuzz_remove("tokenizer_config.json");
 	fuzz_remove("tokenizer.json");
 	/* parts: text, config, model (the model keeps any further separators) */
@@ -72,8 +102,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		model.len = (size_t)(data + size - parts[2].data);
 	}
 	fuzz_write(model_files[k], model.data ? (const void *)model.data : "", model.len);
-	if (cfg.len)
+	if (kinds[k] == TOKENIZER_MARIAN) {
+		fuzz_write("target.spm", model.data ? (const void *)model.data : "", model.len);
+		fuzz_write("vocab.json", cfg.data ? (const void *)cfg.data : "", cfg.len);
+	} else if (cfg.len) {
 		fuzz_write("tokenizer_config.json", cfg.data, cfg.len);
+	}
 
 	struct tokenizer *tok = NULL;
 	struct err e = {{0}};
@@ -114,6 +148,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		encode(tok, buf, buf, 0);
 	encode(tok, "Hello, 1,000 w\xc3\xb6rlds! \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80 ``x'' [CLS]<s> <mask>[MASK]  \t\r\n", NULL, 0);
 	encode(tok, "a much longer first text with many words", "second", 5);
+	if (seq2seq) {
+		encode(tok, ">>de<< a >>x<<>> b << </s> <extra_id_0> <mask_1> <unk_7> en_XX deu_Latn", NULL, 3);
+		/* languages: a known code switches (mBART, NLLB), an unknown one is refused everywhere */
+		const char *src = kinds[k] == TOKENIZER_NLLB ? "fra_Latn" : "fr_XX";
+		int rc = tokenizer_set_langs(tok, src, src, &e);
+		if (rc == 0 && kinds[k] != TOKENIZER_MBART && kinds[k] != TOKENIZER_NLLB)
+			fuzz_fail("a tokenizer without language codes took %s", src);
+		if (rc < 0)
+			fuzz_check_message("tokenizer_set_langs", &e);
+		if (tokenizer_set_langs(tok, "xx_Unknown", NULL, &e) == 0)
+			fuzz_fail("tokenizer_set_langs took an unknown code");
+		fuzz_check_message("tokenizer_set_langs", &e);
+		encode(tok, "Hello world", NULL, 0);
+	}
 	tokenizer_free(tok);
 	return 0;
 }

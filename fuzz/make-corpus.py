@@ -401,7 +401,7 @@ def varint_bytes(v):
             return out
 
 
-SHARED = os.path.join(TOP, "..", "shared", "reference", "models")
+SHARED = os.path.join(os.environ.get("ATTNSCOPE_SHARED_REF") or os.path.join(TOP, "..", "shared", "reference"), "models")
 for sel, (folder, name) in enumerate([("xlmr-tiny", "sentencepiece.bpe.model"), ("albert-tiny", "spiece.model"),
                                       ("deberta-v3-tiny", "spm.model")]):
     p = os.path.join(SHARED, folder, name)
@@ -412,3 +412,40 @@ for sel, (folder, name) in enumerate([("xlmr-tiny", "sentencepiece.bpe.model"), 
     seed("fuzz_spm", bytes([sel]) + "Héllo, 1,000 wörlds! 日本 😀 [MASK] <mask>".encode() + SEP + SEP + m)
     seed("fuzz_spm", bytes([sel]) + b"``a''  b" + SEP + js({"do_lower_case": True, "keep_accents": True,
                                                            "split_by_punct": True}) + SEP + m)
+
+
+def spm_pieces(model):
+    """The piece strings of a (cut) model, in id order: field 1 of each SentencePiece message."""
+    out = []
+    for num, f in pb_fields(model):
+        if num == 1:
+            out += [pb_payload(g).decode() for k, g in pb_fields(pb_payload(f)) if k == 1]
+    return out
+
+
+# The encoder-decoder kinds (selectors 3-7): T5, mBART, Marian (config part = vocab.json), NLLB, Pegasus.
+for sel, folder, name, cfg in [
+        (3, "t5-tiny", "spiece.model", {"extra_ids": 100, "tokenizer_class": "T5Tokenizer"}),
+        (4, "mbart-tiny", "sentencepiece.bpe.model", {"src_lang": "en_XX", "tgt_lang": "de_DE"}),
+        (4, "mbart-tiny", "sentencepiece.bpe.model", {"tokenizer_class": "MBart50Tokenizer", "tgt_lang": "sl_SI"}),
+        (5, "marian-tiny", "source.spm", None),
+        (6, "nllb-tiny", "sentencepiece.bpe.model", {"src_lang": "eng_Latn", "tgt_lang": "deu_Latn",
+                                                     "legacy_behaviour": False}),
+        (7, "pegasus-tiny", "spiece.model", {"tokenizer_class": "PegasusTokenizer"})]:
+    p = os.path.join(SHARED, folder, name)
+    if not os.path.exists(p):
+        continue
+    with open(p, "rb") as f:
+        m = small_spm(f.read(), 300)
+    if cfg is None:
+        # MarianTokenizer's vocab.json: </s> 0, <unk> 1, the pieces, <pad> last
+        vocab = {"</s>": 0, "<unk>": 1}
+        for piece in spm_pieces(m):
+            vocab.setdefault(piece, len(vocab))
+        vocab["<pad>"] = len(vocab)
+        conf = js(vocab)
+    else:
+        conf = js(cfg)
+    seed("fuzz_spm", bytes([sel]) + "Das Buch, >>de<< 1,000 wörlds! 日本 😀 </s> <mask> <extra_id_0> <mask_1> de_DE".encode()
+         + SEP + conf + SEP + m)
+    seed("fuzz_spm", bytes([sel]) + b"" + SEP + conf + SEP + m)

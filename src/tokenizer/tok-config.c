@@ -7,6 +7,7 @@
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,7 +50,8 @@ static void config_plain_strip_sides(enum tokenizer_kind kind, int role, bool *l
 	*left = *right = config_plain_strips(kind, role);
 	if (kind == TOKENIZER_ROBERTA)
 		*left = *right = false;
-	if (role == ROLE_MASK && (kind == TOKENIZER_ROBERTA || kind == TOKENIZER_XLMR || kind == TOKENIZER_ALBERT))
+	if (role == ROLE_MASK && (kind == TOKENIZER_ROBERTA || kind == TOKENIZER_XLMR || kind == TOKENIZER_ALBERT ||
+				  kind == TOKENIZER_MBART || kind == TOKENIZER_NLLB))
 		*left = true, *right = false;
 }
 
@@ -148,6 +150,88 @@ static int config_json_bool(json_t *cfg, const char *key, bool *out, struct err 
 	return 0;
 }
 
+/* The class each encoder-decoder kind stands for (its fast twin reads the same files). */
+static const char *config_seq2seq_class(enum tokenizer_kind kind)
+{
+	switch (kind) {
+	case TOKENIZER_T5:
+		return "T5Tokenizer";
+	case TOKENIZER_MBART:
+		return "MBartTokenizer";
+	case TOKENIZER_MARIAN:
+		return "MarianTokenizer";
+	case TOKENIZER_NLLB:
+		return "NllbTokenizer";
+	default:
+		return "PegasusTokenizer";
+	}
+}
+
+/* The class TOK follows: its kind's, or MBart50Tokenizer. */
+static const char *config_class_name(const struct tokenizer *tok)
+{
+	return tok->mbart50 ? "MBart50Tokenizer" : config_seq2seq_class(tok->kind);
+}
+
+/* A language code of tokenizer_config.json (null: the default) into *IDX. */
+static int config_lang(struct tokenizer *tok, json_t *cfg, const char *key, int *idx, struct err *e)
+{
+	json_t *v = json_object_get(cfg, key);
+	if (!v || json_is_null(v))
+		return 0;
+	if (!json_is_string(v) || (*idx = tok_lang_find(tok, json_string_value(v))) < 0)
+		return err_set(e, "%s \"%.40s\" is not one of %s's language codes", key,
+			       json_is_string(v) ? json_string_value(v) : "?", config_class_name(tok));
+	return 0;
+}
+
+/* The constructor arguments of the encoder-decoder classes; what 4.31 would do otherwise (another
+ * class in tokenizer_class, T5's non-legacy mode, Marian's separate vocabularies, another Pegasus
+ * offset) is refused by name rather than guessed. */
+static int config_read_seq2seq(struct tokenizer *tok, json_t *cfg, struct err *e)
+{
+	const char *want = config_class_name(tok);
+	json_t *cls = json_object_get(cfg, "tokenizer_class");
+	if (json_is_string(cls)) {
+		const char *c = json_string_value(cls);
+		size_t n = strlen(want);
+		if (strncmp(c, want, n) != 0 || (c[n] && strcmp(c + n, "Fast") != 0))
+			return err_set(e, "tokenizer_class %.60s is not supported here (this model's is %s)", c, want);
+	}
+	if (tok->kind == TOKENIZER_T5) {
+		json_t *x = json_object_get(cfg, "extra_ids");
+		if (x && !json_is_null(x)) {
+			double d = json_number_value(x);
+			if (!json_is_number(x) || d < 0 || d > 100000 || d != (int)d)
+				return err_set(e, "extra_ids is not a count from 0 to 100000");
+			tok->extra_ids = (int)d;
+		}
+		if (config_json_bool(cfg, "legacy", &tok->legacy, e) < 0)
+			return -1;
+		if (!tok->legacy)
+			return err_set(e, "legacy: false (T5Tokenizer's newer handling of text after special tokens) is not "
+				       "supported");
+	}
+	if (tok->kind == TOKENIZER_NLLB && config_json_bool(cfg, "legacy_behaviour", &tok->legacy, e) < 0)
+		return -1;
+	if (tok->kind == TOKENIZER_MARIAN) {
+		bool sep = false;
+		if (config_json_bool(cfg, "separate_vocabs", &sep, e) < 0)
+			return -1;
+		if (sep)
+			return err_set(e, "separate_vocabs: true (a second vocabulary, target_vocab.json) is not supported");
+	}
+	if (tok->kind == TOKENIZER_PEGASUS) {
+		json_t *o = json_object_get(cfg, "offset");
+		if (o && !json_is_null(o) && (!json_is_number(o) || json_number_value(o) != 103))
+			return err_set(e, "offset is not 103 (PegasusTokenizer's; other offsets are not supported)");
+	}
+	if (config_lang(tok, cfg, "src_lang", &tok->src_lang, e) < 0 ||
+	    config_lang(tok, cfg, "tgt_lang", &tok->tgt_lang, e) < 0)
+		return -1;
+	return 0;
+}
+
 /* tokenizer_config.json: the flags HF passes to the tokenizer's constructor. */
 static int config_read_flags(struct tokenizer *tok, json_t *cfg, struct err *e)
 {
@@ -160,6 +244,8 @@ static int config_read_flags(struct tokenizer *tok, json_t *cfg, struct err *e)
 	if (config_json_bool(cfg, "remove_space", &tok->remove_space, e) < 0 ||
 	    config_json_bool(cfg, "keep_accents", &tok->keep_accents, e) < 0 ||
 	    config_json_bool(cfg, "split_by_punct", &tok->split_by_punct, e) < 0)
+		return -1;
+	if (tok_kind_is_seq2seq(tok->kind) && config_read_seq2seq(tok, cfg, e) < 0)
 		return -1;
 	json_t *sa = json_object_get(cfg, "strip_accents");
 	if (sa) {
@@ -416,6 +502,19 @@ static int config_read_json_files(struct tokenizer *tok, const char *dir, struct
 	return 0;
 }
 
+/* PegasusTokenizer's additional_special_tokens when none are given: <mask_1>, <unk_2> ... <unk_102>. */
+static int config_pegasus_extra(struct tok_config *st, struct err *e)
+{
+	for (int i = 1; i < 103; i++) {
+		char name[16];
+		snprintf(name, sizeof name, i == 1 ? "<mask_1>" : "<unk_%d>", i);
+		struct special_spec *s = config_spec_append(&st->extra, &st->n_extra, e);
+		if (!s || config_spec_set(s, name, true, true, e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 struct tok_config *tok_config_new(enum tokenizer_kind kind, struct err *e)
 {
 	struct tok_config *st = calloc(1, sizeof *st);
@@ -431,13 +530,23 @@ struct tok_config *tok_config_new(enum tokenizer_kind kind, struct err *e)
 		     config_spec_set(&st->roles[ROLE_PAD], "[PAD]", true, true, e) < 0 ||
 		     config_spec_set(&st->roles[ROLE_CLS], "[CLS]", true, true, e) < 0 ||
 		     config_spec_set(&st->roles[ROLE_MASK], "[MASK]", true, true, e) < 0;
-	} else if (kind == TOKENIZER_ROBERTA || kind == TOKENIZER_XLMR) {
-		/* RobertaTokenizer / XLMRobertaTokenizer: fairseq's names */
+	} else if (kind == TOKENIZER_ROBERTA || kind == TOKENIZER_XLMR || kind == TOKENIZER_MBART || kind == TOKENIZER_NLLB) {
+		/* RobertaTokenizer / XLMRobertaTokenizer (and MBart, Nllb): fairseq's names */
 		static const char *const names[N_ROLES] = {"<s>", "</s>", "<unk>", "</s>", "<pad>", "<s>", "<mask>"};
 		for (int r = 0; r < N_ROLES && !rc; r++) {
 			bool left, right;
 			config_plain_strip_sides(kind, r, &left, &right);
 			rc = config_spec_set(&st->roles[r], names[r], left, right, e) < 0;
+		}
+	} else if (tok_kind_is_seq2seq(kind) && kind != TOKENIZER_MBART && kind != TOKENIZER_NLLB) {
+		/* T5Tokenizer, MarianTokenizer, PegasusTokenizer: </s>, <unk>, <pad> (Pegasus: and <mask_2>,
+		 * <mask_1>, <unk_2> ... <unk_102>) */
+		rc = config_spec_set(&st->roles[ROLE_EOS], "</s>", true, true, e) < 0 ||
+		     config_spec_set(&st->roles[ROLE_UNK], "<unk>", true, true, e) < 0 ||
+		     config_spec_set(&st->roles[ROLE_PAD], "<pad>", true, true, e) < 0;
+		if (!rc && kind == TOKENIZER_PEGASUS) {
+			rc = config_spec_set(&st->roles[ROLE_MASK], "<mask_2>", true, true, e) < 0 ||
+			     config_pegasus_extra(st, e) < 0;
 		}
 	} else if (kind == TOKENIZER_ALBERT || kind == TOKENIZER_DEBERTA_V2) {
 		/* AlbertTokenizer: <unk> and <pad>; DebertaV2Tokenizer: [UNK] and [PAD] */
@@ -500,6 +609,26 @@ static int config_add_missing_specials(struct tokenizer *tok, struct tok_config 
 	return 0;
 }
 
+int tok_config_peek_class(const char *dir, char *out, size_t n, struct err *e)
+{
+	out[0] = '\0';
+	char *p = tok_path_join(dir, "tokenizer_config.json");
+	if (!p)
+		return err_set(e, "out of memory");
+	int rc = 0;
+	if (tok_file_exists(p)) {
+		json_t *cfg = tok_load_json(p, JSON_DECODE_INT_AS_REAL, e);
+		json_t *cls = json_object_get(cfg, "tokenizer_class");
+		if (!cfg)
+			rc = -1;
+		else if (json_is_string(cls))
+			snprintf(out, n, "%s", json_string_value(cls));
+		json_decref(cfg);
+	}
+	free(p);
+	return rc;
+}
+
 int tok_config_read(struct tokenizer *tok, struct tok_config *st, const char *dir, struct err *e)
 {
 	if (config_read_json_files(tok, dir, st, e) < 0)
@@ -507,13 +636,97 @@ int tok_config_read(struct tokenizer *tok, struct tok_config *st, const char *di
 	return config_read_added_file(tok, st, dir, e);
 }
 
+/* Is NAME one of the additional special tokens? */
+static bool config_has_extra(const struct tok_config *st, const char *name)
+{
+	for (int i = 0; i < st->n_extra; i++)
+		if (st->extra[i].content && strcmp(st->extra[i].content, name) == 0)
+			return true;
+	return false;
+}
+
+/* The special tokens the encoder-decoder classes add themselves, with their ids (VOCAB_PATH names
+ * the model in errors). */
+static int config_seq2seq_tokens(struct tokenizer *tok, struct tok_config *st, const char *vocab_path,
+				 struct err *e)
+{
+	if (tok->kind == TOKENIZER_T5) {
+		/* T5Tokenizer: <extra_id_0> ... as additional_special_tokens when none are given, else
+		 * as many "extra_id" tokens as extra_ids says; _convert_token_to_id puts <extra_id_N> at
+		 * vocab_size - 1 - N, vocab_size = pieces + extra_ids */
+		int n_extra = 0;
+		for (int i = 0; i < st->n_extra; i++)
+			n_extra += st->extra[i].content && strstr(st->extra[i].content, "extra_id") != NULL;
+		if (st->n_extra == 0) {
+			for (int i = 0; i < tok->extra_ids; i++) {
+				char name[32];
+				snprintf(name, sizeof name, "<extra_id_%d>", i);
+				struct special_spec *s = config_spec_append(&st->extra, &st->n_extra, e);
+				if (!s || config_spec_set(s, name, true, true, e) < 0)
+					return -1;
+			}
+		} else if (tok->extra_ids > 0 && n_extra != tok->extra_ids) {
+			return err_set(e, "%s: additional_special_tokens has %d extra_id tokens but extra_ids is %d", vocab_path,
+				       n_extra, tok->extra_ids);
+		}
+		int32_t n = tok->vocab.n_ids;
+		if (n + tok->extra_ids >= TOK_MAX_IDS)
+			return err_set(e, "%s: too many ids", vocab_path);
+		for (int i = 0; i < tok->extra_ids; i++) {
+			char name[32];
+			snprintf(name, sizeof name, "<extra_id_%d>", i);
+			if (tok_vocab_set(&tok->vocab, name, strlen(name), n + tok->extra_ids - 1 - i) < 0)
+				return err_set(e, "out of memory");
+		}
+	}
+	if (tok->kind == TOKENIZER_PEGASUS) {
+		/* the ids 2 ... 104 are PegasusTokenizer.encoder's, built from the default list: another
+		 * list in the configuration would move them */
+		bool mask1 = config_has_extra(st, "<mask_1>");
+		if (!mask1 && st->n_extra == 101) {
+			/* PegasusTokenizer puts mask_token_sent first when the list lacks it */
+			struct special_spec *s = config_spec_append(&st->extra, &st->n_extra, e);
+			if (!s || config_spec_set(s, "<mask_1>", true, true, e) < 0)
+				return -1;
+			mask1 = true;
+		}
+		bool ok = st->n_extra == 102 && mask1;
+		for (int i = 2; ok && i < 103; i++) {
+			char name[16];
+			snprintf(name, sizeof name, "<unk_%d>", i);
+			ok = config_has_extra(st, name);
+		}
+		if (!ok)
+			return err_set(e, "%s: additional_special_tokens other than <mask_1>, <unk_2> ... <unk_102> are not "
+				       "supported", vocab_path);
+	}
+	int n_codes;
+	const char *const *codes = tok_lang_codes(tok, &n_codes);
+	for (int i = 0; i < n_codes; i++) {
+		/* MBartTokenizer / NllbTokenizer: the codes, then the configured ones not among them */
+		if (config_has_extra(st, codes[i]))
+			continue;
+		struct special_spec *s = config_spec_append(&st->extra, &st->n_extra, e);
+		if (!s || config_spec_set(s, codes[i], true, true, e) < 0)
+			return -1;
+	}
+	if (tok->kind == TOKENIZER_MBART && tok->src_lang < 0)
+		tok->src_lang = tok_lang_find(tok, "en_XX"); /* MBart(50)Tokenizer's default src_lang */
+	if (tok->kind == TOKENIZER_NLLB && tok->src_lang < 0)
+		tok->src_lang = tok_lang_find(tok, "eng_Latn");
+	return (tok->eos_id = config_required_id(tok, st, ROLE_EOS, vocab_path, e)) < 0 ? -1 : 0;
+}
+
 int tok_config_finish(struct tokenizer *tok, struct tok_config *st, const char *vocab_path, struct err *e)
 {
+	if (tok_kind_is_seq2seq(tok->kind) && config_seq2seq_tokens(tok, st, vocab_path, e) < 0)
+		return -1;
 	if ((tok->unk_id = config_required_id(tok, st, ROLE_UNK, vocab_path, e)) < 0)
 		return -1;
 	if (tok_kind_is_spm(tok->kind) && config_add_missing_specials(tok, st, e) < 0)
 		return -1;
-	bool templ = tok->kind == TOKENIZER_WORDPIECE || tok->kind == TOKENIZER_ROBERTA || tok_kind_is_spm(tok->kind);
+	bool templ = tok->kind == TOKENIZER_WORDPIECE || tok->kind == TOKENIZER_ROBERTA ||
+		     (tok_kind_is_spm(tok->kind) && !tok_kind_is_seq2seq(tok->kind));
 	if (templ && ((tok->cls_id = config_required_id(tok, st, ROLE_CLS, vocab_path, e)) < 0 ||
 						 (tok->sep_id = config_required_id(tok, st, ROLE_SEP, vocab_path, e)) < 0))
 		return -1;

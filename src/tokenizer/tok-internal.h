@@ -129,6 +129,17 @@ struct tokenizer {
 	bool remove_space;             /* ALBERT: collapse whitespace runs, strip the ends */
 	bool keep_accents;             /* ALBERT: false = NFKD and drop combining marks */
 	bool split_by_punct;           /* DeBERTa-v2: encode each punctuation character on its own */
+
+	/* Encoder-decoder kinds (TOKENIZER_T5 ... TOKENIZER_PEGASUS): tok-spm.c, tok-langs.c */
+	struct spm_model *spm_target;  /* Marian: target.spm, for tokenizer_encode_target */
+	int32_t eos_id;                /* the </s> every text ends with (its place varies), else -1 */
+	int32_t class_unk_id;          /* the class's _convert_token_to_id for a piece it lacks */
+	int extra_ids;                 /* T5: tokenizer_config.json's extra_ids (100) */
+	bool legacy;                   /* T5: legacy (true in 4.31); NLLB: legacy_behaviour (false) */
+	bool mbart50;                  /* TOKENIZER_MBART whose tokenizer_class is MBart50Tokenizer: 52 codes,
+	                                * lang a </s> on both sides */
+	int32_t lang_base;             /* mBART/NLLB: id of the first language code, else -1 */
+	int src_lang, tgt_lang;        /* mBART/NLLB: index of the codes (tok_lang_codes), -1 none */
 };
 
 /* A growing list of ids, the output of the model-specific tokenizers. */
@@ -170,6 +181,9 @@ void tok_config_free(struct tok_config *cfg);
 int tok_config_set_unk(struct tok_config *cfg, const char *name, struct err *e);
 /* tokenizer.json's added_tokens (ROOT is the whole file). */
 int tok_config_json_added(struct tokenizer *tok, struct tok_config *cfg, json_t *root, struct err *e);
+/* tokenizer_config.json's tokenizer_class in DIR into OUT[0..N) ("" when absent); before loading
+ * the model, for the classes whose ids depend on it (MBart50Tokenizer). */
+int tok_config_peek_class(const char *dir, char *out, size_t n, struct err *e);
 /* tokenizer_config.json, special_tokens_map.json and added_tokens.json in DIR, when present;
  * after the vocabulary is loaded. */
 int tok_config_read(struct tokenizer *tok, struct tok_config *cfg, const char *dir, struct err *e);
@@ -199,14 +213,26 @@ int bpe_load_json(struct tokenizer *tok, json_t *root, const char *path, struct 
 int bpe_encode(const struct tokenizer *tok, const char *s, size_t len, struct tok_ids *out, struct err *e);
 void bpe_free(struct tokenizer *tok);
 
+/* ---- tok-langs.c: language codes of mBART and NLLB ---- */
+/* The codes of TOK's class in id order ([*N]), or NULL (*N = 0) for a class without them. */
+const char *const *tok_lang_codes(const struct tokenizer *tok, int *n);
+/* The index of CODE among TOK's codes, or -1. */
+int tok_lang_find(const struct tokenizer *tok, const char *code);
+
 /* ---- tok-spm.c: the SentencePiece kinds ---- */
+/* XLM-R, ALBERT, DeBERTa-v2 and the encoder-decoder kinds. */
 bool tok_kind_is_spm(enum tokenizer_kind kind);
+/* The encoder-decoder kinds: one text, a class template of </s> and language codes. */
+bool tok_kind_is_seq2seq(enum tokenizer_kind kind);
 /* The file the kind's HF class reads: sentencepiece.bpe.model, spiece.model or spm.model. */
 const char *spm_file_name(enum tokenizer_kind kind);
-/* Load the .model file PATH into TOK (tok->spm, and tok->vocab as HF's ids and pieces). */
+/* Load the .model file PATH into TOK (tok->spm, and tok->vocab as HF's ids and pieces). Marian:
+ * PATH is source.spm; target.spm and vocab.json are read beside it. */
 int spm_load(struct tokenizer *tok, const char *path, struct err *e);
-/* HF's _tokenize + convert_tokens_to_ids on one stretch of text without special tokens. */
-int spm_encode(const struct tokenizer *tok, const char *s, size_t len, struct tok_ids *out, struct err *e);
+/* HF's _tokenize + convert_tokens_to_ids on one stretch of text without special tokens; TARGET:
+ * as the class does in target mode (Marian: target.spm). */
+int spm_encode(const struct tokenizer *tok, const char *s, size_t len, bool target, struct tok_ids *out,
+	       struct err *e);
 /* HF's convert_tokens_to_ids for one token: added tokens, then the class's _convert_token_to_id. */
 int32_t spm_token_to_id(const struct tokenizer *tok, const char *s, size_t len);
 void spm_free(struct tokenizer *tok);

@@ -9,6 +9,17 @@
  *                         the model, then the split of pieces ending in digit + ",".
  *   TOKENIZER_DEBERTA_V2  DebertaV2Tokenizer (spm.model): SPMTokenizer, pieces outside the
  *                         vocabulary (and "<unk>") read as "[UNK]", split_by_punct optional.
+ *   TOKENIZER_T5          T5Tokenizer (spiece.model): the model's ids; <extra_id_N> past them
+ *                         (tok-config.c, which knows extra_ids).
+ *   TOKENIZER_MBART,      MBartTokenizer, NllbTokenizer (sentencepiece.bpe.model): XLM-R's ids,
+ *   TOKENIZER_NLLB        then the language codes of tok-langs.c, then <mask>.
+ *   TOKENIZER_MARIAN      MarianTokenizer (source.spm, target.spm, vocab.json): pieces are looked
+ *                         up in vocab.json (<unk> when absent); a ">>code<<" at the start of a
+ *                         stretch is one token, and every ">>...<<" is cut out before the model.
+ *   TOKENIZER_PEGASUS     PegasusTokenizer (spiece.model): piece p is p + 103, ids 0 ... 104 are
+ *                         <pad> </s> <mask_1> <mask_2> <unk_2> ... <unk_102>.
+ * For the encoder-decoder kinds tok->vocab holds the class's whole id <-> token table, so that a
+ * token the table lacks is the class's unknown id (tok->class_unk_id).
  *
  * The model itself (normalizer, Unigram or BPE) is the library's, through spm-shim.h. This file
  * loads the ids and strings HF's convert_ids_to_tokens / convert_tokens_to_ids give, and turns one
@@ -19,58 +30,159 @@
 #include "tokenizer/tok-internal.h"
 #include "base/utf8.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
 
 #define SPIECE_UNDERLINE "\xe2\x96\x81" /* U+2581, the word-start mark of SentencePiece pieces */
 
+bool tok_kind_is_seq2seq(enum tokenizer_kind kind)
+{
+	return kind == TOKENIZER_T5 || kind == TOKENIZER_MBART || kind == TOKENIZER_MARIAN || kind == TOKENIZER_NLLB ||
+	       kind == TOKENIZER_PEGASUS;
+}
+
 bool tok_kind_is_spm(enum tokenizer_kind kind)
 {
-	return kind == TOKENIZER_XLMR || kind == TOKENIZER_ALBERT || kind == TOKENIZER_DEBERTA_V2;
+	return kind == TOKENIZER_XLMR || kind == TOKENIZER_ALBERT || kind == TOKENIZER_DEBERTA_V2 ||
+	       tok_kind_is_seq2seq(kind);
 }
 
 const char *spm_file_name(enum tokenizer_kind kind)
 {
-	return kind == TOKENIZER_XLMR ? "sentencepiece.bpe.model" : kind == TOKENIZER_ALBERT ? "spiece.model" : "spm.model";
+	switch (kind) {
+	case TOKENIZER_XLMR:
+	case TOKENIZER_MBART:
+	case TOKENIZER_NLLB:
+		return "sentencepiece.bpe.model";
+	case TOKENIZER_MARIAN:
+		return "source.spm";
+	case TOKENIZER_DEBERTA_V2:
+		return "spm.model";
+	default:
+		return "spiece.model";
+	}
 }
+
+/* fairseq's vocabulary order: <s> <pad> </s> <unk>, then sentencepiece id i at i + 1 */
+static bool spm_fairseq(enum tokenizer_kind kind)
+{
+	return kind == TOKENIZER_XLMR || kind == TOKENIZER_MBART || kind == TOKENIZER_NLLB;
+}
+
+/* PegasusTokenizer's offset: the ids before the first piece */
+#define PEGASUS_OFFSET 103
 
 /* XLMRobertaTokenizer.fairseq_tokens_to_ids, before <mask>. */
 static const char *const fairseq_names[4] = {"<s>", "<pad>", "</s>", "<unk>"};
 
-int spm_load(struct tokenizer *tok, const char *path, struct err *e)
+static struct spm_model *spm_read_model(const char *path, struct err *e)
 {
 	char *buf;
 	size_t len;
 	if (file_read_all(path, TOK_MAX_FILE_BYTES, 0, &buf, &len, e) < 0)
-		return -1;
+		return NULL;
 	char msg[256] = "";
-	tok->spm = spm_model_load(buf, len, msg, sizeof msg);
+	struct spm_model *m = spm_model_load(buf, len, msg, sizeof msg);
 	free(buf);
-	if (!tok->spm)
-		return err_set(e, "%s: %s", path, msg[0] ? msg : "not a SentencePiece model");
-	int n = spm_model_size(tok->spm);
-	if (n <= 0 || n >= TOK_MAX_IDS - 2)
-		return err_set(e, "%s: %d pieces (limit %d)", path, n, TOK_MAX_IDS - 2);
-	int off = tok->kind == TOKENIZER_XLMR ? 1 : 0;
+	if (!m)
+		err_set(e, "%s: %s", path, msg[0] ? msg : "not a SentencePiece model");
+	return m;
+}
+
+/* MarianTokenizer: target.spm beside PATH (source.spm), and vocab.json as the id table. */
+static int spm_load_marian(struct tokenizer *tok, const char *path, struct err *e)
+{
+	size_t dl = strlen(path) - strlen("source.spm");
+	char *tp = malloc(dl + sizeof "target.spm"), *vp = malloc(dl + sizeof "vocab.json");
+	int rc = -1;
+	if (!tp || !vp) {
+		err_set(e, "out of memory");
+		goto out;
+	}
+	memcpy(tp, path, dl);
+	strcpy(tp + dl, "target.spm");
+	memcpy(vp, path, dl);
+	strcpy(vp + dl, "vocab.json");
+	if (!tok_file_exists(tp)) {
+		err_set(e, "%s: missing (MarianTokenizer reads the target's pieces from it)", tp);
+		goto out;
+	}
+	if (!(tok->spm_target = spm_read_model(tp, e)))
+		goto out;
+	if (!tok_file_exists(vp)) {
+		err_set(e, "%s: missing (MarianTokenizer's ids)", vp);
+		goto out;
+	}
+	if (tok_vocab_load_json_file(&tok->vocab, vp, e) < 0)
+		goto out;
+	/* MarianTokenizer.__init__ refuses a vocabulary without them */
+	static const char *const needed[] = {"<unk>", "<pad>"};
+	for (int i = 0; i < 2; i++)
+		if (tok_vocab_get(&tok->vocab, needed[i], strlen(needed[i])) < 0) {
+			err_set(e, "%s: has no \"%s\" (MarianTokenizer needs it)", vp, needed[i]);
+			goto out;
+		}
+	tok->class_unk_id = tok_vocab_get(&tok->vocab, "<unk>", 5);
+	rc = 0;
+out:
+	free(tp);
+	free(vp);
+	return rc;
+}
+
+int spm_load(struct tokenizer *tok, const char *path, struct err *e)
+{
+	if (!(tok->spm = spm_read_model(path, e)))
+		return -1;
+	if (tok->kind == TOKENIZER_MARIAN)
+		return spm_load_marian(tok, path, e);
+	int n = spm_model_size(tok->spm), n_codes = 0;
+	const char *const *codes = tok_lang_codes(tok, &n_codes);
+	int off = spm_fairseq(tok->kind) ? 1 : tok->kind == TOKENIZER_PEGASUS ? PEGASUS_OFFSET : 0;
+	int limit = TOK_MAX_IDS - 2 - (off > 1 ? off : 0) - n_codes; /* room for the ids around the pieces */
+	if (n <= 0 || n >= limit)
+		return err_set(e, "%s: %d pieces (limit %d)", path, n, limit);
 	int unk = spm_model_unk_id(tok->spm);
-	if (tok_vocab_reserve(&tok->vocab, (size_t)n + 2) < 0)
+	if (tok_vocab_reserve(&tok->vocab, (size_t)n + 2 + (size_t)n_codes + PEGASUS_OFFSET) < 0)
 		return err_set(e, "%s: out of memory", path);
 	for (int i = 0; i < n; i++) {
 		size_t pl;
 		const char *p = spm_model_piece(tok->spm, i, &pl);
 		/* XLM-R: a piece whose sentencepiece id is 0 (or the unknown id) reads as <unk> */
-		if (!p || (off && (i == 0 || i == unk)))
+		if (!p || (spm_fairseq(tok->kind) && (i == 0 || i == unk)))
 			continue;
 		if (tok_vocab_set(&tok->vocab, p, pl, i + off) < 0)
 			return err_set(e, "%s: out of memory", path);
 	}
-	if (tok->kind == TOKENIZER_XLMR) {
+	tok->class_unk_id = unk + off;
+	if (spm_fairseq(tok->kind)) {
 		for (int i = 0; i < 4; i++)
 			if (tok_vocab_set(&tok->vocab, fairseq_names[i], strlen(fairseq_names[i]), i) < 0)
 				return err_set(e, "%s: out of memory", path);
-		if (tok_vocab_set(&tok->vocab, "<mask>", 6, n + off) < 0)
+		/* MBartTokenizer / NllbTokenizer: lang_code_to_id, then <mask> after the codes */
+		for (int i = 0; i < n_codes; i++)
+			if (tok_vocab_set(&tok->vocab, codes[i], strlen(codes[i]), n + off + i) < 0)
+				return err_set(e, "%s: out of memory", path);
+		if (n_codes)
+			tok->lang_base = n + off;
+		if (tok_vocab_set(&tok->vocab, "<mask>", 6, n + off + n_codes) < 0)
 			return err_set(e, "%s: out of memory", path);
+		tok->class_unk_id = 3; /* <unk> in fairseq_names */
+	}
+	if (tok->kind == TOKENIZER_PEGASUS) {
+		/* PegasusTokenizer.encoder, which _convert_id_to_token reads before the model */
+		static const char *const first[4] = {"<pad>", "</s>", "<mask_1>", "<mask_2>"};
+		for (int i = 0; i < PEGASUS_OFFSET + 2; i++) {
+			char name[16];
+			if (i < 4)
+				snprintf(name, sizeof name, "%s", first[i]);
+			else
+				snprintf(name, sizeof name, "<unk_%d>", i - 2);
+			if (tok_vocab_set(&tok->vocab, name, strlen(name), i) < 0)
+				return err_set(e, "%s: out of memory", path);
+		}
 	}
 	return 0;
 }
@@ -78,7 +190,8 @@ int spm_load(struct tokenizer *tok, const char *path, struct err *e)
 void spm_free(struct tokenizer *tok)
 {
 	spm_model_free(tok->spm);
-	tok->spm = NULL;
+	spm_model_free(tok->spm_target);
+	tok->spm = tok->spm_target = NULL;
 }
 
 /* ---------------------------------------------------------------- pieces to ids */
@@ -97,6 +210,10 @@ int32_t spm_token_to_id(const struct tokenizer *tok, const char *p, size_t len)
 			return spm_model_size(m) + 1;
 		int sid = spm_model_piece_to_id(m, p, len);
 		return sid ? sid + 1 : tok->unk_id;
+	}
+	if (tok_kind_is_seq2seq(tok->kind)) {
+		id = tok_vocab_get(&tok->vocab, p, len);
+		return id >= 0 ? id : tok->class_unk_id;
 	}
 	return spm_model_piece_to_id(m, p, len);
 }
@@ -227,10 +344,10 @@ static bool py_isdigit(uint32_t cp)
 	return false;
 }
 
-static int encode_pieces(const struct tokenizer *tok, const char *s, size_t len, struct spm_pieces *p, struct err *e)
+static int encode_pieces(const struct spm_model *m, const char *s, size_t len, struct spm_pieces *p, struct err *e)
 {
 	char msg[256] = "";
-	if (spm_model_encode(tok->spm, s, len, p, msg, sizeof msg) < 0)
+	if (spm_model_encode(m, s, len, p, msg, sizeof msg) < 0)
 		return err_set(e, "%s", msg[0] ? msg : "SentencePiece failed");
 	return 0;
 }
@@ -282,7 +399,7 @@ static int albert_piece(const struct tokenizer *tok, const char *p, size_t len, 
 		i++;
 	}
 	struct spm_pieces cur;
-	int rc = encode_pieces(tok, sub.s, sub.n, &cur, e);
+	int rc = encode_pieces(tok->spm, sub.s, sub.n, &cur, e);
 	tok_buf_free(&sub);
 	if (rc < 0)
 		return -1;
@@ -301,12 +418,13 @@ static int albert_piece(const struct tokenizer *tok, const char *p, size_t len, 
 	return rc < 0 ? -1 : push_piece(tok, ",", 1, out, e);
 }
 
-static int encode_text(const struct tokenizer *tok, const char *s, size_t len, struct tok_ids *out, struct err *e)
+static int encode_text_with(const struct tokenizer *tok, const struct spm_model *m, const char *s, size_t len,
+			    struct tok_ids *out, struct err *e)
 {
 	if (len == 0)
 		return 0;
 	struct spm_pieces p;
-	if (encode_pieces(tok, s, len, &p, e) < 0)
+	if (encode_pieces(m, s, len, &p, e) < 0)
 		return -1;
 	int rc = 0;
 	for (int i = 0; rc == 0 && i < p.n; i++)
@@ -316,8 +434,62 @@ static int encode_text(const struct tokenizer *tok, const char *s, size_t len, s
 	return rc;
 }
 
-int spm_encode(const struct tokenizer *tok, const char *s, size_t len, struct tok_ids *out, struct err *e)
+static int encode_text(const struct tokenizer *tok, const char *s, size_t len, struct tok_ids *out, struct err *e)
 {
+	return encode_text_with(tok, tok->spm, s, len, out, e);
+}
+
+/* MarianTokenizer's language_code_re = ">>.+<<" (greedy, and '.' stops at a newline): a match at
+ * byte I runs to the end of the last "<<" of I's line, which must leave one byte between. *LINE_END
+ * and *CLOSE cache the line around I (its end, and the end of its last "<<" or 0); both start at 0.
+ * The length of the match, or 0. */
+static size_t marian_code_at(const char *s, size_t len, size_t i, size_t *line_end, size_t *close)
+{
+	if (i >= *line_end) {
+		size_t end = i;
+		while (end < len && s[end] != '\n')
+			end++;
+		*close = 0;
+		for (size_t k = end; k >= i + 2 && !*close; k--)
+			if (s[k - 1] == '<' && s[k - 2] == '<')
+				*close = k;
+		*line_end = end < len ? end + 1 : len + 1;
+	}
+	if (len - i < 5 || s[i] != '>' || s[i + 1] != '>' || *close < i + 5)
+		return 0;
+	return *close - i;
+}
+
+/* MarianTokenizer._tokenize: a code matching at the start is kept as a token, every match is cut
+ * out (re.sub), the rest goes through the side's model. */
+static int marian_encode(const struct tokenizer *tok, const char *s, size_t len, bool target, struct tok_ids *out,
+			 struct err *e)
+{
+	size_t line_end = 0, close = 0;
+	size_t first = marian_code_at(s, len, 0, &line_end, &close);
+	if (first && push_piece(tok, s, first, out, e) < 0)
+		return -1;
+	struct tok_buf rest = {0};
+	if (tok_buf_add(&rest, "", 0) < 0)
+		return err_set(e, "out of memory");
+	for (size_t i = 0; i < len;) {
+		size_t m = marian_code_at(s, len, i, &line_end, &close);
+		if (m == 0 && tok_buf_add(&rest, s + i, 1) < 0) {
+			tok_buf_free(&rest);
+			return err_set(e, "out of memory");
+		}
+		i += m ? m : 1;
+	}
+	int rc = encode_text_with(tok, target ? tok->spm_target : tok->spm, rest.s, rest.n, out, e);
+	tok_buf_free(&rest);
+	return rc;
+}
+
+int spm_encode(const struct tokenizer *tok, const char *s, size_t len, bool target, struct tok_ids *out,
+	       struct err *e)
+{
+	if (tok->kind == TOKENIZER_MARIAN)
+		return marian_encode(tok, s, len, target, out, e);
 	if (tok->kind == TOKENIZER_ALBERT) {
 		struct tok_buf t = {0};
 		if (albert_preprocess(tok, s, len, &t) < 0) {

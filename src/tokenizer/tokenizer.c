@@ -114,8 +114,9 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 		free(tj);
 		if (!use_json)
 			kind = TOKENIZER_BPE;
-	} else if (tok_kind_is_spm(kind)) {
-		/* a SentencePiece folder without its .model file: its tokenizer.json, when it has one */
+	} else if (tok_kind_is_spm(kind) && !tok_kind_is_seq2seq(kind)) {
+		/* a SentencePiece folder without its .model file: its tokenizer.json, when it has one
+		 * (not for the encoder-decoder kinds: their fast files do not say the target's rule) */
 		char *mp = tok_path_join(dir, spm_file_name(kind)), *tj = tok_path_join(dir, "tokenizer.json");
 		if (!mp || !tj) {
 			free(mp);
@@ -138,6 +139,10 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 	}
 	tok->kind = kind;
 	tok->cls_id = tok->sep_id = tok->bos_id = -1;
+	tok->eos_id = tok->class_unk_id = tok->lang_base = -1;
+	tok->src_lang = tok->tgt_lang = -1;
+	tok->extra_ids = 100;                /* T5Tokenizer's default */
+	tok->legacy = kind == TOKENIZER_T5; /* T5Tokenizer: legacy=True; NllbTokenizer: legacy_behaviour=False */
 	if (use_json) {
 		if (tok_json_load(tok, dir, e) < 0) {
 			tokenizer_free(tok);
@@ -146,13 +151,22 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 		*out = tok;
 		return 0;
 	}
+	if (kind == TOKENIZER_MBART) {
+		/* MBart50Tokenizer reads the same files with more language codes, which move <mask> */
+		char cls[64];
+		if (tok_config_peek_class(dir, cls, sizeof cls, e) < 0) {
+			tokenizer_free(tok);
+			return -1;
+		}
+		tok->mbart50 = strcmp(cls, "MBart50Tokenizer") == 0 || strcmp(cls, "MBart50TokenizerFast") == 0;
+	}
 	/* BertTokenizer's defaults; tokenizer.json and tokenizer_config.json may change them. */
 	tok->lower = true;
 	tok->strip_accents = -1;
 	tok->chinese = true;
 	tok->max_chars = 100;
 	/* AlbertTokenizer: do_lower_case, remove_space; DebertaV2Tokenizer: no lower-casing */
-	if (kind == TOKENIZER_XLMR || kind == TOKENIZER_DEBERTA_V2 || kind == TOKENIZER_ROBERTA)
+	if (kind == TOKENIZER_XLMR || kind == TOKENIZER_DEBERTA_V2 || kind == TOKENIZER_ROBERTA || tok_kind_is_seq2seq(kind))
 		tok->lower = false;
 	tok->remove_space = true;
 	char *vocab_path = NULL;
@@ -160,8 +174,9 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 	int rc = -1;
 	if (!cfg || load_model_files(tok, dir, cfg, &vocab_path, e) < 0 || tok_config_read(tok, cfg, dir, e) < 0)
 		goto out;
-	/* RobertaTokenizer and XLMRobertaTokenizer have no do_lower_case, whatever the config says */
-	if (kind == TOKENIZER_XLMR || kind == TOKENIZER_ROBERTA)
+	/* RobertaTokenizer and XLMRobertaTokenizer (and the encoder-decoder classes) have no
+	 * do_lower_case, whatever the config says */
+	if (kind == TOKENIZER_XLMR || kind == TOKENIZER_ROBERTA || tok_kind_is_seq2seq(kind))
 		tok->lower = false;
 	if (!tok->prefix && !(tok->prefix = strdup("##"))) {
 		err_set(e, "out of memory");
@@ -275,8 +290,8 @@ struct text_part {
 
 /* PreTrainedTokenizer.tokenize on one text: split out special tokens, strip around them as
  * their flags say, and run the model's tokenizer on the rest. */
-static int encode_one(const struct tokenizer *tok, const char *text, const char *which, struct tok_ids *out,
-		      struct err *e)
+static int encode_one(const struct tokenizer *tok, const char *text, const char *which, bool target,
+		      struct tok_ids *out, struct err *e)
 {
 	size_t len = strlen(text);
 	size_t bad = utf8_check(text, len);
@@ -349,7 +364,7 @@ static int encode_one(const struct tokenizer *tok, const char *text, const char 
 		const char *ps = s + parts[p].start;
 		size_t pl = parts[p].end - parts[p].start;
 		int r = tok->kind == TOKENIZER_WORDPIECE ? wordpiece_encode(tok, ps, pl, out, e)
-			: tok_kind_is_spm(tok->kind)    ? spm_encode(tok, ps, pl, out, e)
+			: tok_kind_is_spm(tok->kind)    ? spm_encode(tok, ps, pl, target, out, e)
 							: bpe_encode(tok, ps, pl, out, e);
 		if (r < 0)
 			goto out;
@@ -464,6 +479,114 @@ out:
 	return rc;
 }
 
+/* The class's template around one text of the source (or, with TARGET, of the target):
+ * PRE[*NP] before it and SUF[*NS] after. -1 with an error when a language is missing. */
+static int seq2seq_template(const struct tokenizer *tok, bool target, int32_t pre[1], int *np, int32_t suf[2],
+			    int *ns, struct err *e)
+{
+	*np = *ns = 0;
+	suf[(*ns)++] = tok->eos_id;
+	if (tok->kind != TOKENIZER_MBART && tok->kind != TOKENIZER_NLLB)
+		return 0;
+	int lang = target ? tok->tgt_lang : tok->src_lang;
+	if (lang < 0)
+		return err_set(e, "no %s language: the tokenizer's configuration names none (tokenizer_config.json's %s)",
+			       target ? "target" : "source", target ? "tgt_lang" : "src_lang");
+	/* MBartTokenizer and NllbTokenizer(legacy_behaviour): a </s> lang; NllbTokenizer and
+	 * MBart50Tokenizer: lang a </s> */
+	if ((tok->kind == TOKENIZER_NLLB && !tok->legacy) || tok->mbart50)
+		pre[(*np)++] = tok->lang_base + lang;
+	else
+		suf[(*ns)++] = tok->lang_base + lang;
+	return 0;
+}
+
+/* An encoder-decoder class on one text: its pieces, truncation to MAX_LEN, its template. */
+static int encode_seq2seq(const struct tokenizer *tok, const char *text, bool target, int max_len,
+			  struct token_list *out, struct err *e)
+{
+	int32_t pre[1], suf[2];
+	int np, ns;
+	if (seq2seq_template(tok, target, pre, &np, suf, &ns, e) < 0)
+		return -1;
+	struct tok_ids a = {0}, b = {0}, all = {0};
+	int rc = -1;
+	if (encode_one(tok, text, "", target, &a, e) < 0)
+		goto out;
+	if (a.n > (1 << 28)) {
+		err_set(e, "text too long");
+		goto out;
+	}
+	int total = a.n + np + ns;
+	bool truncated;
+	if (truncate_longest_first(&a, &b, false, max_len, np + ns, &truncated, e) < 0)
+		goto out;
+	/* T5Tokenizer._add_eos_if_not_present: no second </s> after one typed at the end */
+	if (tok->kind == TOKENIZER_T5 && a.n > 0 && a.ids[a.n - 1] == tok->eos_id)
+		ns = 0;
+	bool ok = true;
+	for (int i = 0; ok && i < np; i++)
+		ok = tok_ids_push(&all, pre[i], true) == 0;
+	for (int i = 0; ok && i < a.n; i++)
+		ok = tok_ids_push(&all, a.ids[i], a.special[i]) == 0;
+	for (int i = 0; ok && i < ns; i++)
+		ok = tok_ids_push(&all, suf[i], true) == 0;
+	if (!ok || list_alloc(tok, out, all.ids, all.n) < 0) {
+		token_list_free(out);
+		err_set(e, "out of memory");
+		goto out;
+	}
+	out->n = all.n;
+	for (int i = 0; i < all.n; i++) {
+		out->ids[i] = all.ids[i];
+		out->special[i] = all.special[i];
+		out->type_ids[i] = 0;
+	}
+	out->truncated = truncated;
+	out->n_before_truncation = total;
+	rc = 0;
+out:
+	tok_ids_free(&a);
+	tok_ids_free(&all);
+	return rc;
+}
+
+int tokenizer_encode_target(const struct tokenizer *tok, const char *text, int max_len, struct token_list *out,
+			    struct err *e)
+{
+	memset(out, 0, sizeof *out);
+	if (!tok || !text)
+		return err_set(e, "no tokenizer or no text");
+	if (!tok->json && tok_kind_is_seq2seq(tok->kind))
+		return encode_seq2seq(tok, text, true, max_len, out, e);
+	return tokenizer_encode(tok, text, NULL, max_len, out, e);
+}
+
+int tokenizer_set_langs(struct tokenizer *tok, const char *src, const char *tgt, struct err *e)
+{
+	int n;
+	if ((src || tgt) && !tok_lang_codes(tok, &n))
+		return err_set(e, "this tokenizer has no language codes");
+	int s = src ? tok_lang_find(tok, src) : tok->src_lang, t = tgt ? tok_lang_find(tok, tgt) : tok->tgt_lang;
+	const char *bad = src && s < 0 ? src : tgt && t < 0 ? tgt : NULL;
+	if (bad) {
+		const char *const *codes = tok_lang_codes(tok, &n);
+		return err_set(e, "unknown language code \"%.40s\" (this tokenizer's %d codes run %s ... %s)", bad, n, codes[0],
+			       codes[n - 1]);
+	}
+	tok->src_lang = s;
+	tok->tgt_lang = t;
+	return 0;
+}
+
+void tokenizer_langs(const struct tokenizer *tok, const char **src, const char **tgt)
+{
+	int n = 0;
+	const char *const *codes = tok_lang_codes(tok, &n);
+	*src = codes && tok->src_lang >= 0 ? codes[tok->src_lang] : NULL;
+	*tgt = codes && tok->tgt_lang >= 0 ? codes[tok->tgt_lang] : NULL;
+}
+
 int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *text_b, int max_len,
 		     struct token_list *out, struct err *e)
 {
@@ -472,10 +595,17 @@ int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *
 		return err_set(e, "no tokenizer or no text");
 	if (tok->json)
 		return encode_json(tok, text, text_b, max_len, out, e);
+	if (tok_kind_is_seq2seq(tok->kind)) {
+		if (text_b)
+			return err_set(e, "this tokenizer takes one text, not a pair (an encoder-decoder model's second "
+				       "text is its target)");
+		return encode_seq2seq(tok, text, false, max_len, out, e);
+	}
 	struct tok_ids a = {0}, b = {0}, all = {0};
 	bool pair = text_b != NULL;
 	int rc = -1;
-	if (encode_one(tok, text, "", &a, e) < 0 || (pair && encode_one(tok, text_b, " of the second text", &b, e) < 0))
+	if (encode_one(tok, text, "", false, &a, e) < 0 ||
+	    (pair && encode_one(tok, text_b, " of the second text", false, &b, e) < 0))
 		goto out;
 	/* wp: [CLS] a [SEP] (b [SEP]) with types 0 then 1 (BERT, ALBERT, DeBERTa-v2);
 	 * rb: <s> a </s> (</s> b </s>), types all 0 (RoBERTa, XLM-R) */
@@ -546,7 +676,7 @@ bool tokenizer_supports_pairs(const struct tokenizer *tok)
 {
 	if (tok->json)
 		return tok_post_has_pair(tok->json->post);
-	return tok->kind != TOKENIZER_BPE && tok->kind != TOKENIZER_JSON;
+	return tok->kind != TOKENIZER_BPE && tok->kind != TOKENIZER_JSON && !tok_kind_is_seq2seq(tok->kind);
 }
 
 enum tokenizer_pieces tokenizer_pieces(const struct tokenizer *tok)
@@ -563,6 +693,11 @@ enum tokenizer_pieces tokenizer_pieces(const struct tokenizer *tok)
 	case TOKENIZER_XLMR:
 	case TOKENIZER_ALBERT:
 	case TOKENIZER_DEBERTA_V2:
+	case TOKENIZER_T5:
+	case TOKENIZER_MBART:
+	case TOKENIZER_MARIAN:
+	case TOKENIZER_NLLB:
+	case TOKENIZER_PEGASUS:
 		return TOKENIZER_PIECES_SENTENCEPIECE;
 	}
 	return TOKENIZER_PIECES_UNKNOWN;

@@ -30,6 +30,23 @@ enum tokenizer_kind {
 	TOKENIZER_XLMR,      /* XLMRobertaTokenizer: sentencepiece.bpe.model, fairseq ids, <s> a </s> (</s> b </s>) */
 	TOKENIZER_ALBERT,    /* AlbertTokenizer: spiece.model, [CLS] a [SEP] (b [SEP]) */
 	TOKENIZER_DEBERTA_V2, /* DebertaV2Tokenizer: spm.model, [CLS] a [SEP] (b [SEP]) */
+	/* The encoder-decoder families (slow-tokenizer semantics of transformers 4.31). BartTokenizer
+	 * is RobertaTokenizer's rule on the same files: BART folders take TOKENIZER_ROBERTA. These
+	 * kinds take one text (no pairs); tokenizer_encode_target gives the decoder's labels. */
+	TOKENIZER_T5,        /* T5Tokenizer: spiece.model, a </s> (no second </s> after a typed one);
+	                      * <extra_id_N> = pieces + extra_ids - 1 - N (tokenizer_config.json's
+	                      * extra_ids, 100 when absent); legacy mode only */
+	TOKENIZER_MBART,     /* MBartTokenizer: sentencepiece.bpe.model with XLM-R's ids, 25 language
+	                      * codes after the pieces, then <mask>: a </s> src_lang; target a </s> tgt_lang.
+	                      * When tokenizer_config.json's tokenizer_class is MBart50Tokenizer: its 52
+	                      * codes, src_lang a </s>; target tgt_lang a </s> */
+	TOKENIZER_MARIAN,    /* MarianTokenizer: source.spm (target.spm for the target) pieces mapped
+	                      * through vocab.json (others: <unk>), a leading ">>code<<" kept as one
+	                      * token, a </s> */
+	TOKENIZER_NLLB,      /* NllbTokenizer: as mBART with the 202 FLORES-200 codes; src_lang a </s>,
+	                      * target tgt_lang a </s> (legacy_behaviour: a </s> lang, as mBART) */
+	TOKENIZER_PEGASUS,   /* PegasusTokenizer: spiece.model, offset 103: <pad> </s> <mask_1> <mask_2>
+	                      * <unk_2> ... <unk_102> = 0 ... 104, piece p = p + 103; a </s> */
 };
 
 /* How a tokenizer writes the pieces of a word, which says how they read back as text (the token
@@ -73,6 +90,23 @@ void tokenizer_free(struct tokenizer *tok);
 int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *text_b, int max_len,
 		     struct token_list *out, struct err *e);
 void token_list_free(struct token_list *list);
+
+/* The ids transformers gives as `labels` for TEXT, tok(text_target=TEXT): the decoder's side of an
+ * encoder-decoder model, before its shift right. mBART: TEXT </s> tgt_lang; NLLB: tgt_lang TEXT
+ * </s>; Marian: TEXT through target.spm, </s>; the others as tokenizer_encode (every kind that is
+ * not an encoder-decoder one included). MAX_LEN, errors and OUT as tokenizer_encode. */
+int tokenizer_encode_target(const struct tokenizer *tok, const char *text, int max_len, struct token_list *out,
+			    struct err *e);
+
+/* Choose the source and target languages of an mBART or NLLB tokenizer (codes as "en_XX",
+ * "deu_Latn"); NULL keeps the current one. Loading sets them from tokenizer_config.json's
+ * src_lang / tgt_lang, else the class's default source (en_XX, eng_Latn) and no target (then
+ * tokenizer_encode_target is an error naming the missing tgt_lang, as HF fails). An unknown
+ * code, or a code for a tokenizer without language codes, is an error and changes nothing.
+ * Not thread-safe: call it before sharing TOK between threads. */
+int tokenizer_set_langs(struct tokenizer *tok, const char *src, const char *tgt, struct err *e);
+/* The current codes (NULL where none; both NULL for tokenizers without language codes). */
+void tokenizer_langs(const struct tokenizer *tok, const char **src, const char **tgt);
 
 int tokenizer_vocab_size(const struct tokenizer *tok);
 /* How TOK writes pieces (enum tokenizer_pieces). */
