@@ -118,7 +118,7 @@ int model_run_ablated(const struct model *m, const struct trace *clean, const st
 	if (a->n_layers != m->info.n_layers || a->n_heads != m->info.n_heads || clean->n_layers != m->info.n_layers ||
 	    clean->n_heads != m->info.n_heads)
 		return err_set(e, "the ablation or the trace is not of this model");
-	struct fwd_ablate ab = {a->mask, NULL, NULL};
+	struct fwd_ablate ab = {a->mask, NULL, NULL, clean};
 	float *means = NULL;
 	if (a->mode == ABLATE_MEAN) { /* the clean pass once more, recording the marked heads' mean context */
 		means = calloc((size_t)a->n_layers * a->n_heads * m->info.v_dim, sizeof *means);
@@ -129,7 +129,7 @@ int model_run_ablated(const struct model *m, const struct trace *clean, const st
 			free(means);
 			return -1;
 		}
-		struct fwd_ablate r = {a->mask, NULL, means};
+		struct fwd_ablate r = {a->mask, NULL, means, clean};
 		int rc = forward_run_ablated(m, rec, &r, cancel, e);
 		trace_free(rec);
 		if (rc < 0) {
@@ -205,32 +205,61 @@ int ablation_effect(const struct model *m, const struct trace *clean, const floa
 	return rc;
 }
 
-int ablation_effects(const struct model *m, const struct trace *clean, enum ablate_mode mode,
-		     const volatile int *cancel, void (*progress)(void *ctx, int done, int total), void *ctx,
-		     double *effect, struct err *e)
+/* The mean surprisal over the rows of LP [n][vocab] (log-probabilities of T's rows): a causal head's row i
+ * scores token i + 1 (rows 0 .. n-2), a masked LM's row i the token at i; NAN for no row. */
+static double ablate_mean_surprisal(const struct model *m, const struct trace *t, const float *lp)
+{
+	int V = lmhead_vocab(m), n = t->n;
+	bool causal = lmhead_kind(m) == LMHEAD_CAUSAL;
+	int rows = causal ? n - 1 : n;
+	double s = 0;
+	for (int i = 0; i < rows; i++)
+		s -= lp[(size_t)i * V + t->ids[causal ? i + 1 : i]];
+	return rows > 0 ? s / rows : NAN;
+}
+
+int ablation_effects_metric(const struct model *m, const struct trace *clean, enum ablate_mode mode,
+			    enum ablate_metric metric, const volatile int *cancel,
+			    void (*progress)(void *ctx, int done, int total), void *ctx, double *effect, struct err *e)
 {
 	struct ablation a;
-	int L = m->info.n_layers, NH = m->info.n_heads, rc = 0;
+	int L = m->info.n_layers, NH = m->info.n_heads, rc = 0, V = lmhead_vocab(m);
 	for (int i = 0; i < L * NH; i++)
 		effect[i] = NAN;
+	if (metric == ABLATE_SURPRISAL && lmhead_kind(m) == LMHEAD_NONE)
+		return err_set(e, "no surprisal: %s", lmhead_why(m));
 	if (ablation_init(&a, &m->info, e) < 0)
 		return -1;
 	a.mode = mode;
-	float *clean_lp = NULL;
+	float *clean_lp = NULL, *lp = NULL;
 	if (lmhead_kind(m) != LMHEAD_NONE && !(clean_lp = ablation_clean_rows(m, clean, e)))
 		rc = -1;
+	double clean_s = rc == 0 && metric == ABLATE_SURPRISAL ? ablate_mean_surprisal(m, clean, clean_lp) : 0;
+	if (rc == 0 && metric == ABLATE_SURPRISAL &&
+	    !(lp = malloc((size_t)(clean->n > 0 ? clean->n : 1) * V * sizeof *lp)))
+		rc = err_set(e, "out of memory");
 	for (int i = 0; rc == 0 && i < L * NH; i++) {
 		struct trace *t = NULL;
 		a.mask[i] = 1;
 		rc = model_run_ablated(m, clean, &a, cancel, &t, e);
 		a.mask[i] = 0;
-		if (rc == 0)
+		if (rc == 0 && metric == ABLATE_KL)
 			rc = ablation_effect(m, clean, clean_lp, t, &effect[i], e);
+		else if (rc == 0 && (rc = lmhead_logprobs_rows(m, trace_hidden(t, t->n_layers), t->n, lp, NULL, e)) == 0)
+			effect[i] = ablate_mean_surprisal(m, t, lp) - clean_s;
 		trace_free(t);
 		if (rc == 0 && progress)
 			progress(ctx, i + 1, L * NH);
 	}
+	free(lp);
 	free(clean_lp);
 	ablation_free(&a);
 	return rc;
+}
+
+int ablation_effects(const struct model *m, const struct trace *clean, enum ablate_mode mode,
+		     const volatile int *cancel, void (*progress)(void *ctx, int done, int total), void *ctx,
+		     double *effect, struct err *e)
+{
+	return ablation_effects_metric(m, clean, mode, ABLATE_KL, cancel, progress, ctx, effect, e);
 }
