@@ -171,6 +171,45 @@ START_TEST(test_effects_and_cancel)
 }
 END_TEST
 
+/* Mean-ablation's means: taken from a full clean trace's probabilities and values, or recorded by a clean
+ * pass for a compact trace (no probabilities kept): the same ablated run within float noise, and both
+ * unlike zero-ablation. */
+START_TEST(test_mean_from_trace_or_pass)
+{
+	struct model *m = open_model("models/demo-gpt2");
+	struct err e = {{0}};
+	const char *text = "the cat sat on the mat and the dog sat on the log";
+	struct trace *full = NULL, *compact = NULL, *a = NULL, *b = NULL, *z = NULL;
+	ck_assert_int_eq(model_run(m, text, NULL, NULL, &full, &e), 0);
+	ck_assert_ptr_nonnull(full->attn);
+	setenv("ATTNSCOPE_TRACE_BUDGET", "64", 1);
+	ck_assert_int_eq(model_run(m, text, NULL, NULL, &compact, &e), 0);
+	unsetenv("ATTNSCOPE_TRACE_BUDGET");
+	ck_assert_ptr_null(compact->attn);
+	struct ablation ab;
+	ck_assert_int_eq(ablation_init(&ab, model_get_info(m), &e), 0);
+	ck_assert_int_eq(ablation_parse(&ab, "0.1,1.2", &e), 0);
+	ab.mode = ABLATE_MEAN;
+	ck_assert_int_eq(model_run_ablated(m, full, &ab, NULL, &a, &e), 0);
+	ck_assert_int_eq(model_run_ablated(m, compact, &ab, NULL, &b, &e), 0);
+	ab.mode = ABLATE_ZERO;
+	ck_assert_int_eq(model_run_ablated(m, full, &ab, NULL, &z, &e), 0);
+	const float *xa = trace_hidden(a, a->n_layers), *xb = trace_hidden(b, b->n_layers), *xz = trace_hidden(z, z->n_layers);
+	double worst = 0, apart = 0;
+	for (size_t i = 0; i < (size_t)a->n * a->hidden; i++) {
+		worst = fmax(worst, fabs((double)xa[i] - xb[i]));
+		apart = fmax(apart, fabs((double)xa[i] - xz[i]));
+	}
+	printf("mean-ablation from the trace against a recording pass: max difference %.2g (zero-ablation: %.2g)\n",
+	       worst, apart);
+	ck_assert_msg(worst <= 1e-5, "%g", worst);
+	ck_assert_msg(apart > 1e-3, "%g", apart);
+	ablation_free(&ab);
+	trace_free(a), trace_free(b), trace_free(z), trace_free(full), trace_free(compact);
+	model_close(m);
+}
+END_TEST
+
 /* The explorer's column: each head's change of mean surprisal (ablation_effects_metric) equals the mean of
  * -log p (lmhead_logprobs, row by row) over a separate ablated run minus the clean one's (within 1e-4, the batched head against
  * the row-by-row one), for a causal head (next tokens) and a masked one (each token at its own position). */
@@ -266,6 +305,7 @@ static Suite *ablate_suite(void)
 	tcase_add_test(tc, test_effects_and_cancel);
 	tcase_add_test(tc, test_rows_match_one_row);
 	tcase_add_test(tc, test_surprisal_metric);
+	tcase_add_test(tc, test_mean_from_trace_or_pass);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -111,6 +111,41 @@ void ablation_describe(const struct ablation *a, char *buf, size_t size)
 	snprintf(buf + len, size - len, "%s", tail);
 }
 
+/* The marked heads' mean context over the positions of full clean trace C, [n_layers][n_heads][v_dim]:
+ * mean_i sum_j P_ij v_j = sum_j (mean_i P_ij) v_j, from the trace's probabilities and values (what the
+ * forward pass multiplied), in float64, instead of a recording pass. NULL when out of memory. */
+static float *ablate_means(const struct trace *c, const struct ablation *a)
+{
+	int n = c->n, Dv = trace_v_dim(c);
+	float *means = calloc((size_t)a->n_layers * a->n_heads * Dv, sizeof *means);
+	double *w = malloc((size_t)(n > 0 ? n : 1) * sizeof *w), *acc = malloc((size_t)Dv * sizeof *acc);
+	for (int k = 0; means && w && acc && k < a->n_layers * a->n_heads; k++) {
+		if (!a->mask[k] || n == 0)
+			continue;
+		const float *p = trace_attn(c, k / a->n_heads, k % a->n_heads); /* [n][n] */
+		const float *v = trace_v(c, k / a->n_heads, k % a->n_heads);    /* [n][Dv] */
+		for (int j = 0; j < n; j++)
+			w[j] = 0;
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				w[j] += p[(size_t)i * n + j];
+		for (int d = 0; d < Dv; d++)
+			acc[d] = 0;
+		for (int j = 0; j < n; j++)
+			for (int d = 0; d < Dv; d++)
+				acc[d] += w[j] * v[(size_t)j * Dv + d];
+		for (int d = 0; d < Dv; d++)
+			means[(size_t)k * Dv + d] = (float)(acc[d] / n);
+	}
+	if (!w || !acc) {
+		free(means);
+		means = NULL;
+	}
+	free(w);
+	free(acc);
+	return means;
+}
+
 int model_run_ablated(const struct model *m, const struct trace *clean, const struct ablation *a,
 		      const volatile int *cancel, struct trace **out, struct err *e)
 {
@@ -120,7 +155,11 @@ int model_run_ablated(const struct model *m, const struct trace *clean, const st
 		return err_set(e, "the ablation or the trace is not of this model");
 	struct fwd_ablate ab = {a->mask, NULL, NULL, clean};
 	float *means = NULL;
-	if (a->mode == ABLATE_MEAN) { /* the clean pass once more, recording the marked heads' mean context */
+	if (a->mode == ABLATE_MEAN && clean->attn) { /* a full clean trace holds what the means are made of */
+		if (!(means = ablate_means(clean, a)))
+			return err_set(e, "out of memory");
+		ab.means = means;
+	} else if (a->mode == ABLATE_MEAN) { /* the clean pass once more, recording the marked heads' mean context */
 		means = calloc((size_t)a->n_layers * a->n_heads * m->info.v_dim, sizeof *means);
 		if (!means)
 			return err_set(e, "out of memory");

@@ -6,7 +6,8 @@
  * The ablated head's own attention pattern is still computed and kept in the trace; layers below the
  * first ablated head are the clean run's, bit for bit: copied from the clean trace (a full one), not
  * computed again, so a rerun costs the blocks from the first ablated layer up (a mean-ablation's
- * recording pass those up to the last ablated layer). An ablated run never reads nor keeps rows of
+ * recording pass, needed only for a compact trace that keeps no probabilities, those up to the last
+ * ablated layer; a full trace's probabilities and values give the means). An ablated run never reads nor keeps rows of
  * another run (model_run_reuse's prefix cache): its rows depend on the ablation and, under mean-ablation,
  * on every token of the text. The effect of an ablation is the mean over positions of KL(p_clean ||
  * p_ablated) in nats (every position's prediction, causal or masked LM); for a model without an output
@@ -42,7 +43,8 @@ int ablation_count(const struct ablation *a);
 void ablation_describe(const struct ablation *a, char *buf, size_t size);
 
 /* Run M on the tokens of CLEAN (M's clean trace of the text) with the heads of A ablated, into a new
- * trace *OUT. Mean-ablation first runs the clean pass again to record the heads' mean contexts. -1 with
+ * trace *OUT. Mean-ablation takes the heads' mean contexts from CLEAN's probabilities and values (a
+ * compact trace: it runs the clean pass again to record them). -1 with
  * why ("cancelled" when CANCEL becomes non-zero). */
 int model_run_ablated(const struct model *m, const struct trace *clean, const struct ablation *a,
 		      const volatile int *cancel, struct trace **out, struct err *e);
