@@ -837,7 +837,8 @@ static void ui_ablate(struct ui *u, enum action a)
 		}
 	}
 	if (a == ACT_ABLATE_MODE && ablation_count(&u->abl) == 0) {
-		snprintf(ctx->message, sizeof ctx->message, "ablation mode: %s (B marks a head)", ablation_mode_name(u->abl.mode));
+		snprintf(ctx->message, sizeof ctx->message, "ablation mode: %s (B marks a head; F: each head's ablation)",
+			 ablation_mode_name(u->abl.mode));
 		return;
 	}
 	ui_ablation_changed(u);
@@ -850,8 +851,15 @@ static void ui_abl_effect(struct ui *u)
 	struct view_ctx *ctx = &u->ctx;
 	bool want = ctx->abl_effect_wanted && u->trace && ctx->model && !ctx->agg;
 	enum ablate_mode mode = u->abl.mask ? u->abl.mode : ABLATE_ZERO;
-	if (!ctx->abl_effect_wanted)
+	if (!ctx->abl_effect_wanted) {
 		u->abl_effect_stopped = false; /* the head finder closed: F computes it again */
+		if (u->job && ctx->abl_effect_running) { /* ... from the start: no run for a column not shown */
+			abljob_free(u->job);
+			u->job = NULL;
+			u->abl_effect_gen = 0;
+			ctx->abl_effect_running = false;
+		}
+	}
 	bool current = u->abl_effect_gen == u->clean_gen && u->abl_effect_mode == mode;
 	if (!current && u->job) {
 		abljob_free(u->job);

@@ -12,9 +12,10 @@
  * With a token selected on a causal LM with an output head, a last column "dla" gives each head's direct
  * logit attribution at that token to the token that follows (engine/lens.h: through the frozen final
  * norm, minus the vocabulary's mean), computed for the selected token only and sortable like the rest.
- * On a model with an output head a column "ablation" gives each head's change of mean surprisal when it
- * alone is ablated (engine/ablate.h): the explorer computes it in the background while the view is open
- * (ctx->abl_effect, the title counting the heads, Esc stopping it), --print heads with --ablation-effect. */
+ * On a model with an output head, once ablation is in use (B, E or O pressed: ctx->ablation), a column
+ * "ablation" gives each head's change of mean surprisal when it alone is ablated (engine/ablate.h): the
+ * explorer computes it in the background while the view is open (ctx->abl_effect, the title counting the
+ * heads, Esc stopping it); --print heads with --ablation-effect. */
 #include "config.h"
 
 #include <math.h>
@@ -288,9 +289,9 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 {
 	struct heads_state *s = state;
 	struct rect old = canvas_clip(cv, area);
-	if (!ctx->agg && !ctx->print && ctx->trace && !ctx->trace->source && ctx->model &&
+	if (!ctx->agg && !ctx->print && ctx->ablation && ctx->trace && !ctx->trace->source && ctx->model &&
 	    lmhead_kind(ctx->model) != LMHEAD_NONE)
-		ctx->abl_effect_wanted = true; /* the explorer computes the ablation column meanwhile */
+		ctx->abl_effect_wanted = true; /* ablation in use: the explorer computes the column meanwhile */
 	if ((!ctx->agg && !anaview_ready(ctx, cv, area)) || !heads_ensure(s, ctx)) {
 		canvas_clip(cv, old);
 		return;

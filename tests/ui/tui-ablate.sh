@@ -4,7 +4,8 @@
 # rerun is in); P then shows the clean and ablated top-1 and the change of the next token's surprisal,
 # y the change under each token with * where the top-1 changed, all equal to --dump json --ablate's
 # "surprisal_change" and "top1_changed"; O switches to mean-ablation (equal to --ablate-mode mean's) and
-# then clears the marks; E marks and unmarks a whole layer. The head finder's ablation column counts
+# then clears the marks; E marks and unmarks a whole layer. The head finder's ablation column (once
+# ablation is in use: no column before) counts
 # its heads in the title, equals the mean of the dump's surprisal_change for each head ablated alone and
 # --print heads --ablation-effect, sorts, and Esc stops it on a long text, keeping the heads done.
 set -u
@@ -94,12 +95,19 @@ tui_screen | grep -A1 "^  head " | tail -1 | grep -q "L0 H3" || tui_fail "sorted
 tui_keys Q
 st=$(tui_exit_status); [ "$st" = 0 ] || tui_fail "exit status $st"
 
-# Esc stops the column on a long text, keeping the heads done; the next Esc closes the view.
+# The column comes with ablation in use (here O, twice: back to zero); Esc stops it on a long text,
+# keeping the heads done; the next Esc closes the view.
 LONG=$(for i in 1 2 3 4 5 6 7 8 9 10; do printf '%s ' "$TEXT"; done)
 LONG=${LONG% }
 tui_start 200 40 $U8 "$ATTNSCOPE_BIN" -m "$GPT2" "$LONG"
 tui_wait "240 tok" 30
 tui_keys F
+tui_wait "head finder"
+tui_screen | grep -q "ablation  " && tui_fail "an ablation column before ablation is used"
+tui_keys O
+tui_wait "ablation mode: mean (B marks a head; F: each head's ablation)"
+tui_keys O
+tui_wait "ablation mode: zero (B marks a head; F: each head's ablation)"
 early() { tui_screen | grep -E -q "ablation column: [0-9] of 16 heads \(Esc stops\)"; }
 tui_wait_true "the column's progress in the title" early
 tui_keys Escape
