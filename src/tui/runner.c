@@ -295,7 +295,8 @@ bool runner_take(struct runner *r, struct trace **out, struct err *e)
 bool runner_busy(struct runner *r)
 {
 	pthread_mutex_lock(&r->lock);
-	bool busy = r->text != NULL || r->abl_clean != NULL || r->running;
+	/* ... or a text's result not taken yet: an ablated rerun alone asked for now would drop it */
+	bool busy = r->text != NULL || r->abl_clean != NULL || r->running || (r->ready && !r->result_abl_only);
 	pthread_mutex_unlock(&r->lock);
 	return busy;
 }

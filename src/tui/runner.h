@@ -60,7 +60,7 @@ unsigned runner_submit_ablation(struct runner *r, const struct trace *clean);
  * NULL: the clean trace is the one it was given). */
 bool runner_take_pair(struct runner *r, struct trace **out, struct trace **ablated, bool *ablation_only,
 		      struct err *e);
-/* A request is waiting or running. */
+/* A request is waiting or running, or the result of a text's run waits to be taken. */
 bool runner_busy(struct runner *r);
 struct runner_stats runner_stats(struct runner *r);
 
