@@ -1672,7 +1672,10 @@ static int bench_ablation(int quick)
 	trace_free(clean);
 	free(text);
 	model_close(m);
-	remove_dir(dir);
+	if (getenv("ATTNSCOPE_BENCH_KEEP"))
+		printf("  kept %s\n", dir);
+	else
+		remove_dir(dir);
 	return 0;
 }
 
