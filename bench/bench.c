@@ -4,6 +4,7 @@
  * and gpt-oss-20b (MXFP4 experts) (generated once into a cache folder),
  * each measured in a child process: load, forward at 32 and 128 tokens, peak memory beyond the
  * mapped weights; and a whole `attnscope --dump` of a GPT-2-sized F32 file with an unaligned header.
+ * --ablation: head ablation's reruns and the ablation column against forwards (bert-base shape).
  * Prints figures and the targets; it never fails on speed (speed is measured, not asserted). */
 #include <cblas.h>
 #include <errno.h>
@@ -24,7 +25,9 @@
 
 #include "base/datadir.h"
 #include "corpus/corpusrun.h"
+#include "engine/ablate.h"
 #include "engine/gemm.h"
+#include "engine/lmhead.h"
 #include "engine/model-internal.h"
 #include "engine/model.h"
 #include "tui/runner.h"
@@ -67,6 +70,8 @@ struct tensor_spec {
 	int u8;         /* U8 (MXFP4 blocks and scales) instead of BF16 (the real shapes) */
 };
 
+static int bench_mlm; /* --ablation: the BERT layout gets BertForMaskedLM's head (cls.predictions.*) */
+
 static int tensor_list(const struct spec *s, struct tensor_spec *ts)
 {
 	int n = 0, H = s->hidden, inter_ = s->inter;
@@ -102,6 +107,13 @@ static int tensor_list(const struct spec *s, struct tensor_spec *ts)
 			ADD(nm, H, inter_);
 			snprintf(nm, sizeof nm, "encoder.layer.%d.output.dense.bias", l);
 			ADD(nm, H, 0);
+		}
+		if (bench_mlm) { /* the masked-LM head, its decoder tied to the word embeddings */
+			ADD("cls.predictions.transform.dense.weight", H, H);
+			ADD("cls.predictions.transform.dense.bias", H, 0);
+			ADD("cls.predictions.transform.LayerNorm.weight", H, 0);
+			ADD("cls.predictions.transform.LayerNorm.bias", H, 0);
+			ADD("cls.predictions.bias", s->vocab, 0);
 		}
 	} else {
 		ADD("wte.weight", s->vocab, H);
@@ -1526,6 +1538,147 @@ static void print_targets(int missed, int forward_only)
 	printf(".\n%s\n", missed ? "some targets missed (see above)" : "all targets met");
 }
 
+/* ---- head ablation (issue 22): a rerun against a forward, the ablation column against 144 forwards ---- */
+
+struct bench_abl_job {
+	const struct model *m;
+	const struct trace *clean;
+	volatile int cancel;
+	int done;
+	double *effect;
+};
+
+static void bench_abl_progress(void *ctx, int done, int total)
+{
+	(void)total;
+	((struct bench_abl_job *)ctx)->done = done;
+}
+
+static void *bench_abl_thread(void *arg)
+{
+	struct bench_abl_job *j = arg;
+	struct err e = {{0}};
+	ablation_effects_metric(j->m, j->clean, ABLATE_ZERO, ABLATE_SURPRISAL, &j->cancel, bench_abl_progress, j,
+				j->effect, &e);
+	return NULL;
+}
+
+/* The bert-base shape with its masked-LM head at 32 tokens: the forward, an ablated rerun with one head of
+ * layer 0 (every block computed again), 6 and 11, zero and mean, measured in turns (the machine is shared:
+ * ratios of runs side by side); then the whole column (144 heads, the explorer's change of mean surprisal
+ * and the dump's mean KL) against 144 forwards, and how soon it stops when cancelled. */
+static int bench_ablation(int quick)
+{
+	const struct spec s = {"bert-base-sized with its masked-LM head", 0, 12, 12, 768, 3072, 30522, 512, 0};
+	char dir[PATH_MAX];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/attnscope-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("bench: mkdtemp");
+		return 1;
+	}
+	bench_mlm = 1;
+	long long size = write_model(&s, dir);
+	bench_mlm = 0;
+	struct model *m = NULL;
+	struct err e = {{0}};
+	if (size < 0 || model_open(dir, &m, &e) < 0) {
+		fprintf(stderr, "bench: %s\n", size < 0 ? "cannot write the model" : e.msg);
+		remove_dir(dir);
+		return 1;
+	}
+	const int n = 32, reps = quick ? 2 : 7;
+	char *text = bench_text(m, n);
+	struct trace *clean = NULL;
+	if (model_run(m, text, NULL, NULL, &clean, &e) < 0) {
+		fprintf(stderr, "bench: %s\n", e.msg);
+		return 1;
+	}
+	printf("%s, %d tokens (%s)\n", s.name, clean->n, lmhead_why(m));
+	struct ablation a;
+	ablation_init(&a, model_get_info(m), &e);
+	const struct {
+		const char *name;
+		int layer;
+		enum ablate_mode mode;
+	} runs[] = {{"L0H0 zero (every block again)", 0, ABLATE_ZERO}, {"L6H0 zero", 6, ABLATE_ZERO},
+		    {"L11H0 zero", 11, ABLATE_ZERO}, {"L0H0 mean (means from the trace)", 0, ABLATE_MEAN},
+		    {"L6H0 mean", 6, ABLATE_MEAN}};
+	enum { NR = sizeof runs / sizeof runs[0] };
+	double fwd = 1e30, best[NR];
+	for (int k = 0; k < NR; k++)
+		best[k] = 1e30;
+	for (int r = 0; r < reps + 1; r++) { /* in turns; the first round warms up */
+		struct trace *t = NULL;
+		double t0 = now();
+		model_run(m, text, NULL, NULL, &t, &e);
+		double dt = now() - t0;
+		trace_free(t);
+		if (r > 0 && dt < fwd)
+			fwd = dt;
+		for (int k = 0; k < NR; k++) {
+			memset(a.mask, 0, (size_t)a.n_layers * a.n_heads);
+			a.mask[runs[k].layer * a.n_heads] = 1;
+			a.mode = runs[k].mode;
+			t0 = now();
+			if (model_run_ablated(m, clean, &a, NULL, &t, &e) < 0) {
+				fprintf(stderr, "bench: %s\n", e.msg);
+				return 1;
+			}
+			dt = now() - t0;
+			trace_free(t);
+			if (r > 0 && dt < best[k])
+				best[k] = dt;
+		}
+	}
+	printf("  forward (tokenising included): %.1f ms, best of %d\n", fwd * 1e3, reps);
+	for (int k = 0; k < NR; k++)
+		printf("  ablated rerun %-30s %6.1f ms = %.2f forwards\n", runs[k].name, best[k] * 1e3, best[k] / fwd);
+	printf("  (target: a rerun costs no more than one forward)\n");
+	const struct model_info *in = model_get_info(m);
+	int heads = in->n_layers * in->n_heads;
+	double *eff = malloc((size_t)heads * sizeof *eff);
+	double t0 = now();
+	struct trace *t = NULL;
+	for (int i = 0; i < heads; i++) { /* 144 forwards right before the column, on the same loaded machine */
+		model_run(m, text, NULL, NULL, &t, &e);
+		trace_free(t);
+	}
+	double fwd144 = now() - t0;
+	t0 = now();
+	if (ablation_effects_metric(m, clean, ABLATE_ZERO, ABLATE_SURPRISAL, NULL, NULL, NULL, eff, &e) < 0) {
+		fprintf(stderr, "bench: %s\n", e.msg);
+		return 1;
+	}
+	double col = now() - t0;
+	t0 = now();
+	ablation_effects(m, clean, ABLATE_ZERO, NULL, NULL, NULL, eff, &e);
+	double col_kl = now() - t0;
+	printf("  %d forwards: %.2f s; the ablation column (change of mean surprisal): %.2f s = %.2f of them;\n"
+	       "  --ablation-effect's mean KL: %.2f s = %.2f (target: within %d forwards' time)\n",
+	       heads, fwd144, col, col / fwd144, col_kl, col_kl / fwd144, heads);
+	struct bench_abl_job j = {m, clean, 0, 0, eff};
+	pthread_t th;
+	pthread_create(&th, NULL, bench_abl_thread, &j);
+	struct timespec wait = {0, 300 * 1000000L};
+	nanosleep(&wait, NULL);
+	t0 = now();
+	j.cancel = 1;
+	pthread_join(th, NULL);
+	printf("  cancelled after 0.3 s with %d of %d heads done: stopped %.1f ms later\n", j.done, heads,
+	       (now() - t0) * 1e3);
+	free(eff);
+	ablation_free(&a);
+	trace_free(clean);
+	free(text);
+	model_close(m);
+	if (getenv("ATTNSCOPE_BENCH_KEEP"))
+		printf("  kept %s\n", dir);
+	else
+		remove_dir(dir);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0); /* each figure as soon as it is measured, also into a pipe or file */
@@ -1537,6 +1690,8 @@ int main(int argc, char **argv)
 		bench_long_llama();
 		return 0;
 	}
+	if (argc == 2 && strcmp(argv[1], "--ablation") == 0) /* only the head-ablation figures */
+		return bench_ablation(0);
 	if (argc > 1 && strcmp(argv[1], "--modern") == 0) { /* only these: --modern [unaligned|SHAPE] */
 		if (argc < 3 || strcmp(argv[2], "unaligned") == 0)
 			bench_unaligned_dump();
@@ -1553,7 +1708,7 @@ int main(int argc, char **argv)
 		else if (strcmp(argv[i], "--forward") == 0) /* only the bert-base and gpt2 shapes, without corpus mode */
 			forward_only = 1;
 		else {
-			fprintf(stderr, "usage: bench_attnscope [--quick] [--corpus | --forward] | --modern [unaligned|SHAPE] | --long\n");
+			fprintf(stderr, "usage: bench_attnscope [--quick] [--corpus | --forward] | --modern [unaligned|SHAPE] | --long | --ablation\n");
 			return 2;
 		}
 	}

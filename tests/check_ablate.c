@@ -171,6 +171,97 @@ START_TEST(test_effects_and_cancel)
 }
 END_TEST
 
+/* Mean-ablation's means: taken from a full clean trace's probabilities and values, or recorded by a clean
+ * pass for a compact trace (no probabilities kept): the same ablated run within float noise, and both
+ * unlike zero-ablation. */
+START_TEST(test_mean_from_trace_or_pass)
+{
+	struct model *m = open_model("models/demo-gpt2");
+	struct err e = {{0}};
+	const char *text = "the cat sat on the mat and the dog sat on the log";
+	struct trace *full = NULL, *compact = NULL, *a = NULL, *b = NULL, *z = NULL;
+	ck_assert_int_eq(model_run(m, text, NULL, NULL, &full, &e), 0);
+	ck_assert_ptr_nonnull(full->attn);
+	setenv("ATTNSCOPE_TRACE_BUDGET", "64", 1);
+	ck_assert_int_eq(model_run(m, text, NULL, NULL, &compact, &e), 0);
+	unsetenv("ATTNSCOPE_TRACE_BUDGET");
+	ck_assert_ptr_null(compact->attn);
+	struct ablation ab;
+	ck_assert_int_eq(ablation_init(&ab, model_get_info(m), &e), 0);
+	ck_assert_int_eq(ablation_parse(&ab, "0.1,1.2", &e), 0);
+	ab.mode = ABLATE_MEAN;
+	ck_assert_int_eq(model_run_ablated(m, full, &ab, NULL, &a, &e), 0);
+	ck_assert_int_eq(model_run_ablated(m, compact, &ab, NULL, &b, &e), 0);
+	ab.mode = ABLATE_ZERO;
+	ck_assert_int_eq(model_run_ablated(m, full, &ab, NULL, &z, &e), 0);
+	const float *xa = trace_hidden(a, a->n_layers), *xb = trace_hidden(b, b->n_layers), *xz = trace_hidden(z, z->n_layers);
+	double worst = 0, apart = 0;
+	for (size_t i = 0; i < (size_t)a->n * a->hidden; i++) {
+		worst = fmax(worst, fabs((double)xa[i] - xb[i]));
+		apart = fmax(apart, fabs((double)xa[i] - xz[i]));
+	}
+	printf("mean-ablation from the trace against a recording pass: max difference %.2g (zero-ablation: %.2g)\n",
+	       worst, apart);
+	ck_assert_msg(worst <= 1e-5, "%g", worst);
+	ck_assert_msg(apart > 1e-3, "%g", apart);
+	ablation_free(&ab);
+	trace_free(a), trace_free(b), trace_free(z), trace_free(full), trace_free(compact);
+	model_close(m);
+}
+END_TEST
+
+/* The explorer's column: each head's change of mean surprisal (ablation_effects_metric) equals the mean of
+ * -log p (lmhead_logprobs, row by row) over a separate ablated run minus the clean one's (within 1e-4, the batched head against
+ * the row-by-row one), for a causal head (next tokens) and a masked one (each token at its own position). */
+static double mean_surprisal(const struct model *m, const struct trace *t)
+{
+	bool causal = lmhead_kind(m) == LMHEAD_CAUSAL;
+	int V = lmhead_vocab(m), rows = causal ? t->n - 1 : t->n;
+	float *lp = malloc((size_t)V * sizeof *lp);
+	struct err e = {{0}};
+	double s = 0;
+	for (int i = 0; i < rows; i++) {
+		ck_assert_int_eq(lmhead_logprobs(m, trace_hidden(t, t->n_layers) + (size_t)i * t->hidden, false, lp, NULL, &e), 0);
+		s -= lp[t->ids[causal ? i + 1 : i]];
+	}
+	free(lp);
+	return s / rows;
+}
+
+START_TEST(test_surprisal_metric)
+{
+	const char *models[] = {"models/demo-gpt2", "models/demo-bert"};
+	for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
+		struct model *m = open_model(models[k]);
+		struct err e = {{0}};
+		struct trace *clean = NULL;
+		ck_assert_int_eq(model_run(m, "the cat sat on the mat", NULL, NULL, &clean, &e), 0);
+		const struct model_info *in = model_get_info(m);
+		int heads = in->n_layers * in->n_heads;
+		double *eff = malloc((size_t)heads * sizeof *eff), base = mean_surprisal(m, clean);
+		ck_assert_int_eq(ablation_effects_metric(m, clean, ABLATE_ZERO, ABLATE_SURPRISAL, NULL, NULL, NULL, eff, &e), 0);
+		struct ablation a;
+		ck_assert_int_eq(ablation_init(&a, in, &e), 0);
+		double spread = 0;
+		for (int i = 0; i < heads; i++) {
+			struct trace *t = NULL;
+			a.mask[i] = 1;
+			ck_assert_int_eq(model_run_ablated(m, clean, &a, NULL, &t, &e), 0);
+			a.mask[i] = 0;
+			double want = mean_surprisal(m, t) - base;
+			ck_assert_msg(fabs(eff[i] - want) <= 1e-4, "%s head %d: %g, expected %g", models[k], i, eff[i], want);
+			spread = fmax(spread, fabs(want));
+			trace_free(t);
+		}
+		ck_assert_msg(spread > 1e-3, "%s: no head changes the surprisal", models[k]);
+		ablation_free(&a);
+		free(eff);
+		trace_free(clean);
+		model_close(m);
+	}
+}
+END_TEST
+
 /* The effects' batched head (lmhead_logprobs_rows: float32 logits from one matrix product) against the
  * row-by-row one (float64 sums) on a causal and a masked head: within 1e-4 (the cases' tolerance). */
 START_TEST(test_rows_match_one_row)
@@ -213,6 +304,8 @@ static Suite *ablate_suite(void)
 	tcase_add_test(tc, test_reuse_stays_clean);
 	tcase_add_test(tc, test_effects_and_cancel);
 	tcase_add_test(tc, test_rows_match_one_row);
+	tcase_add_test(tc, test_surprisal_metric);
+	tcase_add_test(tc, test_mean_from_trace_or_pass);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -177,6 +177,73 @@ START_TEST(failure_is_reported)
 }
 END_TEST
 
+/* A fake ablated rerun: a copy of the clean trace's tokens, its first attention weight set to the number
+ * of heads marked, so the test sees which marks and which clean trace it ran on. */
+static int fake_ablate(void *ctx, const struct trace *clean, const struct ablation *a, const volatile int *cancel,
+		       struct trace **out, struct err *e)
+{
+	(void)ctx, (void)cancel;
+	if (!(*out = synth_trace(clean->tokens[1], NULL, 1, 1, SYNTH_BERT)))
+		return err_set(e, "out of memory");
+	(*out)->attn[0] = (float)ablation_count(a);
+	return 0;
+}
+
+static bool wait_pair(struct runner *r, struct trace **t, struct trace **abl, bool *only, struct err *e)
+{
+	for (int i = 0; i < 2500; i++) {
+		if (runner_take_pair(r, t, abl, only, e))
+			return true;
+		sleep_ms(2);
+	}
+	return false;
+}
+
+/* With heads marked every run comes with its ablated rerun; a change of marks alone reruns only that, on
+ * the clean trace given; no mark (or no ablate function): no rerun. */
+START_TEST(ablation_rides_along)
+{
+	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
+	struct ui_source src = {"fake", false, &f, fake_run};
+	struct runner *r = runner_new(&src, 0, -1);
+	unsigned char mask[4] = {0, 1, 0, 0};
+	struct ablation a = {ABLATE_ZERO, 2, 2, mask};
+	struct trace *t = NULL, *abl = NULL;
+	bool only = true;
+	struct err e = {{0}};
+	runner_set_ablation(r, &a); /* marks but no ablate function: the clean run alone */
+	runner_submit(r, "cat", NULL);
+	ck_assert(wait_pair(r, &t, &abl, &only, &e));
+	ck_assert(t && !abl && !only);
+	trace_free(t);
+	runner_set_ablate_fn(r, fake_ablate, NULL);
+	runner_submit(r, "dog", NULL);
+	ck_assert(wait_pair(r, &t, &abl, &only, &e));
+	ck_assert(t && abl && !only);
+	ck_assert_str_eq(abl->tokens[1], "dog");
+	ck_assert_float_eq(abl->attn[0], 1.0f);
+	trace_free(abl);
+	mask[2] = 1; /* two marks: the ablation alone, on the clean trace kept */
+	runner_set_ablation(r, &a);
+	runner_submit_ablation(r, t);
+	struct trace *none = NULL;
+	ck_assert(wait_pair(r, &none, &abl, &only, &e));
+	ck_assert(!none && abl && only);
+	ck_assert_str_eq(abl->tokens[1], "dog");
+	ck_assert_float_eq(abl->attn[0], 2.0f);
+	trace_free(abl);
+	runner_set_ablation(r, NULL); /* none marked: no rerun */
+	runner_submit(r, "eel", NULL);
+	struct trace *t2 = NULL;
+	ck_assert(wait_pair(r, &t2, &abl, &only, &e));
+	ck_assert(t2 && !abl && !only);
+	trace_free(t2);
+	trace_free(t);
+	ck_assert_uint_eq(runner_stats(r).delivered, 4);
+	runner_free(r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("runner");
@@ -187,6 +254,7 @@ int main(void)
 	tcase_add_test(tc, newer_text_cancels_running);
 	tcase_add_test(tc, stale_result_is_discarded);
 	tcase_add_test(tc, failure_is_reported);
+	tcase_add_test(tc, ablation_rides_along);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -26,7 +26,7 @@
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
 /* For messages and --help; headscore_by_name decides what is valid. */
-#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed, sink, dla"
+#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed, sink, dla, ablation"
 
 struct options {
 	const char *model;
@@ -75,7 +75,8 @@ static void usage(FILE *out)
 		"      --ablate-mode=MODE zero (the head's output removed, default) or mean (replaced\n"
 		"                         by its mean over the text's positions)\n"
 		"      --ablation-effect  --dump json: each head ablated alone, the mean KL(clean ||\n"
-		"                         ablated) of the predictions over the positions\n"
+		"                         ablated) of the predictions over the positions; --print\n"
+		"                         heads: the ablation column, the change of mean surprisal\n"
 		"      --token=N[,M...]   select token N (0-based): highlighted in every view;\n"
 		"                         several are marked and their attention combined\n"
 		"      --width=W          width of --print output (default: terminal or 80)\n"
@@ -430,7 +431,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		}
 		case OPT_SORT:
-			if (headscore_by_name(optarg) < 0 && strcmp(optarg, "dla") != 0) { /* dla: the head finder's own column */
+			if (headscore_by_name(optarg) < 0 && strcmp(optarg, "dla") != 0 && strcmp(optarg, "ablation") != 0) {
+				/* dla, ablation: the head finder's own columns */
 				fprintf(stderr, "attnscope: --sort: unknown score '%s' (%s)\n", optarg, SORT_SCORES);
 				return 2;
 			}
@@ -524,15 +526,16 @@ static int run_once_ablate(const struct options *o, const struct model *m, struc
 	return o->ablate ? ablation_parse(ab, o->ablate, e) : 0;
 }
 
-/* --ablation-effect: each head ablated alone against the clean trace T, into a new *EFFECT. */
-static int run_once_effects(const struct model *m, const struct trace *t, enum ablate_mode mode, double **effect,
-			    struct err *e)
+/* --ablation-effect: each head ablated alone against the clean trace T, into a new *EFFECT: the mean KL for
+ * --dump, the head finder's change of mean surprisal for --print heads (METRIC). */
+static int run_once_effects(const struct model *m, const struct trace *t, enum ablate_mode mode,
+			    enum ablate_metric metric, double **effect, struct err *e)
 {
 	const struct model_info *in = model_get_info(m);
 	*effect = malloc((size_t)in->n_layers * in->n_heads * sizeof **effect);
 	if (!*effect)
 		return err_set(e, "out of memory");
-	return ablation_effects(m, t, mode, NULL, NULL, NULL, *effect, e);
+	return ablation_effects_metric(m, t, mode, metric, NULL, NULL, NULL, *effect, e);
 }
 
 /* --ablate: the ablated run of *T's tokens becomes *T; the clean one goes to *CLEAN. */
@@ -568,7 +571,8 @@ static int run_once(const struct options *o)
 	struct trace *clean = NULL; /* --ablate: the clean run; T becomes the ablated one */
 	double *effect = NULL;      /* --ablation-effect: [n_layers][n_heads] */
 	if (run_once_ablate(o, m, &ab, &e) < 0 || model_run(m, o->text, o->pair, NULL, &t, &e) < 0 ||
-	    (ab.mask && o->ablation_effect && run_once_effects(m, t, ab.mode, &effect, &e) < 0) ||
+	    (ab.mask && o->ablation_effect &&
+	     run_once_effects(m, t, ab.mode, o->print_view ? ABLATE_SURPRISAL : ABLATE_KL, &effect, &e) < 0) ||
 	    (ab.mask && o->ablate && run_once_swap(m, &ab, &t, &clean, &e) < 0)) {
 		fprintf(stderr, "attnscope: %s\n", e.msg);
 		rc = 1;
@@ -603,6 +607,9 @@ static int run_once(const struct options *o)
 		bool words = o->ui.words && !o->print_view && wrote == 0;
 		struct ui_options uo = o->ui; /* --print predict reads the model's output head */
 		uo.model = m;
+		uo.clean = clean; /* --ablate: the views compare the ablated run T with it */
+		uo.ablation = ab.mask ? &ab : NULL;
+		uo.abl_effect = effect; /* --print heads --ablation-effect: the ablation column */
 		if (o->top_k > 0 && !words) { /* predictions are per token: a dump of words has none */
 			sel.model = m;
 			sel.top_k = o->top_k;
@@ -733,8 +740,11 @@ int main(int argc, char **argv)
 	} else if (o.ablate_mode && !o.ablate && !o.ablation_effect) {
 		fprintf(stderr, "attnscope: --ablate-mode needs --ablate HEADS (or --ablation-effect)\n");
 		rc = 2;
-	} else if (o.ablation_effect && o.dump_format != DUMP_JSON) {
-		fprintf(stderr, "attnscope: --ablation-effect adds to --dump json\n");
+	} else if (o.ablation_effect && o.dump_format != DUMP_JSON && !(o.print_view && !strcmp(o.print_view, "heads"))) {
+		fprintf(stderr, "attnscope: --ablation-effect adds to --dump json and --print heads\n");
+		rc = 2;
+	} else if (o.ui.sort && !strcmp(o.ui.sort, "ablation") && !o.ablation_effect) {
+		fprintf(stderr, "attnscope: --sort ablation needs --ablation-effect (the column costs a run per head)\n");
 		rc = 2;
 	} else if ((o.ablate || o.ablation_effect) && (o.ui.compare || o.ui.words)) {
 		fprintf(stderr, "attnscope: --ablate and --ablation-effect exclude --compare and --words\n");

@@ -111,6 +111,41 @@ void ablation_describe(const struct ablation *a, char *buf, size_t size)
 	snprintf(buf + len, size - len, "%s", tail);
 }
 
+/* The marked heads' mean context over the positions of full clean trace C, [n_layers][n_heads][v_dim]:
+ * mean_i sum_j P_ij v_j = sum_j (mean_i P_ij) v_j, from the trace's probabilities and values (what the
+ * forward pass multiplied), in float64, instead of a recording pass. NULL when out of memory. */
+static float *ablate_means(const struct trace *c, const struct ablation *a)
+{
+	int n = c->n, Dv = trace_v_dim(c);
+	float *means = calloc((size_t)a->n_layers * a->n_heads * Dv, sizeof *means);
+	double *w = malloc((size_t)(n > 0 ? n : 1) * sizeof *w), *acc = malloc((size_t)Dv * sizeof *acc);
+	for (int k = 0; means && w && acc && k < a->n_layers * a->n_heads; k++) {
+		if (!a->mask[k] || n == 0)
+			continue;
+		const float *p = trace_attn(c, k / a->n_heads, k % a->n_heads); /* [n][n] */
+		const float *v = trace_v(c, k / a->n_heads, k % a->n_heads);    /* [n][Dv] */
+		for (int j = 0; j < n; j++)
+			w[j] = 0;
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				w[j] += p[(size_t)i * n + j];
+		for (int d = 0; d < Dv; d++)
+			acc[d] = 0;
+		for (int j = 0; j < n; j++)
+			for (int d = 0; d < Dv; d++)
+				acc[d] += w[j] * v[(size_t)j * Dv + d];
+		for (int d = 0; d < Dv; d++)
+			means[(size_t)k * Dv + d] = (float)(acc[d] / n);
+	}
+	if (!w || !acc) {
+		free(means);
+		means = NULL;
+	}
+	free(w);
+	free(acc);
+	return means;
+}
+
 int model_run_ablated(const struct model *m, const struct trace *clean, const struct ablation *a,
 		      const volatile int *cancel, struct trace **out, struct err *e)
 {
@@ -118,9 +153,13 @@ int model_run_ablated(const struct model *m, const struct trace *clean, const st
 	if (a->n_layers != m->info.n_layers || a->n_heads != m->info.n_heads || clean->n_layers != m->info.n_layers ||
 	    clean->n_heads != m->info.n_heads)
 		return err_set(e, "the ablation or the trace is not of this model");
-	struct fwd_ablate ab = {a->mask, NULL, NULL};
+	struct fwd_ablate ab = {a->mask, NULL, NULL, clean};
 	float *means = NULL;
-	if (a->mode == ABLATE_MEAN) { /* the clean pass once more, recording the marked heads' mean context */
+	if (a->mode == ABLATE_MEAN && clean->attn) { /* a full clean trace holds what the means are made of */
+		if (!(means = ablate_means(clean, a)))
+			return err_set(e, "out of memory");
+		ab.means = means;
+	} else if (a->mode == ABLATE_MEAN) { /* the clean pass once more, recording the marked heads' mean context */
 		means = calloc((size_t)a->n_layers * a->n_heads * m->info.v_dim, sizeof *means);
 		if (!means)
 			return err_set(e, "out of memory");
@@ -129,7 +168,7 @@ int model_run_ablated(const struct model *m, const struct trace *clean, const st
 			free(means);
 			return -1;
 		}
-		struct fwd_ablate r = {a->mask, NULL, means};
+		struct fwd_ablate r = {a->mask, NULL, means, clean};
 		int rc = forward_run_ablated(m, rec, &r, cancel, e);
 		trace_free(rec);
 		if (rc < 0) {
@@ -205,32 +244,61 @@ int ablation_effect(const struct model *m, const struct trace *clean, const floa
 	return rc;
 }
 
-int ablation_effects(const struct model *m, const struct trace *clean, enum ablate_mode mode,
-		     const volatile int *cancel, void (*progress)(void *ctx, int done, int total), void *ctx,
-		     double *effect, struct err *e)
+/* The mean surprisal over the rows of LP [n][vocab] (log-probabilities of T's rows): a causal head's row i
+ * scores token i + 1 (rows 0 .. n-2), a masked LM's row i the token at i; NAN for no row. */
+static double ablate_mean_surprisal(const struct model *m, const struct trace *t, const float *lp)
+{
+	int V = lmhead_vocab(m), n = t->n;
+	bool causal = lmhead_kind(m) == LMHEAD_CAUSAL;
+	int rows = causal ? n - 1 : n;
+	double s = 0;
+	for (int i = 0; i < rows; i++)
+		s -= lp[(size_t)i * V + t->ids[causal ? i + 1 : i]];
+	return rows > 0 ? s / rows : NAN;
+}
+
+int ablation_effects_metric(const struct model *m, const struct trace *clean, enum ablate_mode mode,
+			    enum ablate_metric metric, const volatile int *cancel,
+			    void (*progress)(void *ctx, int done, int total), void *ctx, double *effect, struct err *e)
 {
 	struct ablation a;
-	int L = m->info.n_layers, NH = m->info.n_heads, rc = 0;
+	int L = m->info.n_layers, NH = m->info.n_heads, rc = 0, V = lmhead_vocab(m);
 	for (int i = 0; i < L * NH; i++)
 		effect[i] = NAN;
+	if (metric == ABLATE_SURPRISAL && lmhead_kind(m) == LMHEAD_NONE)
+		return err_set(e, "no surprisal: %s", lmhead_why(m));
 	if (ablation_init(&a, &m->info, e) < 0)
 		return -1;
 	a.mode = mode;
-	float *clean_lp = NULL;
+	float *clean_lp = NULL, *lp = NULL;
 	if (lmhead_kind(m) != LMHEAD_NONE && !(clean_lp = ablation_clean_rows(m, clean, e)))
 		rc = -1;
+	double clean_s = rc == 0 && metric == ABLATE_SURPRISAL ? ablate_mean_surprisal(m, clean, clean_lp) : 0;
+	if (rc == 0 && metric == ABLATE_SURPRISAL &&
+	    !(lp = malloc((size_t)(clean->n > 0 ? clean->n : 1) * V * sizeof *lp)))
+		rc = err_set(e, "out of memory");
 	for (int i = 0; rc == 0 && i < L * NH; i++) {
 		struct trace *t = NULL;
 		a.mask[i] = 1;
 		rc = model_run_ablated(m, clean, &a, cancel, &t, e);
 		a.mask[i] = 0;
-		if (rc == 0)
+		if (rc == 0 && metric == ABLATE_KL)
 			rc = ablation_effect(m, clean, clean_lp, t, &effect[i], e);
+		else if (rc == 0 && (rc = lmhead_logprobs_rows(m, trace_hidden(t, t->n_layers), t->n, lp, NULL, e)) == 0)
+			effect[i] = ablate_mean_surprisal(m, t, lp) - clean_s;
 		trace_free(t);
 		if (rc == 0 && progress)
 			progress(ctx, i + 1, L * NH);
 	}
+	free(lp);
 	free(clean_lp);
 	ablation_free(&a);
 	return rc;
+}
+
+int ablation_effects(const struct model *m, const struct trace *clean, enum ablate_mode mode,
+		     const volatile int *cancel, void (*progress)(void *ctx, int done, int total), void *ctx,
+		     double *effect, struct err *e)
+{
+	return ablation_effects_metric(m, clean, mode, ABLATE_KL, cancel, progress, ctx, effect, e);
 }

@@ -4,7 +4,10 @@
  * position: what transformers' head_mask does on GPT-2/BERT for everything downstream. Mean-ablation
  * replaces those columns at every position by their mean over the text's positions in the clean run.
  * The ablated head's own attention pattern is still computed and kept in the trace; layers below the
- * first ablated head are the clean run's, bit for bit. An ablated run never reads nor keeps rows of
+ * first ablated head are the clean run's, bit for bit: copied from the clean trace (a full one), not
+ * computed again, so a rerun costs the blocks from the first ablated layer up (a mean-ablation's
+ * recording pass, needed only for a compact trace that keeps no probabilities, those up to the last
+ * ablated layer; a full trace's probabilities and values give the means). An ablated run never reads nor keeps rows of
  * another run (model_run_reuse's prefix cache): its rows depend on the ablation and, under mean-ablation,
  * on every token of the text. The effect of an ablation is the mean over positions of KL(p_clean ||
  * p_ablated) in nats (every position's prediction, causal or masked LM); for a model without an output
@@ -40,7 +43,8 @@ int ablation_count(const struct ablation *a);
 void ablation_describe(const struct ablation *a, char *buf, size_t size);
 
 /* Run M on the tokens of CLEAN (M's clean trace of the text) with the heads of A ablated, into a new
- * trace *OUT. Mean-ablation first runs the clean pass again to record the heads' mean contexts. -1 with
+ * trace *OUT. Mean-ablation takes the heads' mean contexts from CLEAN's probabilities and values (a
+ * compact trace: it runs the clean pass again to record them). -1 with
  * why ("cancelled" when CANCEL becomes non-zero). */
 int model_run_ablated(const struct model *m, const struct trace *clean, const struct ablation *a,
 		      const volatile int *cancel, struct trace **out, struct err *e);
@@ -60,5 +64,14 @@ float *ablation_clean_rows(const struct model *m, const struct trace *clean, str
 int ablation_effects(const struct model *m, const struct trace *clean, enum ablate_mode mode,
 		     const volatile int *cancel, void (*progress)(void *ctx, int done, int total), void *ctx,
 		     double *effect, struct err *e);
+
+/* What ablation_effects_metric scores each head by: ablation_effect (KL, what --ablation-effect dumps), or
+ * the change of the mean surprisal (nats, ablated - clean): -log p of each next token (causal head) or of
+ * each token at its own position (masked LM), over the text. */
+enum ablate_metric { ABLATE_KL, ABLATE_SURPRISAL };
+/* ablation_effects by METRIC (ABLATE_SURPRISAL needs an output head: -1 with why otherwise). */
+int ablation_effects_metric(const struct model *m, const struct trace *clean, enum ablate_mode mode,
+			    enum ablate_metric metric, const volatile int *cancel,
+			    void (*progress)(void *ctx, int done, int total), void *ctx, double *effect, struct err *e);
 
 #endif

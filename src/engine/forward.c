@@ -897,6 +897,55 @@ bool forward_rope_reusable(const struct model *m, int n, int r0, int len_a, int 
 	return same;
 }
 
+/* The layers an ablated pass of T computes: from the first layer with a marked head (*SKIP; the blocks
+ * below are AB->clean's, when that is a full trace of the same tokens) up to the last such layer (*LAST =
+ * its block + 1) when the pass only records means (the blocks above would not be read). */
+static void fwd_ablate_span(const struct model *m, const struct trace *t, const struct fwd_ablate *ab, int *skip,
+			    int *last)
+{
+	int L = m->info.n_layers, NH = m->info.n_heads, first = L, top = -1;
+	for (int i = 0; i < L * NH; i++)
+		if (ab->mask[i]) {
+			first = first < i / NH ? first : i / NH;
+			top = i / NH;
+		}
+	const struct trace *c = ab->clean;
+	bool same = c && t->attn && c->attn && c->n == t->n && c->n_layers == L && c->n_heads == NH &&
+		    c->hidden == t->hidden && (!t->vnorm || c->vnorm) && (!t->moe_topk || c->moe_topk) &&
+		    (!t->q_raw || c->q_raw);
+	for (int i = 0; same && i < t->n; i++)
+		same = c->ids[i] == t->ids[i] && c->type_ids[i] == t->type_ids[i];
+	*skip = same ? (first < L - 1 ? first : L - 1) : 0;
+	if (ab->record && top >= 0)
+		*last = top + 1;
+}
+
+/* Layers 0 .. SKIP-1 of clean trace C into T (the rows an ablated pass would compute the same), and C's
+ * residual stream entering block SKIP into X [n][hidden]. */
+static void fwd_ablate_copy(struct trace *t, const struct trace *c, int skip, float *x)
+{
+	size_t n = (size_t)t->n, H = (size_t)t->hidden, D = (size_t)t->head_dim, Dv = (size_t)trace_v_dim(t);
+	size_t qh = (size_t)skip * t->n_heads * n, kh = (size_t)skip * t->n_kv_heads * n;
+	memcpy(t->attn, c->attn, qh * n * sizeof *t->attn);
+	memcpy(t->q, c->q, qh * D * sizeof *t->q);
+	memcpy(t->k, c->k, kh * D * sizeof *t->k);
+	memcpy(t->v, c->v, kh * Dv * sizeof *t->v);
+	if (t->q_raw) {
+		memcpy(t->q_raw, c->q_raw, qh * D * sizeof *t->q_raw);
+		memcpy(t->k_raw, c->k_raw, kh * D * sizeof *t->k_raw);
+	}
+	if (t->vnorm)
+		memcpy(t->vnorm, c->vnorm, qh * sizeof *t->vnorm);
+	if (t->moe_topk) {
+		memcpy(t->moe_topk, c->moe_topk, (size_t)skip * n * t->moe_k * sizeof *t->moe_topk);
+		memcpy(t->moe_weights, c->moe_weights, (size_t)skip * n * t->moe_k * sizeof *t->moe_weights);
+	}
+	memcpy(t->hidden_states, c->hidden_states, (size_t)skip * n * H * sizeof *t->hidden_states);
+	memcpy(x, trace_hidden(c, skip), n * H * sizeof *x);
+	if (c->nonfinite_layer >= 0 && c->nonfinite_layer < skip)
+		t->nonfinite_layer = c->nonfinite_layer;
+}
+
 /* The pass over the NB texts T (a single one from token R0 when R0 > 0: its earlier rows are there). */
 static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, const struct fwd_ablate *ab,
 		    const volatile int *cancel, struct err *e)
@@ -921,6 +970,9 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 	}
 	if (ab) /* an ablated run computes every row: rows kept from another run may differ */
 		r0 = 0;
+	int skip = 0, last = m->info.n_layers; /* blocks 0 .. skip-1 copied from AB->clean; none after block last-1 */
+	if (ab && nb == 1)
+		fwd_ablate_span(m, t[0], ab, &skip, &last);
 	struct fwd_batch bt = {t, nb, row0, ab};
 	struct fwd_buf b;
 	int rc = 0, reused_nonfinite = r0 ? t[0]->nonfinite_layer : -1;
@@ -935,11 +987,14 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 	for (int i = 0; i < nb; i++) {
 		forward_advise(t[i]);
 		t[i]->nonfinite_layer = -1; /* the computed tokens' first, then the earlier of it and the reused ones' */
-		fwd_embed(m, t[i], r0, b.x + (size_t)row0[i] * H, b.mid + (size_t)row0[i] * m->embed_dim, b.row);
+		if (skip == 0)
+			fwd_embed(m, t[i], r0, b.x + (size_t)row0[i] * H, b.mid + (size_t)row0[i] * m->embed_dim, b.row);
 	}
+	if (skip > 0) /* the clean run's layers up to the first ablated head, and its residual stream there */
+		fwd_ablate_copy(t[0], ab->clean, skip, b.x);
 	fwd_lap(m, FWD_EMBED, &clock);
-	for (int l = 0; l <= m->info.n_layers; l++) {
-		if (l > 0) {
+	for (int l = skip; l <= last; l++) {
+		if (l > skip) {
 			if (cancel && *cancel) {
 				rc = err_set(e, "cancelled");
 				goto done;

@@ -188,6 +188,8 @@ struct fwd_ablate {
 	const unsigned char *mask;
 	const float *means;
 	float *record;
+	const struct trace *clean; /* a full clean trace of the same tokens (or NULL): the blocks below the first
+	                            * marked head are copied from it, not computed again */
 };
 /* forward_run with the heads of AB ablated (every row computed). */
 int forward_run_ablated(const struct model *m, struct trace *t, const struct fwd_ablate *ab, const volatile int *cancel,

@@ -180,6 +180,9 @@ static void print_ctx_init(struct view_ctx *ctx, const struct ui_options *o, con
 	ctx->print = true;
 	ctx->sort = o->sort;
 	ctx->model = o->model;
+	ctx->clean = o->clean;
+	ctx->ablation = o->ablation;
+	ctx->abl_effect = o->abl_effect;
 }
 
 /* The top view of CTX (V) drawn at its natural size, WIDTH columns, in PAL under a header line and

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,7 +21,11 @@ struct runner {
 	bool quit;
 
 	/* The latest request (guarded by lock). */
-	char *text, *text_b;      /* NULL text: no request waiting */
+	char *text, *text_b;      /* NULL text: no run of a text waiting */
+	const struct trace *abl_clean; /* an ablated rerun alone waiting, of this clean trace (not owned) */
+	struct ablation spec;     /* heads to ablate after each run (mask NULL or none marked: none) */
+	runner_ablate_fn ablate;  /* how (NULL: never) */
+	void *ablate_ctx;
 	unsigned gen;             /* generation of the latest request */
 	struct timespec when;     /* time of the latest request (CLOCK_MONOTONIC) */
 	bool burst;               /* the latest request came within the debounce interval of the one before */
@@ -31,6 +36,8 @@ struct runner {
 	/* The finished result not yet taken. */
 	bool ready;
 	struct trace *result;
+	struct trace *result_abl; /* its ablated rerun, or NULL */
+	bool result_abl_only;     /* the result of an ablated rerun alone (result NULL) */
 	struct err result_err;
 
 	struct runner_stats stats;
@@ -56,7 +63,7 @@ static void *runner_main(void *arg)
 	struct runner *r = arg;
 	pthread_mutex_lock(&r->lock);
 	while (!r->quit) {
-		if (!r->text) {
+		if (!r->text && !r->abl_clean) {
 			pthread_cond_wait(&r->cond, &r->lock);
 			continue;
 		}
@@ -70,17 +77,31 @@ static void *runner_main(void *arg)
 			continue;
 		}
 		char *text = r->text, *text_b = r->text_b;
+		const struct trace *abl_clean = r->abl_clean;
 		r->text = r->text_b = NULL;
+		r->abl_clean = NULL;
 		unsigned gen = r->gen;
 		r->running = true;
 		r->running_gen = gen;
 		r->cancel = 0;
 		r->stats.started++;
+		struct ablation spec = {r->spec.mode, r->spec.n_layers, r->spec.n_heads, NULL};
+		if (r->ablate && ablation_count(&r->spec) > 0) /* the marks as they were asked for */
+			spec.mask = malloc((size_t)spec.n_layers * spec.n_heads);
+		if (spec.mask)
+			memcpy(spec.mask, r->spec.mask, (size_t)spec.n_layers * spec.n_heads);
 		pthread_mutex_unlock(&r->lock);
 
-		struct trace *t = NULL;
-		struct err e = {{0}};
-		int rc = r->src->run(r->src->ctx, text, text_b, &r->cancel, &t, &e);
+		struct trace *t = NULL, *abl = NULL;
+		struct err e = {{0}}, ea = {{0}};
+		int rc = text ? r->src->run(r->src->ctx, text, text_b, &r->cancel, &t, &e) : 0;
+		const struct trace *clean = text ? t : abl_clean;
+		if (rc == 0 && clean && spec.mask && r->ablate(r->ablate_ctx, clean, &spec, &r->cancel, &abl, &ea) < 0) {
+			trace_free(abl);
+			abl = NULL;
+			snprintf(e.msg, sizeof e.msg, "ablation: %.*s", (int)sizeof e.msg - 16, ea.msg);
+		}
+		free(spec.mask);
 		free(text);
 		free(text_b);
 
@@ -88,13 +109,19 @@ static void *runner_main(void *arg)
 		r->running = false;
 		if (gen != r->gen) { /* the text changed meanwhile: nobody wants this */
 			trace_free(t);
+			trace_free(abl);
 			r->stats.discarded++;
 			continue;
 		}
 		trace_free(r->result);
+		trace_free(r->result_abl);
 		r->result = rc == 0 ? t : NULL;
-		if (rc != 0)
+		r->result_abl = rc == 0 ? abl : NULL;
+		r->result_abl_only = !text;
+		if (rc != 0) {
 			trace_free(t);
+			trace_free(abl);
+		}
 		r->result_err = e;
 		if (rc != 0 && !r->result_err.msg[0])
 			err_set(&r->result_err, "the model run failed");
@@ -145,9 +172,23 @@ void runner_free(struct runner *r)
 	free(r->text);
 	free(r->text_b);
 	trace_free(r->result);
+	trace_free(r->result_abl);
+	ablation_free(&r->spec);
 	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
+}
+
+/* A result of an older request that the UI has not taken yet is stale (the lock held). */
+static void runner_drop_ready(struct runner *r)
+{
+	if (r->ready) {
+		trace_free(r->result);
+		trace_free(r->result_abl);
+		r->result = r->result_abl = NULL;
+		r->ready = false;
+		r->stats.discarded++;
+	}
 }
 
 unsigned runner_submit(struct runner *r, const char *text, const char *text_b)
@@ -158,6 +199,7 @@ unsigned runner_submit(struct runner *r, const char *text, const char *text_b)
 	free(r->text_b);
 	r->text = t ? t : strdup("");
 	r->text_b = tb;
+	r->abl_clean = NULL;
 	r->gen++;
 	r->stats.submitted++;
 	struct timespec now, quiet_until = r->when;
@@ -168,27 +210,71 @@ unsigned runner_submit(struct runner *r, const char *text, const char *text_b)
 	if (r->running)
 		r->cancel = 1;
 	/* A result of an older request that the UI has not taken yet is stale too. */
-	if (r->ready) {
-		trace_free(r->result);
-		r->result = NULL;
-		r->ready = false;
-		r->stats.discarded++;
-	}
+	runner_drop_ready(r);
 	unsigned gen = r->gen;
 	pthread_cond_signal(&r->cond);
 	pthread_mutex_unlock(&r->lock);
 	return gen;
 }
 
-bool runner_take(struct runner *r, struct trace **out, struct err *e)
+void runner_set_ablate_fn(struct runner *r, runner_ablate_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&r->lock);
+	r->ablate = fn;
+	r->ablate_ctx = ctx;
+	pthread_mutex_unlock(&r->lock);
+}
+
+void runner_set_ablation(struct runner *r, const struct ablation *a)
+{
+	pthread_mutex_lock(&r->lock);
+	if (a && a->mask && (r->spec.n_layers != a->n_layers || r->spec.n_heads != a->n_heads || !r->spec.mask)) {
+		free(r->spec.mask);
+		r->spec.mask = malloc((size_t)a->n_layers * a->n_heads);
+		r->spec.n_layers = r->spec.mask ? a->n_layers : 0;
+		r->spec.n_heads = r->spec.mask ? a->n_heads : 0;
+	}
+	if (a && a->mask && r->spec.mask) {
+		memcpy(r->spec.mask, a->mask, (size_t)a->n_layers * a->n_heads);
+		r->spec.mode = a->mode;
+	} else if (r->spec.mask) {
+		memset(r->spec.mask, 0, (size_t)r->spec.n_layers * r->spec.n_heads);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+unsigned runner_submit_ablation(struct runner *r, const struct trace *clean)
+{
+	pthread_mutex_lock(&r->lock);
+	free(r->text);
+	free(r->text_b);
+	r->text = r->text_b = NULL;
+	r->abl_clean = clean;
+	r->gen++;
+	r->stats.submitted++;
+	r->burst = false; /* a key, not typing: at once */
+	clock_gettime(CLOCK_MONOTONIC, &r->when);
+	if (r->running)
+		r->cancel = 1;
+	runner_drop_ready(r);
+	unsigned gen = r->gen;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	return gen;
+}
+
+bool runner_take_pair(struct runner *r, struct trace **out, struct trace **ablated, bool *ablation_only,
+		      struct err *e)
 {
 	bool got = false;
 	pthread_mutex_lock(&r->lock);
 	if (r->ready) {
 		*out = r->result;
+		*ablated = r->result_abl;
+		*ablation_only = r->result_abl_only;
 		if (e)
 			*e = r->result_err;
-		r->result = NULL;
+		r->result = r->result_abl = NULL;
 		r->ready = false;
 		r->stats.delivered++;
 		got = true;
@@ -197,10 +283,20 @@ bool runner_take(struct runner *r, struct trace **out, struct err *e)
 	return got;
 }
 
+bool runner_take(struct runner *r, struct trace **out, struct err *e)
+{
+	struct trace *abl = NULL;
+	bool only = false;
+	bool got = runner_take_pair(r, out, &abl, &only, e);
+	trace_free(abl);
+	return got;
+}
+
 bool runner_busy(struct runner *r)
 {
 	pthread_mutex_lock(&r->lock);
-	bool busy = r->text != NULL || r->running;
+	/* ... or a text's result not taken yet: an ablated rerun alone asked for now would drop it */
+	bool busy = r->text != NULL || r->abl_clean != NULL || r->running || (r->ready && !r->result_abl_only);
 	pthread_mutex_unlock(&r->lock);
 	return busy;
 }

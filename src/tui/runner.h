@@ -11,6 +11,7 @@
 #include <stdbool.h>
 
 #include "base/err.h"
+#include "engine/ablate.h"
 #include "trace/trace.h"
 
 struct runner;
@@ -24,6 +25,11 @@ struct ui_source {
 	int (*run)(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
 		   struct trace **out, struct err *e);
 };
+
+/* How a runner reruns CLEAN (a result of its source) with the heads of A ablated: model_run_ablated's
+ * contract, called on the worker thread. */
+typedef int (*runner_ablate_fn)(void *ctx, const struct trace *clean, const struct ablation *a,
+				const volatile int *cancel, struct trace **out, struct err *e);
 
 struct runner_stats {
 	unsigned submitted;   /* runner_submit calls */
@@ -41,7 +47,20 @@ unsigned runner_submit(struct runner *r, const char *text, const char *text_b);
 /* The result of the latest request, when it is ready: true with *OUT set (caller frees) or, when
  * the run failed, *OUT NULL and E filled. False when nothing new. */
 bool runner_take(struct runner *r, struct trace **out, struct err *e);
-/* A request is waiting or running. */
+/* Let the runner ablate with FN (on CTX); without it (a synthetic source) marks are never run. */
+void runner_set_ablate_fn(struct runner *r, runner_ablate_fn fn, void *ctx);
+/* The heads to ablate (copied; NULL or none marked: none): every run from the next request on is followed by
+ * the ablated rerun of its result (runner_set_ablate_fn), delivered with it by runner_take_pair. */
+void runner_set_ablation(struct runner *r, const struct ablation *a);
+/* Ask for the ablated rerun alone of CLEAN, a trace runner_take_pair gave (the text unchanged, the marks
+ * changed). CLEAN must stay alive until a newer result is taken or the runner is freed. */
+unsigned runner_submit_ablation(struct runner *r, const struct trace *clean);
+/* runner_take with the ablated rerun: *ABLATED (caller frees) is NULL when no head is marked or the rerun
+ * failed (E then says why, with *OUT set). *ABLATION_ONLY: the result of runner_submit_ablation (*OUT
+ * NULL: the clean trace is the one it was given). */
+bool runner_take_pair(struct runner *r, struct trace **out, struct trace **ablated, bool *ablation_only,
+		      struct err *e);
+/* A request is waiting or running, or the result of a text's run waits to be taken. */
 bool runner_busy(struct runner *r);
 struct runner_stats runner_stats(struct runner *r);
 

@@ -39,6 +39,8 @@
 #include "views/registry.h"
 #include "analysis/words.h"
 #include "engine/lmhead.h"
+#include "engine/ablate.h"
+#include "tui/abljob.h"
 
 #define UI_MIN_W 40
 #define UI_MIN_H 12
@@ -52,6 +54,7 @@ struct ui_locked_source {
 	struct ui_source src;           /* what the runners call */
 	const struct ui_source *inner;  /* the real source */
 	pthread_mutex_t lock;
+	volatile int waiting;           /* runners waiting for the lock (the ablation column lets them first) */
 };
 
 struct ui {
@@ -95,6 +98,17 @@ struct ui {
 	/* Pixel heatmaps (graphics.h): what the terminal takes, and what was sent. */
 	struct graphics gfx;
 	enum userconf_pixels pixels_mode; /* the setting: off, auto (ask), or a protocol used without asking */
+	/* Head ablation (B, E, O): the marks, per model for as long as the explorer runs (texts edited keep
+	 * them); the ablated rerun of trace for them, which the views show; the head finder's column. */
+	struct ablation abl;        /* mask NULL until a mark is made (a model with heads to mark) */
+	struct trace *abl_trace;    /* owned: trace rerun with the marked heads ablated, or NULL */
+	unsigned clean_gen;         /* counts the clean traces taken (what the column is cached by) */
+	struct abljob *job;         /* the column being computed, or NULL */
+	double *abl_effect;         /* [n_layers][n_heads] the column's values (NaN: not done) */
+	unsigned abl_effect_gen;    /* the clean_gen it is of (0: none) */
+	enum ablate_mode abl_effect_mode; /* ... and the mode */
+	bool abl_effect_stopped;    /* Esc stopped it: not started again until the head finder closes */
+	char abl_effect_note[96];
 };
 
 /* ---- curses output ---- */
@@ -416,6 +430,12 @@ static void ui_draw_status(struct ui *u, int y)
 		char lab[160];
 		snprintf(marked, sizeof marked, "%s%s", bar, marks_label(&u->ctx, cv->pal->utf8, lab, sizeof lab));
 	}
+	if (t && ablation_count(&u->abl) > 0) { /* which run the numbers are of */
+		char desc[128];
+		ablation_describe(&u->abl, desc, sizeof desc);
+		snprintf(marked + strlen(marked), sizeof marked - strlen(marked), "%s%s: %s", bar,
+			 u->ctx.clean ? "ablated" : "ablating", desc);
+	}
 	snprintf(left, sizeof left, " %s%s%s%s%sL%d H%d%s%s%s%s%s%s", base, bar, heads, ntok, bar, u->ctx.layer, u->ctx.head,
 		 kv, bar, v->name, vstat[0] ? bar : "", vstat, marked);
 	int x = canvas_text(cv, 0, y, cv->w, left, st);
@@ -534,8 +554,13 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 	canvas_fill(cv, (struct rect){0, y, cv->w, 1}, canvas_glyph(cv, GLYPH_HLINE), canvas_role(cv, ROLE_DIM));
 	if (u->ctx.surprisal_strip && u->ctx.trace && !u->ctx.agg) { /* say that the strip shows surprisal */
 		char note[160], ky[32];
-		snprintf(note, sizeof note, " surprisal strip (%s): nats under each token, colour 0 to ln V = %.1f ",
-			 ui_first_key(u, ACT_SURPRISAL, ky, sizeof ky), log((double)lmhead_vocab(u->ctx.model)));
+		if (u->ctx.clean) /* beside the clean run: what the ablation changed */
+			snprintf(note, sizeof note, " surprisal change (%s): ablated - clean nats under each token, * top-1 "
+				 "changed, colour |change| 0 to ln V = %.1f ", ui_first_key(u, ACT_SURPRISAL, ky, sizeof ky),
+				 log((double)lmhead_vocab(u->ctx.model)));
+		else
+			snprintf(note, sizeof note, " surprisal strip (%s): nats under each token, colour 0 to ln V = %.1f ",
+				 ui_first_key(u, ACT_SURPRISAL, ky, sizeof ky), log((double)lmhead_vocab(u->ctx.model)));
 		canvas_text(cv, 2, y, cv->w - 2, note, canvas_role(cv, ROLE_LABEL));
 	}
 	y++;
@@ -668,9 +693,24 @@ static int ui_locked_run(void *ctx, const char *text, const char *text_b, const 
 			 struct trace **out, struct err *e)
 {
 	struct ui_locked_source *l = ctx;
+	__atomic_add_fetch(&l->waiting, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&l->lock);
+	__atomic_sub_fetch(&l->waiting, 1, __ATOMIC_SEQ_CST);
 	int rc = l->inner->run(l->inner->ctx, text, text_b, cancel, out, e);
 	pthread_mutex_unlock(&l->lock);
+	return rc;
+}
+
+/* The runner's ablated rerun (runner_set_ablate_fn), through the same lock as every run. */
+static int ui_locked_ablate(void *ctx, const struct trace *clean, const struct ablation *a, const volatile int *cancel,
+			    struct trace **out, struct err *e)
+{
+	struct ui *u = ctx;
+	__atomic_add_fetch(&u->locked.waiting, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&u->locked.lock);
+	__atomic_sub_fetch(&u->locked.waiting, 1, __ATOMIC_SEQ_CST);
+	int rc = model_run_ablated(u->ctx.model, clean, a, cancel, out, e);
+	pthread_mutex_unlock(&u->locked.lock);
 	return rc;
 }
 
@@ -683,9 +723,13 @@ static void ui_show_trace(struct ui *u)
 	trace_free(u->norm); /* after the words, which read it */
 	trace_free(u->norm_b);
 	u->norm = u->norm_b = NULL;
+	/* With heads marked and their rerun done, the views show it (as --dump --ablate does), the clean run
+	 * beside it for what changed. */
+	const struct trace *run = u->abl_trace && ablation_count(&u->abl) > 0 ? u->abl_trace : u->trace;
+	u->ctx.clean = run != u->trace ? u->trace : NULL;
 	if ((u->show_norm || u->hide_sink) && u->trace) { /* a long text's compact trace: back to α, saying why */
 		struct err e = {{0}};
-		if (!(u->norm = valnorm_derive(u->trace, u->show_norm, u->hide_sink, false, &e)) ||
+		if (!(u->norm = valnorm_derive(run, u->show_norm, u->hide_sink, false, &e)) ||
 		    (u->trace_b && !(u->norm_b = valnorm_derive(u->trace_b, u->show_norm, u->hide_sink, false, &e)))) {
 			trace_free(u->norm);
 			u->norm = NULL;
@@ -693,7 +737,7 @@ static void ui_show_trace(struct ui *u)
 			snprintf(u->ctx.message, sizeof u->ctx.message, "weights: attention α (%s)", e.msg);
 		}
 	}
-	const struct trace *ta = u->norm ? u->norm : u->trace, *tb = u->norm_b ? u->norm_b : u->trace_b;
+	const struct trace *ta = u->norm ? u->norm : run, *tb = u->norm_b ? u->norm_b : u->trace_b;
 	if (u->show_words && u->trace) {
 		u->words = words_build(ta);
 		u->words_b = u->trace_b ? words_build(tb) : NULL;
@@ -706,12 +750,171 @@ static void ui_show_trace(struct ui *u)
 	view_ctx_clamp(&u->ctx);
 }
 
-static void ui_new_trace(struct ui *u, struct trace *t)
+/* A new clean run T and its ablated rerun ABL (or NULL). The column's job reads the old one: it stops. */
+static void ui_new_trace(struct ui *u, struct trace *t, struct trace *abl)
 {
-	struct trace *old = u->trace;
+	struct trace *old = u->trace, *old_abl = u->abl_trace;
+	abljob_free(u->job);
+	u->job = NULL;
 	u->trace = t;
+	u->abl_trace = abl;
+	u->clean_gen++;
+	ui_show_trace(u);
+	trace_free(old_abl);
+	trace_free(old);
+}
+
+/* The ablated rerun ABL of the current trace (the marks changed), or NULL: show the clean run. */
+static void ui_new_ablated(struct ui *u, struct trace *abl)
+{
+	struct trace *old = u->abl_trace;
+	u->abl_trace = abl;
 	ui_show_trace(u);
 	trace_free(old);
+}
+
+/* The marks changed (B, E, O): rerun the ablation (only it when the text's run is done), or show the clean
+ * run when no head is marked. */
+static void ui_ablation_changed(struct ui *u)
+{
+	char desc[128];
+	runner_set_ablation(u->runner, &u->abl);
+	if (ablation_count(&u->abl) == 0) {
+		if (u->abl_trace)
+			ui_new_ablated(u, NULL);
+		snprintf(u->ctx.message, sizeof u->ctx.message, "no head ablated: the views show the clean run");
+		if (u->trace && !runner_busy(u->runner))
+			return;
+	}
+	if (!u->trace || runner_busy(u->runner))
+		ui_submit(u); /* the run going on may have read the marks before: again, with these */
+	else if (ablation_count(&u->abl) > 0)
+		runner_submit_ablation(u->runner, u->trace);
+	if (ablation_count(&u->abl) > 0) {
+		ablation_describe(&u->abl, desc, sizeof desc);
+		snprintf(u->ctx.message, sizeof u->ctx.message, "ablating %s", desc);
+	}
+}
+
+/* B, E, O: mark or unmark the selected head or layer, or change the mode. */
+static void ui_ablate(struct ui *u, enum action a)
+{
+	struct view_ctx *ctx = &u->ctx;
+	const struct trace *t = u->trace;
+	if (!ctx->model || !t || ctx->agg) {
+		snprintf(ctx->message, sizeof ctx->message, "ablation needs a model and a text%s",
+			 ctx->agg ? " (a shows the text typed)" : "");
+		return;
+	}
+	struct err e = {{0}};
+	if (!u->abl.mask) {
+		if (ablation_init(&u->abl, model_get_info(ctx->model), &e) < 0) {
+			snprintf(ctx->message, sizeof ctx->message, "%s", e.msg);
+			return;
+		}
+		runner_set_ablate_fn(u->runner, ui_locked_ablate, u);
+		ctx->ablation = &u->abl;
+	}
+	int H = u->abl.n_heads, l = ctx->layer, h = ctx->head;
+	if (l < 0 || l >= u->abl.n_layers || h < 0 || h >= H)
+		return;
+	if (a == ACT_ABLATE) {
+		u->abl.mask[l * H + h] = !u->abl.mask[l * H + h];
+	} else if (a == ACT_ABLATE_LAYER) {
+		bool all = true;
+		for (int k = 0; k < H; k++)
+			all = all && u->abl.mask[l * H + k];
+		memset(u->abl.mask + (size_t)l * H, !all, (size_t)H);
+	} else if (u->abl.mode == ABLATE_ZERO) { /* O: zero -> mean -> nothing marked (zero) */
+		u->abl.mode = ABLATE_MEAN;
+	} else {
+		u->abl.mode = ABLATE_ZERO;
+		if (ablation_count(&u->abl) > 0) {
+			memset(u->abl.mask, 0, (size_t)u->abl.n_layers * H);
+			ui_ablation_changed(u);
+			snprintf(ctx->message, sizeof ctx->message, "no head ablated (mode zero): the views show the clean run");
+			return;
+		}
+	}
+	if (a == ACT_ABLATE_MODE && ablation_count(&u->abl) == 0) {
+		snprintf(ctx->message, sizeof ctx->message, "ablation mode: %s (B marks a head; F: each head's ablation)",
+			 ablation_mode_name(u->abl.mode));
+		return;
+	}
+	ui_ablation_changed(u);
+}
+
+/* The head finder's ablation column: started when a view asks for it and it is not there for this run and
+ * mode, its values copied while it runs, said when it ends. */
+static void ui_abl_effect(struct ui *u)
+{
+	struct view_ctx *ctx = &u->ctx;
+	bool want = ctx->abl_effect_wanted && u->trace && ctx->model && !ctx->agg;
+	enum ablate_mode mode = u->abl.mask ? u->abl.mode : ABLATE_ZERO;
+	if (!ctx->abl_effect_wanted) {
+		u->abl_effect_stopped = false; /* the head finder closed: F computes it again */
+		if (u->job && ctx->abl_effect_running) { /* ... from the start: no run for a column not shown */
+			abljob_free(u->job);
+			u->job = NULL;
+			u->abl_effect_gen = 0;
+			ctx->abl_effect_running = false;
+		}
+	}
+	bool current = u->abl_effect_gen == u->clean_gen && u->abl_effect_mode == mode;
+	if (!current && u->job) {
+		abljob_free(u->job);
+		u->job = NULL;
+	}
+	if (want && !current && !u->abl_effect_stopped) {
+		int heads = u->trace->n_layers * u->trace->n_heads;
+		double *eff = realloc(u->abl_effect, (size_t)(heads > 0 ? heads : 1) * sizeof *eff);
+		struct err e = {{0}};
+		if (eff) {
+			u->abl_effect = eff;
+			for (int i = 0; i < heads; i++)
+				eff[i] = NAN;
+			u->job = abljob_start(ctx->model, u->trace, mode, &u->locked.lock, &u->locked.waiting, u->wake[1], &e);
+		}
+		u->abl_effect_gen = u->clean_gen;
+		u->abl_effect_mode = mode;
+		u->abl_effect_note[0] = 0;
+		current = true;
+		if (!u->job)
+			snprintf(u->abl_effect_note, sizeof u->abl_effect_note, "%s", eff ? e.msg : "out of memory");
+	}
+	ctx->abl_effect = current ? u->abl_effect : NULL;
+	ctx->abl_effect_note = u->abl_effect_note;
+	if (u->job) {
+		bool was = ctx->abl_effect_running;
+		ctx->abl_effect_running = abljob_poll(u->job, u->abl_effect, &ctx->abl_effect_done, &ctx->abl_effect_total);
+		if (was && !ctx->abl_effect_running) { /* it ended: done, or why not */
+			const char *why = abljob_error(u->job);
+			snprintf(u->abl_effect_note, sizeof u->abl_effect_note, "%s", why);
+			if (why[0])
+				snprintf(ctx->message, sizeof ctx->message, "ablation column: %s", why);
+		}
+	} else {
+		ctx->abl_effect_running = false;
+	}
+}
+
+/* Esc while the column is computed: stop it, keeping the heads done. */
+static bool ui_abl_effect_stop(struct ui *u)
+{
+	struct view_ctx *ctx = &u->ctx;
+	if (!u->job || !ctx->abl_effect_running)
+		return false;
+	abljob_free(u->job);
+	u->job = NULL;
+	u->abl_effect_stopped = true;
+	ctx->abl_effect_running = false;
+	int done = 0;
+	for (int i = 0; i < ctx->abl_effect_total; i++)
+		done += !isnan(u->abl_effect[i]);
+	snprintf(u->abl_effect_note, sizeof u->abl_effect_note, "stopped (Esc) after %d of %d heads", done,
+		 ctx->abl_effect_total);
+	snprintf(ctx->message, sizeof ctx->message, "ablation column %s", u->abl_effect_note);
+	return true;
 }
 
 static void ui_new_compare(struct ui *u, struct trace *t)
@@ -946,6 +1149,11 @@ static void ui_global(struct ui *u, enum action a)
 	case ACT_SURPRISAL:
 		view_toggle_surprisal(ctx);
 		break;
+	case ACT_ABLATE:
+	case ACT_ABLATE_LAYER:
+	case ACT_ABLATE_MODE:
+		ui_ablate(u, a);
+		break;
 	case ACT_SPECIAL:
 		ctx->hide_special = !ctx->hide_special;
 		snprintf(ctx->message, sizeof ctx->message, "special tokens %s",
@@ -1007,6 +1215,8 @@ static void ui_keys(struct ui *u, const int *keys, int n)
 		if (key == K_RESIZE)
 			continue; /* ui_render notices the new size */
 		u->ctx.message[0] = 0;
+		if (u->focus == FOCUS_VIEW && key == K_ESC && ui_abl_effect_stop(u))
+			continue; /* Esc stops the ablation column first; the next one closes the view */
 		if (u->focus == FOCUS_VIEW) {
 			ui_view_key(u, key);
 			continue;
@@ -1133,6 +1343,8 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 
 static void ui_teardown(struct ui *u)
 {
+	abljob_free(u->job); /* first: it holds the model's lock, which the runners may wait for */
+	u->job = NULL;
 	runner_free(u->runner);
 	runner_free(u->runner_b);
 	if (u->locked.inner)
@@ -1152,7 +1364,10 @@ static void ui_teardown(struct ui *u)
 	aggregate_free(u->agg);
 	trace_free(u->words);
 	trace_free(u->norm);
+	trace_free(u->abl_trace);
 	trace_free(u->trace);
+	free(u->abl_effect);
+	ablation_free(&u->abl);
 	trace_free(u->words_b);
 	trace_free(u->norm_b);
 	trace_free(u->trace_b);
@@ -1168,12 +1383,18 @@ static void ui_loop(struct ui *u)
 	bool dirty = true;
 	int keys[UI_BATCH];
 	while (!u->quit) {
-		if (dirty)
+		if (dirty) {
+			u->ctx.abl_effect_wanted = false; /* a view that shows the column says so again as it draws */
 			ui_render(u);
+			bool had = u->ctx.abl_effect != NULL;
+			ui_abl_effect(u);
+			if (u->ctx.abl_effect_wanted && !had && u->ctx.abl_effect)
+				ui_render(u); /* the column just started: show it */
+		}
 		dirty = false;
 		struct pollfd fds[2] = {{STDIN_FILENO, POLLIN, 0}, {u->wake[0], POLLIN, 0}};
 		/* Wake up now and then while the model runs, to keep "running…" honest. */
-		int rc = poll(fds, 2, runner_busy(u->runner) || runner_busy(u->runner_b) || ui_corpus_running(u) ? 100 : 1000);
+		int rc = poll(fds, 2, runner_busy(u->runner) || runner_busy(u->runner_b) || ui_corpus_running(u) || u->job ? 100 : 1000);
 		if (rc < 0 && errno != EINTR)
 			break;
 		if (fds[1].revents & POLLIN) {
@@ -1181,16 +1402,31 @@ static void ui_loop(struct ui *u)
 			while (read(u->wake[0], buf, sizeof buf) > 0)
 				;
 		}
-		struct trace *t = NULL;
+		struct trace *t = NULL, *abl = NULL;
 		struct err re = {{0}};
-		if (runner_take(u->runner, &t, &re)) {
-			if (t) {
-				ui_new_trace(u, t);
+		bool abl_only = false;
+		if (runner_take_pair(u->runner, &t, &abl, &abl_only, &re)) {
+			if (abl_only) { /* the marks' rerun of the trace shown */
+				ui_new_ablated(u, abl);
+				if (re.msg[0])
+					snprintf(u->ctx.message, sizeof u->ctx.message, "%s", re.msg);
+				else if (abl && !strncmp(u->ctx.message, "ablating ", 9)) /* done: the status bar says it */
+					u->ctx.message[0] = 0;
+			} else if (t) {
+				ui_new_trace(u, t, abl);
 				u->run_error[0] = 0;
+				if (re.msg[0]) /* the text ran, its ablated rerun did not */
+					snprintf(u->ctx.message, sizeof u->ctx.message, "%s", re.msg);
 			} else {
 				snprintf(u->run_error, sizeof u->run_error, "%s", re.msg);
 			}
 			dirty = true;
+		}
+		if (u->job || u->ctx.abl_effect_wanted) { /* the ablation column's progress */
+			int before = u->ctx.abl_effect_done;
+			bool running = u->ctx.abl_effect_running;
+			ui_abl_effect(u);
+			dirty = dirty || before != u->ctx.abl_effect_done || running != u->ctx.abl_effect_running;
 		}
 		struct aggregate *snap = u->bg ? corpusbg_take(u->bg) : NULL;
 		if (snap) {

@@ -17,6 +17,7 @@
 #include "tui/userconf.h"
 
 struct model;
+struct ablation;
 
 /* How long the text must be still before the model reruns: a paste or a burst of typing
  * costs one run, not one per character. */
@@ -53,6 +54,9 @@ struct ui_options {
 	const char *sort;         /* --print heads: the score to sort by (a headscore name), NULL = none */
 	const struct model *model; /* --print: the model that made the trace, for its output head (--print
 	                           * predict); NULL = none */
+	const struct trace *clean; /* --print --ablate: the clean run (the trace is the ablated one), or NULL */
+	const struct ablation *ablation; /* ... the heads ablated (--ablate, --ablate-mode), or NULL */
+	const double *abl_effect;  /* --print heads --ablation-effect: [n_layers][n_heads] the ablation column */
 };
 
 /* The interactive explorer on model M, starting with TEXT (and TEXT_B, may be NULL). Returns 0

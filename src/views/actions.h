@@ -48,6 +48,9 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_VIEW_PREDICT, "view-predict", SCOPE_GLOBAL, "P", "predictions: the output head's top tokens at the selected token") \
 	X(ACT_VIEW_LENS, "view-lens", SCOPE_GLOBAL, "L", "logit lens: the top token of each layer's residual stream at every position") \
 	X(ACT_SURPRISAL, "surprisal", SCOPE_GLOBAL, "y", "colour the token strip by surprisal (causal models)") \
+	X(ACT_ABLATE, "ablate", SCOPE_GLOBAL, "B", "mark or unmark the selected head for ablation: the model reruns without it, and views show that run") \
+	X(ACT_ABLATE_LAYER, "ablate-layer", SCOPE_GLOBAL, "E", "mark every head of the selected layer for ablation, or unmark them all") \
+	X(ACT_ABLATE_MODE, "ablate-mode", SCOPE_GLOBAL, "O", "ablation mode: zero, then mean (each position gets the head's mean over the text), then no head marked") \
 	X(ACT_UP, "up", SCOPE_VIEW, "k Up", "move up (a count repeats)")                             \
 	X(ACT_DOWN, "down", SCOPE_VIEW, "j Down", "move down (a count repeats)")                     \
 	X(ACT_LEFT, "left", SCOPE_VIEW, "h Left", "move left (a count repeats)")                     \

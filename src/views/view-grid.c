@@ -6,7 +6,8 @@
  * selected head has a frame around it; a selected token keeps its row and column bright and dims
  * the rest of every thumbnail. Keys a query cannot see (causal masking, a layer's sliding window)
  * stay blank. Under grouped-query attention a row above the head numbers brackets the query heads
- * that read each key/value head ("kv0"); a windowed layer's label carries its window ("L0 w4"). */
+ * that read each key/value head ("kv0"); a windowed layer's label carries its window ("L0 w4"). A head
+ * marked for ablation (B, E) has a cross in its thumbnail's corner and its layer's label the error colour. */
 #include "config.h"
 
 #include <math.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/ablate.h"
 #include "draw/chart.h"
 #include "trace/compare.h"
 #include "trace/shapedesc.h"
@@ -72,6 +74,13 @@ static int digits(int v)
 /* "L3", "L3 w4" for a layer with a sliding window, "L3 c8" for a chunked one (Llama 4), "L3 nope" for a
  * layer without positions (no rotary although the model has it: SmolLM3), into BUF; returns its width
  * in columns. */
+/* Head H of layer L is marked for ablation (engine/ablate.h). */
+static bool grid_ablated(const struct view_ctx *ctx, int l, int h)
+{
+	const struct ablation *a = ctx->ablation;
+	return a && a->mask && l < a->n_layers && h < a->n_heads && a->mask[l * a->n_heads + h];
+}
+
 static int grid_layer_label(const struct trace *t, int layer, bool utf8, char *buf, size_t n)
 {
 	char win[32], chunk[32];
@@ -476,11 +485,16 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 		int y = area.y + lo.top + (l - g->row0) * (lo.th + 1);
 		char lab[48];
 		grid_layer_label(t, l, cv->pal->utf8, lab, sizeof lab);
+		bool ablated = false; /* heads marked for ablation (B, E): the layer label and a corner mark */
+		for (int h = 0; ctx->ablation && ctx->ablation->mask && h < t->n_heads; h++)
+			ablated = ablated || grid_ablated(ctx, l, h);
 		canvas_text(cv, area.x, y + (lo.th - 1) / 2, lo.label_w - 1, lab,
-			    canvas_role(cv, l == ctx->layer ? ROLE_LABEL_SEL : ROLE_LABEL));
+			    canvas_role(cv, ablated ? ROLE_ERROR : l == ctx->layer ? ROLE_LABEL_SEL : ROLE_LABEL));
 		for (int h = g->col0; h < cols_end; h++) {
 			int x = area.x + lo.label_w + 1 + (h - g->col0) * (lo.tw + 1);
 			grid_thumb(g, ctx, cv, &lo, l, h, x, y);
+			if (grid_ablated(ctx, l, h))
+				canvas_put(cv, x, y, cv->pal->utf8 ? 0x2717 : 'x', canvas_role(cv, ROLE_ERROR));
 		}
 	}
 	if (g->row0 > 0)

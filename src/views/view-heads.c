@@ -11,7 +11,11 @@
  * label that of the means.
  * With a token selected on a causal LM with an output head, a last column "dla" gives each head's direct
  * logit attribution at that token to the token that follows (engine/lens.h: through the frozen final
- * norm, minus the vocabulary's mean), computed for the selected token only and sortable like the rest. */
+ * norm, minus the vocabulary's mean), computed for the selected token only and sortable like the rest.
+ * On a model with an output head, once ablation is in use (B, E or O pressed: ctx->ablation), a column
+ * "ablation" gives each head's change of mean surprisal when it alone is ablated (engine/ablate.h): the
+ * explorer computes it in the background while the view is open (ctx->abl_effect, the title counting the
+ * heads, Esc stopping it); --print heads with --ablation-effect. */
 #include "config.h"
 
 #include <math.h>
@@ -21,6 +25,7 @@
 
 #include "analysis/heatdata.h"
 #include "corpus/aggregate.h"
+#include "engine/ablate.h"
 #include "engine/lens.h"
 #include "engine/lmhead.h"
 #include "views/anaview.h"
@@ -30,6 +35,7 @@
 #define HEADS_COL_W 10  /* a score column, including the space before it */
 #define HEADS_AGG_COL_W 14 /* ... holding "mean±std" */
 #define HEADS_DLA HS_COUNT /* the direct logit attribution column: not a headscore.h score (a corpus has none) */
+#define HEADS_ABL (HS_COUNT + 1) /* the ablation column (ctx->abl_effect): neither */
 
 struct heads_state {
 	unsigned gen;            /* ctx->trace_gen the scores were computed for */
@@ -41,7 +47,7 @@ struct heads_state {
 	bool causal;
 	int *order;              /* [n_layers * n_heads] indices into s, in display order */
 	int n;
-	int cols[HS_COUNT + 1];  /* the score kinds shown, in order (and HEADS_DLA) */
+	int cols[HS_COUNT + 2];  /* the score kinds shown, in order (and HEADS_ABL, HEADS_DLA) */
 	int n_cols;
 	int sort;                /* index into cols, or -1 for layer/head order */
 	bool ascending;
@@ -51,28 +57,32 @@ struct heads_state {
 	double *dla;             /* [n_layers * n_heads] direct logit attribution at dla_token, or NULL */
 	int dla_token;           /* the token it is for; -1 = none computed */
 	char dla_why[160];       /* why there is none at the selected token ("" = no token selected) */
+	const double *abl;       /* ctx->abl_effect the columns were laid out with (NULL: no ablation column) */
+	int abl_done;            /* its heads done when last sorted */
 };
 
 static const char *heads_name(int k)
 {
-	return k == HEADS_DLA ? "dla" : headscore_name((enum headscore_kind)k);
+	return k == HEADS_DLA ? "dla" : k == HEADS_ABL ? "ablation" : headscore_name((enum headscore_kind)k);
 }
 
 /* Score K of head I (index into s). */
 static double heads_value(const struct heads_state *s, int i, int k)
 {
+	if (k == HEADS_ABL)
+		return s->abl ? s->abl[i] : NAN;
 	return k == HEADS_DLA ? s->dla ? s->dla[i] : NAN : s->s[i].s[k];
 }
 
-/* Sort IDX by the dla column as headscore_sort sorts a score: largest first (or smallest), NaN last, ties in
- * layer/head order (an insertion sort: a model has at most a few thousand heads). */
-static void heads_sort_dla(const struct heads_state *s, int *idx, int n, bool ascending)
+/* Sort IDX by the dla or ablation column K as headscore_sort sorts a score: largest first (or smallest), NaN
+ * last, ties in layer/head order (an insertion sort: a model has at most a few thousand heads). */
+static void heads_sort_dla(const struct heads_state *s, int *idx, int n, int k, bool ascending)
 {
 	for (int a = 1; a < n; a++) {
 		int v = idx[a], b = a;
-		double x = heads_value(s, v, HEADS_DLA);
+		double x = heads_value(s, v, k);
 		while (b > 0) {
-			double y = heads_value(s, idx[b - 1], HEADS_DLA);
+			double y = heads_value(s, idx[b - 1], k);
 			bool before = !isnan(x) && (isnan(y) || (ascending ? x < y : x > y) || (x == y && v < idx[b - 1]));
 			if (!before)
 				break;
@@ -87,8 +97,8 @@ static void heads_order(struct heads_state *s)
 {
 	for (int i = 0; i < s->n; i++)
 		s->order[i] = i;
-	if (s->sort >= 0 && s->cols[s->sort] == HEADS_DLA)
-		heads_sort_dla(s, s->order, s->n, s->ascending);
+	if (s->sort >= 0 && (s->cols[s->sort] == HEADS_DLA || s->cols[s->sort] == HEADS_ABL))
+		heads_sort_dla(s, s->order, s->n, s->cols[s->sort], s->ascending);
 	else if (s->sort >= 0)
 		headscore_sort(s->s, s->order, s->n, (enum headscore_kind)s->cols[s->sort], s->ascending);
 	else if (s->ascending) /* reversed layer/head order */
@@ -163,8 +173,13 @@ static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
 	const struct trace *t = ctx->trace;
 	if (!ctx->agg && (!t || t->n == 0))
 		return false;
-	if (s->s && s->gen == ctx->trace_gen && s->t == t && s->agg == ctx->agg) {
+	const double *abl = ctx->agg ? NULL : ctx->abl_effect;
+	if (s->s && s->gen == ctx->trace_gen && s->t == t && s->agg == ctx->agg && s->abl == abl) {
 		heads_dla(s, ctx);
+		if (abl && s->abl_done != ctx->abl_effect_done) { /* more heads of the ablation column are in */
+			s->abl_done = ctx->abl_effect_done;
+			heads_order(s);
+		}
 		return true;
 	}
 	int keep = s->sort >= 0 ? s->cols[s->sort] : -1;
@@ -192,9 +207,14 @@ static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
 		if (any)
 			s->cols[s->n_cols++] = k;
 	}
+	s->abl = abl;
+	s->abl_done = ctx->abl_effect_done;
+	if (abl)
+		s->cols[s->n_cols++] = HEADS_ABL;
 	s->dla_token = -1;
 	if (s->want_sort) {
-		keep = !strcmp(s->want_sort, "dla") ? HEADS_DLA : headscore_by_name(s->want_sort);
+		keep = !strcmp(s->want_sort, "dla") ? HEADS_DLA : !strcmp(s->want_sort, "ablation") ? HEADS_ABL
+			: headscore_by_name(s->want_sort);
 		s->want_sort = NULL;
 	}
 	s->sort = -1;
@@ -269,6 +289,9 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 {
 	struct heads_state *s = state;
 	struct rect old = canvas_clip(cv, area);
+	if (!ctx->agg && !ctx->print && ctx->ablation && ctx->trace && !ctx->trace->source && ctx->model &&
+	    lmhead_kind(ctx->model) != LMHEAD_NONE)
+		ctx->abl_effect_wanted = true; /* ablation in use: the explorer computes the column meanwhile */
 	if ((!ctx->agg && !anaview_ready(ctx, cv, area)) || !heads_ensure(s, ctx)) {
 		canvas_clip(cv, old);
 		return;
@@ -290,6 +313,9 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 	snprintf(title, sizeof title, "head finder %s %d heads%s %s sorted by %s%s", dot, s->n, over, dot,
 		 s->sort >= 0 ? heads_name(s->cols[s->sort]) : "layer/head",
 		 s->sort >= 0 ? (s->ascending ? ", smallest first" : ", largest first") : (s->ascending ? ", reversed" : ""));
+	if (s->abl && ctx->abl_effect_running)
+		snprintf(title + strlen(title), sizeof title - strlen(title), " %s ablation column: %d of %d heads (Esc stops)",
+			 dot, ctx->abl_effect_done, ctx->abl_effect_total);
 	canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
 
 	int head_w = snprintf(NULL, 0, "L%d H%d", s->n / s->n_heads - 1, s->n_heads - 1) + 2;
@@ -335,8 +361,10 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 			int k = s->cols[c];
 			double v = heads_value(s, s->order[i], k);
 			heads_format(k, v, s->sd ? s->sd[s->order[i]].s[k] : NAN, pm, buf, sizeof buf);
+			if (k == HEADS_ABL && !isnan(v))
+				snprintf(buf, sizeof buf, "%+.3f", v);
 			int w = canvas_text_width(cv, buf), x = area.x + head_w + c * col_w + col_w - w;
-			bool weight = k != HS_ENTROPY && k != HS_DISTANCE && k != HEADS_DLA;
+			bool weight = k != HS_ENTROPY && k != HS_DISTANCE && k != HEADS_DLA && k != HEADS_ABL;
 			if (weight && !isnan(v) && cv->pal->depth != DEPTH_MONO)
 				canvas_heat_text(cv, x, yy, w, (float)v, buf);
 			else
@@ -358,6 +386,13 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 				canvas_printf(cv, area.x + 2, fy, area.w - 2, canvas_role(cv, ROLE_DIM),
 					      "%-10s %s", "dla", s->dla ? "direct logit attribution at the selected token to the next one "
 					      "(frozen final norm, minus the vocabulary mean)" : s->dla_why);
+			else if (k == HEADS_ABL)
+				canvas_printf(cv, area.x + 2, fy, area.w - 2, canvas_role(cv, ROLE_DIM),
+					      "%-10s change of mean surprisal (nats, ablated - clean) with the head alone %s-ablated "
+					      "in the clean run%s%s", "ablation",
+					      ctx->ablation ? ablation_mode_name(ctx->ablation->mode) : "zero",
+					      ctx->abl_effect_note && ctx->abl_effect_note[0] ? ": " : "",
+					      ctx->abl_effect_note ? ctx->abl_effect_note : "");
 			else
 				canvas_printf(cv, area.x + 2, fy, area.w - 2, canvas_role(cv, ROLE_DIM), "%-10s %s", headscore_name(k),
 					      headscore_help(k));

@@ -2,7 +2,9 @@
  * head's top 10 (lmhead.h) with their probabilities as bars, and how the token that is actually there
  * fares (a causal LM: the next token's probability, surprisal and rank; a masked LM: the token at the
  * position). A model without a head says why in one line. Only the selected position's row of the
- * vocabulary projection is computed (and kept with the text's predictions, view_predictions). */
+ * vocabulary projection is computed (and kept with the text's predictions, view_predictions). With heads
+ * ablated (B) the numbers are the ablated run's, and lines under them compare it with the clean run: the
+ * top-1 before and after, and the change of the next token's surprisal. */
 #include "config.h"
 
 #include <math.h>
@@ -12,6 +14,7 @@
 
 #include "draw/chart.h"
 #include "draw/tokstrip.h"
+#include "engine/ablate.h"
 #include "engine/lmhead.h"
 #include "engine/model.h"
 #include "views/anaview.h"
@@ -42,6 +45,36 @@ static void *predict_create(struct view_ctx *ctx)
 static void predict_destroy(void *state)
 {
 	free(state);
+}
+
+/* Under an ablation: the clean run's top-1 at row I against the ablated run's, and (causal) the change of
+ * the next token's surprisal; returns the next free row. */
+static int predict_ablation(struct view_ctx *ctx, struct canvas *cv, struct rect area, int y, int i, bool causal)
+{
+	char why[192], desc[128], pa[256], pc[256];
+	struct lmpred *a = view_predictions(ctx, why, sizeof why), *c = view_predictions_clean(ctx, why, sizeof why);
+	const int32_t *ia, *ic;
+	const float *la, *lc;
+	struct err e = {{0}};
+	ablation_describe(ctx->ablation, desc, sizeof desc);
+	if (!a || !c || lmpred_row(a, i, &ia, &la, NULL, &e) < 0 || lmpred_row(c, i, &ic, &lc, NULL, &e) < 0) {
+		canvas_text(cv, area.x, y++, area.w, c ? e.msg : why, canvas_role(cv, ROLE_ERROR));
+		return y;
+	}
+	anaview_piece(ctx, ia[0], pa, sizeof pa);
+	anaview_piece(ctx, ic[0], pc, sizeof pc);
+	canvas_printf(cv, area.x, y++, area.w, canvas_role(cv, ROLE_ERROR), "ablated %s: the numbers above are the ablated run's", desc);
+	if (ia[0] != ic[0])
+		canvas_printf(cv, area.x, y++, area.w, canvas_role(cv, ROLE_TEXT), "top-1 changed: clean %s (%d) %s ablated %s (%d)",
+			      pc, (int)ic[0], cv->pal->utf8 ? "\xe2\x86\x92" : "->", pa, (int)ia[0]);
+	else
+		canvas_printf(cv, area.x, y++, area.w, canvas_role(cv, ROLE_TEXT), "top-1 unchanged: %s (%d)", pa, (int)ia[0]);
+	if (causal && i + 1 < ctx->trace->n && y < area.y + area.h) {
+		float sa = lmpred_surprisal(a, i + 1), sc = lmpred_surprisal(c, i + 1);
+		canvas_printf(cv, area.x, y++, area.w, canvas_role(cv, ROLE_LABEL),
+			      "surprisal change of token %d: %+.4f nats (ablated %.4f, clean %.4f)", i + 1, sa - sc, sa, sc);
+	}
+	return y;
 }
 
 static void predict_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
@@ -99,6 +132,8 @@ static void predict_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 					      "surprisal of token %d: %.4f nats (-log p)", i + 1, -tlp);
 		}
 	}
+	if (ctx->clean && y < area.y + area.h) /* beside the clean run: what the ablation changed here */
+		y = predict_ablation(ctx, cv, area, y, i, causal);
 	if (y < area.y + area.h)
 		canvas_printf(cv, area.x, y, area.w, canvas_role(cv, ROLE_DIM),
 			      "log-probabilities are logit - logsumexp (%.4f) over %d entries %s , . choose the token",
@@ -109,7 +144,7 @@ static void predict_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 static int predict_height(void *state, struct view_ctx *ctx, const struct canvas *cv, int width)
 {
 	(void)state, (void)cv, (void)width, (void)ctx;
-	return 3 + 10 + 4;
+	return 3 + 10 + 4 + (ctx->clean ? 3 : 0);
 }
 
 static bool predict_act(void *state, struct view_ctx *ctx, enum action a, int count)

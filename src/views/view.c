@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "engine/lmhead.h"
 
@@ -122,6 +123,43 @@ void view_predictions_free(struct view_ctx *ctx)
 {
 	lmpred_free(ctx->pred);
 	ctx->pred = NULL;
+	lmpred_free(ctx->pred_clean);
+	ctx->pred_clean = NULL;
+}
+
+struct lmpred *view_predictions_clean(struct view_ctx *ctx, char *why, size_t whysz)
+{
+	if (!ctx->clean || !view_predictions(ctx, why, whysz))
+		return NULL;
+	if (ctx->pred_clean && ctx->pred_clean_gen == ctx->trace_gen)
+		return ctx->pred_clean;
+	lmpred_free(ctx->pred_clean);
+	ctx->pred_clean = lmpred_new(ctx->model, ctx->clean, 10);
+	ctx->pred_clean_gen = ctx->trace_gen;
+	if (!ctx->pred_clean)
+		snprintf(why, whysz, "out of memory");
+	return ctx->pred_clean;
+}
+
+bool view_ablation_change(struct view_ctx *ctx, int i, float *delta, bool *top1_changed)
+{
+	char why[160];
+	struct lmpred *pa = ctx->clean ? view_predictions(ctx, why, sizeof why) : NULL;
+	struct lmpred *pc = pa ? view_predictions_clean(ctx, why, sizeof why) : NULL;
+	*delta = NAN;
+	*top1_changed = false;
+	if (!pc || i < 0 || i >= ctx->trace->n)
+		return false;
+	bool causal = lmhead_kind(ctx->model) == LMHEAD_CAUSAL;
+	int row = causal ? i - 1 : i;
+	if (causal)
+		*delta = lmpred_surprisal(pa, i) - lmpred_surprisal(pc, i);
+	const int32_t *ia, *ic;
+	const float *lp;
+	struct err e = {{0}};
+	if (row >= 0 && lmpred_row(pa, row, &ia, &lp, NULL, &e) == 0 && lmpred_row(pc, row, &ic, &lp, NULL, &e) == 0)
+		*top1_changed = ia[0] != ic[0];
+	return true;
 }
 
 float view_surprisal_heat(void *arg, int i)
@@ -131,7 +169,10 @@ float view_surprisal_heat(void *arg, int i)
 	struct lmpred *p = view_predictions(ctx, why, sizeof why);
 	if (!p || lmhead_kind(ctx->model) != LMHEAD_CAUSAL)
 		return NAN;
-	float s = lmpred_surprisal(p, i);
+	float s = lmpred_surprisal(p, i), d;
+	bool changed;
+	if (view_ablation_change(ctx, i, &d, &changed)) /* beside an ablated run: the size of the change */
+		s = fabsf(d);
 	double top = log((double)lmhead_vocab(ctx->model));
 	return isnan(s) ? NAN : s >= top ? 1.0f : s <= 0 ? 0.0f : (float)(s / top);
 }
@@ -141,7 +182,20 @@ void view_surprisal_label(void *arg, int i, char *buf, size_t n, int w)
 	struct view_ctx *ctx = arg;
 	char why[160];
 	struct lmpred *p = view_predictions(ctx, why, sizeof why);
-	float s = p ? lmpred_surprisal(p, i) : NAN;
+	float s = p ? lmpred_surprisal(p, i) : NAN, d;
+	bool changed;
+	if (p && view_ablation_change(ctx, i, &d, &changed)) { /* the change, "*" where the top-1 changed */
+		if (isnan(d))
+			snprintf(buf, n, "%s", changed ? "*" : "-");
+		else {
+			char num[32];
+			snprintf(num, sizeof num, "%+.1f", d);
+			if ((int)strlen(num) + changed > w) /* a narrow token: whole nats */
+				snprintf(num, sizeof num, "%+.0f", d);
+			snprintf(buf, n, "%s%s", num, changed ? "*" : "");
+		}
+		return;
+	}
 	if (isnan(s))
 		snprintf(buf, n, "-");
 	else
@@ -161,6 +215,7 @@ void view_toggle_surprisal(struct view_ctx *ctx)
 			 "(P shows its predictions)");
 	} else {
 		ctx->surprisal_strip = true;
-		snprintf(ctx->message, sizeof ctx->message, "token strip: surprisal of each token in nats (y: ids again)");
+		snprintf(ctx->message, sizeof ctx->message, ctx->clean ? "token strip: the change of each token's surprisal "
+			 "under the ablation, nats (y: ids again)" : "token strip: surprisal of each token in nats (y: ids again)");
 	}
 }

@@ -21,6 +21,7 @@ struct view;
 struct aggregate;
 struct model;
 struct lmpred;
+struct ablation;
 
 #define VIEW_STACK_MAX 8
 #define VIEW_MARKS_MAX 16
@@ -51,6 +52,19 @@ struct view_ctx {
 	struct lmpred *pred;          /* trace's predictions, row by row as asked (view_predictions); owned */
 	unsigned pred_gen;            /* the trace_gen pred belongs to */
 	bool surprisal_strip;         /* the token strip coloured by surprisal (y) */
+	/* Head ablation (B, E, O; engine/ablate.h). While heads are marked and their rerun is done, trace is the
+	 * ablated run (as `--dump --ablate` gives it) and clean the run without ablation, else clean is NULL. */
+	const struct ablation *ablation; /* the marked heads and mode (NULL: none can be marked) */
+	const struct trace *clean;    /* the clean run beside an ablated trace, or NULL */
+	struct lmpred *pred_clean;    /* clean's predictions (view_predictions_clean); owned */
+	unsigned pred_clean_gen;
+	/* The head finder's "ablation" column: each head zero- (or mean-) ablated alone, the change of mean
+	 * surprisal; the explorer computes it in the background while a view asks (abl_effect_wanted). */
+	const double *abl_effect;     /* [n_layers][n_heads], NaN for heads not done; NULL: no column */
+	int abl_effect_done, abl_effect_total; /* progress: heads done of total */
+	bool abl_effect_running;      /* still computing (Esc stops it) */
+	bool abl_effect_wanted;       /* set by a view's draw: it shows the column */
+	const char *abl_effect_note;  /* how the column was made or why it stopped ("" when running) */
 
 	/* The view stack (the top is the view on screen). */
 	const struct view *stack[VIEW_STACK_MAX];
@@ -116,6 +130,14 @@ void view_surprisal_label(void *arg, int i, char *buf, size_t n, int w);
 /* Switch the surprisal strip (y) on or off, saying so in ctx->message; it stays off, saying why, for a
  * model without a causal head. */
 void view_toggle_surprisal(struct view_ctx *ctx);
+
+/* The clean run's predictions beside an ablated trace (ctx->clean), made on first use per trace; NULL when
+ * there is no clean run shown (no head marked) or no predictions (WHY as view_predictions). */
+struct lmpred *view_predictions_clean(struct view_ctx *ctx, char *why, size_t whysz);
+/* Beside an ablated run: token I's surprisal, ablated - clean, into *DELTA (NAN for none), and whether the
+ * top-1 prediction for it changed (causal: the prediction made at I - 1; a masked LM: at I). False when
+ * no ablated run is shown or there are no predictions. */
+bool view_ablation_change(struct view_ctx *ctx, int i, float *delta, bool *top1_changed);
 
 /* Clamp the shared selection to the trace's shape (after a new trace arrives). */
 void view_ctx_clamp(struct view_ctx *ctx);
