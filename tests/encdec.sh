@@ -8,7 +8,9 @@
 # encoder-decoder, text for a family whose tokenizer is missing, --pair/--ablate, and hostile
 # config.json values and files (num_decoder_layers 0 or huge, relative_attention_num_buckets 0, d_kv 0,
 # a missing cross-attention tensor, more decoder layers than the file holds): one line on stderr, exit 1,
-# never a crash. Needs the shared reference (ATTNSCOPE_SHARED_REF) and /usr/bin/python3 with numpy.
+# never a crash; and the layouts of real hub files (a "model." prefix, embed_tokens copies of the tied
+# table, no num_decoder_layers) give the same dump. Needs the shared reference (ATTNSCOPE_SHARED_REF) and
+# /usr/bin/python3 with numpy.
 set -u
 BIN=${ATTNSCOPE_BIN:-./attnscope}
 SRC=${top_srcdir:-.}
@@ -110,6 +112,51 @@ hostile ffproj "feed_forward_proj" "c['feed_forward_proj'] = 'gated-swoosh'"
 hostile start "decoder_start_token_id" "c['decoder_start_token_id'] = 10**6"
 hostile nocross "missing tensor" "pass" "decoder.block.1.layer.1.EncDecAttention.k.weight"
 hostile nobias "missing tensor" "pass" "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
+
+# 3. Real hub files' layouts give the same numbers: a "model." prefix, the tied embeddings also stored as
+# encoder/decoder.embed_tokens copies or only as those, and T5 configs without num_decoder_layers.
+mkvariant() { # NAME PYTHON-RENAME(k)->name-or-None EXTRA-COPIES PYTHON-EDIT-OF-CONFIG: a copy of t5-tiny in $d
+	d=$TMP/v-$1
+	mkdir -p "$d"
+	cp "$REF/models/t5-tiny/spiece.model" "$d/"
+	"$PY" - "$REF/models/t5-tiny" "$d" "$2" "$3" "$4" <<'PYEOF'
+import json, struct, sys
+src, dst, rename, copies, edit = sys.argv[1:6]
+c = json.load(open(src + '/config.json'))
+exec(edit)
+json.dump(c, open(dst + '/config.json', 'w'))
+f = open(src + '/model.safetensors', 'rb'); n = struct.unpack('<Q', f.read(8))[0]; h = json.loads(f.read(n)); data = f.read()
+out, blob = {}, b''
+def put(name, v):
+    global blob
+    a, b = v['data_offsets']; out[name] = dict(v, data_offsets=[len(blob), len(blob) + b - a]); blob += data[a:b]
+for k, v in h.items():
+    if k == '__metadata__':
+        continue
+    new = eval(rename)
+    if new:
+        put(new, v)
+    if k == 'shared.weight':
+        for extra in copies.split():
+            put(extra, v)
+hb = json.dumps(out).encode(); hb += b' ' * (-len(hb) % 8)
+open(dst + '/model.safetensors', 'wb').write(struct.pack('<Q', len(hb)) + hb + blob)
+PYEOF
+}
+variant() { # the same arguments: the copy's dump must be the original's but for the model's name (line 1)
+	mkvariant "$@"
+	"$BIN" -m "$d" --dump json --top-k 0 --ids 5,6,1 --target-ids 7,8,1 2>&1 | sed 1d >"$TMP/v.json"
+	if cmp -s "$TMP/v.json" "$TMP/v-base.json"; then ok; else bad "hub layout $1: another dump"; fi
+}
+"$BIN" -m "$REF/models/t5-tiny" --dump json --top-k 0 --ids 5,6,1 --target-ids 7,8,1 | sed 1d >"$TMP/v-base.json"
+variant prefix "'model.' + k" "" "pass"
+variant copies "k" "encoder.embed_tokens.weight decoder.embed_tokens.weight" "pass"
+variant noshared "None if k == 'shared.weight' else k" "encoder.embed_tokens.weight decoder.embed_tokens.weight" "pass"
+variant nodeclayers "k" "" "del c['num_decoder_layers']"
+# a decoder without any embedding table (neither shared.weight nor its embed_tokens) is refused
+mkvariant noembed "None if k == 'shared.weight' else k" "encoder.embed_tokens.weight" "pass"
+"$BIN" -m "$d" --dump json --ids 5,6,1 --target-ids 7,1 >/dev/null 2>"$TMP/e"
+one_line "no decoder embeddings" $? 1 "missing tensor 'shared.weight'" "$TMP/e"
 
 echo "encdec.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
