@@ -677,6 +677,9 @@ static int model_bind_decoder(struct model *m, int layers, struct err *e)
 	m->is_decoder = true;
 	m->info.n_layers = layers;
 	m->layers = NULL;
+	/* the per-layer switches read from config.json count the encoder's layers: none for the decoder (these
+	 * families have no windows, NoPE layers, chunks or experts) */
+	m->arch.layer_sliding = m->arch.layer_nope = m->arch.layer_chunked = m->moe.layer_moe = NULL;
 	int rc = model_bind_all(m, e);
 	*dec = *m;
 	/* what M gained while binding (converted vectors, the ones vector) belongs to M; the rest goes back */
