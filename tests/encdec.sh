@@ -153,6 +153,7 @@ variant prefix "'model.' + k" "" "pass"
 variant copies "k" "encoder.embed_tokens.weight decoder.embed_tokens.weight" "pass"
 variant noshared "None if k == 'shared.weight' else k" "encoder.embed_tokens.weight decoder.embed_tokens.weight" "pass"
 variant nodeclayers "k" "" "del c['num_decoder_layers']"
+variant mt5 "k" "" "c['model_type'] = 'mt5'" # mT5 runs T5's code path
 # a decoder without any embedding table (neither shared.weight nor its embed_tokens) is refused
 mkvariant noembed "None if k == 'shared.weight' else k" "encoder.embed_tokens.weight" "pass"
 "$BIN" -m "$d" --dump json --ids 5,6,1 --target-ids 7,1 >/dev/null 2>"$TMP/e"
