@@ -40,7 +40,8 @@ static const char *const fixtures[] = {"bert-mini",        "gpt2-mini",     "ber
 				       [27] = "qwen3moe-dense",
 				       [28] = "gptoss-sinks",
 				       [29] = "deepseek-mla",
-				       [30] = "llama4-moe"};
+				       [30] = "llama4-moe",
+				       [31] = "bart-encdec"};
 #define N_FIXTURES (int)(sizeof fixtures / sizeof fixtures[0])
 static const char *const linked[][3] = {
 	{"model.safetensors", "vocab.txt", NULL},
@@ -74,6 +75,7 @@ static const char *const linked[][3] = {
 	[28] = {"model.safetensors", "tokenizer.json", NULL}, /* gptoss-sinks */
 	[29] = {"model.safetensors", "tokenizer.json", NULL}, /* deepseek-mla */
 	[30] = {"model.safetensors", "tokenizer.json", NULL}, /* llama4-moe */
+	[31] = {"model.safetensors", "vocab.json", "merges.txt"}, /* bart-encdec: encoder-decoder, cross-attention */
 };
 static const char *const all_links[] = {"model.safetensors", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.json",
 					"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};

@@ -262,6 +262,15 @@ for change in ({"moe_layers": []}, {"interleave_moe_layer_step": 1}, {"no_rope_l
                {"attention_chunk_size": 0}, {"layer_types": ["sliding_attention", "full_attention"]},
                {"floor_scale": 0}):
     seed("fuzz_modeldir", bytes([30]) + js(dict(json.loads(cfg), **change)))
+# BART (selector 31, an encoder-decoder): as is; more or fewer decoder layers than the file (an error / a
+# shorter decoder), decoder_start_token_id out of the vocabulary, scale_embedding off, other heads or MLP size
+# in the decoder (refused), pre-LN mBART's model_type on BART's tensors (its final norms missing)
+cfg = read("tests", "data", "models", "bart-encdec", "config.json")
+seed("fuzz_modeldir", bytes([31]) + cfg)
+for change in ({"decoder_layers": 4}, {"decoder_layers": 1}, {"decoder_start_token_id": 99999},
+               {"scale_embedding": False}, {"decoder_attention_heads": 4}, {"decoder_ffn_dim": 7},
+               {"model_type": "mbart"}, {"model_type": "t5"}):
+    seed("fuzz_modeldir", bytes([31]) + js(dict(json.loads(cfg), **change)))
 
 # ---------------------------------------------------------------- tokenizer files
 bert_vocab = read("tests", "data", "tokenizer", "bert", "vocab.txt").split(b"\n")

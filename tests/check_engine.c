@@ -75,6 +75,41 @@ static void teacher_forced(const struct model *m, const struct refcase *c, struc
 	free(x);
 }
 
+/* An encoder-decoder case's decoder and cross-attention against its trace T (run from the case's ids and
+ * labels): the shifted decoder input, every tensor of the decoder object, the encoder's context and T5's
+ * position bias and buckets. */
+static void check_decoder(const char *name, const struct refcase *c, const struct trace *t, bool tok_pending,
+			  double *worst_attn)
+{
+	struct refdiff_decoder d;
+	ck_assert_ptr_nonnull(t->decoder);
+	refcase_compare_decoder(c, t, t->decoder, &d);
+	printf("%-40s decoder: self %.2e  cross %.2e  q/k/v %.2e %.2e %.2e  cross q/k/v %.2e %.2e %.2e  context %.2e "
+	       "%.2e (enc %.2e)  hidden %.2e  bias %.2e %.2e  buckets %d\n", "", d.attn, d.cross_attn, d.q, d.k, d.v,
+	       d.cross_q, d.cross_k, d.cross_v, d.context, d.cross_context, d.enc_context, d.hidden, d.enc_pos_bias,
+	       d.pos_bias, d.bucket_mismatches);
+	ck_assert_msg(d.ids_equal && d.labels_equal, "%s: decoder input (labels shifted right): %s", name,
+		      d.first_mismatch[0] ? d.first_mismatch : "other labels");
+	if (!d.tokens_equal && tok_pending)
+		printf("%-40s decoder id->token: TOKENIZER PENDING (%s)\n", "", d.first_mismatch);
+	ck_assert_msg(d.tokens_equal || tok_pending, "%s: %s", name, d.first_mismatch);
+	ck_assert_msg(d.attn >= 0 && d.attn <= TOL_ATTN, "%s: decoder self-attentions differ by %g", name, d.attn);
+	ck_assert_msg(d.cross_attn >= 0 && d.cross_attn <= TOL_ATTN, "%s: cross-attentions differ by %g", name,
+		      d.cross_attn);
+	double qkv[] = {d.q, d.k, d.v, d.cross_q, d.cross_k, d.cross_v, d.context, d.cross_context, d.enc_context};
+	for (size_t i = 0; i < sizeof qkv / sizeof qkv[0]; i++)
+		ck_assert_msg(qkv[i] >= 0 && qkv[i] <= TOL_QKV, "%s: decoder q/k/v/context #%zu differs by %g", name, i,
+			      qkv[i]);
+	ck_assert_msg(d.hidden >= 0 && d.hidden <= TOL_HIDDEN, "%s: decoder hidden states differ by %g", name, d.hidden);
+	ck_assert_msg(d.pos_bias <= 0 && d.enc_pos_bias <= 0, "%s: position bias differs by %g / %g", name, d.pos_bias,
+		      d.enc_pos_bias);
+	ck_assert_msg(d.bucket_mismatches <= 0, "%s: %d position buckets differ", name, d.bucket_mismatches);
+	if (d.attn > *worst_attn)
+		*worst_attn = d.attn;
+	if (d.cross_attn > *worst_attn)
+		*worst_attn = d.cross_attn;
+}
+
 /* Run every "<model>--<case>.json" in CASES_DIR against MODELS_DIR/<model>. Returns cases run. */
 static int run_cases(const char *cases_dir, const char *models_dir, double *worst_attn, double *worst_qk,
 		     int *unsupported)
@@ -124,7 +159,11 @@ static int run_cases(const char *cases_dir, const char *models_dir, double *wors
 		/* 1. The forward pass alone, from the reference ids. */
 		struct trace *t = NULL;
 		struct err e = {{0}};
-		ck_assert_msg(model_run_ids(m, c.ids, c.type_ids, c.n, NULL, &t, &e) == 0, "%s: %s", names[i], e.msg);
+		if (c.n_labels > 0) /* an encoder-decoder case: the decoder on the labels, shifted as transformers does */
+			ck_assert_msg(model_run_ids_target(m, c.ids, c.n, c.labels, c.n_labels, NULL, &t, &e) == 0, "%s: %s",
+				      names[i], e.msg);
+		else
+			ck_assert_msg(model_run_ids(m, c.ids, c.type_ids, c.n, NULL, &t, &e) == 0, "%s: %s", names[i], e.msg);
 		struct refdiff df;
 		refcase_compare(&c, t, &df);
 		printf("%-40s attn %.2e  q %.2e  k %.2e  v %.2e  hidden %.2e", names[i], df.attn, df.q, df.k, df.v,
@@ -148,10 +187,16 @@ static int run_cases(const char *cases_dir, const char *models_dir, double *wors
 			      names[i], df.q_raw, df.k_raw);
 		ck_assert_msg(df.hidden < 0 || df.hidden <= TOL_HIDDEN, "%s: hidden states differ by %g", names[i],
 			      df.hidden);
-		ck_assert_msg(df.tokens_equal, "%s: id->token: %s", names[i], df.first_mismatch);
+		/* a family whose tokenizer is not there yet (tokenizer_missing) may spell ids otherwise: reported */
+		bool tok_pending = m->fam.tokenizer_missing[0] != 0;
+		if (!df.tokens_equal && tok_pending)
+			printf("%-40s id->token: TOKENIZER PENDING (%s)\n", "", df.first_mismatch);
+		ck_assert_msg(df.tokens_equal || tok_pending, "%s: id->token: %s", names[i], df.first_mismatch);
 		/* a MoE model's routing, where both sides have it: the same experts, weights within TOL_ATTN */
 		ck_assert_msg(df.moe_topk_mismatches <= 0, "%s: %d routing choices differ", names[i], df.moe_topk_mismatches);
 		ck_assert_msg(df.moe_weights <= TOL_ATTN, "%s: routing weights differ by %g", names[i], df.moe_weights);
+		if (c.n_labels > 0)
+			check_decoder(names[i], &c, t, tok_pending, worst_attn);
 		if (df.attn > *worst_attn)
 			*worst_attn = df.attn;
 		if (df.q > *worst_qk)
@@ -161,8 +206,27 @@ static int run_cases(const char *cases_dir, const char *models_dir, double *wors
 		trace_free(t);
 
 		/* 2. Text in, same tokens and ids out (the tokenizer), and the same numbers. */
-		ck_assert_msg(model_run(m, c.text, c.text_b, NULL, &t, &e) == 0, "%s: %s", names[i], e.msg);
+		if (c.n_labels > 0 && model_run_target(m, c.text, c.target, NULL, &t, &e) < 0 &&
+		    strstr(e.msg, "no tokenizer for text yet")) { /* the family says so (tokenizer_missing) */
+			printf("%-40s from text: TOKENIZER PENDING (%s)\n", "", e.msg);
+			refcase_free(&c);
+			free(names[i]);
+			ran++;
+			continue;
+		}
+		if (c.n_labels > 0)
+			ck_assert_msg(t != NULL, "%s: %s", names[i], e.msg);
+		else
+			ck_assert_msg(model_run(m, c.text, c.text_b, NULL, &t, &e) == 0, "%s: %s", names[i], e.msg);
 		refcase_compare(&c, t, &df);
+		if (c.n_labels > 0) { /* the target's ids through the tokenizer: the labels, and the same decoder */
+			struct refdiff_decoder dd;
+			refcase_compare_decoder(&c, t, t->decoder, &dd);
+			ck_assert_msg(dd.labels_equal && dd.ids_equal && dd.tokens_equal, "%s: target tokenizer: %s", names[i],
+				      dd.first_mismatch[0] ? dd.first_mismatch : "other labels");
+			ck_assert_msg(dd.attn <= TOL_ATTN && dd.cross_attn <= TOL_ATTN,
+				      "%s: decoder attentions from text differ by %g / %g", names[i], dd.attn, dd.cross_attn);
+		}
 		ck_assert_msg(df.ids_equal && df.tokens_equal, "%s: tokenizer: %s", names[i], df.first_mismatch);
 		ck_assert_msg(df.attn >= 0 && df.attn <= end_to_end_tolerance(names[i]),
 			      "%s: attentions from text differ by %g", names[i], df.attn);

@@ -33,6 +33,14 @@ int refcase_load(const char *path, struct refcase *c, char *msg, size_t msgsz)
 		if (json_is_array(types))
 			c->type_ids[i] = (int32_t)json_integer_value(json_array_get(types, i));
 	}
+	json_t *dec = json_object_get(root, "decoder"), *labels = json_object_get(dec, "labels");
+	c->target = json_string_value(json_object_get(root, "target"));
+	if (json_is_array(labels)) {
+		c->n_labels = (int)json_array_size(labels);
+		c->labels = calloc(c->n_labels + 1, sizeof *c->labels);
+		for (int i = 0; i < c->n_labels; i++)
+			c->labels[i] = (int32_t)json_integer_value(json_array_get(labels, i));
+	}
 	return 0;
 }
 
@@ -41,6 +49,7 @@ void refcase_free(struct refcase *c)
 	json_decref(c->root);
 	free(c->ids);
 	free(c->type_ids);
+	free(c->labels);
 	memset(c, 0, sizeof *c);
 }
 
@@ -235,4 +244,76 @@ void refcase_compare_layer(const struct refcase *c, const struct trace *t, int l
 	d->attn = at ? refcase_maxdiff(json_array_get(at, layer), trace_attn(t, layer, 0), (size_t)t->n_heads * n * n) : -1;
 	d->q = qs ? refcase_maxdiff(json_array_get(qs, layer), trace_q(t, layer, 0), qn) : -1;
 	d->k = ks ? refcase_maxdiff(json_array_get(ks, layer), t->k + (size_t)layer * kn, kn) : -1;
+}
+
+/* Cells of the case's position_buckets [n][n] (KEY of OBJ) that differ from T's; -1 when absent. */
+static int refcase_buckets(json_t *obj, const struct trace *t)
+{
+	json_t *b = json_object_get(obj, "position_buckets");
+	if (!b)
+		return -1;
+	if (!t->pos_buckets || (int)json_array_size(b) != t->n)
+		return t->n * t->n + 1;
+	int bad = 0;
+	for (int i = 0; i < t->n; i++)
+		for (int j = 0; j < t->n; j++)
+			bad += json_integer_value(json_array_get(json_array_get(b, i), j)) != t->pos_buckets[(size_t)i * t->n + j];
+	return bad;
+}
+
+static double refcase_opt(json_t *obj, const char *key, const float *have, size_t count)
+{
+	json_t *v = json_object_get(obj, key);
+	if (!v)
+		return -1;
+	return have ? refcase_maxdiff(v, have, count) : 1e30;
+}
+
+void refcase_compare_decoder(const struct refcase *c, const struct trace *enc, const struct trace *t,
+			     struct refdiff_decoder *d)
+{
+	json_t *root = c->root, *o = json_object_get(root, "decoder");
+	memset(d, 0, sizeof *d);
+	json_t *ids = json_object_get(o, "ids"), *toks = json_object_get(o, "tokens");
+	d->ids_equal = t && json_is_array(ids) && (int)json_array_size(ids) == t->n;
+	d->tokens_equal = t && json_is_array(toks) && (int)json_array_size(toks) == t->n;
+	d->labels_equal = t && t->labels && c->n_labels == t->n;
+	for (int i = 0; d->ids_equal && i < t->n; i++)
+		if (json_integer_value(json_array_get(ids, i)) != t->ids[i]) {
+			d->ids_equal = false;
+			snprintf(d->first_mismatch, sizeof d->first_mismatch, "decoder id %d: expected %lld, got %d", i,
+				 (long long)json_integer_value(json_array_get(ids, i)), t->ids[i]);
+		}
+	for (int i = 0; d->tokens_equal && i < t->n; i++) {
+		const char *s = json_string_value(json_array_get(toks, i));
+		if (!s || strcmp(s, t->tokens[i]) != 0) {
+			d->tokens_equal = false;
+			snprintf(d->first_mismatch, sizeof d->first_mismatch, "decoder token %d: expected '%s', got '%s'", i,
+				 s ? s : "?", t->tokens[i]);
+		}
+	}
+	for (int i = 0; d->labels_equal && i < c->n_labels; i++)
+		d->labels_equal = c->labels[i] == t->labels[i];
+	if (!t) {
+		d->attn = d->cross_attn = d->q = d->hidden = 1e30;
+		return;
+	}
+	size_t L = t->n_layers, H = t->n_heads, n = t->n, ne = t->n_cross, D = t->head_dim;
+	d->attn = refcase_opt(o, "attentions", t->attn, L * H * n * n);
+	d->cross_attn = refcase_opt(o, "cross_attentions", t->cross_attn, L * H * n * ne);
+	d->q = refcase_opt(o, "q", t->q, L * H * n * D);
+	d->k = refcase_opt(o, "k", t->k, L * H * n * D);
+	d->v = refcase_opt(o, "v", t->v, L * H * n * D);
+	d->cross_q = refcase_opt(o, "cross_q", t->cross_q, L * H * n * D);
+	d->cross_k = refcase_opt(o, "cross_k", t->cross_k, L * H * ne * D);
+	d->cross_v = refcase_opt(o, "cross_v", t->cross_v, L * H * ne * D);
+	d->context = refcase_opt(o, "context", t->context, L * n * H * D);
+	d->cross_context = refcase_opt(o, "cross_context", t->cross_context, L * n * H * D);
+	d->hidden = refcase_opt(o, "hidden_states", t->hidden_states, (L + 1) * n * t->hidden);
+	d->pos_bias = refcase_opt(o, "position_bias", t->pos_bias, H * n * n);
+	size_t en = enc->n;
+	d->enc_context = refcase_opt(root, "context", enc->context, (size_t)enc->n_layers * en * H * D);
+	d->enc_pos_bias = refcase_opt(root, "position_bias", enc->pos_bias, H * en * en);
+	int be = refcase_buckets(root, enc), bd = refcase_buckets(o, t);
+	d->bucket_mismatches = be < 0 && bd < 0 ? -1 : (be > 0 ? be : 0) + (bd > 0 ? bd : 0);
 }

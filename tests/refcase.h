@@ -15,6 +15,20 @@ struct refcase {
 	int n;
 	int32_t *ids;         /* [n] */
 	int32_t *type_ids;    /* [n], 0 when absent */
+	/* encoder-decoder cases: the target text and the decoder's labels (the target's ids); NULL/0 otherwise */
+	const char *target;
+	int n_labels;
+	int32_t *labels;      /* [n_labels] */
+};
+
+/* Max differences of an encoder-decoder case's decoder object against a decoder's trace; -1 = absent. */
+struct refdiff_decoder {
+	bool ids_equal, tokens_equal, labels_equal;
+	char first_mismatch[256];
+	double attn, cross_attn, q, k, v, cross_q, cross_k, cross_v, context, cross_context, hidden;
+	double pos_bias;      /* T5: the decoder's position_bias; -1 elsewhere */
+	double enc_context, enc_pos_bias; /* the encoder's context and (T5) position_bias, from the top level */
+	int bucket_mismatches; /* position_buckets cells that differ (encoder and decoder), -1 = none in the case */
 };
 
 /* Max absolute differences between a trace and a case; -1 when the case lacks that quantity. */
@@ -29,6 +43,11 @@ struct refdiff {
 	int moe_topk_mismatches;
 	double moe_weights;
 };
+
+/* Compare the decoder object of encoder-decoder case C with DEC (the encoder trace's decoder) and the
+ * encoder-only extras (context, position_bias) with ENC. */
+void refcase_compare_decoder(const struct refcase *c, const struct trace *enc, const struct trace *dec,
+			     struct refdiff_decoder *d);
 
 int refcase_load(const char *path, struct refcase *c, char *msg, size_t msgsz);
 void refcase_free(struct refcase *c);

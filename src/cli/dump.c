@@ -81,9 +81,19 @@ static void dump_matrix(FILE *out, const float *m, int rows, int cols)
 
 typedef const float *(*dump_getter)(const struct trace *, int, int);
 
-/* [layer][head][rows][cols] over the selected layers and heads. */
+static void dump_per_head_rows(FILE *out, const struct trace *t, const struct dump_select *sel, dump_getter get,
+			       int rows, int cols);
+
+/* [layer][head][n][cols] over the selected layers and heads. */
 static void dump_per_head(FILE *out, const struct trace *t, const struct dump_select *sel, dump_getter get,
 			  int cols)
+{
+	dump_per_head_rows(out, t, sel, get, t->n, cols);
+}
+
+/* [layer][head][rows][cols] over the selected layers and heads. */
+static void dump_per_head_rows(FILE *out, const struct trace *t, const struct dump_select *sel, dump_getter get,
+			       int rows, int cols)
 {
 	fputc('[', out);
 	int first_layer = 1;
@@ -99,7 +109,7 @@ static void dump_per_head(FILE *out, const struct trace *t, const struct dump_se
 			if (!first_head)
 				fputs(",\n   ", out);
 			first_head = 0;
-			dump_matrix(out, get(t, l, h), t->n, cols);
+			dump_matrix(out, get(t, l, h), rows, cols);
 		}
 		fputc(']', out);
 	}
@@ -449,6 +459,115 @@ static void dump_ablation_effect(FILE *out, const struct trace *t, const struct 
 	fputc(']', out);
 }
 
+/* An encoder-decoder's extras, laid out as the shared reference cases: per layer [layer][n][heads·d] context
+ * (CTX of trace T, the selected layers) ... */
+static void dump_layers(FILE *out, const struct trace *t, const struct dump_select *sel, const float *ctx, int width)
+{
+	fputc('[', out);
+	for (int l = 0, first = 1; l < t->n_layers; l++) {
+		if (sel->layer >= 0 && l != sel->layer)
+			continue;
+		fputs(first ? "\n  " : ",\n  ", out);
+		first = 0;
+		dump_matrix(out, ctx + (size_t)l * t->n * width, t->n, width);
+	}
+	fputc(']', out);
+}
+
+/* ... T5's position bias [heads][n][n] (the selected heads) and its buckets [n][n] ... */
+static void dump_position_bias(FILE *out, const struct trace *t, const struct dump_select *sel)
+{
+	if (!t->pos_bias)
+		return;
+	fputs(",\n\"position_bias\": [", out);
+	for (int h = 0, first = 1; h < t->n_heads; h++) {
+		if (sel->head >= 0 && h != sel->head)
+			continue;
+		fputs(first ? "\n  " : ",\n  ", out);
+		first = 0;
+		dump_matrix(out, t->pos_bias + (size_t)h * t->n * t->n, t->n, t->n);
+	}
+	fputs("],\n\"position_buckets\": [", out);
+	for (int i = 0; i < t->n; i++) {
+		fputs(i ? ",[" : "[", out);
+		dump_ints(out, t->pos_buckets + (size_t)i * t->n, t->n);
+		fputc(']', out);
+	}
+	fputc(']', out);
+}
+
+static const float *dump_cross_q(const struct trace *t, int l, int h)
+{
+	return t->cross_q + ((size_t)l * t->n_heads + h) * (size_t)t->n * t->head_dim;
+}
+static const float *dump_cross_k(const struct trace *t, int l, int h)
+{
+	return t->cross_k + ((size_t)l * t->n_heads + h) * (size_t)t->n_cross * t->head_dim;
+}
+static const float *dump_cross_v(const struct trace *t, int l, int h)
+{
+	return t->cross_v + ((size_t)l * t->n_heads + h) * (size_t)t->n_cross * t->head_dim;
+}
+
+/* ... and the "decoder" object: the decoder's input (the labels shifted right), its causal self-attention,
+ * the cross-attention (decoder rows x encoder columns) with its q/k/v, contexts and hidden states. The
+ * selection's layer and head apply to the decoder's too (a layer it lacks: none). */
+static void dump_decoder(FILE *out, const struct trace *enc, const struct dump_select *sel)
+{
+	const struct trace *t = enc->decoder;
+	int width = t->n_heads * t->head_dim;
+	fprintf(out, ",\n\"decoder\": {\"layers\": %d, \"tokens\": [", t->n_layers);
+	dump_strings(out, t->tokens, t->n);
+	fputs("],\n\"ids\": [", out);
+	dump_ints(out, t->ids, t->n);
+	fputs("],\n\"labels\": [", out);
+	if (t->labels)
+		dump_ints(out, t->labels, t->n);
+	fputs("],\n\"attentions\": ", out);
+	dump_per_head(out, t, sel, trace_attn, t->n);
+	fputs(",\n\"cross_attentions\": ", out);
+	dump_per_head(out, t, sel, trace_cross_attn, t->n_cross);
+	fputs(",\n\"q\": ", out);
+	dump_per_head(out, t, sel, trace_q, t->head_dim);
+	fputs(",\n\"k\": ", out);
+	dump_per_head(out, t, sel, trace_k, t->head_dim);
+	fputs(",\n\"v\": ", out);
+	dump_per_head(out, t, sel, trace_v, t->head_dim);
+	fputs(",\n\"cross_q\": ", out);
+	dump_per_head(out, t, sel, dump_cross_q, t->head_dim);
+	fputs(",\n\"cross_k\": ", out);
+	dump_per_head_rows(out, t, sel, dump_cross_k, t->n_cross, t->head_dim);
+	fputs(",\n\"cross_v\": ", out);
+	dump_per_head_rows(out, t, sel, dump_cross_v, t->n_cross, t->head_dim);
+	fputs(",\n\"context\": ", out);
+	dump_layers(out, t, sel, t->context, width);
+	fputs(",\n\"cross_context\": ", out);
+	dump_layers(out, t, sel, t->cross_context, width);
+	fputs(",\n\"hidden_states\": [", out);
+	for (int l = 0; l <= t->n_layers; l++) {
+		fputs(l ? ",\n  " : "\n  ", out);
+		dump_matrix(out, trace_hidden(t, l), t->n, t->hidden);
+	}
+	fputc(']', out);
+	dump_position_bias(out, t, sel);
+	fputc('}', out);
+}
+
+/* An encoder-decoder's trace (the encoder's): its context, hidden states, T5's bias, then the decoder. */
+static void dump_encdec(FILE *out, const struct trace *t, const struct dump_select *sel)
+{
+	fputs(",\n\"context\": ", out);
+	dump_layers(out, t, sel, t->context, t->n_heads * trace_v_dim(t));
+	fputs(",\n\"hidden_states\": [", out);
+	for (int l = 0; l <= t->n_layers; l++) {
+		fputs(l ? ",\n  " : "\n  ", out);
+		dump_matrix(out, trace_hidden(t, l), t->n, t->hidden);
+	}
+	fputc(']', out);
+	dump_position_bias(out, t, sel);
+	dump_decoder(out, t, sel);
+}
+
 static int dump_json(const struct trace *t, const struct trace *b, const struct model_info *in,
 		      const struct dump_select *sel, FILE *out, struct err *e)
 {
@@ -547,6 +666,8 @@ static int dump_json(const struct trace *t, const struct trace *b, const struct 
 		dump_moe(out, t, sel, false);
 		dump_moe(out, t, sel, true);
 	}
+	if (t->decoder) /* only for an encoder-decoder model: the other dumps stay as they were */
+		dump_encdec(out, t, sel);
 	if (b)
 		dump_json_compare(t, b, sel, out);
 	if (sel->model && dump_predictions(out, t, sel, e) < 0)

@@ -31,6 +31,9 @@
 struct options {
 	const char *model;
 	const char *pair;
+	const char *target; /* --target: an encoder-decoder's decoder text, NULL = none */
+	int32_t *ids, *target_ids; /* --ids, --target-ids: token ids instead of TEXT and --target (owned) */
+	int n_ids, n_target_ids;
 	int dump_format; /* -1 = no dump */
 	int layer, head;
 	int threads;     /* 0 = OpenBLAS default (all cores) */
@@ -61,6 +64,11 @@ static void usage(FILE *out)
 		"  -m, --model=MODEL      model folder, or a name in the Hugging Face cache or\n"
 		"                         attnscope's model directories (default: " DEFAULT_MODEL ")\n"
 		"      --pair=TEXT_B      second sentence (BERT: [CLS] A [SEP] B [SEP])\n"
+		"      --target=TEXT      encoder-decoder models (T5, BART): the decoder's text,\n"
+		"                         teacher-forced (its ids shifted right behind the decoder\n"
+		"                         start token); --dump json adds \"decoder\"\n"
+		"      --ids=N[,N...]     --dump/--print: run on these token ids instead of TEXT\n"
+		"      --target-ids=N[,N...]  with --ids: the target's ids (the decoder's labels)\n"
 		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
 		"      --print=VIEW       draw VIEW to standard output and exit; VIEW is one of\n"
 		"                         %s\n"
@@ -136,6 +144,37 @@ static int parse_int(const char *opt, const char *s, int lo, int hi, int *out)
 		return -1;
 	}
 	*out = (int)v;
+	return 0;
+}
+
+/* --ids and --target-ids: a comma-separated list of token ids into *OUT (malloc'd, *N of them). */
+static int parse_ids(const char *opt, const char *s, int32_t **out, int *n)
+{
+	size_t count = 1;
+	for (const char *p = s; *p; p++)
+		count += *p == ',';
+	char *buf = strdup(s);
+	free(*out);
+	*out = malloc(count * sizeof **out);
+	*n = 0;
+	if (!buf || !*out) {
+		free(buf);
+		fprintf(stderr, "attnscope: out of memory\n");
+		return -1;
+	}
+	for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int v;
+		if (parse_int(opt, tok, 0, INT32_MAX, &v) < 0) {
+			free(buf);
+			return -1;
+		}
+		(*out)[(*n)++] = v;
+	}
+	free(buf);
+	if (*n == 0) {
+		fprintf(stderr, "attnscope: %s: no ids in '%s'\n", opt, s);
+		return -1;
+	}
 	return 0;
 }
 
@@ -267,7 +306,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	       OPT_CONFIG, OPT_TOKEN, OPT_SCALE, OPT_MEAN, OPT_HIDE_SPECIAL, OPT_NUMBERS, OPT_SORT,
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
 	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS,
-	       OPT_TOP_K, OPT_LENS, OPT_ABLATE, OPT_ABLATE_MODE, OPT_ABLATION_EFFECT };
+	       OPT_TOP_K, OPT_LENS, OPT_ABLATE, OPT_ABLATE_MODE, OPT_ABLATION_EFFECT, OPT_TARGET, OPT_IDS,
+	       OPT_TARGET_IDS };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -292,6 +332,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"lens", no_argument, NULL, OPT_LENS},
 		{"ablate", required_argument, NULL, OPT_ABLATE}, {"ablate-mode", required_argument, NULL, OPT_ABLATE_MODE},
 		{"ablation-effect", no_argument, NULL, OPT_ABLATION_EFFECT},
+		{"target", required_argument, NULL, OPT_TARGET},
+		{"ids", required_argument, NULL, OPT_IDS}, {"target-ids", required_argument, NULL, OPT_TARGET_IDS},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -489,6 +531,17 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_COMPARE:
 			o->ui.compare = optarg;
 			break;
+		case OPT_TARGET:
+			o->target = optarg;
+			break;
+		case OPT_IDS:
+			if (parse_ids("--ids", optarg, &o->ids, &o->n_ids) < 0)
+				return 2;
+			break;
+		case OPT_TARGET_IDS:
+			if (parse_ids("--target-ids", optarg, &o->target_ids, &o->n_target_ids) < 0)
+				return 2;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -556,7 +609,7 @@ static int run_once(const struct options *o)
 	struct err e = {{0}};
 	struct model *m = NULL;
 	struct trace *t = NULL;
-	if (!o->text) {
+	if (!o->text && !o->ids) {
 		fprintf(stderr, "attnscope: --%s needs a TEXT argument (or '-' for standard input)\n",
 			o->print_view ? "print" : "dump");
 		return 2;
@@ -566,11 +619,22 @@ static int run_once(const struct options *o)
 		return 1;
 	}
 	int rc = 0;
+	const struct model_info *info = model_get_info(m);
+	if (info->encoder_decoder && (o->pair || o->ablate || o->ablation_effect)) {
+		fprintf(stderr, "attnscope: %s is an encoder-decoder model: --%s does not apply to it (give --target)\n",
+			o->model, o->pair ? "pair" : o->ablate ? "ablate" : "ablation-effect");
+		model_close(m);
+		return 2;
+	}
 	model_keep_value_norms(m, o->ui.weights_norm);
 	struct ablation ab = {0};
 	struct trace *clean = NULL; /* --ablate: the clean run; T becomes the ablated one */
 	double *effect = NULL;      /* --ablation-effect: [n_layers][n_heads] */
-	if (run_once_ablate(o, m, &ab, &e) < 0 || model_run(m, o->text, o->pair, NULL, &t, &e) < 0 ||
+	/* an encoder-decoder model runs its decoder on the target (without one, on the decoder start token) */
+	int ran = o->ids ? model_run_ids_target(m, o->ids, o->n_ids, o->target_ids, o->n_target_ids, NULL, &t, &e)
+		  : o->target || info->encoder_decoder ? model_run_target(m, o->text, o->target, NULL, &t, &e)
+						       : model_run(m, o->text, o->pair, NULL, &t, &e);
+	if (run_once_ablate(o, m, &ab, &e) < 0 || ran < 0 ||
 	    (ab.mask && o->ablation_effect &&
 	     run_once_effects(m, t, ab.mode, o->print_view ? ABLATE_SURPRISAL : ABLATE_KL, &effect, &e) < 0) ||
 	    (ab.mask && o->ablate && run_once_swap(m, &ab, &t, &clean, &e) < 0)) {
@@ -719,6 +783,8 @@ int main(int argc, char **argv)
 	int rc = parse_options(argc, argv, &o);
 	if (rc) {
 		free(o.text);
+		free(o.ids);
+		free(o.target_ids);
 		return rc == 1 ? 0 : rc == 3 ? 1 : 2;
 	}
 	if (o.threads > 0 && !o.corpus.corpus)
@@ -749,6 +815,18 @@ int main(int argc, char **argv)
 	} else if ((o.ablate || o.ablation_effect) && (o.ui.compare || o.ui.words)) {
 		fprintf(stderr, "attnscope: --ablate and --ablation-effect exclude --compare and --words\n");
 		rc = 2;
+	} else if ((o.ids && (o.text || o.target || o.pair)) || (o.target_ids && !o.ids)) {
+		fprintf(stderr, "attnscope: --ids replaces TEXT (and --target-ids --target); --target-ids needs --ids\n");
+		rc = 2;
+	} else if ((o.ids || o.target_ids) && o.dump_format < 0 && !o.print_view) {
+		fprintf(stderr, "attnscope: --ids and --target-ids apply to --dump and --print\n");
+		rc = 2;
+	} else if (o.target && o.dump_format < 0 && !o.print_view) {
+		fprintf(stderr, "attnscope: --target applies to --dump and --print (the explorer shows the encoder only)\n");
+		rc = 2;
+	} else if (o.target && (o.corpus.corpus || o.corpus.load)) {
+		fprintf(stderr, "attnscope: --target applies to one text, not to a corpus\n");
+		rc = 2;
 	} else if (o.format_given && !o.print_view) {
 		fprintf(stderr, "attnscope: --format is the format of --print's output: give --print VIEW\n");
 		rc = 2;
@@ -769,5 +847,7 @@ int main(int argc, char **argv)
 		rc = run_tui(&o);
 	}
 	free(o.text);
+	free(o.ids);
+	free(o.target_ids);
 	return rc;
 }

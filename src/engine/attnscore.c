@@ -22,6 +22,7 @@ void attnscore_of_trace(struct attnscore *a, const struct trace *t, int layer, i
 		.alibi_scale = t->alibi ? t->alibi_scale : 0.0f,
 		.softcap = t->softcap,
 		.sink = t->sinks ? t->sinks + (size_t)layer * t->n_heads + head : NULL,
+		.bias = t->pos_bias ? t->pos_bias + (size_t)head * t->n * t->n : NULL,
 	};
 }
 
@@ -40,7 +41,12 @@ void attnscore_logits(const struct attnscore *a, int i0, int i1, float *s)
 {
 	int n = a->n, d = a->d;
 	/* 1. scale */
-	for (int i = i0; i < i1;) {
+	if (a->n_keys > 0) { /* cross-attention: every query with every encoder key */
+		n = a->n_keys;
+		if (i1 > i0)
+			gemm(true, i1 - i0, n, d, a->scale, a->q + (size_t)i0 * d, d, a->k, d, 0.0f, s, n);
+	}
+	for (int i = a->n_keys > 0 ? i1 : i0; i < i1;) {
 		int end, keys = attnscore_block(a->t, i, &end);
 		end = end < i1 ? end : i1;
 		float *si = s + (size_t)(i - i0) * n;
@@ -58,6 +64,10 @@ void attnscore_logits(const struct attnscore *a, int i0, int i1, float *s)
 	/* 2. additive terms */
 	if (a->rel)
 		relpos_add(a->rel, s, i0, i1, n, d, a->q, a->k, a->rel_q, a->rel_k, a->rel_stride, a->scale);
+	if (a->bias) /* T5: the bucketed relative position bias, added to the product as a float32 sum */
+		for (int r = 0; r < rows; r++)
+			for (int j = 0; j < n; j++)
+				s[(size_t)r * n + j] += a->bias[(size_t)(i0 + r) * a->n + j];
 	if (a->alibi != 0) { /* ALiBi: slope · key position, rounded to float32 as HF's alibi tensor is, then added */
 		float step = a->alibi_scale * a->alibi; /* exactly the slope when the scale is 1 (BLOOM) */
 		for (int r = 0; r < rows; r++)
@@ -71,7 +81,9 @@ void attnscore_logits(const struct attnscore *a, int i0, int i1, float *s)
 
 void attnscore_softmax(const struct attnscore *a, int i0, int i1, float *s)
 {
-	for (int i = i0; i < i1; i++) {
+	for (int i = i0; i < i1 && a->n_keys > 0; i++) /* cross-attention: no mask */
+		ops_softmax_range(s + (size_t)(i - i0) * a->n_keys, a->n_keys, 0, a->n_keys - 1);
+	for (int i = i0; i < i1 && a->n_keys == 0; i++) {
 		int lo, hi;
 		trace_key_range(a->t, a->layer, i, &lo, &hi); /* 4. masks */
 		if (a->sink) /* 5. softmax, with the learned sink taking part and then dropped */

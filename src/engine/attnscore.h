@@ -5,13 +5,14 @@
  * For query rows I0 .. I1 - 1 of one head, in float32 and in this order (Hugging Face's eager
  * attention):
  *   1. scale      s[i][j] = SCALE · q_i·k_j (one gemm)
- *   2. additive   + DeBERTa's relative terms (relpos.c), when REL is set; + ALIBI_SCALE · ALIBI · j for key j
+ *   2. additive   + DeBERTa's relative terms (relpos.c), when REL is set; + BIAS[i][j], T5's relative
+ *                 position bias (the trace's pos_bias); + ALIBI_SCALE · ALIBI · j for key j
  *                 (BLOOM's linear bias: baddbmm(alibi, q, kᵀ, alpha = SCALE) adds it to the scaled product,
  *                 ALIBI_SCALE 1; Falcon's eager path adds it before the 1/√d and again as A/√d in its mask:
  *                 ALIBI_SCALE 2/√d)
  *   3. soft-cap   s → SOFTCAP · tanh(s / SOFTCAP), when SOFTCAP > 0 (Gemma 2)
  *   4. masks      only keys trace_key_range(T, LAYER, i) gives stay (causal, sliding window,
- *                 centred window); the others become exactly 0
+ *                 centred window); the others become exactly 0. Cross-attention (N_KEYS set): none
  *   5. softmax    over the keys left, and the head's learned sink logit when it has one (gpt-oss):
  *                 its column is dropped after the softmax, so the row sums to less than 1 (never
  *                 renormalised; trace_sink_share gives the missing share)
@@ -51,6 +52,11 @@ struct attnscore {
 	float alibi_scale;      /* step 2: the bias is alibi_scale · alibi · j (the trace's alibi_scale) */
 	float softcap;          /* step 3: 0 = none */
 	const float *sink;      /* step 5: the head's sink logit (the trace's sinks[layer][head]); NULL = none */
+	const float *bias;      /* step 2: [n][n] T5's relative position bias of the head (the trace's pos_bias),
+	                         * added to the scaled product; NULL = none */
+	int n_keys;             /* cross-attention (an encoder-decoder's decoder): K holds this many keys (the
+	                         * encoder's tokens), every query sees all of them (no mask, no blocks) and S's
+	                         * rows are n_keys long; 0 = self-attention (n keys) */
 	bool visible_only;      /* the forward pass: keys after a block's last query (attnscore_block) get 0,
 				 * not their logits (masked: the softmax makes them 0) */
 };

@@ -273,7 +273,7 @@ static const struct fam_value fam_blocks[] = {
 static const struct fam_value fam_layouts[] = {{"out_in", LINEAR_OUT_IN}, {"in_out", LINEAR_IN_OUT}, {NULL, 0}};
 static const struct fam_value fam_norms[] = {{"layernorm", NORM_LAYER}, {"rmsnorm", NORM_RMS}, {NULL, 0}};
 static const struct fam_value fam_positions[] = {
-	{"learned", POS_LEARNED}, {"rotary", POS_ROTARY}, {"relative", POS_RELATIVE}, {"alibi", POS_ALIBI}, {NULL, 0}};
+	{"learned", POS_LEARNED}, {"rotary", POS_ROTARY}, {"relative", POS_RELATIVE}, {"alibi", POS_ALIBI}, {"buckets", POS_BUCKETS}, {"sinusoid", POS_SINUSOID}, {NULL, 0}};
 static const struct fam_value fam_mlps[] = {{"plain", MLP_PLAIN}, {"gated", MLP_GATED}, {"moe", MLP_MOE}, {NULL, 0}};
 static const struct fam_value fam_moe_routers[] = {{"softmax_topk", MOE_ROUTER_SOFTMAX_TOPK},
 						   {"sigmoid_groups", MOE_ROUTER_SIGMOID_GROUPS},
@@ -291,6 +291,7 @@ static const struct fam_value fam_rope_styles[] = {
 static const struct fam_value fam_qk_norms[] = {{"per_head", QK_NORM_PER_HEAD}, {"whole", QK_NORM_WHOLE},
 					       {"each_head", QK_NORM_EACH_HEAD}, {NULL, 0}};
 static const struct fam_value fam_attentions[] = {{"standard", ATTENTION_STANDARD}, {"mla", ATTENTION_MLA}, {NULL, 0}};
+static const struct fam_value fam_shifts[] = {{"start", SHIFT_START}, {"last_label", SHIFT_LAST_LABEL}, {NULL, 0}};
 static const struct fam_value fam_zero_one[] = {{"0", 0}, {"1", 1}, {NULL, 0}};
 static const struct fam_value fam_position_offsets[] = {{"0", 0}, {"2", 2}, {NULL, 0}}; /* OPT's is 2 */
 
@@ -361,6 +362,9 @@ static const struct fam_row fam_rows[] = {
 	FAM_BOOL_ROW("alibi_twice", alibi_twice, false),
 	FAM_ENUM_ROW("moe_router", moe_router, fam_moe_routers),
 	FAM_ENUM_ROW("moe_experts", moe_experts, fam_moe_experts),
+	FAM_BOOL_ROW("encoder_decoder", encoder_decoder, false),
+	FAM_STRING_ROW("tokenizer_missing", tokenizer_missing),
+	FAM_ENUM_ROW("decoder_shift", shift, fam_shifts),
 	FAM_SECTION_ROW("optional", fam_optional),
 	FAM_SECTION_ROW("weightless", fam_weightless),
 	FAM_SECTION_ROW("conditions", fam_conditions),
@@ -474,6 +478,8 @@ static int fam_top(struct fam_doc *d, struct family *f)
 	if (f->block == BLOCK_PARALLEL_ONE_NORM && (f->n_names[WEIGHT_LN2_W] || f->n_names[WEIGHT_LN2_B]))
 		return fam_fail(d, NULL, "tensors: block parallel_one_norm feeds the MLP from ln1: no '%s'",
 				family_role_keys[WEIGHT_LN2_W]);
+	if (f->position == POS_BUCKETS && !f->n_names[WEIGHT_REL_BIAS])
+		return fam_fail(d, NULL, "tensors: position buckets needs '%s'", family_role_keys[WEIGHT_REL_BIAS]);
 	if (f->position == POS_LEARNED && !f->n_names[WEIGHT_POS_EMB])
 		return fam_fail(d, NULL, "tensors: learned positions need '%s'", family_role_keys[WEIGHT_POS_EMB]);
 	if (f->mlp == MLP_MOE && f->moe_experts == MOE_EXPERTS_FUSED_MXFP4 &&
@@ -537,6 +543,11 @@ static int fam_top(struct fam_doc *d, struct family *f)
 			 : (!f->n_names[WEIGHT_Q_W] || !f->n_names[WEIGHT_K_W] || !f->n_names[WEIGHT_V_W])))
 		return fam_fail(d, NULL, "tensors: %s", f->fused_qkv ? "fused_qkv needs qkv_weight"
 								     : "needs q_weight, k_weight and v_weight");
+	if (f->encoder_decoder && (!f->n_names[WEIGHT_XQ_W] || !f->n_names[WEIGHT_XK_W] || !f->n_names[WEIGHT_XV_W] ||
+				   !f->n_names[WEIGHT_XO_W] || !f->n_names[WEIGHT_XLN_W] || !f->n_keys[SET_DEC_LAYERS] ||
+				   !f->n_keys[SET_DEC_START]))
+		return fam_fail(d, NULL, "encoder_decoder needs cross_q/k/v/out_weight, cross_ln_weight and the config keys "
+				"decoder_layers and decoder_start_token_id%s", "");
 	static const enum family_setting needed[] = {SET_LAYERS, SET_HEADS, SET_HIDDEN, SET_MAX_POSITIONS,
 						     SET_VOCAB_SIZE};
 	for (size_t i = 0; i < sizeof needed / sizeof needed[0]; i++)

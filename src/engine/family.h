@@ -98,7 +98,20 @@
 	X(MLM_DENSE_B, "mlm_dense_bias")                                                                   \
 	X(MLM_LN_W, "mlm_ln_weight")                                                                       \
 	X(MLM_LN_B, "mlm_ln_bias")                                                                         \
-	X(MLM_BIAS, "mlm_bias")
+	X(MLM_BIAS, "mlm_bias")                                                                            \
+	/* encoder-decoder models (family encoder_decoder): the decoder's cross-attention and its norm, and */ \
+	/* T5's relative position bias table [buckets][heads] of each stack's first layer */                 \
+	X(XQ_W, "cross_q_weight")                                                                          \
+	X(XQ_B, "cross_q_bias")                                                                            \
+	X(XK_W, "cross_k_weight")                                                                          \
+	X(XK_B, "cross_k_bias")                                                                            \
+	X(XV_W, "cross_v_weight")                                                                          \
+	X(XV_B, "cross_v_bias")                                                                            \
+	X(XO_W, "cross_out_weight")                                                                        \
+	X(XO_B, "cross_out_bias")                                                                          \
+	X(XLN_W, "cross_ln_weight")                                                                        \
+	X(XLN_B, "cross_ln_bias")                                                                          \
+	X(REL_BIAS, "relative_bias")
 
 enum family_role {
 #define FAMILY_ROLE_ENUM(id, key) WEIGHT_##id,
@@ -180,7 +193,15 @@ enum family_role {
 	X(LOGIT_SOFTCAP, "final_logit_softcapping")                                                        \
 	X(LOGIT_SCALE, "logit_scale")                                                                      \
 	X(LOGIT_DIVISOR, "logits_scaling")                                                                 \
-	X(MLM_ACTIVATION, "mlm_activation")
+	X(MLM_ACTIVATION, "mlm_activation")                                                                \
+	X(DEC_LAYERS, "decoder_layers")                                                                    \
+	X(DEC_HEADS, "decoder_heads")                                                                      \
+	X(DEC_INTERMEDIATE, "decoder_intermediate")                                                        \
+	X(DEC_START, "decoder_start_token_id")                                                             \
+	X(REL_BUCKETS, "relative_buckets")                                                                 \
+	X(REL_MAX_DISTANCE, "relative_max_distance")                                                       \
+	X(SCALE_EMBEDDING, "scale_embedding")                                                              \
+	X(FF_PROJ, "feed_forward_proj")
 
 enum family_setting {
 #define FAMILY_SETTING_ENUM(id, key) SET_##id,
@@ -196,9 +217,15 @@ enum family_block { BLOCK_POST_LN, BLOCK_PRE_LN,
                                                 * x: x + attn(ln1 x) + mlp(ln1 x) (GPT-J, Phi, Cohere) */
 enum family_linear { LINEAR_OUT_IN, LINEAR_IN_OUT }; /* torch Linear [out,in] vs GPT-2 Conv1D [in,out] */
 enum family_norm { NORM_LAYER, NORM_RMS };           /* LayerNorm (mean and variance) or RMSNorm */
-enum family_position { POS_LEARNED, POS_ROTARY, POS_RELATIVE, POS_ALIBI }; /* a learned table added to the
+enum family_position { POS_LEARNED, POS_ROTARY, POS_RELATIVE, POS_ALIBI, /* a learned table added to the
                                                                  * embeddings, RoPE, DeBERTa's relative terms,
                                                                  * or ALiBi's per-head linear bias (BLOOM) */
+                       POS_BUCKETS,   /* T5: none in the embeddings; the relative_bias table's bucketed bias
+                                       * added to every layer's scores (trace.h pos_bias) */
+                       POS_SINUSOID }; /* M2M100/NLLB: a sinusoid computed, not stored: row r = [sin(r f_i)] then
+                                        * [cos(r f_i)], f_i = exp(-i ln(10000) / (E/2 - 1)), i < E/2, in float32;
+                                        * the padding row zero (rows counted as position_offset and
+                                        * positions_after_pad say) */
 enum family_mlp { MLP_PLAIN, MLP_GATED,             /* down(act(up x)) or down(act(gate x) * up x) */
 		  MLP_MOE };                          /* a mixture of experts (moe.c) on the layers that route,
 						       * the gated MLP on the others */
@@ -221,6 +248,12 @@ enum family_attention { ATTENTION_STANDARD, /* q, k, v projections of x (separat
                         ATTENTION_MLA };     /* DeepSeek's multi-head latent attention (mla.c): q and k/v
                                               * through low-rank projections, q/k heads [nope | rope] with
                                               * one rope key shared by every head, v narrower than q/k */
+
+/* How an encoder-decoder model's decoder input comes from the target's ids (its labels), as transformers
+ * shifts them when given labels: the decoder start token then labels[:-1] (T5 _shift_right, BART
+ * shift_tokens_right), or the last label (mBART's target-language code) then labels[:-1] (mBART's own
+ * shift_tokens_right). */
+enum family_shift { SHIFT_START, SHIFT_LAST_LABEL };
 
 #define FAMILY_MAX_RULES 8
 
@@ -272,6 +305,14 @@ struct family {
 	bool qk_l2_norm;                 /* with setting use_qk_norm: q and k of every rotary layer divided by their
 	                                  * RMS over head_dim (no gain, eps layer_norm_eps) AFTER rotary (Llama 4's
 	                                  * L2Norm); NoPE layers keep theirs */
+	bool encoder_decoder;            /* an encoder and a decoder stack (T5, BART): the tensor names' {S} is
+	                                  * "encoder" or "decoder" and {F} the index of a T5 block's feed-forward
+	                                  * sublayer (1, or 2 after the decoder's cross-attention); the decoder's
+	                                  * layers add cross-attention (cross_* roles) between self-attention and
+	                                  * the MLP (model.c binds it, forward.c runs it) */
+	enum family_shift shift;         /* encoder_decoder: the decoder input from the labels */
+	char tokenizer_missing[160];     /* non-empty: text cannot be tokenized as the family's own tokenizer does
+	                                  * (this says why); the model runs from ids only and a text is an error */
 	bool optional[WEIGHT_COUNT];     /* roles whose tensor may be missing in some layer (identity there:
 	                                  * ModernBERT's layer 0 has no attention norm) */
 	bool weightless[WEIGHT_COUNT];   /* norm gains with no tensor although the norm is there: it normalises

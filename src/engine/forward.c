@@ -515,6 +515,15 @@ static void fwd_value_norms(const struct model *m, int l, struct trace *t, int r
 	free(buf);
 }
 
+/* Copy the context rows of tokens R0 .. n-1 of layer L (CTX, heads side by side) into DST [n_layers][n][width]
+ * (trace.h's context or cross_context); nothing when DST is NULL. */
+static void fwd_keep_context(const struct trace *t, int l, const float *ctx, int r0, float *dst)
+{
+	size_t width = (size_t)t->n_heads * trace_v_dim(t);
+	if (dst)
+		memcpy(dst + ((size_t)l * t->n + r0) * width, ctx, (size_t)(t->n - r0) * width * sizeof(float));
+}
+
 /* Self-attention of layer L on input H [rows][hidden]; result (after output projection) in B->proj.
  * Heads run one after the other (each sgemm threaded by the GEMM library), or on our threads. */
 static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt)
@@ -549,11 +558,99 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 		fwd_heads_lap(m, &c, t->n_heads, &clock);
 		free(c.secs);
 	}
+	for (int i = 0; i < bt->nb; i++) /* an encoder-decoder's trace keeps each layer's context (--dump) */
+		fwd_keep_context(bt->t[i], l, b->ctx + (size_t)bt->row0[i] * m->arch.ctx_dim, b->r0, bt->t[i]->context);
 	fwd_linear(m, b->ctx, b->rows, m->arch.ctx_dim, H, &m->layers[l].out_w, m->layers[l].out_b, b->proj, H);
 	fwd_lap(m, FWD_OUT_PROJ, &clock);
 	for (int i = 0; i < bt->nb; i++)
 		fwd_value_norms(m, l, bt->t[i], b->r0);
 	fwd_lap(m, FWD_TRACE, &clock);
+}
+
+/* Cross-attention of decoder layer L (an encoder-decoder's decoder stack) on input H [rows][hidden]; result
+ * (after its output projection) in B->proj. Queries come from H, keys and values from the encoder's last
+ * hidden state (the trace's encoder); every query sees every encoder token, without bias or mask. The
+ * scores run the one pipeline (attnscore.h) with n_keys set. */
+static void fwd_cross(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt)
+{
+	const struct layer_weights *w = &m->layers[l];
+	int H = m->info.hidden, QD = m->arch.q_dim, D = m->info.head_dim;
+	double clock = fwd_clock(m);
+	fwd_linear(m, h, b->rows, H, QD, &w->xq_w, w->xq_b, b->qkv, QD);
+	for (int i = 0; i < bt->nb; i++) {
+		struct trace *t = bt->t[i];
+		const struct trace *enc = t->encoder;
+		int n = t->n, ne = t->n_cross, r0 = b->r0;
+		const float *src = trace_hidden(enc, enc->n_layers); /* [ne][H] */
+		float *kv = malloc((size_t)2 * (ne > 0 ? ne : 1) * QD * sizeof *kv), *ctx = b->ctx + (size_t)bt->row0[i] * QD;
+		if (!kv) { /* no memory: NaN, which the trace reports, rather than garbage */
+			for (size_t j = 0; j < (size_t)(n - r0) * QD; j++)
+				ctx[j] = NAN;
+			continue;
+		}
+		fwd_linear(m, src, ne, H, QD, &w->xk_w, w->xk_b, kv, QD);
+		fwd_linear(m, src, ne, H, QD, &w->xv_w, w->xv_b, kv + (size_t)ne * QD, QD);
+		for (int hd = 0; hd < t->n_heads; hd++) {
+			size_t lh = (size_t)l * t->n_heads + hd;
+			float *q = t->cross_q + lh * n * D, *k = t->cross_k + lh * ne * D, *v = t->cross_v + lh * ne * D;
+			float *p = t->cross_attn + lh * n * ne;
+			fwd_gather(q + (size_t)r0 * D, b->qkv + (size_t)bt->row0[i] * QD + hd * D, n - r0, D, QD);
+			fwd_gather(k, kv + hd * D, ne, D, QD);
+			fwd_gather(v, kv + (size_t)ne * QD + hd * D, ne, D, QD);
+			struct attnscore a = {.t = t, .layer = l, .n = n, .d = D, .q = q, .k = k,
+					      .scale = t->score_scale[l], .n_keys = ne};
+			attnscore_probs(&a, r0, n, p + (size_t)r0 * ne);
+			gemm(false, n - r0, D, ne, 1.0f, p + (size_t)r0 * ne, ne, v, D, 0.0f, ctx + hd * D, QD);
+		}
+		fwd_keep_context(t, l, ctx, r0, t->cross_context);
+		free(kv);
+	}
+	fwd_linear(m, b->ctx, b->rows, QD, H, &w->xo_w, w->xo_b, b->proj, H);
+	fwd_lap(m, FWD_OUT_PROJ, &clock);
+}
+
+/* T5's relative position bias of T's stack into T->pos_bias [heads][n][n] and its buckets into
+ * T->pos_buckets [n][n] (allocated here): rel = key − query; the encoder's buckets are bidirectional (half
+ * of them for keys after the query), the decoder's causal (keys before it); distances below half the
+ * buckets exact, the rest log-spaced up to max_distance, in float32 as T5Attention._relative_position_bucket
+ * computes them. -1 when out of memory. */
+static int fwd_t5_bias(const struct model *m, struct trace *t)
+{
+	int n = t->n, heads = t->n_heads, nb = m->rel_buckets;
+	bool bidirectional = !m->is_decoder;
+	if (!t->pos_bias)
+		t->pos_bias = malloc((size_t)heads * n * n * sizeof *t->pos_bias + 1);
+	if (!t->pos_buckets)
+		t->pos_buckets = malloc((size_t)n * n * sizeof *t->pos_buckets + 1);
+	float *table = malloc((size_t)nb * heads * sizeof *table);
+	if (!t->pos_bias || !t->pos_buckets || !table) {
+		free(table);
+		return -1;
+	}
+	weight_rows(&m->rel_bias, 0, nb, table);
+	int half = bidirectional ? nb / 2 : nb, exact = half / 2;
+	float span = (float)log((double)m->rel_max_distance / exact); /* math.log, then a float32 divisor */
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			int rel = j - i, bucket = 0;
+			if (bidirectional) {
+				bucket = rel > 0 ? half : 0;
+				rel = rel < 0 ? -rel : rel;
+			} else {
+				rel = rel < 0 ? -rel : 0;
+			}
+			if (rel < exact) {
+				bucket += rel;
+			} else {
+				int large = exact + (int)(logf((float)rel / (float)exact) / span * (float)(half - exact));
+				bucket += large < half - 1 ? large : half - 1;
+			}
+			t->pos_buckets[(size_t)i * n + j] = bucket;
+			for (int h = 0; h < heads; h++)
+				t->pos_bias[((size_t)h * n + i) * n + j] = table[(size_t)bucket * heads + h];
+		}
+	free(table);
+	return 0;
 }
 
 struct fwd_act_job {
@@ -622,6 +719,23 @@ static void fwd_check_finite(struct trace *t, int layer, const float *x, size_t 
 	}
 }
 
+/* Row POS of a computed sinusoid table (family position sinusoid, M2M100's SinusoidalPositionalEmbedding) into
+ * ROW [E]: sin(POS f_i) for i < E/2, then cos of the same angles, f_i = exp(-i ln(10000) / (E/2 - 1)), each step
+ * in float32 as torch computes the table; the row of PAD (-1 = none) is zero. An odd E leaves its last value 0. */
+static void fwd_sinusoid(int pos, int pad, int E, float *row)
+{
+	int half = E / 2;
+	memset(row, 0, (size_t)E * sizeof *row);
+	if (pos == pad || half < 2)
+		return;
+	float step = (float)(log(10000.0) / (half - 1)); /* math.log(10000) / (half - 1), a float32 scalar */
+	for (int i = 0; i < half; i++) {
+		float angle = (float)pos * expf((float)i * -step);
+		row[i] = sinf(angle);
+		row[half + i] = cosf(angle);
+	}
+}
+
 /* Embeddings of T's tokens into X [n][hidden]: only the rows of the ids are read (and converted) from
  * the tables. The tables are E wide: where E differs from the hidden size (ELECTRA, ALBERT) the rows
  * go to E_BUF [n][E] for their LayerNorm and then through the projection. ROW is scratch for E floats. */
@@ -640,6 +754,9 @@ static void fwd_embed(const struct model *m, struct trace *t, int r0, float *x, 
 			pos = t->ids[i] == m->pad_id ? m->pad_id : m->pad_id + ++seen;
 		if (weight_present(&m->pos_emb)) {
 			weight_rows(&m->pos_emb, pos, 1, row);
+			ops_add(ei, row, E);
+		} else if (m->fam.position == POS_SINUSOID) {
+			fwd_sinusoid(pos, m->fam.positions_after_pad ? m->pad_id : -1, E, row);
 			ops_add(ei, row, E);
 		}
 		if (weight_present(&m->type_emb)) {
@@ -673,6 +790,11 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const str
 		fwd_attention(m, l, b->x, b, bt);
 		fwd_add(m, b->x, b->proj, nh);
 		fwd_norm(m, &w->ln1, b->x, b->x, n);
+		if (m->is_decoder) { /* BART, Marian: x = XLN(x + Cross(x)) */
+			fwd_cross(m, l, b->x, b, bt);
+			fwd_add(m, b->x, b->proj, nh);
+			fwd_norm(m, &w->xln, b->x, b->x, n);
+		}
 		fwd_mlp(m, l, b->x, b, n, b->proj);
 		fwd_add(m, b->x, b->proj, nh);
 		fwd_norm(m, &w->ln2, b->x, b->x, n);
@@ -699,6 +821,11 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const str
 	}
 	fwd_residual_scale(m, b->proj, nh);
 	fwd_add(m, b->x, b->proj, nh);
+	if (m->is_decoder) { /* T5, mBART, ...: x += Cross(XLN x) */
+		fwd_norm(m, &w->xln, b->x, b->h, n);
+		fwd_cross(m, l, b->h, b, bt);
+		fwd_add(m, b->x, b->proj, nh);
+	}
 	fwd_norm(m, &w->ln2, b->x, b->h, n);
 	fwd_mlp(m, l, b->h, b, n, b->proj);
 	fwd_norm(m, &w->post_mlp, b->proj, b->proj, n);
@@ -982,6 +1109,11 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 		rc = -1;
 		goto done;
 	}
+	for (int i = 0; i < nb && weight_present(&m->rel_bias); i++) /* T5: the stack's bias, once for every layer */
+		if (fwd_t5_bias(m, t[i]) < 0) {
+			rc = err_set(e, "out of memory for %d tokens", t[i]->n);
+			goto done;
+		}
 	double clock = fwd_clock(m);
 	/* text i's computed rows: tokens r0 .. n-1, at row0[i] in the buffers and r0 in its trace */
 	for (int i = 0; i < nb; i++) {

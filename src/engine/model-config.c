@@ -379,6 +379,78 @@ static int config_relative(struct model *m, const struct hfconfig *c, struct err
 	return 0;
 }
 
+/* T5's feed_forward_proj: "ACT" (a plain MLP) or "gated-ACT" (wo(act(wi_0 x) · wi_1 x)), where T5Config turns
+ * "gated-gelu" into gelu_new; it overrides the family's mlp and activation when config.json has it. */
+static int config_ff_proj(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	char ff[48];
+	if (!hfconfig_has(c, &m->fam, SET_FF_PROJ))
+		return 0;
+	if (hfconfig_string(c, &m->fam, SET_FF_PROJ, ff, sizeof ff, e) < 0)
+		return -1;
+	bool gated = strncmp(ff, "gated-", 6) == 0;
+	const char *act = gated ? ff + 6 : ff;
+	if (gated && strcmp(act, "gelu") == 0)
+		act = "gelu_new";
+	if (gated && (!m->fam.n_names[WEIGHT_MLP_GATE_W] || !m->fam.n_names[WEIGHT_MLP_UP_W]))
+		return err_set(e, "%s: \"%s\": %s needs a gated MLP the family does not describe", c->path,
+			       m->fam.keys[SET_FF_PROJ][0], ff);
+	m->fam.mlp = gated ? MLP_GATED : MLP_PLAIN;
+	if (strcmp(act, "gelu") == 0)
+		m->act = ACT_GELU_ERF;
+	else if (strcmp(act, "gelu_new") == 0)
+		m->act = ACT_GELU_TANH;
+	else if (strcmp(act, "relu") == 0)
+		m->act = ACT_RELU;
+	else if (strcmp(act, "silu") == 0)
+		m->act = ACT_SILU;
+	else
+		return err_set(e, "%s: \"%s\": unsupported '%s' (relu, gelu, gated-gelu, silu, gated-silu)", c->path,
+			       m->fam.keys[SET_FF_PROJ][0], ff);
+	return 0;
+}
+
+/* An encoder-decoder model's decoder settings, T5's relative position bias and the √hidden embedding
+ * scale of scale_embedding (BART's family). The decoder stack has the encoder's width, heads and MLP
+ * size: a checkpoint where they differ is refused by name. */
+static int config_encdec(struct model *m, const struct hfconfig *c, struct err *e)
+{
+	const struct family *f = &m->fam;
+	struct model_info *in = &m->info;
+	if (f->n_keys[SET_SCALE_EMBEDDING]) {
+		bool on = false;
+		if (hfconfig_bool(c, f, SET_SCALE_EMBEDDING, &on, e) < 0)
+			return -1;
+		if (on) /* math.sqrt(d_model) times the float32 rows: the product in float32 */
+			m->arch.embed_scale = (float)sqrt((double)in->hidden);
+	}
+	if (f->n_names[WEIGHT_REL_BIAS]) {
+		long buckets, dist;
+		if (hfconfig_int(c, f, SET_REL_BUCKETS, 4, 4096, &buckets, e) < 0 ||
+		    hfconfig_int(c, f, SET_REL_MAX_DISTANCE, 1, 1L << 20, &dist, e) < 0)
+			return -1;
+		if (dist <= buckets / 2) /* the log-spaced buckets start at buckets / 4 (bidirectional) or / 2 */
+			return err_set(e, "%s: relative_attention_max_distance %ld must exceed half the %ld buckets", c->path,
+				       dist, buckets);
+		m->rel_buckets = (int)buckets;
+		m->rel_max_distance = (int)dist;
+	}
+	if (!f->encoder_decoder)
+		return 0;
+	long layers, heads, inter, start;
+	if (hfconfig_int(c, f, SET_DEC_LAYERS, 1, MODEL_MAX_LAYERS, &layers, e) < 0 ||
+	    config_int_or(c, f, SET_DEC_HEADS, 1, MODEL_MAX_HEADS, in->n_heads, &heads, e) < 0 ||
+	    config_int_or(c, f, SET_DEC_INTERMEDIATE, 1, 64L * MODEL_MAX_HIDDEN, in->intermediate, &inter, e) < 0 ||
+	    hfconfig_int(c, f, SET_DEC_START, 0, in->vocab_size - 1, &start, e) < 0)
+		return -1;
+	if (heads != in->n_heads || inter != in->intermediate)
+		return err_set(e, "%s: a decoder with %ld heads and MLP size %ld beside an encoder's %d and %d is not "
+			       "supported", c->path, heads, inter, in->n_heads, in->intermediate);
+	m->dec_start = (int)start;
+	m->dec_layers = (int)layers;
+	return 0;
+}
+
 int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 {
 	struct model_info *in = &m->info;
@@ -447,7 +519,10 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 			m->fam.block = BLOCK_PARALLEL_ONE_NORM;
 	}
 	m->scale_attn_weights = true;
-	if (f->n_keys[SET_SCALE_ATTN_WEIGHTS] && hfconfig_bool(c, f, SET_SCALE_ATTN_WEIGHTS, &m->scale_attn_weights, e) < 0)
+	if ((f->n_keys[SET_SCALE_ATTN_WEIGHTS] || f->defaults[SET_SCALE_ATTN_WEIGHTS]) && /* T5: false, no key */
+	    hfconfig_bool(c, f, SET_SCALE_ATTN_WEIGHTS, &m->scale_attn_weights, e) < 0)
+		return -1;
+	if (config_ff_proj(m, c, e) < 0)
 		return -1;
 	if (!(m->ln_eps > 0 && m->ln_eps < 1))
 		return err_set(e, "%s: layer norm epsilon %g out of range", c->path, m->ln_eps);
@@ -535,7 +610,7 @@ int model_config_read(struct model *m, const struct hfconfig *c, struct err *e)
 		return -1;
 	if (moe_config_read(m, c, e) < 0) /* mlp moe: experts, top-k, which layers route (moe.c) */
 		return -1;
-	if (config_window_layers(m, c, e) < 0 || config_chunk_layers(m, c, e) < 0)
+	if (config_window_layers(m, c, e) < 0 || config_chunk_layers(m, c, e) < 0 || config_encdec(m, c, e) < 0)
 		return -1;
 	return config_llama4_terms(m, c, e);
 }

@@ -54,6 +54,13 @@ struct layer_weights {
 	/* a MoE layer (family mlp moe) has none of the MLP matrices above: its router and experts are in
 	 * model.moe.blocks[layer] (moe.h) */
 	struct mla_weights mla;       /* family attention mla: the latent attention's projections (mla.h) */
+	/* an encoder-decoder model's decoder layer: cross-attention (queries from the decoder, keys and values
+	 * from the encoder's last hidden state) between self-attention and the MLP; absent elsewhere */
+	struct norm_weights xln;      /* before it (pre-LN) or after it (post-LN) */
+	struct weight xq_w, xk_w, xv_w; /* H→QD, H→QD, H→QD */
+	const float *xq_b, *xk_b, *xv_b; /* [QD] */
+	struct weight xo_w;           /* QD→H */
+	const float *xo_b;            /* [H] */
 };
 
 /* The output head (lmhead.c): bound at model_open, never an error there (a missing or odd head is
@@ -138,6 +145,18 @@ struct model {
 	struct layer_weights *layers; /* [n_layers] */
 	struct lm_head lm;           /* the output head (lmhead.c) */
 	struct moe_config moe;       /* family mlp moe: the experts' settings and weights (moe.h); else zero */
+
+	/* Encoder-decoder models (family encoder_decoder): this model is the encoder stack; DEC is the decoder
+	 * stack as a model of its own, a copy of this struct that shares the mapping, tokenizer, cache and
+	 * token embeddings but has its own layers (with cross-attention), norms, positions, relative bias and
+	 * causal mask (model_open builds it; model_close frees only the copy). */
+	struct model *dec;           /* NULL for every other model, and in the decoder stack itself */
+	bool is_decoder;             /* this is the decoder stack: its layers have cross-attention */
+	int stack;                   /* while binding: 0 the encoder's tensors, 1 the decoder's ({S}, {F}) */
+	int dec_layers;              /* num_decoder_layers (the decoder stack's info.n_layers) */
+	int dec_start;               /* decoder_start_token_id */
+	struct weight rel_bias;      /* [rel_buckets][heads] T5's relative position bias of this stack, or absent */
+	int rel_buckets, rel_max_distance;
 
 	struct wcache *cache;        /* whole matrices converted to float32, within a budget (default 0) */
 	float **owned;               /* vectors converted from F16/BF16 or copied from unaligned F32 */

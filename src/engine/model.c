@@ -244,14 +244,22 @@ static int model_as_f32(struct model *m, const struct st_tensor *t, const float 
 	return model_keep(m, buf, e);
 }
 
-/* TMPL with its {L} replaced by LAYER and its {H} (or {E}, an expert's index) by HEAD, into NAME. */
-static void model_expand(const char *tmpl, int layer, int head, char *name, size_t namesz)
+/* TMPL with its {L} replaced by LAYER and its {H} (or {E}, an expert's index) by HEAD, into NAME; an
+ * encoder-decoder's {S} by the stack STACK binds (encoder 0, decoder 1) and {F} by the index of a T5 block's
+ * feed-forward sublayer in it (1, or 2 after the decoder's cross-attention). */
+static void model_expand(const char *tmpl, int layer, int head, int stack, char *name, size_t namesz)
 {
 	size_t used = 0;
 	name[0] = 0;
 	while (*tmpl && used + 1 < namesz) {
 		bool l = strncmp(tmpl, "{L}", 3) == 0, h = strncmp(tmpl, "{H}", 3) == 0 || strncmp(tmpl, "{E}", 3) == 0;
-		if (l || h) {
+		if (strncmp(tmpl, "{S}", 3) == 0 || strncmp(tmpl, "{F}", 3) == 0) {
+			const char *word = tmpl[1] == 'S' ? (stack ? "decoder" : "encoder") : (stack ? "2" : "1");
+			int w = snprintf(name + used, namesz - used, "%s", word);
+			used += w > 0 ? (size_t)w : 0;
+			used = used < namesz ? used : namesz - 1;
+			tmpl += 3;
+		} else if (l || h) {
 			int w = snprintf(name + used, namesz - used, "%d", l ? layer : head);
 			used += w > 0 ? (size_t)w : 0;
 			used = used < namesz ? used : namesz - 1;
@@ -272,7 +280,7 @@ static const struct st_tensor *model_find_head(const struct model *m, enum famil
 	tried[0] = 0;
 	for (int a = 0; a < f->n_names[role]; a++) {
 		char name[512];
-		model_expand(f->names[role][a], layer, head, name, sizeof name);
+		model_expand(f->names[role][a], layer, head, m->stack, name, sizeof name);
 		if (a == 0)
 			snprintf(tried, triedsz, "%s", name);
 		for (int p = 0; p < f->n_prefixes; p++) {
@@ -592,6 +600,20 @@ static int model_bind_mlp(struct model *m, int l, struct layer_weights *w, struc
 	return model_bind_linear(m, WEIGHT_MLP_DOWN_W, WEIGHT_MLP_DOWN_B, l, I, H, &w->down_w, &w->down_b, e);
 }
 
+/* A decoder layer's cross-attention: its norm and q/k/v/out projections (keys and values read the encoder's
+ * last hidden state, as wide as the decoder's). */
+static int model_bind_cross(struct model *m, int l, struct layer_weights *w, struct err *e)
+{
+	int64_t H = m->info.hidden, QD = m->arch.q_dim;
+	if (model_bind_norm(m, WEIGHT_XLN_W, WEIGHT_XLN_B, l, H, &w->xln, e) < 0 ||
+	    model_bind_linear(m, WEIGHT_XQ_W, WEIGHT_XQ_B, l, H, QD, &w->xq_w, &w->xq_b, e) < 0 ||
+	    model_bind_linear(m, WEIGHT_XK_W, WEIGHT_XK_B, l, H, QD, &w->xk_w, &w->xk_b, e) < 0 ||
+	    model_bind_linear(m, WEIGHT_XV_W, WEIGHT_XV_B, l, H, QD, &w->xv_w, &w->xv_b, e) < 0 ||
+	    model_bind_linear(m, WEIGHT_XO_W, WEIGHT_XO_B, l, QD, H, &w->xo_w, &w->xo_b, e) < 0)
+		return -1;
+	return 0;
+}
+
 static int model_bind_all(struct model *m, struct err *e)
 {
 	const struct model_info *in = &m->info;
@@ -616,6 +638,9 @@ static int model_bind_all(struct model *m, struct err *e)
 	    (model_bind_matrix(m, WEIGHT_REL_EMB, -1, 2 * (int64_t)m->relpos.span, H, &m->rel_emb, e) < 0 ||
 	     model_bind_norm(m, WEIGHT_REL_LN_W, WEIGHT_REL_LN_B, -1, H, &m->rel_ln, e) < 0))
 		return -1;
+	if (m->fam.n_names[WEIGHT_REL_BIAS] && /* T5: this stack's relative position bias, [buckets][heads] */
+	    model_bind_matrix(m, WEIGHT_REL_BIAS, -1, m->rel_buckets, in->n_heads, &m->rel_bias, e) < 0)
+		return -1;
 	const float *ones;
 	if (m->arch.qk_l2 && model_ones(m, in->head_dim, &ones, e) < 0) /* the gain of Llama 4's q/k L2 norm */
 		return -1;
@@ -632,9 +657,50 @@ static int model_bind_all(struct model *m, struct err *e)
 		    (m->fam.block != BLOCK_PARALLEL_ONE_NORM &&
 		     model_bind_norm(m, WEIGHT_LN2_W, WEIGHT_LN2_B, l, H, &w->ln2, e) < 0) ||
 		    model_bind_mlp(m, l, w, e) < 0 ||
-		    model_bind_norm(m, WEIGHT_POST_MLP_LN_W, WEIGHT_COUNT, l, H, &w->post_mlp, e) < 0)
+		    model_bind_norm(m, WEIGHT_POST_MLP_LN_W, WEIGHT_COUNT, l, H, &w->post_mlp, e) < 0 ||
+		    (m->is_decoder && model_bind_cross(m, l, w, e) < 0))
 			return -1;
 	}
+	return 0;
+}
+
+/* An encoder-decoder model's decoder stack (family encoder_decoder): the same roles bound with {S} = decoder
+ * for num_decoder_layers layers, plus cross-attention, into a copy of M (see struct model's dec). M's own
+ * fields are put back: it stays the encoder. */
+static int model_bind_decoder(struct model *m, int layers, struct err *e)
+{
+	struct model enc = *m;
+	struct model *dec = malloc(sizeof *dec);
+	if (!dec)
+		return err_set(e, "out of memory");
+	m->stack = 1;
+	m->is_decoder = true;
+	m->info.n_layers = layers;
+	m->layers = NULL;
+	/* the per-layer switches read from config.json count the encoder's layers: none for the decoder (these
+	 * families have no windows, NoPE layers, chunks or experts) */
+	m->arch.layer_sliding = m->arch.layer_nope = m->arch.layer_chunked = m->moe.layer_moe = NULL;
+	int rc = model_bind_all(m, e);
+	*dec = *m;
+	/* what M gained while binding (converted vectors, the ones vector) belongs to M; the rest goes back */
+	struct model keep = *m;
+	*m = enc;
+	m->owned = keep.owned;
+	m->n_owned = keep.n_owned;
+	m->cap_owned = keep.cap_owned;
+	m->ones = keep.ones;
+	m->ones_dim = keep.ones_dim;
+	m->bytes_converted = keep.bytes_converted;
+	if (rc < 0) {
+		free(dec->layers);
+		free(dec);
+		return -1;
+	}
+	dec->fam.causal = dec->info.causal = true;
+	dec->dec = NULL;
+	dec->prefix = NULL;
+	dec->prefault_running = false;
+	m->dec = dec;
 	return 0;
 }
 
@@ -695,7 +761,8 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 		err_set(e, "out of memory");
 		goto fail;
 	}
-	if (model_bind_all(m, e) < 0 || lmhead_bind(m, &cfg, e) < 0)
+	if (model_bind_all(m, e) < 0 || lmhead_bind(m, &cfg, e) < 0 ||
+	    (m->fam.encoder_decoder && model_bind_decoder(m, m->dec_layers, e) < 0))
 		goto fail;
 	if (tokenizer_load(m->info.dir, m->fam.tokenizer, &m->tok, e) < 0)
 		goto fail;
@@ -727,6 +794,15 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e)
 			m->prefix = NULL; /* no reuse: every run computes all its tokens */
 		}
 	}
+	m->info.encoder_decoder = m->dec != NULL;
+	m->info.n_decoder_layers = m->dec ? m->dec->info.n_layers : 0;
+	m->info.decoder_start = m->dec ? m->dec_start : 0;
+	if (m->dec) { /* what the decoder stack shares, now that it is known */
+		m->dec->tok = m->tok;
+		m->dec->info.supports_pairs = false;
+		m->dec->own_threads = m->own_threads;
+		m->dec->reuse_block = m->reuse_block;
+	}
 	model_start_prefault(m);
 	*out = m;
 	return 0;
@@ -742,6 +818,10 @@ void model_close(struct model *m)
 		return;
 	m->prefault_stop = 1;
 	model_wait_prefault(m);
+	if (m->dec) { /* a copy sharing everything but its layers */
+		free(m->dec->layers);
+		free(m->dec);
+	}
 	if (m->prefix) {
 		prefix_free(m->prefix);
 		free(m->prefix);
@@ -769,7 +849,7 @@ void model_close(struct model *m)
 static bool model_trace_compact(const struct model *m, int n)
 {
 	const struct model_info *in = &m->info;
-	return m->fam.position != POS_RELATIVE && 4.0 * in->n_layers * in->n_heads * n * n > trace_budget();
+	return m->fam.position != POS_RELATIVE && !m->fam.encoder_decoder && 4.0 * in->n_layers * in->n_heads * n * n > trace_budget();
 }
 
 /* A trace grows as layers x heads x n^2, or, compact, as n x hidden plus a few heads. A config.json
@@ -889,6 +969,12 @@ static struct trace *model_new_trace(const struct model *m, int n, struct err *e
 		free(t->vnorm);
 		t->vnorm = NULL;
 	}
+	if (m->fam.encoder_decoder && /* both stacks' traces keep each layer's context (--dump) */
+	    !(t->context = malloc((size_t)in->n_layers * n * in->n_heads * in->v_dim * sizeof(float) + 1))) {
+		trace_free(t);
+		err_set(e, "out of memory for a trace of %d tokens", n);
+		return NULL;
+	}
 	snprintf(t->model_name, sizeof t->model_name, "%s", in->name);
 	snprintf(t->family, sizeof t->family, "%s", in->family);
 	t->pieces = tokenizer_pieces(m->tok);
@@ -983,18 +1069,67 @@ static int model_check_tokens(const struct model *m, struct trace *t, struct err
 	return rc;
 }
 
-static int model_finish_run(const struct model *m, struct trace *t, const volatile int *cancel,
-			    struct trace **out, struct err *e)
+/* An encoder-decoder model's decoder run on the encoder's trace ENC, teacher-forced: its input is the
+ * N_LABELS target ids LABELS shifted right (family decoder_shift: the decoder start token, or mBART's last
+ * label, then labels[:-1]); without labels, the decoder start token alone. The decoder's trace becomes
+ * ENC->decoder. */
+static int model_run_decoder(const struct model *m, struct trace *enc, const int32_t *labels, int n_labels,
+			     const volatile int *cancel, struct err *e)
+{
+	const struct model *d = m->dec;
+	int n = n_labels > 0 ? n_labels : 1;
+	struct trace *t = model_new_trace(d, n, e);
+	if (!t)
+		return -1;
+	t->ids[0] = n_labels > 0 && m->fam.shift == SHIFT_LAST_LABEL ? labels[n_labels - 1] : m->dec_start;
+	for (int i = 1; i < n; i++)
+		t->ids[i] = labels[i - 1];
+	if (n_labels > 0 && !(t->labels = malloc((size_t)n_labels * sizeof *t->labels))) {
+		trace_free(t);
+		return err_set(e, "out of memory");
+	}
+	for (int i = 0; i < n_labels; i++)
+		t->labels[i] = labels[i];
+	for (int i = 0; i < n; i++) {
+		const char *s = tokenizer_id_to_token(m->tok, t->ids[i]);
+		t->tokens[i] = strdup(s ? s : "");
+	}
+	t->encoder = enc;
+	int rc = trace_alloc_cross(t, enc->n) < 0 ? err_set(e, "out of memory for a trace of %d tokens", n) : 0;
+	if (rc == 0 && (rc = model_check_tokens(d, t, e)) < 0)
+		err_prefix(e, "target");
+	if (rc == 0)
+		rc = forward_run(d, t, cancel, e);
+	if (rc < 0) {
+		trace_free(t);
+		return -1;
+	}
+	enc->decoder = t;
+	return 0;
+}
+
+/* The forward pass on T's tokens (and, for an encoder-decoder model, the decoder's on the N_LABELS ids of
+ * LABELS) into *OUT; T is freed on failure. */
+static int model_finish_run_target(const struct model *m, struct trace *t, const int32_t *labels, int n_labels,
+				   const volatile int *cancel, struct trace **out, struct err *e)
 {
 	int rc = model_check_tokens(m, t, e);
 	if (rc == 0)
 		rc = forward_run(m, t, cancel, e);
+	if (rc == 0 && m->dec)
+		rc = model_run_decoder(m, t, labels, n_labels, cancel, e);
 	if (rc < 0) {
 		trace_free(t);
 		return -1;
 	}
 	*out = t;
 	return 0;
+}
+
+static int model_finish_run(const struct model *m, struct trace *t, const volatile int *cancel,
+			    struct trace **out, struct err *e)
+{
+	return model_finish_run_target(m, t, NULL, 0, cancel, out, e);
 }
 
 int model_run_ids(const struct model *m, const int32_t *ids, const int32_t *type_ids, int n,
@@ -1019,6 +1154,10 @@ int model_run_ids(const struct model *m, const int32_t *ids, const int32_t *type
 static struct trace *model_tokenized(const struct model *m, const char *text, const char *text_b, struct err *e)
 {
 	struct token_list tl = {0};
+	if (m->fam.tokenizer_missing[0]) {
+		err_set(e, "%s: no tokenizer for text yet: %s", m->fam.name, m->fam.tokenizer_missing);
+		return NULL;
+	}
 	if (tokenizer_encode(m->tok, text, text_b, m->info.max_positions, &tl, e) < 0)
 		return NULL;
 	struct trace *t = model_new_trace(m, tl.n, e);
@@ -1090,6 +1229,45 @@ int model_run(const struct model *m, const char *text, const char *text_b, const
 	*out = NULL;
 	struct trace *t = model_tokenized(m, text, text_b, e);
 	return t ? model_finish_run(m, t, cancel, out, e) : -1;
+}
+
+int model_run_ids_target(const struct model *m, const int32_t *ids, int n, const int32_t *labels, int n_labels,
+			 const volatile int *cancel, struct trace **out, struct err *e)
+{
+	*out = NULL;
+	if (!m->dec && n_labels > 0)
+		return err_set(e, "%s is not an encoder-decoder model: it takes no target", m->info.name);
+	if (n < 0 || n_labels < 0)
+		return err_set(e, "negative token count");
+	struct trace *t = model_new_trace(m, n, e);
+	if (!t)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		t->ids[i] = ids[i];
+		const char *s = tokenizer_id_to_token(m->tok, ids[i]);
+		t->tokens[i] = strdup(s ? s : "");
+	}
+	return model_finish_run_target(m, t, labels, n_labels, cancel, out, e);
+}
+
+int model_run_target(const struct model *m, const char *text, const char *target, const volatile int *cancel,
+		     struct trace **out, struct err *e)
+{
+	*out = NULL;
+	if (!m->dec && target)
+		return err_set(e, "%s is not an encoder-decoder model: it takes no target", m->info.name);
+	struct token_list tl = {0};
+	if (target && m->fam.tokenizer_missing[0])
+		return err_set(e, "%s: no tokenizer for text yet: %s", m->fam.name, m->fam.tokenizer_missing);
+	/* the target's labels: tokenizer_encode_target once the tokenizer has it (mBART/NLLB target languages) */
+	if (target && tokenizer_encode(m->tok, target, NULL, m->dec ? m->dec->info.max_positions : 0, &tl, e) < 0) {
+		err_prefix(e, "target");
+		return -1;
+	}
+	struct trace *t = model_tokenized(m, text, NULL, e);
+	int rc = t ? model_finish_run_target(m, t, tl.ids, target ? tl.n : 0, cancel, out, e) : -1;
+	token_list_free(&tl);
+	return rc;
 }
 
 int model_run_reuse(const struct model *m, const char *text, const char *text_b, const volatile int *cancel,

@@ -25,6 +25,10 @@ struct model_info {
 	int v_dim;              /* a value's width: head_dim, except under latent attention (DeepSeek) */
 	bool rotary;            /* rotary position embeddings: the trace also holds q/k before rotation */
 	int max_positions, vocab_size;
+	bool encoder_decoder;   /* an encoder and a decoder stack (T5, BART, ...): a run's trace is the encoder's,
+	                         * its decoder member the decoder's with the cross-attention (trace.h) */
+	int n_decoder_layers;   /* encoder_decoder: the decoder's layers (n_layers counts the encoder's) */
+	int decoder_start;      /* encoder_decoder: the decoder start token's id */
 };
 
 /* Resolve NAME_OR_DIR (a folder, or a name looked up in the Hugging Face cache and attnscope's
@@ -53,6 +57,16 @@ const struct tokenizer *model_get_tokenizer(const struct model *m);
  * NULL and becomes non-zero, the run stops early and returns -1 with message "cancelled". */
 int model_run(const struct model *m, const char *text, const char *text_b, const volatile int *cancel,
 	      struct trace **out, struct err *e);
+
+/* model_run for an encoder-decoder model (info.encoder_decoder): TEXT through the encoder, TARGET's ids
+ * (transformers' labels, the tokenizer's ids for TARGET) shifted right through the decoder, teacher-forced
+ * as transformers runs it when given labels; TARGET NULL (and model_run) runs the decoder on the decoder
+ * start token alone. Any other model with a TARGET: -1 with why. */
+int model_run_target(const struct model *m, const char *text, const char *target, const volatile int *cancel,
+		     struct trace **out, struct err *e);
+/* The same from ids: the encoder's N IDS and the decoder's N_LABELS LABELS (shifted as above). */
+int model_run_ids_target(const struct model *m, const int32_t *ids, int n, const int32_t *labels, int n_labels,
+			 const volatile int *cancel, struct trace **out, struct err *e);
 
 /* model_run for the explorer, which runs text after text as the user types: a causal model keeps
  * its last trace (within a memory budget) and, when the new text's tokens begin with the same

@@ -254,5 +254,27 @@ void trace_free(struct trace *t)
 	free(t->final_rstd);
 	free(t->word_of);
 	free(t->word_start);
+	trace_free(t->decoder);
+	free(t->labels);
+	free(t->pos_bias);
+	free(t->pos_buckets);
+	free(t->context);
+	free(t->cross_attn);
+	free(t->cross_q);
+	free(t->cross_k);
+	free(t->cross_v);
+	free(t->cross_context);
 	free(t);
+}
+
+int trace_alloc_cross(struct trace *t, int n_cross)
+{
+	size_t lh = (size_t)t->n_layers * t->n_heads, n = (size_t)t->n, d = (size_t)t->head_dim, nc = (size_t)n_cross;
+	t->n_cross = n_cross;
+	t->cross_attn = calloc(lh * n * nc + 1, sizeof(float));
+	t->cross_q = calloc(lh * n * d + 1, sizeof(float));
+	t->cross_k = calloc(lh * nc * d + 1, sizeof(float));
+	t->cross_v = calloc(lh * nc * d + 1, sizeof(float));
+	t->cross_context = calloc((size_t)t->n_layers * n * t->n_heads * d + 1, sizeof(float));
+	return t->cross_attn && t->cross_q && t->cross_k && t->cross_v && t->cross_context ? 0 : -1;
 }

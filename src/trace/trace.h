@@ -87,6 +87,28 @@ struct trace {
 	int32_t *moe_topk;     /* [n_layers][n][moe_k] the experts chosen, in torch.topk's order (best first) */
 	float *moe_weights;    /* [n_layers][n][moe_k] their weights as applied to the experts' outputs */
 
+	/* An encoder-decoder model (T5, BART, ...): this trace is the ENCODER's, read by every view as any other
+	 * model's (attn = encoder self-attention, tokens = the source text); DECODER is the decoder's own trace,
+	 * built the same way (tokens = the decoder input: the target's ids shifted right behind the decoder
+	 * start token, causal self-attention in attn/q/k/v, hidden_states [n_dec_layers + 1][n][hidden]) plus
+	 * the cross-attention below. NULL/0 for every other model and in a trace of words. */
+	struct trace *decoder; /* owned: trace_free frees it */
+	const struct trace *encoder; /* in a decoder's trace: the encoder's trace (not owned; it owns this one) */
+	int32_t *labels;       /* [n] decoder: the target's ids (transformers' labels); ids are them shifted right */
+	float *pos_bias;       /* [n_heads][n][n] T5's relative position bias of the stack (bidirectional buckets in
+	                        * the encoder, causal ones in the decoder, without the causal mask): the scores'
+	                        * additive term in every layer (attnscore.h step 2); NULL = none */
+	int32_t *pos_buckets;  /* [n][n] its bucket of query i and key j; NULL = none */
+	float *context;        /* [n_layers][n][n_heads * v_dim] encoder-decoder only: each layer's attention output
+	                        * before the output projection (heads side by side); NULL elsewhere */
+	int n_cross;           /* decoder: the encoder's token count, the cross-attention's keys */
+	float *cross_attn;     /* [n_layers][n_heads][n][n_cross] decoder: cross-attention probabilities, row = decoder
+	                        * query, column = encoder token (no mask, no bias) */
+	float *cross_q;        /* [n_layers][n_heads][n][head_dim] decoder: cross-attention queries, before the scale */
+	float *cross_k;        /* [n_layers][n_heads][n_cross][head_dim] keys: projections of the encoder's output */
+	float *cross_v;        /* [n_layers][n_heads][n_cross][head_dim] values, likewise */
+	float *cross_context;  /* [n_layers][n][n_heads * head_dim] the cross-attention output before its projection */
+
 	/* A compact trace keeps no n x n matrices (32 layers x 32 heads x 4096^2 floats would be 68 GB):
 	 * trace_attn recomputes the head it is asked for with attn_fill into a cache of the last
 	 * TRACE_ATTN_SLOTS heads, and the forward pass records what the grid and the head finder read of
@@ -212,6 +234,13 @@ static inline bool trace_sink_hidden(const struct trace *t)
 {
 	return t && (t->sink_hidden || (t->source && t->source->sink_hidden));
 }
+/* Cross-attention of a decoder's trace: head HEAD of LAYER, [n][n_cross] probabilities, row = decoder query. */
+static inline const float *trace_cross_attn(const struct trace *t, int layer, int head)
+{
+	return t->cross_attn + ((size_t)layer * t->n_heads + head) * (size_t)t->n * t->n_cross;
+}
+/* Allocate the cross-attention arrays of a decoder's trace for N_CROSS encoder tokens; -1 on OOM. */
+int trace_alloc_cross(struct trace *t, int n_cross);
 static inline const float *trace_hidden(const struct trace *t, int layer)
 {
 	return t->hidden_states + (size_t)layer * t->n * t->hidden;

@@ -416,6 +416,8 @@ static void ui_draw_status(struct ui *u, int y)
 		snprintf(ntok, sizeof ntok, "%d %s%s%s%s%s%s", t->n, t->source ? "words" : "tok", t->truncated ? " (cut)" : "",
 			 trace_weights_norm(t) ? bar : "", trace_weights_norm(t) ? (cv->pal->utf8 ? "\xe2\x80\x96\xce\xb1" "f\xe2\x80\x96" : "|af|") : "",
 			 trace_sink_hidden(t) ? bar : "", trace_sink_hidden(t) ? "no sink" : "");
+	if (t && (t->decoder || (t->source && t->source->decoder))) /* an encoder-decoder: the views read its encoder */
+		snprintf(ntok + strlen(ntok), sizeof ntok - strlen(ntok), " (encoder; no decoder/cross view yet)");
 	char label[256];
 	const char *base = print_model_label(u->src->name, label, sizeof label);
 	/* Under grouped-query attention: the shape, and the key/value head the selected head reads. */

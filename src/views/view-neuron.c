@@ -150,6 +150,8 @@ static void neuron_draw(void *state, struct view_ctx *ctx, struct canvas *cv, st
 	if (terms.alibi != 0 && used < (int)sizeof how) /* ALiBi: the score column includes slope · key position */
 		used += snprintf(how + used, sizeof how - (size_t)used, " + %.4g %s key position", terms.alibi_scale * terms.alibi,
 				 cv->pal->utf8 ? "\xc3\x97" : "x");
+	if (terms.bias && used < (int)sizeof how) /* T5: the score column includes the bucketed position bias */
+		used += snprintf(how + used, sizeof how - (size_t)used, " + position bias");
 	if (terms.softcap > 0 && used < (int)sizeof how)
 		used += snprintf(how + used, sizeof how - (size_t)used, ", then %g tanh(/%g)", terms.softcap, terms.softcap);
 	if (t->relative_terms && used < (int)sizeof how)
