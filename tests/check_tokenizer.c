@@ -275,8 +275,6 @@ START_TEST(test_shared_reference)
 			kind = fam.tokenizer;
 		if (!known && !has_json) {
 			printf("check_tokenizer: %s: NOT SUPPORTED YET: %s\n", de->d_name, e.msg);
-		} else if (known && fam.tokenizer_missing[0]) { /* the family runs from ids until its tokenizer is there */
-			printf("check_tokenizer: %s: TOKENIZER PENDING: %s\n", de->d_name, fam.tokenizer_missing);
 		} else {
 			struct tokenizer *tok = NULL;
 			ck_assert_msg(tokenizer_load(mdir, kind, &tok, &e) == 0, "%s", e.msg);

@@ -267,7 +267,8 @@ struct fam_value {
 static const struct fam_value fam_tokenizers[] = {
 	{"wordpiece", TOKENIZER_WORDPIECE}, {"bpe", TOKENIZER_BPE}, {"json", TOKENIZER_JSON},
 	{"roberta", TOKENIZER_ROBERTA}, {"xlm-roberta", TOKENIZER_XLMR}, {"albert", TOKENIZER_ALBERT},
-	{"deberta-v2", TOKENIZER_DEBERTA_V2}, {NULL, 0}};
+	{"deberta-v2", TOKENIZER_DEBERTA_V2}, {"t5", TOKENIZER_T5}, {"mbart", TOKENIZER_MBART},
+	{"marian", TOKENIZER_MARIAN}, {"nllb", TOKENIZER_NLLB}, {"pegasus", TOKENIZER_PEGASUS}, {NULL, 0}};
 static const struct fam_value fam_blocks[] = {
 	{"post_ln", BLOCK_POST_LN}, {"pre_ln", BLOCK_PRE_LN}, {"parallel_one_norm", BLOCK_PARALLEL_ONE_NORM}, {NULL, 0}};
 static const struct fam_value fam_layouts[] = {{"out_in", LINEAR_OUT_IN}, {"in_out", LINEAR_IN_OUT}, {NULL, 0}};
@@ -363,7 +364,6 @@ static const struct fam_row fam_rows[] = {
 	FAM_ENUM_ROW("moe_router", moe_router, fam_moe_routers),
 	FAM_ENUM_ROW("moe_experts", moe_experts, fam_moe_experts),
 	FAM_BOOL_ROW("encoder_decoder", encoder_decoder, false),
-	FAM_STRING_ROW("tokenizer_missing", tokenizer_missing),
 	FAM_ENUM_ROW("decoder_shift", shift, fam_shifts),
 	FAM_SECTION_ROW("optional", fam_optional),
 	FAM_SECTION_ROW("weightless", fam_weightless),

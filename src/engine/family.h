@@ -311,8 +311,6 @@ struct family {
 	                                  * layers add cross-attention (cross_* roles) between self-attention and
 	                                  * the MLP (model.c binds it, forward.c runs it) */
 	enum family_shift shift;         /* encoder_decoder: the decoder input from the labels */
-	char tokenizer_missing[160];     /* non-empty: text cannot be tokenized as the family's own tokenizer does
-	                                  * (this says why); the model runs from ids only and a text is an error */
 	bool optional[WEIGHT_COUNT];     /* roles whose tensor may be missing in some layer (identity there:
 	                                  * ModernBERT's layer 0 has no attention norm) */
 	bool weightless[WEIGHT_COUNT];   /* norm gains with no tensor although the norm is there: it normalises

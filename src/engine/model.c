@@ -1154,10 +1154,6 @@ int model_run_ids(const struct model *m, const int32_t *ids, const int32_t *type
 static struct trace *model_tokenized(const struct model *m, const char *text, const char *text_b, struct err *e)
 {
 	struct token_list tl = {0};
-	if (m->fam.tokenizer_missing[0]) {
-		err_set(e, "%s: no tokenizer for text yet: %s", m->fam.name, m->fam.tokenizer_missing);
-		return NULL;
-	}
 	if (tokenizer_encode(m->tok, text, text_b, m->info.max_positions, &tl, e) < 0)
 		return NULL;
 	struct trace *t = model_new_trace(m, tl.n, e);
@@ -1257,10 +1253,8 @@ int model_run_target(const struct model *m, const char *text, const char *target
 	if (!m->dec && target)
 		return err_set(e, "%s is not an encoder-decoder model: it takes no target", m->info.name);
 	struct token_list tl = {0};
-	if (target && m->fam.tokenizer_missing[0])
-		return err_set(e, "%s: no tokenizer for text yet: %s", m->fam.name, m->fam.tokenizer_missing);
-	/* the target's labels: tokenizer_encode_target once the tokenizer has it (mBART/NLLB target languages) */
-	if (target && tokenizer_encode(m->tok, target, NULL, m->dec ? m->dec->info.max_positions : 0, &tl, e) < 0) {
+	/* the target's labels as transformers' text_target= gives them (mBART/NLLB: the target language) */
+	if (target && tokenizer_encode_target(m->tok, target, m->dec ? m->dec->info.max_positions : 0, &tl, e) < 0) {
 		err_prefix(e, "target");
 		return -1;
 	}

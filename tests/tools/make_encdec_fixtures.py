@@ -13,12 +13,12 @@ and the fuzzers have an encoder-decoder folder:
   t5-encdec    T5ForConditionalGeneration's layout (no prefix, the tied table also stored as
                encoder/decoder.embed_tokens; tie_word_embeddings false as in Flan-T5), gated-gelu, heads x d_kv (2 x 6) != d_model
                (8), 2 encoder and 3 decoder layers, 8 buckets with max_distance 12 (the texts reach the
-               log-spaced and the clipped buckets), F16 and F32 tensors; the albert-spm fixture's
-               spiece.model gives the pieces' strings (T5's tokenizer is not implemented: ids only).
+               log-spaced and the clipped buckets), F16 and F32 tensors; the t5-spm fixture tokenizer
+               (the shared reference's t5-tiny spiece.model: KJV-trained with T5's special pieces).
 
 Tokens and ids come from attnscope's own tokenizer (BIN --dump json on the freshly written folders):
-allowed for BART because the shared reference proves its tokenizer identical to BartTokenizer's; for
-T5 only the id -> piece strings are used. Deterministic: fixed seeds, a rerun gives identical bytes.
+allowed because the shared reference proves its BART and T5 tokenizers identical to BartTokenizer's and
+T5Tokenizer's (tests/check_tokencdec). Deterministic: fixed seeds, a rerun gives identical bytes.
 
     /usr/bin/python3 tests/tools/make_encdec_fixtures.py ./attnscope
 """
@@ -41,8 +41,8 @@ TOK_DIR = os.path.join(TOP, "tests", "data", "tokenizer")
 
 BART_TEXT = "The king went up to the city, and the people were glad."
 BART_TARGET = "The king visited the city."
-T5_IDS = [37, 512, 18, 9, 1203, 44, 77, 5, 3000, 17, 260, 99, 1500, 8, 71, 240, 6, 4099, 3]
-T5_LABELS = [42, 7, 880, 13, 5999, 61, 3]
+T5_TEXT = "summarize: The king went up to the city, and the people were glad. He stayed with them."
+T5_TARGET = "The king visited the city."
 
 
 def bart_spec(vocab):
@@ -188,11 +188,12 @@ def main(argv):
     write_case(os.path.join(CASES_DIR, "bart-encdec--summary.json"),
                case_json(bart, BART_TEXT, BART_TARGET, d["ids"], d["decoder"]["labels"], d["tokens"],
                          d["decoder"]["tokens"]))
-    t5 = write_model("t5-encdec", t5_spec(6000), t5_tensors(t5_spec(6000), np.random.default_rng(212)),
-                     "albert-spm", ("spiece.model",))
-    d = dump(binary, t5, ["--ids", ",".join(map(str, T5_IDS)), "--target-ids", ",".join(map(str, T5_LABELS))])
-    write_case(os.path.join(CASES_DIR, "t5-encdec--ids.json"),
-               case_json(t5, "(ids only: T5's tokenizer is not implemented)", None, T5_IDS, T5_LABELS, d["tokens"],
+    # 8192 rows as t5-tiny (the tokenizer's 8100 ids and padding, as t5-small's 32128 for 32100)
+    t5 = write_model("t5-encdec", t5_spec(8192), t5_tensors(t5_spec(8192), np.random.default_rng(212)),
+                     "t5-spm", ("spiece.model", "tokenizer_config.json"))
+    d = dump(binary, t5, ["--target", T5_TARGET, "--", T5_TEXT])
+    write_case(os.path.join(CASES_DIR, "t5-encdec--summary.json"),
+               case_json(t5, T5_TEXT, T5_TARGET, d["ids"], d["decoder"]["labels"], d["tokens"],
                          d["decoder"]["tokens"]))
     return 0
 

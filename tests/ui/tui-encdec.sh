@@ -1,8 +1,8 @@
 #!/bin/sh
 # tui-encdec.sh -- an encoder-decoder model in the explorer under tmux (issue 21, engine slice): the views
 # read its encoder, the status line says the decoder and cross-attention are not shown yet, the heatmap
-# panel gives the encoder's weights as --dump csv does; a family without its tokenizer (T5) says so in the
-# status line instead of showing wrong ids, and the explorer quits cleanly. Needs the shared reference.
+# panel gives the encoder's weights as --dump csv does; T5 tokenizes the text as --dump does, and the
+# explorer quits cleanly. Needs the shared reference.
 set -u
 : "${top_srcdir:?}" "${ATTNSCOPE_BIN:?}"
 . "$top_srcdir/tests/ui/lib.sh"
@@ -26,7 +26,9 @@ tui_keys q q
 [ "$(tui_exit_status)" = 0 ] || tui_fail "bart: exit status $(tui_exit_status)"
 
 tui_start 120 30 $U8 "$ATTNSCOPE_BIN" -m "$T5" "$TEXT"
-tui_wait "no tokenizer for text yet"
+tui_wait "(encoder; no decoder/cross view yet)"
+n=$("$ATTNSCOPE_BIN" -m "$T5" --dump json --top-k 0 "$TEXT" | jq '.ids | length')
+tui_wait "$n tok"
 tui_keys q
 [ "$(tui_exit_status)" = 0 ] || tui_fail "t5: exit status $(tui_exit_status)"
 echo "tui-encdec.sh: ok"
