@@ -318,7 +318,8 @@ static void moe_topk(const float *p, int E, int K, int32_t *topk, float *w)
 static void moe_sigmoid_groups(const struct moe_config *moe, const float *bias, float *p, int32_t *topk, float *w)
 {
 	int E = moe->n_experts, K = moe->top_k, G = moe->n_group, per = E / G;
-	float choice[MOE_MAX_EXPERTS], group[MOE_MAX_EXPERTS], kept[MOE_MAX_EXPERTS];
+	float choice[MOE_MAX_EXPERTS], kept[MOE_MAX_EXPERTS];
+	float group[MOE_MAX_EXPERTS] = {0}; /* all set below (G >= 1), which gcc -O1 cannot see */
 	int32_t best[MOE_MAX_EXPERTS];
 	for (int x = 0; x < E; x++) {
 		p[x] = 1.0f / (1.0f + expf(-p[x]));
