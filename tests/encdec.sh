@@ -67,6 +67,17 @@ one_line() { # NAME STATUS WANT_STATUS PATTERN FILE
 }
 "$BIN" -m "$REF/models/gpt2-tiny" --dump json --target x hi >/dev/null 2>"$TMP/e"
 one_line "--target on gpt2" $? 1 "not an encoder-decoder model" "$TMP/e"
+# --src-lang/--tgt-lang choose mBART's and NLLB's languages; an unknown code or a tokenizer without codes is refused.
+r=$("$BIN" -m "$REF/models/nllb-tiny" --dump json --top-k 0 --src-lang fra_Latn --tgt-lang spa_Latn --target "La casa." "La maison." |
+	jq -c '[.tokens[0], .tokens[-1], .decoder.tokens[0:2], .decoder.labels[-1]]')
+[ "$r" = '["fra_Latn","</s>",["</s>","spa_Latn"],2]' ] && ok || bad "nllb --src-lang/--tgt-lang: $r"
+r=$("$BIN" -m "$REF/models/mbart-tiny" --dump json --top-k 0 --tgt-lang fr_XX --target "La maison." "The house." |
+	jq -c '[.tokens[-1], .decoder.tokens[0], .decoder.labels[-1] == .decoder.ids[0]]')
+[ "$r" = '["en_XX","fr_XX",true]' ] && ok || bad "mbart --tgt-lang: $r"
+"$BIN" -m "$REF/models/nllb-tiny" --dump json --tgt-lang xx_YY --target a b >/dev/null 2>"$TMP/e"
+one_line "unknown --tgt-lang" $? 1 'tgt-lang: unknown language code "xx_YY"' "$TMP/e"
+"$BIN" -m "$REF/models/bart-tiny" --dump json --src-lang en_XX a >/dev/null 2>"$TMP/e"
+one_line "--src-lang on bart" $? 1 "no language codes" "$TMP/e"
 "$BIN" -m "$REF/models/bart-tiny" --dump json --pair x hi >/dev/null 2>"$TMP/e"
 one_line "--pair on bart" $? 2 "encoder-decoder" "$TMP/e"
 "$BIN" -m "$REF/models/bart-tiny" --dump json --ablate 0.0 hi >/dev/null 2>"$TMP/e"

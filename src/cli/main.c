@@ -32,6 +32,7 @@ struct options {
 	const char *model;
 	const char *pair;
 	const char *target; /* --target: an encoder-decoder's decoder text, NULL = none */
+	const char *src_lang, *tgt_lang; /* --src-lang, --tgt-lang: mBART/NLLB language codes, NULL = the folder's */
 	int32_t *ids, *target_ids; /* --ids, --target-ids: token ids instead of TEXT and --target (owned) */
 	int n_ids, n_target_ids;
 	int dump_format; /* -1 = no dump */
@@ -69,6 +70,8 @@ static void usage(FILE *out)
 		"                         start token); --dump json adds \"decoder\"\n"
 		"      --ids=N[,N...]     --dump/--print: run on these token ids instead of TEXT\n"
 		"      --target-ids=N[,N...]  with --ids: the target's ids (the decoder's labels)\n"
+		"      --src-lang=CODE, --tgt-lang=CODE  mBART, NLLB: the text's and the target's\n"
+		"                         language (en_XX, deu_Latn; default: tokenizer_config.json's)\n"
 		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
 		"      --print=VIEW       draw VIEW to standard output and exit; VIEW is one of\n"
 		"                         %s\n"
@@ -307,7 +310,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
 	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS,
 	       OPT_TOP_K, OPT_LENS, OPT_ABLATE, OPT_ABLATE_MODE, OPT_ABLATION_EFFECT, OPT_TARGET, OPT_IDS,
-	       OPT_TARGET_IDS };
+	       OPT_TARGET_IDS, OPT_SRC_LANG, OPT_TGT_LANG };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -334,6 +337,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"ablation-effect", no_argument, NULL, OPT_ABLATION_EFFECT},
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"ids", required_argument, NULL, OPT_IDS}, {"target-ids", required_argument, NULL, OPT_TARGET_IDS},
+		{"src-lang", required_argument, NULL, OPT_SRC_LANG}, {"tgt-lang", required_argument, NULL, OPT_TGT_LANG},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -542,6 +546,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_ids("--target-ids", optarg, &o->target_ids, &o->n_target_ids) < 0)
 				return 2;
 			break;
+		case OPT_SRC_LANG:
+			o->src_lang = optarg;
+			break;
+		case OPT_TGT_LANG:
+			o->tgt_lang = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -603,6 +613,20 @@ static int run_once_swap(const struct model *m, const struct ablation *ab, struc
 	return 0;
 }
 
+
+/* Model -m with --src-lang/--tgt-lang applied into *M; -1 with why (nothing left open). */
+static int open_model(const struct options *o, struct model **m, struct err *e)
+{
+	if (model_open(o->model, m, e) < 0)
+		return -1;
+	if ((o->src_lang || o->tgt_lang) && model_set_langs(*m, o->src_lang, o->tgt_lang, e) < 0) {
+		err_prefix(e, o->src_lang && o->tgt_lang ? "--src-lang/--tgt-lang" : o->src_lang ? "--src-lang" : "--tgt-lang");
+		model_close(*m);
+		*m = NULL;
+		return -1;
+	}
+	return 0;
+}
 /* --dump and --print: run the model once on the text and write the result to standard output. */
 static int run_once(const struct options *o)
 {
@@ -614,7 +638,7 @@ static int run_once(const struct options *o)
 			o->print_view ? "print" : "dump");
 		return 2;
 	}
-	if (model_open(o->model, &m, &e) < 0) {
+	if (open_model(o, &m, &e) < 0) {
 		fprintf(stderr, "attnscope: %s\n", e.msg);
 		return 1;
 	}
@@ -724,7 +748,7 @@ static int run_tui(const struct options *o)
 		fprintf(stderr, "attnscope: the explorer needs a terminal; use --dump or --print in scripts\n");
 		return 2;
 	}
-	if (model_open(o->model, &m, &e) < 0) {
+	if (open_model(o, &m, &e) < 0) {
 		fprintf(stderr, "attnscope: %s\n", e.msg);
 		return 1;
 	}

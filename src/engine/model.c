@@ -36,6 +36,11 @@ const struct tokenizer *model_get_tokenizer(const struct model *m)
 	return m->tok;
 }
 
+int model_set_langs(struct model *m, const char *src, const char *tgt, struct err *e)
+{
+	return tokenizer_set_langs(m->tok, src, tgt, e);
+}
+
 size_t model_bytes_converted(const struct model *m)
 {
 	return m->bytes_converted;

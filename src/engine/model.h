@@ -51,6 +51,10 @@ const struct model_info *model_get_info(const struct model *m);
  * one goes on; a long text's compact trace keeps none either way. */
 void model_keep_value_norms(struct model *m, bool on);
 const struct tokenizer *model_get_tokenizer(const struct model *m);
+/* An mBART or NLLB model's source and target languages, codes as "en_XX" or "deu_Latn" (NULL keeps
+ * one; tokenizer_set_langs); -1 with why for an unknown code or a tokenizer without language codes.
+ * Before the runs, not while one goes on. */
+int model_set_langs(struct model *m, const char *src, const char *tgt, struct err *e);
 
 /* Tokenize TEXT (and TEXT_B when not NULL), truncating to max_positions, and run the forward
  * pass capturing every head into a new trace (*OUT, free with trace_free). When CANCEL is not
