@@ -69,6 +69,9 @@ static void usage(FILE *out)
 		"                         start token); --dump json adds \"decoder\"\n"
 		"      --ids=N[,N...]     --dump/--print: run on these token ids instead of TEXT\n"
 		"      --target-ids=N[,N...]  with --ids: the target's ids (the decoder's labels)\n"
+		"      --stack=STACK      encoder-decoder models: the attention --print shows:\n"
+		"                         encoder (default), decoder (its causal self-attention)\n"
+		"                         or cross (grid, heatmap: target rows, source columns)\n"
 		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
 		"      --print=VIEW       draw VIEW to standard output and exit; VIEW is one of\n"
 		"                         %s\n"
@@ -307,7 +310,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
 	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS,
 	       OPT_TOP_K, OPT_LENS, OPT_ABLATE, OPT_ABLATE_MODE, OPT_ABLATION_EFFECT, OPT_TARGET, OPT_IDS,
-	       OPT_TARGET_IDS };
+	       OPT_TARGET_IDS, OPT_STACK };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -334,6 +337,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"ablation-effect", no_argument, NULL, OPT_ABLATION_EFFECT},
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"ids", required_argument, NULL, OPT_IDS}, {"target-ids", required_argument, NULL, OPT_TARGET_IDS},
+		{"stack", required_argument, NULL, OPT_STACK},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -542,6 +546,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_ids("--target-ids", optarg, &o->target_ids, &o->n_target_ids) < 0)
 				return 2;
 			break;
+		case OPT_STACK: {
+			static const char *const stacks[] = {"encoder", "decoder", "cross"}; /* enum ui_stack */
+			if (parse_choice("--stack", optarg, stacks, 3, &o->ui.stack) < 0)
+				return 2;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -823,6 +833,9 @@ int main(int argc, char **argv)
 		rc = 2;
 	} else if (o.target && o.dump_format < 0 && !o.print_view) {
 		fprintf(stderr, "attnscope: --target applies to --dump and --print (the explorer shows the encoder only)\n");
+		rc = 2;
+	} else if (o.ui.stack != UI_STACK_ENCODER && (o.dump_format >= 0 || o.corpus.corpus || o.corpus.load)) {
+		fprintf(stderr, "attnscope: --stack applies to --print and the explorer on one text (--dump json holds every stack)\n");
 		rc = 2;
 	} else if (o.target && (o.corpus.corpus || o.corpus.load)) {
 		fprintf(stderr, "attnscope: --target applies to one text, not to a corpus\n");
