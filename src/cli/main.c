@@ -69,9 +69,10 @@ static void usage(FILE *out)
 		"                         start token); --dump json adds \"decoder\"\n"
 		"      --ids=N[,N...]     --dump/--print: run on these token ids instead of TEXT\n"
 		"      --target-ids=N[,N...]  with --ids: the target's ids (the decoder's labels)\n"
-		"      --stack=STACK      encoder-decoder models: the attention --print shows:\n"
-		"                         encoder (default), decoder (its causal self-attention)\n"
-		"                         or cross (grid, heatmap: target rows, source columns)\n"
+		"      --stack=STACK      encoder-decoder models: the attention --print and the\n"
+		"                         explorer show: encoder (default), decoder (its causal\n"
+		"                         self-attention) or cross (grid, heatmap: target rows,\n"
+		"                         source columns)\n"
 		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
 		"      --print=VIEW       draw VIEW to standard output and exit; VIEW is one of\n"
 		"                         %s\n"
@@ -739,7 +740,15 @@ static int run_tui(const struct options *o)
 		return 1;
 	}
 	model_promote_weights(m); /* the explorer runs the model on every edit */
-	int rc = ui_run(m, o->text ? o->text : "", o->pair, &o->ui, &e) < 0 ? 1 : 0;
+	if ((o->target || o->ui.stack != UI_STACK_ENCODER) && !model_get_info(m)->encoder_decoder) {
+		fprintf(stderr, "attnscope: %s: %s is not an encoder-decoder model\n", o->target ? "--target" : "--stack",
+			o->model);
+		model_close(m);
+		return 1;
+	}
+	struct ui_options uo = o->ui; /* the explorer's decoder reads the target */
+	uo.target = o->target;
+	int rc = ui_run(m, o->text ? o->text : "", o->pair, &uo, &e) < 0 ? 1 : 0;
 	if (rc)
 		fprintf(stderr, "attnscope: %s\n", e.msg);
 	model_close(m);
@@ -830,9 +839,6 @@ int main(int argc, char **argv)
 		rc = 2;
 	} else if ((o.ids || o.target_ids) && o.dump_format < 0 && !o.print_view) {
 		fprintf(stderr, "attnscope: --ids and --target-ids apply to --dump and --print\n");
-		rc = 2;
-	} else if (o.target && o.dump_format < 0 && !o.print_view) {
-		fprintf(stderr, "attnscope: --target applies to --dump and --print (the explorer shows the encoder only)\n");
 		rc = 2;
 	} else if (o.ui.stack != UI_STACK_ENCODER && (o.dump_format >= 0 || o.corpus.corpus || o.corpus.load)) {
 		fprintf(stderr, "attnscope: --stack applies to --print and the explorer on one text (--dump json holds every stack)\n");

@@ -56,6 +56,7 @@ struct ui_options {
 	enum heat_agg agg;        /* --print heatmap: one head, mean of the layer, mean of all */
 	bool numbers;             /* --print heatmap: weights written in the cells */
 	int stack;                /* --stack: an encoder-decoder's attention shown, enum ui_stack */
+	const char *target;       /* the explorer's --target: an encoder-decoder's decoder text, NULL = none */
 	const char *sort;         /* --print heads: the score to sort by (a headscore name), NULL = none */
 	const struct model *model; /* --print: the model that made the trace, for its output head (--print
 	                           * predict); NULL = none */
