@@ -2,9 +2,10 @@
 # encdec-views.sh -- --print --stack on the committed encoder-decoder fixtures (issue 21, views slice):
 # the heatmap of the decoder's self-attention and of the cross-attention (target rows, source columns)
 # gives, in its panel, the weights --dump json has in decoder.attentions and decoder.cross_attentions
-# (the selected cell and the query's whole ranked row); the grid names the stack; views that cannot
-# show cross-attention, a model that is not an encoder-decoder, and --stack with --dump each give one
-# line and a usage or runtime status; without --stack the output is --stack encoder's. Needs jq.
+# (the selected cell and the query's whole ranked row), as --dump csv --stack does (every weight); the
+# grid names the stack; views that cannot show cross-attention, a model that is not an encoder-decoder,
+# and --stack with --dump json each give one line and a usage or runtime status; without --stack the
+# output is --stack encoder's. Needs jq.
 set -u
 BIN=${ATTNSCOPE_BIN:-./attnscope}
 SRC=${top_srcdir:-.}
@@ -51,6 +52,21 @@ for model in bart-encdec t5-encdec; do
 			done
 		done
 	done
+	# --dump csv --stack: every weight is the JSON's, the key tokens the source's under cross-attention
+	for stack in decoder cross; do
+		field=$([ $stack = cross ] && echo cross_attentions || echo attentions)
+		"$BIN" -m "$M/$model" --dump csv --stack $stack --target "$TARGET" "$TEXT" >"$TMP/c.csv"
+		expect_eq "$model --dump csv --stack $stack status" $? 0
+		got=$(awk -F, 'NR > 1 { printf "%d %d %d %d %.6f\n", $1, $2, $3, $4, $NF }' "$TMP/c.csv" | md5sum)
+		want=$(jq -r ".decoder.$field | to_entries[] | .key as \$l | .value | to_entries[] | .key as \$h | .value |
+			to_entries[] | .key as \$i | .value | to_entries[] | \"\(\$l) \(\$h) \(\$i) \(.key) \(.value)\"" "$TMP/d.json" |
+			awk '{ printf "%d %d %d %d %.6f\n", $1, $2, $3, $4, $5 }' | md5sum)
+		expect_eq "$model --dump csv --stack $stack weights" "$got" "$want"
+		rows=$(jq "[.decoder.$field[][][][]] | length" "$TMP/d.json")
+		[ "$rows" -gt 0 ] && [ "$(($(wc -l <"$TMP/c.csv") - 1))" -eq "$rows" ] && ok || bad "$model csv $stack: $rows weights"
+	done
+	keys=$(awk -F, 'NR > 1 && $1 == 0 && $2 == 0 && $3 == 0 { printf "%s|", $6 }' "$TMP/c.csv")
+	expect_eq "$model --dump csv --stack cross key tokens" "$keys" "$(jq -r '.tokens | map(. + "|") | add' "$TMP/d.json")"
 	# the header and the titles say which stack is shown
 	"$BIN" -m "$M/$model" --print heatmap --stack cross --width 160 --color never --target "$TARGET" "$TEXT" >"$TMP/p"
 	expect_grep "$model cross header" "$TMP/p" "cross-attention: target rows × source columns"
@@ -89,6 +105,10 @@ one_line "--stack cross on llama" $? 1 "not an encoder-decoder model" "$TMP/e"
 one_line "--stack sideways" $? 2 "is not one of encoder, decoder, cross" "$TMP/e"
 "$BIN" -m "$M/bart-encdec" --dump json --stack cross "$TEXT" >/dev/null 2>"$TMP/e"
 one_line "--stack with --dump" $? 2 "applies to --print" "$TMP/e"
+"$BIN" -m "$M/bart-encdec" --dump csv --stack cross --words "$TEXT" >/dev/null 2>"$TMP/e"
+one_line "--dump csv --stack with --words" $? 2 "not with --words" "$TMP/e"
+"$BIN" -m "$M/llama-gqa" --dump csv --stack cross "$TEXT" >/dev/null 2>"$TMP/e"
+one_line "--dump csv --stack cross on llama" $? 1 "not an encoder-decoder model" "$TMP/e"
 "$BIN" -m "$M/bart-encdec" --print heatmap --stack cross --words "$TEXT" >/dev/null 2>"$TMP/e"
 one_line "--stack with --words" $? 1 "not with --compare, --words" "$TMP/e"
 "$BIN" -m "$M/bart-encdec" --print heatmap --stack decoder --token 9 "$TEXT" >/dev/null 2>"$TMP/e"

@@ -69,10 +69,10 @@ static void usage(FILE *out)
 		"                         start token); --dump json adds \"decoder\"\n"
 		"      --ids=N[,N...]     --dump/--print: run on these token ids instead of TEXT\n"
 		"      --target-ids=N[,N...]  with --ids: the target's ids (the decoder's labels)\n"
-		"      --stack=STACK      encoder-decoder models: the attention --print and the\n"
-		"                         explorer show: encoder (default), decoder (its causal\n"
-		"                         self-attention) or cross (grid, heatmap: target rows,\n"
-		"                         source columns)\n"
+		"      --stack=STACK      encoder-decoder models: the attention --print, --dump csv\n"
+		"                         and the explorer show: encoder (default), decoder (its\n"
+		"                         causal self-attention) or cross (grid, heatmap: target\n"
+		"                         rows, source columns)\n"
 		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
 		"      --print=VIEW       draw VIEW to standard output and exit; VIEW is one of\n"
 		"                         %s\n"
@@ -660,7 +660,7 @@ static int run_once(const struct options *o)
 		else if (t->nonfinite_layer > 0)
 			fprintf(stderr, "attnscope: warning: layer %d produced NaN or Inf values; check the weights\n",
 				t->nonfinite_layer - 1);
-		struct dump_select sel = {.layer = o->layer, .head = o->head};
+		struct dump_select sel = {.layer = o->layer, .head = o->head, .stack = o->ui.stack};
 		if (clean) {
 			sel.ablation = &ab;
 			sel.ablation_model = m;
@@ -840,8 +840,12 @@ int main(int argc, char **argv)
 	} else if ((o.ids || o.target_ids) && o.dump_format < 0 && !o.print_view) {
 		fprintf(stderr, "attnscope: --ids and --target-ids apply to --dump and --print\n");
 		rc = 2;
-	} else if (o.ui.stack != UI_STACK_ENCODER && (o.dump_format >= 0 || o.corpus.corpus || o.corpus.load)) {
-		fprintf(stderr, "attnscope: --stack applies to --print and the explorer on one text (--dump json holds every stack)\n");
+	} else if (o.ui.stack != UI_STACK_ENCODER && (o.dump_format == DUMP_JSON || o.corpus.corpus || o.corpus.load)) {
+		fprintf(stderr, "attnscope: --stack applies to --print, --dump csv and the explorer on one text (--dump json holds every stack)\n");
+		rc = 2;
+	} else if (o.ui.stack != UI_STACK_ENCODER && o.dump_format == DUMP_CSV &&
+		   (o.ui.words || o.ui.weights_norm || o.ui.compare || o.ablate)) {
+		fprintf(stderr, "attnscope: --dump csv --stack shows the decoder's weights as they are: not with --words, --weights norm, --compare or --ablate\n");
 		rc = 2;
 	} else if (o.target && (o.corpus.corpus || o.corpus.load)) {
 		fprintf(stderr, "attnscope: --target applies to one text, not to a corpus\n");
