@@ -139,6 +139,67 @@ START_TEST(scales)
 }
 END_TEST
 
+/* Cross-attention (issue 21): rows are the decoder's tokens, columns the encoder's; means and hidden specials
+ * (each side's own) against direct computation from rows made to sum to 1. */
+START_TEST(cross_rows_and_columns)
+{
+	struct trace *enc = synth_trace("the cat sat on the mat", NULL, 2, 3, SYNTH_BERT);
+	struct trace *dec = trace_new(2, 3, 4, 12, 3);
+	ck_assert_ptr_nonnull(enc);
+	ck_assert_ptr_nonnull(dec);
+	int nc = enc->n, n = dec->n;
+	ck_assert_int_eq(trace_alloc_cross(dec, nc), 0);
+	dec->encoder = enc;
+	dec->special[0] = true; /* the decoder start token */
+	for (int l = 0; l < 2; l++)
+		for (int h = 0; h < 3; h++)
+			for (int i = 0; i < n; i++) {
+				float *row = (float *)trace_cross_attn(dec, l, h) + (size_t)i * nc;
+				double s = 0;
+				for (int j = 0; j < nc; j++)
+					s += row[j] = (float)(1 + ((l * 7 + h * 5 + i * 3 + j) % 5));
+				for (int j = 0; j < nc; j++)
+					row[j] = (float)(row[j] / s);
+			}
+	struct heatmat m;
+	ck_assert_int_eq(heatmat_build_cross(dec, 1, 2, HEAT_HEAD, false, &m), 0);
+	ck_assert_int_eq(m.rows, n);
+	ck_assert_int_eq(m.cols, nc);
+	ck_assert_int_eq(memcmp(m.v, trace_cross_attn(dec, 1, 2), sizeof(float) * n * nc), 0);
+	ck_assert(!heatmat_masked(&m, 0, nc - 1)); /* every target token sees every source token */
+	heatmat_free(&m);
+	ck_assert_int_eq(heatmat_build_cross(dec, 1, 0, HEAT_LAYER_MEAN, false, &m), 0);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < nc; j++) {
+			double want = 0;
+			for (int h = 0; h < 3; h++)
+				want += trace_cross_attn(dec, 1, h)[(size_t)i * nc + j] / 3.0;
+			ck_assert_double_eq_tol(m.v[(size_t)i * nc + j], want, 1e-6);
+		}
+	heatmat_free(&m);
+	ck_assert_int_eq(heatmat_build_cross(dec, 0, 1, HEAT_HEAD, true, &m), 0);
+	int src_kept = 0;
+	for (int j = 0; j < nc; j++)
+		src_kept += !enc->special[j];
+	ck_assert_int_eq(m.rows, n - 1);
+	ck_assert_int_eq(m.cols, src_kept);
+	ck_assert_int_eq(m.row_tok[0], 1);
+	for (int r = 0; r < m.rows; r++) {
+		double s = 0;
+		for (int c = 0; c < m.cols; c++) {
+			ck_assert(!enc->special[m.col_tok[c]]);
+			s += m.v[(size_t)r * m.cols + c];
+		}
+		ck_assert_double_eq_tol(s, 1, 1e-6);
+		ck_assert(m.kept[r] < 1);
+	}
+	heatmat_free(&m);
+	dec->encoder = NULL;
+	trace_free(dec);
+	trace_free(enc);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("heatdata");
@@ -147,6 +208,7 @@ int main(void)
 	tcase_add_test(tc, head_and_means);
 	tcase_add_test(tc, hide_special_renormalises);
 	tcase_add_test(tc, scales);
+	tcase_add_test(tc, cross_rows_and_columns);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -138,6 +138,62 @@ int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg,
 	return 0;
 }
 
+int heatmat_build_cross(const struct trace *t, int layer, int head, enum heat_agg agg, bool hide_special,
+			struct heatmat *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!t->cross_attn || !t->encoder)
+		return -1;
+	int n = t->n, nc = t->n_cross;
+	const bool *src_special = t->encoder->special;
+	size_t cells = (size_t)n * nc;
+	double *acc = calloc(cells ? cells : 1, sizeof *acc); /* [n][n_cross] summed over the heads taken */
+	int *rk = malloc((n ? (size_t)n : 1) * sizeof *rk), *ck = malloc((nc ? (size_t)nc : 1) * sizeof *ck);
+	int big = n > nc ? n : nc;
+	if (!acc || !rk || !ck || heatmat_alloc(big, out)) {
+		free(acc);
+		free(rk);
+		free(ck);
+		heatmat_free(out);
+		return -1;
+	}
+	int l0 = agg == HEAT_ALL_MEAN ? 0 : layer, l1 = agg == HEAT_ALL_MEAN ? t->n_layers : layer + 1;
+	int h0 = agg == HEAT_HEAD ? head : 0, h1 = agg == HEAT_HEAD ? head + 1 : t->n_heads;
+	for (int l = l0; l < l1; l++)
+		for (int h = h0; h < h1; h++) {
+			const float *a = trace_cross_attn(t, l, h);
+			for (size_t i = 0; i < cells; i++)
+				acc[i] += a[i];
+		}
+	double count = (double)(l1 - l0) * (h1 - h0);
+	int rows = 0, cols = 0;
+	for (int i = 0; i < n; i++)
+		if (!(hide_special && t->special[i]))
+			rk[rows++] = i;
+	for (int j = 0; j < nc; j++)
+		if (!(hide_special && src_special[j]))
+			ck[cols++] = j;
+	out->rows = rows, out->cols = cols;
+	memcpy(out->row_tok, rk, (size_t)rows * sizeof *rk);
+	memcpy(out->col_tok, ck, (size_t)cols * sizeof *ck);
+	for (int r = 0; r < rows; r++) {
+		const double *src = acc + (size_t)rk[r] * nc;
+		double sum = 0;
+		for (int c = 0; c < cols; c++)
+			sum += src[ck[c]];
+		out->lo[r] = 0, out->hi[r] = nc - 1; /* cross-attention masks nothing */
+		out->kept[r] = hide_special ? (float)(sum / count) : 1.0f;
+		for (int c = 0; c < cols; c++) {
+			double v = src[ck[c]];
+			out->v[(size_t)r * cols + c] = (float)(hide_special ? (sum > 0 ? v / sum : 0) : v / count);
+		}
+	}
+	free(acc);
+	free(rk);
+	free(ck);
+	return 0;
+}
+
 bool heatmat_masked(const struct heatmat *m, int r, int c)
 {
 	int j = m->col_tok[c];

@@ -50,6 +50,11 @@ double heat_sink_share(const struct trace *t, int layer, int head, enum heat_agg
 int heatmat_build(const struct trace *t, int layer, int head, enum heat_agg agg, bool hide_special,
 		  struct heatmat *out);
 void heatmat_free(struct heatmat *m);
+/* The same for the cross-attention of a decoder's trace T (trace_cross_attn): rows are T's tokens (the
+ * target), columns the encoder's (T->encoder, the source), nothing masked; with HIDE_SPECIAL each side's
+ * special tokens are dropped and rows renormalised. -1 on OOM or when T has no cross-attention. */
+int heatmat_build_cross(const struct trace *t, int layer, int head, enum heat_agg agg, bool hide_special,
+			struct heatmat *out);
 /* Is cell (R, C) of M masked (a key its query cannot see)? */
 bool heatmat_masked(const struct heatmat *m, int r, int c);
 /* Set the masked cells of X[m->rows][m->cols] (values laid out like m->v) to NaN, so colour scales

@@ -684,6 +684,9 @@ static int dump_json(const struct trace *t, const struct trace *b, const struct 
 
 static void dump_csv(const struct trace *t, const struct trace *b, const struct dump_select *sel, FILE *out)
 {
+	/* cross-attention: rows are T's tokens (the decoder's), columns its encoder's */
+	bool cross = sel->stack == 2 && t->encoder;
+	const struct trace *kt = cross ? t->encoder : t;
 	fputs(b ? "layer,head,query_index,key_index,query_token,key_token,weight,weight_b,difference\n"
 		: "layer,head,query_index,key_index,query_token,key_token,weight\n", out);
 	for (int l = 0; l < t->n_layers; l++) {
@@ -692,15 +695,15 @@ static void dump_csv(const struct trace *t, const struct trace *b, const struct 
 		for (int h = 0; h < t->n_heads; h++) {
 			if (sel->head >= 0 && h != sel->head)
 				continue;
-			const float *a = trace_attn(t, l, h), *pb = b ? trace_attn(b, l, h) : NULL;
+			const float *a = cross ? trace_cross_attn(t, l, h) : trace_attn(t, l, h), *pb = b ? trace_attn(b, l, h) : NULL;
 			for (int i = 0; i < t->n; i++) {
-				for (int j = 0; j < t->n; j++) {
+				for (int j = 0; j < kt->n; j++) {
 					fprintf(out, "%d,%d,%d,%d,", l, h, i, j);
 					dump_csv_field(out, t->tokens[i]);
 					fputc(',', out);
-					dump_csv_field(out, t->tokens[j]);
+					dump_csv_field(out, kt->tokens[j]);
 					fputc(',', out);
-					dump_float(out, a[(size_t)i * t->n + j]);
+					dump_float(out, a[(size_t)i * kt->n + j]);
 					if (b && i < b->n && j < b->n) {
 						float wb = pb[(size_t)i * b->n + j];
 						fputc(',', out);
@@ -726,6 +729,14 @@ int dump_write(const struct trace *t, const struct model_info *info, enum dump_f
 int dump_write_compare(const struct trace *t, const struct trace *b, const struct model_info *info,
 		       enum dump_format fmt, const struct dump_select *sel, FILE *out, struct err *e)
 {
+	if (sel->stack) { /* --dump csv --stack decoder|cross: the decoder's trace, as it is */
+		if (fmt != DUMP_CSV || b)
+			return err_set(e, "--stack applies to --dump csv of one text (--dump json holds every stack)");
+		if (!t->decoder)
+			return err_set(e, "--stack %s: %s is not an encoder-decoder model", sel->stack == 2 ? "cross" : "decoder",
+				       t->model_name);
+		t = t->decoder;
+	}
 	if (sel->layer >= t->n_layers)
 		return err_set(e, "--layer %d: the model has layers 0..%d", sel->layer, t->n_layers - 1);
 	if (sel->head >= t->n_heads)

@@ -26,6 +26,9 @@ struct dump_select {
 	const struct trace *clean;
 	const double *ablation_effect; /* --ablation-effect: [n_layers][n_heads] (ablate.h), or NULL */
 	int ablation_effect_mode;      /* enum ablate_mode of ABLATION_EFFECT */
+	int stack;                     /* CSV of an encoder-decoder (--stack): 0 its encoder's attention (every
+	                                * other model's), 1 the decoder's self-attention, 2 its cross-attention
+	                                * (keys: the source's tokens) */
 };
 
 /* Parse "json" / "csv"; -1 if neither. */

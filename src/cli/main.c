@@ -72,6 +72,10 @@ static void usage(FILE *out)
 		"      --target-ids=N[,N...]  with --ids: the target's ids (the decoder's labels)\n"
 		"      --src-lang=CODE, --tgt-lang=CODE  mBART, NLLB: the text's and the target's\n"
 		"                         language (en_XX, deu_Latn; default: tokenizer_config.json's)\n"
+		"      --stack=STACK      encoder-decoder models: the attention --print, --dump csv\n"
+		"                         and the explorer show: encoder (default), decoder (its\n"
+		"                         causal self-attention) or cross (grid, heatmap: target\n"
+		"                         rows, source columns)\n"
 		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
 		"      --print=VIEW       draw VIEW to standard output and exit; VIEW is one of\n"
 		"                         %s\n"
@@ -310,7 +314,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
 	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS,
 	       OPT_TOP_K, OPT_LENS, OPT_ABLATE, OPT_ABLATE_MODE, OPT_ABLATION_EFFECT, OPT_TARGET, OPT_IDS,
-	       OPT_TARGET_IDS, OPT_SRC_LANG, OPT_TGT_LANG };
+	       OPT_TARGET_IDS, OPT_SRC_LANG, OPT_TGT_LANG, OPT_STACK };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -338,6 +342,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"target", required_argument, NULL, OPT_TARGET},
 		{"ids", required_argument, NULL, OPT_IDS}, {"target-ids", required_argument, NULL, OPT_TARGET_IDS},
 		{"src-lang", required_argument, NULL, OPT_SRC_LANG}, {"tgt-lang", required_argument, NULL, OPT_TGT_LANG},
+		{"stack", required_argument, NULL, OPT_STACK},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -552,6 +557,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_TGT_LANG:
 			o->tgt_lang = optarg;
 			break;
+		case OPT_STACK: {
+			static const char *const stacks[] = {"encoder", "decoder", "cross"}; /* enum ui_stack */
+			if (parse_choice("--stack", optarg, stacks, 3, &o->ui.stack) < 0)
+				return 2;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			return 1;
@@ -673,7 +684,7 @@ static int run_once(const struct options *o)
 		else if (t->nonfinite_layer > 0)
 			fprintf(stderr, "attnscope: warning: layer %d produced NaN or Inf values; check the weights\n",
 				t->nonfinite_layer - 1);
-		struct dump_select sel = {.layer = o->layer, .head = o->head};
+		struct dump_select sel = {.layer = o->layer, .head = o->head, .stack = o->ui.stack};
 		if (clean) {
 			sel.ablation = &ab;
 			sel.ablation_model = m;
@@ -753,7 +764,15 @@ static int run_tui(const struct options *o)
 		return 1;
 	}
 	model_promote_weights(m); /* the explorer runs the model on every edit */
-	int rc = ui_run(m, o->text ? o->text : "", o->pair, &o->ui, &e) < 0 ? 1 : 0;
+	if ((o->target || o->ui.stack != UI_STACK_ENCODER) && !model_get_info(m)->encoder_decoder) {
+		fprintf(stderr, "attnscope: %s: %s is not an encoder-decoder model\n", o->target ? "--target" : "--stack",
+			o->model);
+		model_close(m);
+		return 1;
+	}
+	struct ui_options uo = o->ui; /* the explorer's decoder reads the target */
+	uo.target = o->target;
+	int rc = ui_run(m, o->text ? o->text : "", o->pair, &uo, &e) < 0 ? 1 : 0;
 	if (rc)
 		fprintf(stderr, "attnscope: %s\n", e.msg);
 	model_close(m);
@@ -845,8 +864,12 @@ int main(int argc, char **argv)
 	} else if ((o.ids || o.target_ids) && o.dump_format < 0 && !o.print_view) {
 		fprintf(stderr, "attnscope: --ids and --target-ids apply to --dump and --print\n");
 		rc = 2;
-	} else if (o.target && o.dump_format < 0 && !o.print_view) {
-		fprintf(stderr, "attnscope: --target applies to --dump and --print (the explorer shows the encoder only)\n");
+	} else if (o.ui.stack != UI_STACK_ENCODER && (o.dump_format == DUMP_JSON || o.corpus.corpus || o.corpus.load)) {
+		fprintf(stderr, "attnscope: --stack applies to --print, --dump csv and the explorer on one text (--dump json holds every stack)\n");
+		rc = 2;
+	} else if (o.ui.stack != UI_STACK_ENCODER && o.dump_format == DUMP_CSV &&
+		   (o.ui.words || o.ui.weights_norm || o.ui.compare || o.ablate)) {
+		fprintf(stderr, "attnscope: --dump csv --stack shows the decoder's weights as they are: not with --words, --weights norm, --compare or --ablate\n");
 		rc = 2;
 	} else if (o.target && (o.corpus.corpus || o.corpus.load)) {
 		fprintf(stderr, "attnscope: --target applies to one text, not to a corpus\n");

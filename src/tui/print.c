@@ -108,8 +108,14 @@ static void print_header(struct canvas *cv, const struct trace *t, const struct 
 	char weights[64] = ""; /* --weights norm: say so where every line of the picture is described */
 	if (trace_weights_norm(t))
 		snprintf(weights, sizeof weights, "%sweights %s", dot, cv->pal->utf8 ? "\xe2\x80\x96\xce\xb1\xc2\xb7" "f(x)\xe2\x80\x96" : "|a.f(x)|");
-	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%d %s%s%s%s%slayer %d head %d%s%s%s",
-		      t->model_name[0] ? print_model_label(t->model_name, label, sizeof label) : "(model)", dot, t->family[0] ? t->family : "?", dot, heads, t->n,
+	char stack[96] = ""; /* an encoder-decoder's decoder: which of its attentions */
+	if (t->encoder)
+		snprintf(stack, sizeof stack, "%s%s", ctx->cross ? "cross-attention: target rows " : "decoder self-attention",
+			 ctx->cross ? (cv->pal->utf8 ? "\xc3\x97 source columns" : "x source columns") : "");
+	if (stack[0])
+		snprintf(stack + strlen(stack), sizeof stack - strlen(stack), "%s", dot);
+	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%s%d %s%s%s%s%slayer %d head %d%s%s%s",
+		      t->model_name[0] ? print_model_label(t->model_name, label, sizeof label) : "(model)", dot, t->family[0] ? t->family : "?", dot, stack, heads, t->n,
 		      t->source ? "words" : "tokens", t->truncated ? " (truncated)" : "", dot, view, dot, ctx->layer, ctx->head, kv,
 		      marked, weights);
 }
@@ -297,6 +303,13 @@ static int print_view(const struct trace *t, const struct trace *tb, const char 
 	print_ctx_init(&ctx, o, &p);
 	ctx.trace = t;
 	ctx.compare = tb;
+	ctx.cross = o->stack == UI_STACK_CROSS;
+	if (ctx.cross && !(v->flags & VIEW_CROSS)) {
+		char names[128];
+		free(p.conf);
+		return err_set(e, "--print %s cannot show cross-attention (%s can)", view_name,
+			       registry_names(names, sizeof names, VIEW_CROSS, ", ", " and "));
+	}
 	if (o->layer >= t->n_layers || o->head >= t->n_heads || o->token >= t->n) {
 		free(p.conf);
 		return err_set(e, "no %s %d: the model has %d layers of %d heads and the text %d tokens",
@@ -336,6 +349,15 @@ int print_trace(const struct trace *t, const char *view_name, const struct ui_op
 int print_compare(const struct trace *t, const struct trace *tb, const char *view_name, const struct ui_options *o,
 		  FILE *out, struct err *e)
 {
+	if (o->stack != UI_STACK_ENCODER) { /* an encoder-decoder's decoder, its trace as any other */
+		if (!t->decoder)
+			return err_set(e, "--stack %s: %s is not an encoder-decoder model", o->stack == UI_STACK_CROSS ? "cross" : "decoder",
+				       t->model_name);
+		if (tb || o->words || o->weights_norm)
+			return err_set(e, "--stack %s shows one text's tokens and weights: not with --compare, --words or --weights norm",
+				       o->stack == UI_STACK_CROSS ? "cross" : "decoder");
+		return print_view(t->decoder, NULL, view_name, o, out, e);
+	}
 	struct trace *nt = NULL, *ntb = NULL; /* --weights norm: what the explorer's Y shows, rows shared out to 1 */
 	if (o->weights_norm && (!(nt = valnorm_build(t, false, e)) || (tb && !(ntb = valnorm_build(tb, false, e))))) {
 		trace_free(nt);

@@ -72,6 +72,7 @@ struct ui {
 	                              * valnorm.h; words are then merged from them), else NULL */
 	bool show_norm;
 	bool hide_sink;             /* the sink hidden, rows renormalised (ACT_SINK; the same derived traces) */
+	int stack;                  /* enum ui_stack: an encoder-decoder's attention the views read (ACT_STACK) */
 	/* The second text (ACT_COMPARE, --compare): its own runner over the same model. */
 	struct ui_locked_source locked;
 	struct runner *runner_b;
@@ -416,8 +417,10 @@ static void ui_draw_status(struct ui *u, int y)
 		snprintf(ntok, sizeof ntok, "%d %s%s%s%s%s%s", t->n, t->source ? "words" : "tok", t->truncated ? " (cut)" : "",
 			 trace_weights_norm(t) ? bar : "", trace_weights_norm(t) ? (cv->pal->utf8 ? "\xe2\x80\x96\xce\xb1" "f\xe2\x80\x96" : "|af|") : "",
 			 trace_sink_hidden(t) ? bar : "", trace_sink_hidden(t) ? "no sink" : "");
-	if (t && (t->decoder || (t->source && t->source->decoder))) /* an encoder-decoder: the views read its encoder */
-		snprintf(ntok + strlen(ntok), sizeof ntok - strlen(ntok), " (encoder; no decoder/cross view yet)");
+	if (t && (t->decoder || t->encoder || (t->source && t->source->decoder))) /* an encoder-decoder: which stack */
+		snprintf(ntok + strlen(ntok), sizeof ntok - strlen(ntok), " (%s)", !t->encoder ? "encoder"
+			 : u->ctx.cross ? (cv->pal->utf8 ? "cross-attention: target rows \xc3\x97 source columns"
+				 : "cross-attention: target rows x source columns") : "decoder self-attention");
 	char label[256];
 	const char *base = print_model_label(u->src->name, label, sizeof label);
 	/* Under grouped-query attention: the shape, and the key/value head the selected head reads. */
@@ -574,6 +577,11 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 		canvas_text(cv, 0, y, cv->w, line, canvas_role(cv, ROLE_LABEL));
 		ui_corpus_views(u, line, sizeof line);
 		canvas_text(cv, 0, y + 1, cv->w, line, canvas_role(cv, ROLE_DIM));
+	} else if (u->ctx.cross && !(v->flags & VIEW_CROSS)) { /* its numbers would be the decoder's, not cross */
+		char sk[32], names[96], line[320];
+		snprintf(line, sizeof line, "The %s view cannot show cross-attention: the %s can (%s: the next stack).", v->name,
+			 registry_names(names, sizeof names, VIEW_CROSS, ", ", " and "), ui_first_key(u, ACT_STACK, sk, sizeof sk));
+		canvas_text(cv, 0, y, cv->w, line, canvas_role(cv, ROLE_LABEL));
 	} else {
 		v->draw(u->ctx.state[u->ctx.depth - 1], &u->ctx, cv, (struct rect){0, y, cv->w, cv->h - 1 - y});
 	}
@@ -748,6 +756,11 @@ static void ui_show_trace(struct ui *u)
 	}
 	u->ctx.trace = u->words ? u->words : ta;
 	u->ctx.compare = u->words_b ? u->words_b : tb;
+	if (u->stack != UI_STACK_ENCODER && run && run->decoder) { /* the decoder's own trace, as it is */
+		u->ctx.trace = run->decoder;
+		u->ctx.compare = NULL;
+	}
+	u->ctx.cross = u->stack == UI_STACK_CROSS && u->ctx.trace && u->ctx.trace->encoder;
 	u->ctx.trace_gen++;
 	view_ctx_clamp(&u->ctx);
 }
@@ -1054,10 +1067,51 @@ static void ui_new_agg(struct ui *u, struct aggregate *a)
 	ui_show_corpus(u);
 }
 
+/* Show the next stack of an encoder-decoder model: encoder, decoder self-attention, cross-attention. */
+static void ui_next_stack(struct ui *u)
+{
+	struct view_ctx *ctx = &u->ctx;
+	if (!u->trace || !u->trace->decoder) {
+		snprintf(ctx->message, sizeof ctx->message, "%s", u->trace ? "not an encoder-decoder model: one stack only"
+			 : "no text yet");
+		return;
+	}
+	if (u->stack == UI_STACK_ENCODER && (u->show_words || u->show_norm || u->hide_sink || ctx->compare ||
+					     ablation_count(&u->abl) > 0)) {
+		snprintf(ctx->message, sizeof ctx->message, "the decoder is shown as it is: turn off words, weights, "
+			 "the hidden sink, the comparison and ablation first");
+		return;
+	}
+	u->stack = (u->stack + 1) % 3;
+	ctx->n_marks = 0; /* marks and the selection are tokens of the stack left */
+	ctx->token = -1;
+	ui_show_trace(u);
+	snprintf(ctx->message, sizeof ctx->message, "%s", u->stack == UI_STACK_ENCODER ? "encoder self-attention"
+		 : u->stack == UI_STACK_DECODER ? "decoder self-attention (causal)"
+		 : "cross-attention: target rows, source columns (grid and heatmap)");
+}
+
+/* Keys that change the encoder's trace or how it is read, with the decoder shown: refused in one line. */
+static bool ui_stack_refuses(struct ui *u, enum action a)
+{
+	if (u->stack == UI_STACK_ENCODER || !(a == ACT_WORDS || a == ACT_WEIGHTS || a == ACT_SINK || a == ACT_COMPARE ||
+					      a == ACT_ABLATE || a == ACT_ABLATE_LAYER || a == ACT_ABLATE_MODE))
+		return false;
+	char k[32];
+	snprintf(u->ctx.message, sizeof u->ctx.message, "the encoder's only: %s shows it again",
+		 ui_first_key(u, ACT_STACK, k, sizeof k));
+	return true;
+}
+
 static void ui_global(struct ui *u, enum action a)
 {
 	struct view_ctx *ctx = &u->ctx;
+	if (ui_stack_refuses(u, a))
+		return;
 	switch (a) {
+	case ACT_STACK:
+		ui_next_stack(u);
+		break;
 	case ACT_BACK:
 		if (ctx->depth <= 1)
 			u->quit = true;
@@ -1334,6 +1388,7 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 		ui_toggle_pixels(u, true);
 	u->show_words = o->words;
 	u->show_norm = o->weights_norm;
+	u->stack = o->stack;
 	if (!view_push(&u->ctx, &view_grid))
 		return err_set(e, "out of memory");
 	u->focus = u->text.len ? FOCUS_VIEW : FOCUS_TEXT;

@@ -29,6 +29,10 @@ enum ui_color {
 	UI_COLOR_NEVER,   /* monochrome: attributes only; heatmaps as shade characters */
 };
 
+/* Which attention of an encoder-decoder model is shown (--stack): its encoder's self-attention (every
+ * other model's only one), the decoder's causal self-attention, or the decoder's cross-attention. */
+enum ui_stack { UI_STACK_ENCODER, UI_STACK_DECODER, UI_STACK_CROSS };
+
 struct ui_options {
 	const char *theme;        /* theme name or file; NULL = the config file's, else "viridis" */
 	const char *config;       /* config file; NULL = $XDG_CONFIG_HOME/attnscope/config.yaml */
@@ -51,6 +55,8 @@ struct ui_options {
 	const char *compare;      /* a second text to compare with (--compare), NULL = none */
 	enum heat_agg agg;        /* --print heatmap: one head, mean of the layer, mean of all */
 	bool numbers;             /* --print heatmap: weights written in the cells */
+	int stack;                /* --stack: an encoder-decoder's attention shown, enum ui_stack */
+	const char *target;       /* the explorer's --target: an encoder-decoder's decoder text, NULL = none */
 	const char *sort;         /* --print heads: the score to sort by (a headscore name), NULL = none */
 	const struct model *model; /* --print: the model that made the trace, for its output head (--print
 	                           * predict); NULL = none */

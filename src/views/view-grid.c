@@ -96,11 +96,13 @@ static int grid_layer_label(const struct trace *t, int layer, bool utf8, char *b
 }
 
 /* HEIGHT < 0: as tall as needed. */
-static struct grid_layout grid_layout(const struct grid_state *g, const struct trace *t, const struct canvas *cv,
-				      int width, int height)
+static struct grid_layout grid_layout(const struct grid_state *g, const struct trace *t, bool cross,
+				      const struct canvas *cv, int width, int height)
 {
 	struct grid_layout lo;
 	int n = t->n > 0 ? t->n : 1, rpc = canvas_heat_rows(cv);
+	if (cross && t->n_cross > n) /* a thumbnail wide enough for the source's tokens */
+		n = t->n_cross;
 	lo.label_w = 1 + digits(t->n_layers - 1) + 1;
 	for (int l = 0; l < t->n_layers; l++) {
 		char lab[48];
@@ -273,10 +275,10 @@ static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct g
 		      float *px)
 {
 	const struct trace *t = ctx->trace;
-	if (t->thumb && !ctx->compare)
+	if (t->thumb && !ctx->compare && !ctx->cross)
 		return grid_pool_blocks(g, ctx, lo, layer, head, px);
 	struct heatmat m;
-	if (heatmat_build(t, layer, head, HEAT_HEAD, ctx->hide_special, &m))
+	if ((ctx->cross ? heatmat_build_cross : heatmat_build)(t, layer, head, HEAT_HEAD, ctx->hide_special, &m))
 		return false;
 	heatmat_mask(&m, m.v);
 	if (m.rows == 0) {
@@ -285,7 +287,7 @@ static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct g
 			px[i] = NAN;
 		return true;
 	}
-	if (ctx->compare) { /* the signed difference B − A on the diverging ramp */
+	if (ctx->compare && !ctx->cross) { /* the signed difference B − A on the diverging ramp */
 		struct heatmat mb;
 		if (heatmat_build(ctx->compare, layer, head, HEAT_HEAD, ctx->hide_special, &mb)) {
 			heatmat_free(&m);
@@ -301,7 +303,7 @@ static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct g
 	}
 	heatdata_scale(m.v, m.rows, m.cols, ctx->scale, m.v);
 	int sel_r = ctx->token >= 0 ? heatmat_find_row(&m, ctx->token) : -1;
-	int sel_c = ctx->token >= 0 ? heatmat_find_col(&m, ctx->token) : -1;
+	int sel_c = ctx->token >= 0 && !ctx->cross ? heatmat_find_col(&m, ctx->token) : -1;
 	if (sel_r >= 0) {
 		/* Keep the selected token's row and column, dim the rest. */
 		for (int r = 0; r < m.rows; r++)
@@ -421,7 +423,7 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 		canvas_clip(cv, old);
 		return;
 	}
-	struct grid_layout lo = grid_layout(g, t, cv, area.w, ctx->print ? -1 : area.h);
+	struct grid_layout lo = grid_layout(g, t, ctx->cross, cv, area.w, ctx->print ? -1 : area.h);
 	grid_follow(g, ctx, &lo);
 	grid_cache_key(g, ctx, &lo); /* before the title: it says the difference scale */
 	g->page_rows = lo.rows_fit;
@@ -459,6 +461,9 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 			 cv->pal->utf8 ? "\xc2\xb7" : "-", ctx->layer, ctx->head, compare_tv(t, ctx->compare, ctx->layer, ctx->head),
 			 cv->pal->utf8 ? "\xc2\xb7" : "-", ends);
 	}
+	if (ctx->cross) /* the thumbnails are decoder rows against encoder columns */
+		snprintf(title + strlen(title), sizeof title - strlen(title), " %s cross-attention: target rows %s %d source columns",
+			 cv->pal->utf8 ? "\xc2\xb7" : "-", cv->pal->utf8 ? "\xc3\x97" : "x", t->n_cross);
 	int tw = canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
 	grid_legend(g, ctx, cv, area.x + tw + 2, area.y, area.w - tw - 2);
 
@@ -516,7 +521,7 @@ static int grid_height(void *state, struct view_ctx *ctx, const struct canvas *c
 	const struct trace *t = ctx->trace;
 	if (!t || t->n == 0 || t->n_layers == 0 || t->n_heads == 0)
 		return 1;
-	struct grid_layout lo = grid_layout(state, t, cv, width, -1);
+	struct grid_layout lo = grid_layout(state, t, ctx->cross, cv, width, -1);
 	return lo.top + t->n_layers * (lo.th + 1);
 }
 
@@ -617,6 +622,7 @@ static const enum action grid_status_keys[] = {ACT_OPEN, ACT_EDIT, ACT_HELP, ACT
 const struct view view_grid = {
 	.name = "grid",
 	.title = "Grid view",
+	.flags = VIEW_CROSS,
 	.actions = grid_actions,
 	.status_keys = grid_status_keys,
 	.create = grid_create,

@@ -139,7 +139,7 @@ static bool hm_ensure(struct heatmap_state *s, struct view_ctx *ctx)
 	free(s->vb);
 	s->pos = s->va = s->vb = NULL;
 	s->valid = s->diff = false;
-	if (heatmat_build(t, ctx->layer, ctx->head, s->agg, ctx->hide_special, &s->m))
+	if ((ctx->cross ? heatmat_build_cross : heatmat_build)(t, ctx->layer, ctx->head, s->agg, ctx->hide_special, &s->m))
 		return false;
 	s->pos = malloc((s->m.rows ? (size_t)s->m.rows * s->m.cols : 1) * sizeof *s->pos);
 	if (!s->pos) {
@@ -149,7 +149,7 @@ static bool hm_ensure(struct heatmap_state *s, struct view_ctx *ctx)
 	memcpy(s->pos, s->m.v, (size_t)s->m.rows * s->m.cols * sizeof *s->pos);
 	heatmat_mask(&s->m, s->pos);
 	heatdata_scale(s->pos, s->m.rows, s->m.cols, ctx->scale, s->pos);
-	if (ctx->compare && ctx->compare->n == t->n && !hm_diff(s, ctx)) {
+	if (ctx->compare && !ctx->cross && ctx->compare->n == t->n && !hm_diff(s, ctx)) {
 		heatmat_free(&s->m);
 		return false;
 	}
@@ -298,8 +298,12 @@ static void hm_title(struct heatmap_state *s, struct view_ctx *ctx, char *buf, s
 			 s->diff_range, ctx->diff_fixed ? " (fixed)" : " (largest change)");
 	else
 		snprintf(scale, sizeof scale, "%s scale", heatdata_scale_name(ctx->scale));
-	snprintf(buf, n, "%s %s queries %s, keys %s %s %s", what, dot, utf8 ? "\xe2\x86\x93" : "down",
-		 utf8 ? "\xe2\x86\x92" : "across", dot, scale);
+	if (ctx->cross) /* rows and columns are different texts */
+		snprintf(buf, n, "cross-attention %s %s target rows %s source columns %s %s", what, dot,
+			 utf8 ? "\xc3\x97" : "x", dot, scale);
+	else
+		snprintf(buf, n, "%s %s queries %s, keys %s %s %s", what, dot, utf8 ? "\xe2\x86\x93" : "down",
+			 utf8 ? "\xe2\x86\x92" : "across", dot, scale);
 	if (ctx->hide_special)
 		snprintf(buf + strlen(buf), n - strlen(buf), ", specials hidden (rows renormalised)");
 	if (s->zoom > 1)
@@ -334,6 +338,14 @@ static struct style token_style(const struct canvas *cv, const struct view_ctx *
 	if (marks_has(ctx, tok))
 		st.attr |= ATTR_UNDERLINE | ATTR_BOLD;
 	return st;
+}
+
+/* A key's label: as token_style, but under cross-attention a key is a source token (nothing selects it). */
+static struct style key_style(const struct canvas *cv, const struct view_ctx *ctx, int tok, int cursor)
+{
+	if (!ctx->cross)
+		return token_style(cv, ctx, tok, cursor, ROLE_KEY);
+	return canvas_role(cv, tok == cursor ? ROLE_LABEL_SEL : view_key_trace(ctx)->special[tok] ? ROLE_SPECIAL : ROLE_KEY);
 }
 
 static void hm_key_label(struct canvas *cv, const struct hm_layout *lo, int x, int y, const char *lab,
@@ -440,7 +452,7 @@ static void hm_combined(struct view_ctx *ctx, const struct heatmat *m, struct ca
 	marks_given(m->v, m->cols, idx, k, sum);
 	for (int j = 0; j < m->cols; j++)
 		rk[j] = (struct ranked_key){sum[j], m->col_tok[j]};
-	hm_ranked(cv, ctx->trace, x, y, w, line, lines, rk, k ? m->cols : 0, st);
+	hm_ranked(cv, view_key_trace(ctx), x, y, w, line, lines, rk, k ? m->cols : 0, st);
 	(*line)++;
 	k = hm_marked(ctx, m, true, idx);
 	snprintf(buf, sizeof buf, "who attends to %s (sum of %d columns)", names, k);
@@ -473,7 +485,7 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 	struct style st = canvas_role(cv, ROLE_PANEL), lab = canvas_role(cv, ROLE_LABEL);
 	char q[256], k[256], buf[1024], weight[64], kept[64] = "";
 	tokstrip_label(t, m->row_tok[r], cv->pal->utf8, q, sizeof q);
-	tokstrip_label(t, m->col_tok[c], cv->pal->utf8, k, sizeof k);
+	tokstrip_label(view_key_trace(ctx), m->col_tok[c], cv->pal->utf8, k, sizeof k);
 	float p = m->v[(size_t)r * m->cols + c];
 	if (heatmat_masked(m, r, c))
 		snprintf(weight, sizeof weight, "masked (key not visible)");
@@ -509,7 +521,7 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 			int used = canvas_text(cv, x, y + 1, w, "top:", lab);
 			for (int j = 0; j < nk && used < w; j++) {
 				char kl[256];
-				tokstrip_label(t, rk[j].tok, cv->pal->utf8, kl, sizeof kl);
+				tokstrip_label(view_key_trace(ctx), rk[j].tok, cv->pal->utf8, kl, sizeof kl);
 				snprintf(buf, sizeof buf, " %s %.2f", kl, rk[j].p);
 				used += canvas_text(cv, x + used, y + 1, w - used, buf, st);
 			}
@@ -546,7 +558,7 @@ static void hm_panel(struct heatmap_state *s, struct view_ctx *ctx, struct canva
 	if (ctx->n_marks)
 		hm_combined(ctx, m, cv, x, y, w, &line, lines);
 	PANEL_LINE(lab, s->diff ? "keys gaining most in B for %s" : "top keys of %s", q);
-	hm_ranked(cv, t, x, y, w, &line, lines, rk, nk, st);
+	hm_ranked(cv, view_key_trace(ctx), x, y, w, &line, lines, rk, nk, st);
 #undef PANEL_LINE
 	free(rk);
 }
@@ -704,7 +716,7 @@ static void hm_draw_pixels(struct heatmap_state *s, struct view_ctx *ctx, struct
 		int tok = m->col_tok[j * f.zoom];
 		snprintf(lab, sizeof lab, "%d", tok);
 		canvas_text(cv, area.x + lo.qw + j * f.block / cv->px_w, area.y + 1, digits, lab,
-			    token_style(cv, ctx, tok, -1, ROLE_KEY));
+			    key_style(cv, ctx, tok, -1));
 	}
 	if (!ctx->print)
 		canvas_put(cv, area.x + lo.qw + (cc * f.block + f.block / 2) / cv->px_w, area.y + 1,
@@ -787,9 +799,9 @@ static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, stru
 		if (z > 1)
 			snprintf(lab, sizeof lab, "%d", tok);
 		else
-			tokstrip_label(t, tok, cv->pal->utf8, lab, sizeof lab);
+			tokstrip_label(view_key_trace(ctx), tok, cv->pal->utf8, lab, sizeof lab);
 		hm_key_label(cv, &lo, area.x + lo.mx + (j - s->col0) * lo.cw, area.y + 1, lab,
-			     token_style(cv, ctx, tok, cur_tok_c, ROLE_KEY));
+			     key_style(cv, ctx, tok, cur_tok_c));
 	}
 	struct style cursor = canvas_role(cv, ROLE_CURSOR);
 	for (int i = s->row0; i < s->row0 + lo.vis_rows && i < rows; i++) {
@@ -1009,6 +1021,7 @@ static const enum action heatmap_status_keys[] = {ACT_HEAD_NEXT, ACT_LAYER_NEXT,
 const struct view view_heatmap = {
 	.name = "heatmap",
 	.title = "Heatmap view",
+	.flags = VIEW_CROSS,
 	.actions = heatmap_actions,
 	.status_keys = heatmap_status_keys,
 	.create = heatmap_create,

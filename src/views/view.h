@@ -43,6 +43,9 @@ struct view_ctx {
 	bool qk_before_rotary;        /* Q/K views read queries and keys before rotary (and q/k norm)
 	                               * instead of as the scores use them (rotary models only) */
 	bool print;                   /* headless: draw at natural size, no scrolling */
+	bool cross;                   /* trace is a decoder's and the views show its cross-attention (trace_cross_attn):
+	                               * rows are its tokens (the target), columns its encoder's (the source); only
+	                               * the views with VIEW_CROSS draw it, the others say so */
 	bool pixels;                  /* heatmaps are drawn as images (the explorer's pixel heatmaps) */
 	int marks[VIEW_MARKS_MAX];    /* tokens marked to be combined (marks.h), in marking order */
 	int n_marks;
@@ -81,7 +84,14 @@ struct view_ctx {
  * carry theirs), so that every list of "the views that …" follows from the views themselves. */
 enum view_flag {
 	VIEW_AGGREGATE = 1 << 0,  /* draws a corpus aggregate (ctx->agg) too, and prints one */
+	VIEW_CROSS = 1 << 1,      /* draws cross-attention (ctx->cross) */
 };
+
+/* The trace whose tokens are the columns (keys) CTX's heatmaps show: the encoder's under cross-attention. */
+static inline const struct trace *view_key_trace(const struct view_ctx *ctx)
+{
+	return ctx->cross && ctx->trace && ctx->trace->encoder ? ctx->trace->encoder : ctx->trace;
+}
 
 struct view {
 	const char *name;                 /* "grid", "heatmap": also the --print name */

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tui-encdec.sh -- an encoder-decoder model in the explorer under tmux (issue 21, engine slice): the views
-# read its encoder, the status line says the decoder and cross-attention are not shown yet, the heatmap
+# read its encoder, the status line says the encoder is shown, the heatmap
 # panel gives the encoder's weights as --dump csv does; T5 tokenizes the text as --dump does, and the
 # explorer quits cleanly. Needs the shared reference.
 set -u
@@ -14,7 +14,7 @@ U8="LC_ALL=C.UTF-8"
 TEXT="The king went up to the city."
 
 tui_start 120 30 $U8 "$ATTNSCOPE_BIN" -m "$BART" "$TEXT"
-tui_wait "(encoder; no decoder/cross view yet)"
+tui_wait "(encoder)"
 tui_keys l Enter
 tui_wait "layer 0 head 1 ·"
 tui_keys 2 g 1 '|'
@@ -26,7 +26,7 @@ tui_keys q q
 [ "$(tui_exit_status)" = 0 ] || tui_fail "bart: exit status $(tui_exit_status)"
 
 tui_start 120 30 $U8 "$ATTNSCOPE_BIN" -m "$T5" "$TEXT"
-tui_wait "(encoder; no decoder/cross view yet)"
+tui_wait "(encoder)"
 n=$("$ATTNSCOPE_BIN" -m "$T5" --dump json --top-k 0 "$TEXT" | jq '.ids | length')
 tui_wait "$n tok"
 tui_keys q
