@@ -84,6 +84,21 @@ typedef const float *(*dump_getter)(const struct trace *, int, int);
 static void dump_per_head_rows(FILE *out, const struct trace *t, const struct dump_select *sel, dump_getter get,
 			       int rows, int cols);
 
+/* Steps *I to the next index below COUNT that selection ONLY keeps (-1 keeps all) and writes FIRST
+ * before the first one kept, SEP before each other; false past the end. Every selected-layer or
+ * selected-head list of the dump is one such loop: for (int l = -1; dump_next(out, &l, n, only, "[", ",");) */
+static bool dump_next(FILE *out, int *i, int count, int only, const char *first, const char *sep)
+{
+	bool started = *i >= 0;
+	do
+		++*i;
+	while (*i < count && only >= 0 && *i != only);
+	if (*i >= count)
+		return false;
+	fputs(started ? sep : first, out);
+	return true;
+}
+
 /* [layer][head][n][cols] over the selected layers and heads. */
 static void dump_per_head(FILE *out, const struct trace *t, const struct dump_select *sel, dump_getter get,
 			  int cols)
@@ -96,21 +111,9 @@ static void dump_per_head_rows(FILE *out, const struct trace *t, const struct du
 			       int rows, int cols)
 {
 	fputc('[', out);
-	int first_layer = 1;
-	for (int l = 0; l < t->n_layers; l++) {
-		if (sel->layer >= 0 && l != sel->layer)
-			continue;
-		fputs(first_layer ? "\n  [" : ",\n  [", out);
-		first_layer = 0;
-		int first_head = 1;
-		for (int h = 0; h < t->n_heads; h++) {
-			if (sel->head >= 0 && h != sel->head)
-				continue;
-			if (!first_head)
-				fputs(",\n   ", out);
-			first_head = 0;
+	for (int l = -1; dump_next(out, &l, t->n_layers, sel->layer, "\n  [", ",\n  [");) {
+		for (int h = -1; dump_next(out, &h, t->n_heads, sel->head, "", ",\n   ");)
 			dump_matrix(out, get(t, l, h), rows, cols);
-		}
 		fputc(']', out);
 	}
 	fputs("]", out);
@@ -120,16 +123,8 @@ static void dump_per_head_rows(FILE *out, const struct trace *t, const struct du
 static void dump_vnorms(FILE *out, const struct trace *t, const struct dump_select *sel)
 {
 	fputs(",\n\"value_vector_norms\": [", out);
-	for (int l = 0, first = 1; l < t->n_layers; l++) {
-		if (sel->layer >= 0 && l != sel->layer)
-			continue;
-		fputs(first ? "[" : ", [", out);
-		first = 0;
-		for (int h = 0, fh = 1; h < t->n_heads; h++) {
-			if (sel->head >= 0 && h != sel->head)
-				continue;
-			fputs(fh ? "" : ",", out);
-			fh = 0;
+	for (int l = -1; dump_next(out, &l, t->n_layers, sel->layer, "[", ", [");) {
+		for (int h = -1; dump_next(out, &h, t->n_heads, sel->head, "", ",");) {
 			const float *f = trace_vnorm(t, l, h);
 			for (int j = 0; j < t->n; j++) {
 				fputs(j ? "," : "[", out);
@@ -145,12 +140,8 @@ static void dump_vnorms(FILE *out, const struct trace *t, const struct dump_sele
 static void dump_indices(FILE *out, int count, int only)
 {
 	fputc('[', out);
-	for (int i = 0, first = 1; i < count; i++) {
-		if (only >= 0 && i != only)
-			continue;
-		fprintf(out, first ? "%d" : ",%d", i);
-		first = 0;
-	}
+	for (int i = -1; dump_next(out, &i, count, only, "", ",");)
+		fprintf(out, "%d", i);
 	fputc(']', out);
 }
 
@@ -185,12 +176,8 @@ static void dump_windows(FILE *out, const struct trace *t)
 static void dump_kv_indices(FILE *out, const struct trace *t, int only)
 {
 	fputc('[', out);
-	for (int h = 0, first = 1; h < t->n_heads; h++) {
-		if (only >= 0 && h != only)
-			continue;
-		fprintf(out, first ? "%d" : ",%d", trace_kv_head(t, h));
-		first = 0;
-	}
+	for (int h = -1; dump_next(out, &h, t->n_heads, only, "", ",");)
+		fprintf(out, "%d", trace_kv_head(t, h));
 	fputc(']', out);
 }
 
@@ -203,19 +190,9 @@ static void dump_json_compare(const struct trace *t, const struct trace *b, cons
 	dump_ints(out, b->ids, b->n);
 	fprintf(out, "],\n \"common_prefix\": %d, \"matching_rows\": %d,\n \"changed\": [", compare_prefix(t, b),
 		compare_rows(t, b));
-	for (int l = 0, first = 1; l < t->n_layers; l++) {
-		if (sel->layer >= 0 && l != sel->layer)
-			continue;
-		fputs(first ? "[" : ", [", out);
-		first = 0;
-		for (int h = 0, fh = 1; h < t->n_heads; h++) {
-			if (sel->head >= 0 && h != sel->head)
-				continue;
-			if (!fh)
-				fputs(", ", out);
-			fh = 0;
+	for (int l = -1; dump_next(out, &l, t->n_layers, sel->layer, "[", ", [");) {
+		for (int h = -1; dump_next(out, &h, t->n_heads, sel->head, "", ", ");)
 			dump_float(out, (float)compare_tv(t, b, l, h));
-		}
 		fputc(']', out);
 	}
 	fputs("],\n \"attentions\": ", out);
@@ -228,11 +205,7 @@ static void dump_json_compare(const struct trace *t, const struct trace *b, cons
 static void dump_moe(FILE *out, const struct trace *t, const struct dump_select *sel, bool weights)
 {
 	fputs(weights ? ",\n\"moe_weights\": [" : ",\n\"moe_topk\": [", out);
-	for (int l = 0, first = 1; l < t->n_layers; l++) {
-		if (sel->layer >= 0 && l != sel->layer)
-			continue;
-		fputs(first ? "\n  " : ",\n  ", out);
-		first = 0;
+	for (int l = -1; dump_next(out, &l, t->n_layers, sel->layer, "\n  ", ",\n  ");) {
 		if (!t->moe_layer[l]) {
 			fputs("null", out);
 			continue;
@@ -464,13 +437,8 @@ static void dump_ablation_effect(FILE *out, const struct trace *t, const struct 
 static void dump_layers(FILE *out, const struct trace *t, const struct dump_select *sel, const float *ctx, int width)
 {
 	fputc('[', out);
-	for (int l = 0, first = 1; l < t->n_layers; l++) {
-		if (sel->layer >= 0 && l != sel->layer)
-			continue;
-		fputs(first ? "\n  " : ",\n  ", out);
-		first = 0;
+	for (int l = -1; dump_next(out, &l, t->n_layers, sel->layer, "\n  ", ",\n  ");)
 		dump_matrix(out, ctx + (size_t)l * t->n * width, t->n, width);
-	}
 	fputc(']', out);
 }
 
@@ -480,13 +448,8 @@ static void dump_position_bias(FILE *out, const struct trace *t, const struct du
 	if (!t->pos_bias)
 		return;
 	fputs(",\n\"position_bias\": [", out);
-	for (int h = 0, first = 1; h < t->n_heads; h++) {
-		if (sel->head >= 0 && h != sel->head)
-			continue;
-		fputs(first ? "\n  " : ",\n  ", out);
-		first = 0;
+	for (int h = -1; dump_next(out, &h, t->n_heads, sel->head, "\n  ", ",\n  ");)
 		dump_matrix(out, t->pos_bias + (size_t)h * t->n * t->n, t->n, t->n);
-	}
 	fputs("],\n\"position_buckets\": [", out);
 	for (int i = 0; i < t->n; i++) {
 		fputs(i ? ",[" : "[", out);
@@ -689,12 +652,8 @@ static void dump_csv(const struct trace *t, const struct trace *b, const struct 
 	const struct trace *kt = cross ? t->encoder : t;
 	fputs(b ? "layer,head,query_index,key_index,query_token,key_token,weight,weight_b,difference\n"
 		: "layer,head,query_index,key_index,query_token,key_token,weight\n", out);
-	for (int l = 0; l < t->n_layers; l++) {
-		if (sel->layer >= 0 && l != sel->layer)
-			continue;
-		for (int h = 0; h < t->n_heads; h++) {
-			if (sel->head >= 0 && h != sel->head)
-				continue;
+	for (int l = -1; dump_next(out, &l, t->n_layers, sel->layer, "", "");) {
+		for (int h = -1; dump_next(out, &h, t->n_heads, sel->head, "", "");) {
 			const float *a = cross ? trace_cross_attn(t, l, h) : trace_attn(t, l, h), *pb = b ? trace_attn(b, l, h) : NULL;
 			for (int i = 0; i < t->n; i++) {
 				for (int j = 0; j < kt->n; j++) {
