@@ -15,17 +15,8 @@
 #     mean-ablation's means taken from the ablated run) must disagree with the cases.
 # Needs jq, sha256sum and /usr/bin/python3 with numpy.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
-REF=${ATTNSCOPE_SHARED_REF:-$SRC/../shared/reference}
-PY=/usr/bin/python3
-TOOLS=$SRC/tests/tools
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-ablate-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', expected '$3'"; fi; }
+TEST_NAME=ablate
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 
 command -v jq >/dev/null || { echo "ablate.sh: jq is required"; exit 99; }
 command -v sha256sum >/dev/null || { echo "ablate.sh: sha256sum is required"; exit 99; }
@@ -38,8 +29,8 @@ refuse() { # STATUS MESSAGE-PART ARGS...: attnscope exits with STATUS and one li
 	st=$1 part=$2
 	shift 2
 	"$BIN" "$@" >"$TMP/out" 2>&1
-	expect "$* status" $? "$st"
-	expect "$* one line" "$(wc -l <"$TMP/out")" 1
+	expect_eq "$* status" $? "$st"
+	expect_eq "$* one line" "$(wc -l <"$TMP/out")" 1
 	grep -q -- "$part" "$TMP/out" && ok || bad "$*: message: $(cat "$TMP/out")"
 }
 refuse 1 "does not exist" -m "$GPT2" --dump json --ablate 4.0 hi
@@ -54,20 +45,20 @@ refuse 2 "apply to --dump and --print" -m "$GPT2" --ablate 0.1 hi
 refuse 2 "adds to --dump json" -m "$GPT2" --dump csv --ablation-effect hi
 refuse 2 "exclude --compare" -m "$GPT2" --dump json --ablate 0.1 --compare "ho" hi
 "$BIN" -m "$GPT2" --dump json "the cat sat" >"$TMP/plain.json"
-expect "no ablation keys without the options" "$(jq 'has("ablated") or has("ablation") or has("ablation_effect") or has("last_hidden_state")' "$TMP/plain.json")" false
+expect_eq "no ablation keys without the options" "$(jq 'has("ablated") or has("ablation") or has("ablation_effect") or has("last_hidden_state")' "$TMP/plain.json")" false
 "$BIN" -m "$GPT2" --dump json --ablate 1.2,0.3,1.2 "the cat sat" >"$TMP/a.json"
-expect "heads listed once, in order" "$(jq -c .ablated "$TMP/a.json")" "[[0,3],[1,2]]"
-expect "zero by default" "$(jq -r .ablate_mode "$TMP/a.json")" zero
-expect "layer 0 (ablated) keeps its pattern" "$(jq -c '.attentions[0]' "$TMP/a.json")" "$(jq -c '.attentions[0]' "$TMP/plain.json")"
-expect "the tokens are the clean run's" "$(jq -c .ids "$TMP/a.json")" "$(jq -c .ids "$TMP/plain.json")"
-expect "surprisal_change: n - 1 values" "$(jq '(.ablation.surprisal_change | length) == (.ids | length) - 1' "$TMP/a.json")" true
-expect "surprisal_change = ablated - clean" \
+expect_eq "heads listed once, in order" "$(jq -c .ablated "$TMP/a.json")" "[[0,3],[1,2]]"
+expect_eq "zero by default" "$(jq -r .ablate_mode "$TMP/a.json")" zero
+expect_eq "layer 0 (ablated) keeps its pattern" "$(jq -c '.attentions[0]' "$TMP/a.json")" "$(jq -c '.attentions[0]' "$TMP/plain.json")"
+expect_eq "the tokens are the clean run's" "$(jq -c .ids "$TMP/a.json")" "$(jq -c .ids "$TMP/plain.json")"
+expect_eq "surprisal_change: n - 1 values" "$(jq '(.ablation.surprisal_change | length) == (.ids | length) - 1' "$TMP/a.json")" true
+expect_eq "surprisal_change = ablated - clean" \
 	"$(jq -s '[range(0; .[0].surprisal | length) as $i | (.[0].surprisal[$i] - .[1].surprisal[$i] - .[0].ablation.surprisal_change[$i]) | fabs] | max < 1e-5' "$TMP/a.json" "$TMP/plain.json")" true
-expect "top1_changed: the positions whose best id changed" \
+expect_eq "top1_changed: the positions whose best id changed" \
 	"$(jq -c -s '[range(0; .[0].ids | length) as $i | select(.[0].topk[$i].ids[0] != .[1].topk[$i].ids[0]) | $i]' "$TMP/a.json" "$TMP/plain.json")" \
 	"$(jq -c .ablation.top1_changed "$TMP/a.json")"
 "$BIN" -m "$GPT2" --print predict --ablate 0.3 "the cat sat" >"$TMP/p.txt"
-expect "--print with --ablate" $? 0
+expect_eq "--print with --ablate" $? 0
 
 # The worked example, quoted in the man page and the README to two decimals.
 INDUCTION="river bread window stone seven garden horse silver morning letter music lamp river bread window stone seven garden horse silver morning letter music lamp"
@@ -111,7 +102,7 @@ else
 		done
 		"$BIN" -m "$mdir" --dump json --ablation-effect "$text" >"$TMP/eff.json" 2>"$TMP/err" &&
 			"$PY" "$TOOLS/ref_ablate.py" effect "$c" "$TMP/eff.json" && ok || bad "$name: ablation_effect $(cat "$TMP/err")"
-		expect "$name: --ablation-effect leaves the rest as it was" \
+		expect_eq "$name: --ablation-effect leaves the rest as it was" \
 			"$(jq -c 'del(.ablation_effect, .ablation_effect_mode)' "$TMP/eff.json")" "$(jq -c . "$TMP/clean.json")"
 	done
 
@@ -119,7 +110,7 @@ else
 	"$PY" "$TOOLS/ref_ablate.py" verify "$REF/cases-lm" "$REF/models" "$SRC/models" >"$TMP/verify" 2>&1
 	st=$?
 	sed 's/^/ref_ablate.py vs the cases: /' "$TMP/verify"
-	expect "ref_ablate.py agrees with the cases" $st 0
+	expect_eq "ref_ablate.py agrees with the cases" $st 0
 	# 3. Deliberate mistakes the cases must catch.
 	# (on the cases of bert-tiny and llama-tiny-gqa: their pairs span two layers, where the means differ)
 	for mistake in wrong_head:bert-tiny means_of_ablated:bert-tiny means_of_ablated:llama-tiny-gqa; do

@@ -9,16 +9,10 @@
 # Each is now refused in well under a second below PEAK_LIMIT_KB (the file itself is mapped or
 # read once, so ~100 MB is the floor for the largest).
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
+TEST_NAME=badinput
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 BERT=$SRC/tests/data/models/bert-mini
 GPT2=$SRC/tests/data/models/gpt2-mini
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-badinput-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
 command -v jq >/dev/null || { echo "badinput.sh: jq is required"; exit 99; }
 
 # Peak memory bound (ASan builds stay under it too: 175 MB at most, its quarantine included).

@@ -2,16 +2,9 @@
 # cli-words.sh -- --words, several --token and --compare through --dump and --print, on fixture
 # models of each tokenizer kind (WordPiece, byte-level BPE, SentencePiece). Needs jq.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
+TEST_NAME=words
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 M=$SRC/tests/data/models
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-words-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
-expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 300 "$2")"; fi; }
 command -v jq >/dev/null || { echo "cli-words.sh: jq is required"; exit 99; }
 TEXT="The capybara was playing"
 

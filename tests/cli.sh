@@ -3,20 +3,13 @@
 # --dump json|csv and their restrictions, standard input, model lookup in a Hugging Face cache
 # layout, truncation, and the one-line errors for bad input. Needs jq.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
+TEST_NAME=cli
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 BERT=$SRC/tests/data/models/bert-mini
 GPT2=$SRC/tests/data/models/gpt2-mini
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-cli-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 # expect_eq WHAT GOT WANT
-expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
 # expect_grep WHAT FILE PATTERN
-expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 300 "$2")"; fi; }
 
 command -v jq >/dev/null || { echo "cli.sh: jq is required"; exit 99; }
 

@@ -7,17 +7,10 @@
 # give the same aggregate.
 # Needs jq.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
+TEST_NAME=corpus
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 BERT=$SRC/tests/data/models/bert-mini
 GPT2=$SRC/tests/data/models/gpt2-mini
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-corpus-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
-expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 300 "$2")"; fi; }
 command -v jq >/dev/null || { echo "corpus.sh: jq is required"; exit 99; }
 
 cat >"$TMP/c.txt" <<'TXT'

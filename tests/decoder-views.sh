@@ -5,18 +5,10 @@
 # view prints; the --print header, grid and Q/K views name the shape; --dump json describes it.
 # Needs jq.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
+TEST_NAME=decoder
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 M=$SRC/tests/data/models
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-decoder-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
 export LC_ALL=C.UTF-8 XDG_CONFIG_HOME="$TMP/no-config"
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
-expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 600 "$2")"; fi; }
-expect_nogrep() { if grep -q -- "$3" "$2"; then bad "$1: '$3' unexpected in: $(head -c 600 "$2")"; else ok; fi; }
 command -v jq >/dev/null || { echo "decoder-views.sh: jq is required"; exit 99; }
 [ -f "$M/llama-gqa/config.json" ] || { echo "decoder fixtures missing"; exit 77; }
 TEXT="the cat sat on the mat and the dog sat"

@@ -11,13 +11,8 @@
 #     the first occurrence of the current token, for N random words written twice.
 # Needs jq. Prints every best head and its score.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-demo-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+TEST_NAME=demo
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 
 command -v jq >/dev/null || { echo "demo-models.sh: jq is required"; exit 99; }
 for m in demo-bert demo-gpt2; do

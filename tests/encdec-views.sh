@@ -7,17 +7,10 @@
 # and --stack with --dump json each give one line and a usage or runtime status; without --stack the
 # output is --stack encoder's. Needs jq.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
+TEST_NAME=encdec-views
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 M=$SRC/tests/data/models
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-encdec-views-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
 export LC_ALL=C.UTF-8 XDG_CONFIG_HOME="$TMP/no-config"
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
-expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 600 "$2")"; fi; }
 command -v jq >/dev/null || { echo "encdec-views.sh: jq is required"; exit 99; }
 [ -f "$M/bart-encdec/config.json" ] && [ -f "$M/t5-encdec/config.json" ] || { echo "encdec fixtures missing"; exit 77; }
 TEXT="hello world there"

@@ -11,16 +11,9 @@
 # table, no num_decoder_layers) give the same dump. Needs the shared reference (ATTNSCOPE_SHARED_REF) and
 # /usr/bin/python3 with numpy.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
-REF=${ATTNSCOPE_SHARED_REF:-$SRC/../shared/reference}
-PY=/usr/bin/python3
+TEST_NAME=encdec
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 TOOL=$SRC/tests/tools/ref_encdec.py
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-encdec-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 "$PY" -c 'import numpy' 2>/dev/null || { echo "SKIP: encdec.sh needs $PY with numpy"; exit 77; }
 [ -d "$REF/models/t5-tiny" ] || { echo "SKIP: encdec.sh: no shared reference at $REF (set ATTNSCOPE_SHARED_REF)"; exit 77; }

@@ -10,17 +10,8 @@
 # predictions ("topk"), a one-line warning and no key for a model without a causal head, usage errors.
 # Needs jq, sha256sum and /usr/bin/python3 with numpy.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
-REF=${ATTNSCOPE_SHARED_REF:-$SRC/../shared/reference}
-PY=/usr/bin/python3
-TOOLS=$SRC/tests/tools
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-lens-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', expected '$3'"; fi; }
+TEST_NAME=lens
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 
 command -v jq >/dev/null || { echo "lens.sh: jq is required"; exit 99; }
 command -v sha256sum >/dev/null || { echo "lens.sh: sha256sum is required"; exit 99; }
@@ -31,30 +22,30 @@ TEXT="the cat sat on the mat"
 
 # The contract.
 "$BIN" -m "$GPT2" --dump json --lens "$TEXT" >"$TMP/l.json"
-expect "--lens status" $? 0
+expect_eq "--lens status" $? 0
 L=$(jq .model.layers "$TMP/l.json")
-expect "layers 0 .. L" "$(jq -c '[.logit_lens[].layer]' "$TMP/l.json")" "$(jq -nc "[range(0; $L + 1)]")"
-expect "one row per token" "$(jq '(.ids | length) as $n | [.logit_lens[] | (.ids | length), (.logprobs | length)] | unique == [$n]' "$TMP/l.json")" true
-expect "5 per position" "$(jq -c '[.logit_lens[] | .ids[], .logprobs[] | length] | unique' "$TMP/l.json")" "[5]"
-expect "best first" "$(jq '[.logit_lens[].logprobs[] | . == (sort | reverse)] | all' "$TMP/l.json")" true
-expect "the last layer is the model's own prediction" \
+expect_eq "layers 0 .. L" "$(jq -c '[.logit_lens[].layer]' "$TMP/l.json")" "$(jq -nc "[range(0; $L + 1)]")"
+expect_eq "one row per token" "$(jq '(.ids | length) as $n | [.logit_lens[] | (.ids | length), (.logprobs | length)] | unique == [$n]' "$TMP/l.json")" true
+expect_eq "5 per position" "$(jq -c '[.logit_lens[] | .ids[], .logprobs[] | length] | unique' "$TMP/l.json")" "[5]"
+expect_eq "best first" "$(jq '[.logit_lens[].logprobs[] | . == (sort | reverse)] | all' "$TMP/l.json")" true
+expect_eq "the last layer is the model's own prediction" \
 	"$(jq -c '[.logit_lens[-1].ids[]]' "$TMP/l.json")" "$(jq -c '[.topk[].ids[0:5]]' "$TMP/l.json")"
 "$BIN" -m "$GPT2" --dump json "$TEXT" >"$TMP/plain.json"
-expect "no logit_lens without --lens" "$(jq 'has("logit_lens")' "$TMP/plain.json")" false
-expect "--lens adds only logit_lens and dla" "$(jq -c 'del(.logit_lens, .dla_token, .dla)' "$TMP/l.json")" "$(jq -c . "$TMP/plain.json")"
+expect_eq "no logit_lens without --lens" "$(jq 'has("logit_lens")' "$TMP/plain.json")" false
+expect_eq "--lens adds only logit_lens and dla" "$(jq -c 'del(.logit_lens, .dla_token, .dla)' "$TMP/l.json")" "$(jq -c . "$TMP/plain.json")"
 
 # Direct logit attribution (--lens: "dla" [L][H] at --token, by default the last token with a next one),
 # against tests/tools/ref_dla.py (numpy, GPT-2), which first checks the identity: every component's dla plus
 # ln_f's bias term is the logit of the next token minus the mean logit.
 H=$(jq .model.heads "$TMP/l.json")
-expect "dla at the last token with a next one by default" "$(jq '.dla_token == (.ids | length) - 2' "$TMP/l.json")" true
-expect "dla [L][H]" "$(jq -c '[(.dla | length), (.dla[] | length)] | unique' "$TMP/l.json")" "$(jq -nc "[$L, $H] | unique")"
+expect_eq "dla at the last token with a next one by default" "$(jq '.dla_token == (.ids | length) - 2' "$TMP/l.json")" true
+expect_eq "dla [L][H]" "$(jq -c '[(.dla | length), (.dla[] | length)] | unique' "$TMP/l.json")" "$(jq -nc "[$L, $H] | unique")"
 INDUCTION="river bread window stone seven garden horse silver morning letter music lamp river bread window stone seven garden horse silver morning letter music lamp"
 for spec in "$GPT2:15" "$GPT2:3" "$REF/models/gpt2-tiny:15"; do
 	mdir=${spec%:*} tok=${spec##*:}
 	[ -d "$mdir" ] || { echo "SKIPPED: dla on $mdir: not there"; continue; }
 	"$BIN" -m "$mdir" --dump json --lens --token "$tok" "$INDUCTION" >"$TMP/dla.json" || { bad "dla dump $mdir"; continue; }
-	expect "dla_token $tok" "$(jq .dla_token "$TMP/dla.json")" "$tok"
+	expect_eq "dla_token $tok" "$(jq .dla_token "$TMP/dla.json")" "$tok"
 	"$PY" "$TOOLS/ref_dla.py" "$mdir" "$TMP/dla.json" && ok || bad "dla of $mdir at $tok against ref_dla.py"
 done
 "$BIN" -m "$GPT2" --dump json --lens --token 15 "$INDUCTION" >"$TMP/dla.json"
@@ -78,23 +69,23 @@ esac
 printf '%s\n' "$row" | awk -v v="$3" '{ if ($(NF - 1) + 0 != v + 0 && $NF + 0 != v + 0) exit 1 }' && ok || bad "dla value in '$row', want $3"
 "$BIN" -m "$GPT2" --print heads "$INDUCTION" | grep -q " dla " && bad "a dla column with no token selected" || ok
 "$BIN" -m "$GPT2" --print heads --sort dla "$INDUCTION" >"$TMP/out" 2>&1
-expect "--sort dla without --token: usage error" $? 2
+expect_eq "--sort dla without --token: usage error" $? 2
 grep -q -- "--sort dla needs --token" "$TMP/out" && ok || bad "--sort dla without --token: $(cat "$TMP/out")"
 "$BIN" -m "$GPT2" --dump json --lens --token 23 "$INDUCTION" >"$TMP/last.json"
-expect "no dla at the last token" "$(jq -c '[has("dla"), (.dla_note | test("needs a next token"))]' "$TMP/last.json")" "[false,true]"
+expect_eq "no dla at the last token" "$(jq -c '[has("dla"), (.dla_note | test("needs a next token"))]' "$TMP/last.json")" "[false,true]"
 if [ -d "$REF/models/gemma2-tiny" ]; then
 	"$BIN" -m "$REF/models/gemma2-tiny" --dump json --lens "Oh, this book?" >"$TMP/g.json"
-	expect "Gemma 2: no dla (normalised attention output)" "$(jq -c '[has("dla"), (.dla_note | test("not linear"))]' "$TMP/g.json")" "[false,true]"
+	expect_eq "Gemma 2: no dla (normalised attention output)" "$(jq -c '[has("dla"), (.dla_note | test("not linear"))]' "$TMP/g.json")" "[false,true]"
 fi
 "$BIN" -m "$GPT2" --dump json --top-k 0 --lens "$TEXT" >"$TMP/k0.json"
-expect "--lens without --top-k" "$(jq -c '[has("topk"), (.logit_lens | length)]' "$TMP/k0.json")" "[false,$((L + 1))]"
+expect_eq "--lens without --top-k" "$(jq -c '[has("topk"), (.logit_lens | length)]' "$TMP/k0.json")" "[false,$((L + 1))]"
 "$BIN" -m "$BERT" --dump json --lens "$TEXT" >"$TMP/b.json" 2>"$TMP/err"
-expect "a masked LM: status" $? 0
-expect "a masked LM: no logit_lens" "$(jq 'has("logit_lens")' "$TMP/b.json")" false
-expect "a masked LM: one line says why" "$(wc -l <"$TMP/err" | tr -d ' ')" 1
+expect_eq "a masked LM: status" $? 0
+expect_eq "a masked LM: no logit_lens" "$(jq 'has("logit_lens")' "$TMP/b.json")" false
+expect_eq "a masked LM: one line says why" "$(wc -l <"$TMP/err" | tr -d ' ')" 1
 grep -q -- "--lens: no logit lens" "$TMP/err" && ok || bad "masked LM warning: $(cat "$TMP/err")"
 "$BIN" -m "$GPT2" --dump csv --lens "$TEXT" >"$TMP/out" 2>&1
-expect "--lens with csv: usage error" $? 2
+expect_eq "--lens with csv: usage error" $? 2
 grep -q -- "--lens" "$TMP/out" && ok || bad "--lens with csv message: $(cat "$TMP/out")"
 
 if [ ! -d "$REF/cases-lm" ]; then
@@ -120,12 +111,12 @@ else
 		fi
 		"$PY" "$TOOLS/ref_lens.py" cases "$c" "$TMP/case.json" && ok || bad "$(basename "$c")"
 	done
-	expect "cases with a logit lens (gpt2-tiny, qwen3-tiny, demo-gpt2: 2 texts each)" $n 6
+	expect_eq "cases with a logit lens (gpt2-tiny, qwen3-tiny, demo-gpt2: 2 texts each)" $n 6
 	# 2. the reference against the cases, then against attnscope where no case is
 	"$PY" "$TOOLS/ref_lens.py" verify "$REF/cases-lm" "$REF/models" "$SRC/models" >"$TMP/verify" 2>&1
 	st=$?
 	sed 's/^/ref_lens.py vs the cases: /' "$TMP/verify"
-	expect "ref_lens.py agrees with the cases" $st 0
+	expect_eq "ref_lens.py agrees with the cases" $st 0
 	# a BF16 file, and a Llama with an untied lm_head and bias (a seeded copy made by ref_lm.py)
 	"$PY" "$TOOLS/ref_lm.py" synth "$REF/models/llama-tiny-gqa" "$TMP/llama-untied" untied_bias || bad "synth llama-tiny-gqa"
 	for mdir in "$REF/models/gpt2-tiny-bf16" "$TMP/llama-untied"; do
@@ -144,7 +135,7 @@ else
 	done
 fi
 "$BIN" -m "$GPT2" --dump json --lens "$(cat "$SRC/README" | head -c 250 | tr -d '\000-\037')" >"$TMP/long.json" 2>"$TMP/err"
-expect "a long text: status" $? 0
+expect_eq "a long text: status" $? 0
 "$PY" "$TOOLS/ref_lens.py" compare "$GPT2" "$TMP/long.json" && ok || bad "demo-gpt2 on a long text against ref_lens.py"
 
 echo "lens.sh: $pass passed, $fail failed"

@@ -14,17 +14,8 @@
 #     transform's LayerNorm or Gemma 2's final soft-capping left out) must disagree.
 # Needs jq, sha256sum and /usr/bin/python3 with numpy.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
-REF=${ATTNSCOPE_SHARED_REF:-$SRC/../shared/reference}
-PY=/usr/bin/python3
-TOOLS=$SRC/tests/tools
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-lm-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', expected '$3'"; fi; }
+TEST_NAME=lm
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 
 command -v jq >/dev/null || { echo "lm.sh: jq is required"; exit 99; }
 command -v sha256sum >/dev/null || { echo "lm.sh: sha256sum is required"; exit 99; }
@@ -34,22 +25,22 @@ BERT=$SRC/models/demo-bert
 
 # --top-k: its range, 0 leaves the predictions out, N gives N per position; a CSV dump has none.
 "$BIN" -m "$GPT2" --dump json --top-k -1 hi >"$TMP/out" 2>&1
-expect "--top-k -1 status" $? 2
+expect_eq "--top-k -1 status" $? 2
 grep -q -- "--top-k" "$TMP/out" && ok || bad "--top-k -1 message: $(cat "$TMP/out")"
 "$BIN" -m "$GPT2" --dump json --top-k 0 "the cat sat" >"$TMP/k0.json"
-expect "--top-k 0 status" $? 0
-expect "--top-k 0 leaves topk out" "$(jq 'has("topk") or has("lm_head")' "$TMP/k0.json")" false
+expect_eq "--top-k 0 status" $? 0
+expect_eq "--top-k 0 leaves topk out" "$(jq 'has("topk") or has("lm_head")' "$TMP/k0.json")" false
 "$BIN" -m "$GPT2" --dump json --top-k 3 "the cat sat" >"$TMP/k3.json"
-expect "--top-k 3 status" $? 0
-expect "--top-k 3 entries" "$(jq -c '[.topk[] | (.ids | length), (.logprobs | length)] | unique' "$TMP/k3.json")" "[3]"
-expect "one topk per token" "$(jq '(.topk | length) == (.ids | length)' "$TMP/k3.json")" true
-expect "surprisal: n - 1 values" "$(jq '(.surprisal | length) == (.ids | length) - 1' "$TMP/k3.json")" true
-expect "best first" "$(jq '[.topk[].logprobs | . == (sort | reverse)] | all' "$TMP/k3.json")" true
+expect_eq "--top-k 3 status" $? 0
+expect_eq "--top-k 3 entries" "$(jq -c '[.topk[] | (.ids | length), (.logprobs | length)] | unique' "$TMP/k3.json")" "[3]"
+expect_eq "one topk per token" "$(jq '(.topk | length) == (.ids | length)' "$TMP/k3.json")" true
+expect_eq "surprisal: n - 1 values" "$(jq '(.surprisal | length) == (.ids | length) - 1' "$TMP/k3.json")" true
+expect_eq "best first" "$(jq '[.topk[].logprobs | . == (sort | reverse)] | all' "$TMP/k3.json")" true
 "$BIN" -m "$GPT2" --dump json "the cat sat" >"$TMP/k10.json"
-expect "10 by default" "$(jq -c '[.topk[].ids | length] | unique' "$TMP/k10.json")" "[10]"
-expect "--top-k 3 is the default's first 3" "$(jq -c '[.topk[].ids[0:3]]' "$TMP/k10.json")" "$(jq -c '[.topk[].ids]' "$TMP/k3.json")"
+expect_eq "10 by default" "$(jq -c '[.topk[].ids | length] | unique' "$TMP/k10.json")" "[10]"
+expect_eq "--top-k 3 is the default's first 3" "$(jq -c '[.topk[].ids[0:3]]' "$TMP/k10.json")" "$(jq -c '[.topk[].ids]' "$TMP/k3.json")"
 "$BIN" -m "$GPT2" --dump csv "the cat sat" >"$TMP/p.csv"
-expect "csv unchanged" "$(head -n1 "$TMP/p.csv")" "layer,head,query_index,key_index,query_token,key_token,weight"
+expect_eq "csv unchanged" "$(head -n1 "$TMP/p.csv")" "layer,head,query_index,key_index,query_token,key_token,weight"
 
 # The worked example of the man page and README: demo-gpt2's mean surprisal on the induction text's
 # first copy and on its repetition, quoted there to two decimals.
@@ -88,7 +79,7 @@ else
 	"$PY" "$TOOLS/ref_lm.py" verify "$REF/cases-lm" "$REF/models" "$SRC/models" >"$TMP/verify" 2>&1
 	st=$?
 	sed 's/^/ref_lm.py vs the cases: /' "$TMP/verify"
-	expect "ref_lm.py agrees with the cases" $st 0
+	expect_eq "ref_lm.py agrees with the cases" $st 0
 fi
 
 # 2. attnscope against the numpy reference.

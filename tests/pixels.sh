@@ -6,18 +6,11 @@
 # sixel or kitty terminal (tests/tools/fake-term.py): --pixels auto asks once, draws the same pixels as
 # --print, and a terminal that does not answer costs the timeout once. Needs node, rsvg-convert, python3.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
+TEST_NAME=pixels
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 M=$SRC/tests/data/models
 TOOL="node $SRC/tests/tools/term-images.mjs"
 FAKE="/usr/bin/python3 $SRC/tests/tools/fake-term.py"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-pixels-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
-expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 300 "$2")"; fi; }
 for tool in rsvg-convert node; do
 	command -v $tool >/dev/null || { echo "pixels.sh: $tool is required (tools/install-deps)"; exit 99; }
 done

@@ -4,15 +4,9 @@
 # (gpt-oss, from the shared reference models when present), of the share the sink took (1 minus
 # the row's sum), each recomputed here with jq from `--dump json`. Needs jq.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
+TEST_NAME=sinks
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 M=$SRC/tests/data/models
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-sinks-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
 command -v jq >/dev/null || { echo "sinks.sh: jq is required"; exit 99; }
 TEXT="The capybara was playing with the other capybara"
 

@@ -5,16 +5,9 @@
 # and a B - A comparison has exactly the colour the same view writes to a 24-bit terminal. Needs
 # rsvg-convert, xmllint and node (tools/install-deps).
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
+TEST_NAME=svg
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 M=$SRC/tests/data/models
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-svg-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
-expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 300 "$2")"; fi; }
 for tool in rsvg-convert xmllint node; do
 	command -v $tool >/dev/null || { echo "svg.sh: $tool is required (tools/install-deps)"; exit 99; }
 done

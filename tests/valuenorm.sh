@@ -7,18 +7,11 @@
 # the dumps without it unchanged, a compact trace refused in one line. Needs jq; the shared parts
 # need ATTNSCOPE_SHARED_REF (or ../shared/reference) and numpy in /usr/bin/python3.
 set -u
-BIN=${ATTNSCOPE_BIN:-./attnscope}
-SRC=${top_srcdir:-.}
+TEST_NAME=vnorm
+. "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
 M=$SRC/tests/data/models
 PY=${ATTNSCOPE_PYTHON:-/usr/bin/python3}
 CHECK=$SRC/tests/tools/check_valuenorm.py
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/attnscope-vnorm-XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-expect_eq() { if [ "$2" = "$3" ]; then ok; else bad "$1: got '$2', want '$3'"; fi; }
-expect_grep() { if grep -q -- "$3" "$2"; then ok; else bad "$1: '$3' not in: $(head -c 300 "$2")"; fi; }
 command -v jq >/dev/null || { echo "valuenorm.sh: jq is required"; exit 99; }
 TEXT="The capybara was playing"
 
@@ -72,7 +65,6 @@ expect_eq "compact trace status" $? 1
 expect_eq "compact trace one line" "$(wc -l <"$TMP/out")" 1
 expect_grep "compact trace says why" "$TMP/out" "value-weighted attention needs every head's matrix"
 
-REF=${ATTNSCOPE_SHARED_REF:-$SRC/../shared/reference}
 if [ ! -d "$REF/cases-lm" ]; then
 	echo "SKIPPED the shared cases: no $REF/cases-lm (set ATTNSCOPE_SHARED_REF)"
 elif ! "$PY" -c "import numpy" 2>/dev/null; then
