@@ -10,41 +10,16 @@
  *    tokenizer's own tables, never a number copied from a case).
  * 3. Hand-made folders: what the classes would do differently is refused with one line; an
  *    mBART folder whose tokenizer_class is MBart50Tokenizer follows that class. */
-#define _GNU_SOURCE /* vasprintf */
 #include <check.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "tokenizer/tokenizer.h"
-
-static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *str_printf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	return s;
-}
-
-static const char *top_srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
-
-static char *shared_ref_dir(void)
-{
-	const char *env = getenv("ATTNSCOPE_SHARED_REF");
-	return env && *env ? strdup(env) : str_printf("%s/../shared/reference", top_srcdir());
-}
 
 enum { T5, FLANT5, BART, MBART, MARIAN, NLLB, PEGASUS, N_MODELS };
 static const struct model {
@@ -66,7 +41,7 @@ static char *list_str(const struct token_list *l)
 		json_array_append_new(ids, json_integer(l->ids[i]));
 	}
 	char *a = json_dumps(t, JSON_COMPACT), *b = json_dumps(ids, JSON_COMPACT);
-	char *s = str_printf("%s %s", a ? a : "?", b ? b : "?");
+	char *s = testutil_printf("%s %s", a ? a : "?", b ? b : "?");
 	free(a);
 	free(b);
 	json_decref(t);
@@ -102,14 +77,14 @@ static int compare(const char *label, const struct token_list *out, json_t *want
 
 START_TEST(test_reference_cases)
 {
-	char *ref = shared_ref_dir();
+	char *ref = testutil_shared_ref();
 	int n = 0, bad = 0, n_ids = 0;
 	for (size_t m = 0; m < N_MODELS; m++) {
 		if (!toks[m])
 			continue;
 		static const char *const names[] = {"translate", "summary"};
 		for (size_t k = 0; k < 2; k++) {
-			char *p = str_printf("%s/cases/%s--%s.json", ref, models[m].dir, names[k]);
+			char *p = testutil_printf("%s/cases/%s--%s.json", ref, models[m].dir, names[k]);
 			json_error_t je;
 			json_t *c = json_load_file(p, 0, &je);
 			ck_assert_msg(c != NULL, "%s: %s", p, je.text);
@@ -121,7 +96,7 @@ START_TEST(test_reference_cases)
 			struct err e = {""};
 			ck_assert_msg(tokenizer_encode(toks[m], text, NULL, 0, &a, &e) == 0, "%s: %s", p, e.msg);
 			ck_assert_msg(tokenizer_encode_target(toks[m], target, 0, &b, &e) == 0, "%s: %s", p, e.msg);
-			char *la = str_printf("%s (text)", p), *lb = str_printf("%s (target)", p);
+			char *la = testutil_printf("%s (text)", p), *lb = testutil_printf("%s (target)", p);
 			bad += compare(la, &a, json_object_get(c, "ids"), json_object_get(c, "tokens"));
 			bad += compare(lb, &b, json_object_get(dec, "labels"), json_object_get(dec, "label_tokens"));
 			n_ids += a.n + b.n;
@@ -495,52 +470,21 @@ END_TEST
 
 /* ---------------------------------------------------------------- 3. hand-made folders */
 
-static char *make_tmpdir(void)
-{
-	char *d = strdup("/tmp/attnscope-tokencdec-XXXXXX");
-	ck_assert(mkdtemp(d) != NULL);
-	return d;
-}
-
-static void write_file(const char *dir, const char *name, const char *text)
-{
-	char *p = str_printf("%s/%s", dir, name);
-	FILE *f = fopen(p, "wb");
-	ck_assert_msg(f != NULL, "%s", p);
-	ck_assert(fwrite(text, 1, strlen(text), f) == strlen(text));
-	fclose(f);
-	free(p);
-}
-
-static void copy_file(const char *from_dir, const char *name, const char *to_dir, const char *to_name)
-{
-	char *cmd = str_printf("cp '%s/%s' '%s/%s'", from_dir, name, to_dir, to_name);
-	ck_assert(system(cmd) == 0);
-	free(cmd);
-}
-
-static void remove_dir(const char *dir)
-{
-	char *cmd = str_printf("rm -rf '%s'", dir);
-	ck_assert(system(cmd) == 0);
-	free(cmd);
-}
-
 /* A copy of model folder M's tokenizer files with tokenizer_config.json CONFIG (NULL: none);
  * loading it as KIND must fail with one line containing WANT (or succeed when WANT is NULL). */
 static void expect_load(size_t m, enum tokenizer_kind kind, const char *config, const char *drop, const char *want)
 {
-	char *ref = shared_ref_dir(), *src = str_printf("%s/models/%s", ref, models[m].dir), *dir = make_tmpdir();
+	char *ref = testutil_shared_ref(), *src = testutil_printf("%s/models/%s", ref, models[m].dir), *dir = testutil_tmpdir("tokencdec");
 	static const char *const files[] = {"spiece.model", "sentencepiece.bpe.model", "source.spm", "target.spm",
 					    "vocab.json"};
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		char *p = str_printf("%s/%s", src, files[i]);
+		char *p = testutil_printf("%s/%s", src, files[i]);
 		if (access(p, F_OK) == 0 && (!drop || strcmp(drop, files[i]) != 0))
-			copy_file(src, files[i], dir, files[i]);
+			testutil_copy(src, files[i], dir, files[i]);
 		free(p);
 	}
 	if (config)
-		write_file(dir, "tokenizer_config.json", config);
+		testutil_write_text(dir, "tokenizer_config.json", config);
 	struct tokenizer *tok = NULL;
 	struct err e = {""};
 	int rc = tokenizer_load(dir, kind, &tok, &e);
@@ -551,7 +495,7 @@ static void expect_load(size_t m, enum tokenizer_kind kind, const char *config, 
 		ck_assert_msg(rc == 0, "%s", e.msg);
 	}
 	tokenizer_free(tok);
-	remove_dir(dir);
+	testutil_rmtree(dir);
 	free(dir);
 	free(src);
 	free(ref);
@@ -582,8 +526,8 @@ START_TEST(test_folders)
 	/* T5 without a configuration: the class's defaults, 100 extra ids */
 	expect_load(T5, TOKENIZER_T5, NULL, NULL, NULL);
 	/* mBART without languages: the class's source en_XX, and no target (an error, as HF fails) */
-	char *ref = shared_ref_dir(), *src = str_printf("%s/models/mbart-tiny", ref), *dir = make_tmpdir();
-	copy_file(src, "sentencepiece.bpe.model", dir, "sentencepiece.bpe.model");
+	char *ref = testutil_shared_ref(), *src = testutil_printf("%s/models/mbart-tiny", ref), *dir = testutil_tmpdir("tokencdec");
+	testutil_copy(src, "sentencepiece.bpe.model", dir, "sentencepiece.bpe.model");
 	struct tokenizer *tok = NULL;
 	struct err e = {""};
 	ck_assert_msg(tokenizer_load(dir, TOKENIZER_MBART, &tok, &e) == 0, "%s", e.msg);
@@ -596,7 +540,7 @@ START_TEST(test_folders)
 	ck_assert_msg(strstr(e.msg, "tgt_lang") != NULL, "%s", e.msg);
 	tokenizer_free(tok);
 	/* MBart50Tokenizer (tokenizer_class): the same model with 52 codes, lang a </s> on both sides */
-	write_file(dir, "tokenizer_config.json",
+	testutil_write_text(dir, "tokenizer_config.json",
 		   "{\"tokenizer_class\": \"MBart50Tokenizer\", \"src_lang\": \"en_XX\", \"tgt_lang\": \"sl_SI\"}");
 	ck_assert_msg(tokenizer_load(dir, TOKENIZER_MBART, &tok, &e) == 0, "%s", e.msg);
 	struct tokenizer *m25 = toks[MBART];
@@ -617,16 +561,16 @@ START_TEST(test_folders)
 	}
 	ck_assert(tokenizer_set_langs(m25, NULL, "sl_SI", &e) == -1); /* not one of mBART's 25 */
 	tokenizer_free(tok);
-	char *cfg = str_printf("%s/tokenizer_config.json", dir);
+	char *cfg = testutil_printf("%s/tokenizer_config.json", dir);
 	ck_assert(unlink(cfg) == 0);
 	free(cfg);
 	/* a Marian vocab.json without <unk> */
-	copy_file(src, "sentencepiece.bpe.model", dir, "source.spm");
-	copy_file(src, "sentencepiece.bpe.model", dir, "target.spm");
-	write_file(dir, "vocab.json", "{\"</s>\": 0, \"<pad>\": 1, \"a\": 2}");
+	testutil_copy(src, "sentencepiece.bpe.model", dir, "source.spm");
+	testutil_copy(src, "sentencepiece.bpe.model", dir, "target.spm");
+	testutil_write_text(dir, "vocab.json", "{\"</s>\": 0, \"<pad>\": 1, \"a\": 2}");
 	ck_assert(tokenizer_load(dir, TOKENIZER_MARIAN, &tok, &e) == -1);
 	ck_assert_msg(strstr(e.msg, "<unk>") != NULL, "%s", e.msg);
-	write_file(dir, "vocab.json", "{\"</s>\": 0, \"<unk>\": 1, \"<pad>\": 2, \"\\u2581a\": 3}");
+	testutil_write_text(dir, "vocab.json", "{\"</s>\": 0, \"<unk>\": 1, \"<pad>\": 2, \"\\u2581a\": 3}");
 	ck_assert_msg(tokenizer_load(dir, TOKENIZER_MARIAN, &tok, &e) == 0, "%s", e.msg);
 	l = enc(tok, "a b", true, 0); /* ▁a 3, ▁b unknown, </s> 0 */
 	ck_assert_int_eq(l.n, 3);
@@ -635,7 +579,7 @@ START_TEST(test_folders)
 	ck_assert_int_eq(l.ids[2], 0);
 	token_list_free(&l);
 	tokenizer_free(tok);
-	remove_dir(dir);
+	testutil_rmtree(dir);
 	free(dir);
 	free(src);
 	free(ref);
@@ -644,10 +588,10 @@ END_TEST
 
 int main(void)
 {
-	char *ref = shared_ref_dir();
+	char *ref = testutil_shared_ref();
 	int loaded = 0;
 	for (size_t m = 0; m < N_MODELS; m++) {
-		char *dir = str_printf("%s/models/%s", ref, models[m].dir);
+		char *dir = testutil_printf("%s/models/%s", ref, models[m].dir);
 		struct err e = {""};
 		if (access(dir, F_OK) == 0) {
 			if (tokenizer_load(dir, models[m].kind, &toks[m], &e) < 0) {

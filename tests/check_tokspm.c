@@ -10,41 +10,16 @@
  *    tokens are where HF puts them, typed special tokens become their ids, type ids, truncation).
  * 3. Hand-made folders: a RoBERTa tokenizer.json gives the same ids as vocab.json + merges.txt;
  *    hostile .model files are refused with one line. */
-#define _GNU_SOURCE /* vasprintf */
 #include <check.h>
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "tokenizer/tokenizer.h"
-
-static char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *str_printf(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *s = NULL;
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
-	va_end(ap);
-	return s;
-}
-
-static const char *top_srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
-
-static char *shared_ref_dir(void)
-{
-	const char *env = getenv("ATTNSCOPE_SHARED_REF");
-	return env && *env ? strdup(env) : str_printf("%s/../shared/reference", top_srcdir());
-}
 
 struct model {
 	const char *dir; /* under ../shared/reference/models */
@@ -72,7 +47,7 @@ static char *list_str(const struct token_list *l)
 		json_array_append_new(ids, json_integer(l->ids[i]));
 	}
 	char *a = json_dumps(t, JSON_COMPACT), *b = json_dumps(ids, JSON_COMPACT);
-	char *s = str_printf("%s %s", a ? a : "?", b ? b : "?");
+	char *s = testutil_printf("%s %s", a ? a : "?", b ? b : "?");
 	free(a);
 	free(b);
 	json_decref(t);
@@ -121,14 +96,14 @@ static int run_ref_case(struct tokenizer *tok, const char *label, json_t *c)
 
 START_TEST(test_reference_cases)
 {
-	char *ref = shared_ref_dir();
+	char *ref = testutil_shared_ref();
 	int n = 0, bad = 0;
 	for (size_t m = 0; m < N_MODELS; m++) {
 		if (!toks[m])
 			continue;
 		static const char *const names[] = {"book", "pair", "capybara", "fiji", "friend"};
 		for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-			char *p = str_printf("%s/cases/%s--%s.json", ref, models[m].dir, names[k]);
+			char *p = testutil_printf("%s/cases/%s--%s.json", ref, models[m].dir, names[k]);
 			json_error_t je;
 			json_t *c = access(p, F_OK) == 0 ? json_load_file(p, 0, &je) : NULL;
 			if (c) {
@@ -283,16 +258,16 @@ START_TEST(test_class_rules)
 		if (!tok)
 			continue;
 		const struct model *md = &models[m];
-		char *t = str_printf("see %s here", md->mask);
+		char *t = testutil_printf("see %s here", md->mask);
 		assert_has_special(tok, t, md->mask);
 		free(t);
-		t = str_printf("a%sb%sc", md->sep, md->cls);
+		t = testutil_printf("a%sb%sc", md->sep, md->cls);
 		assert_has_special(tok, t, md->sep);
 		assert_has_special(tok, t, md->cls);
 		free(t);
 		/* the mask eats the space on its left (lstrip) in RoBERTa, XLM-R and ALBERT; DeBERTa's
 		 * plain-string specials strip both sides */
-		char *x = str_printf("word  %s", md->mask), *y = str_printf("word%s", md->mask);
+		char *x = testutil_printf("word  %s", md->mask), *y = testutil_printf("word%s", md->mask);
 		assert_same(tok, x, y);
 		free(x);
 		free(y);
@@ -346,34 +321,10 @@ END_TEST
 
 /* ---------------------------------------------------------------- 3. hand-made folders */
 
-static char *make_tmpdir(void)
-{
-	char *d = strdup("/tmp/attnscope-tokspm-XXXXXX");
-	ck_assert(mkdtemp(d) != NULL);
-	return d;
-}
-
-static void write_file(const char *dir, const char *name, const void *data, size_t len)
-{
-	char *p = str_printf("%s/%s", dir, name);
-	FILE *f = fopen(p, "wb");
-	ck_assert_msg(f != NULL, "%s", p);
-	ck_assert(fwrite(data, 1, len, f) == len);
-	fclose(f);
-	free(p);
-}
-
-static void remove_dir(const char *dir)
-{
-	char *cmd = str_printf("rm -rf '%s'", dir);
-	ck_assert(system(cmd) == 0);
-	free(cmd);
-}
-
 /* roberta-tiny's vocab.json + merges.txt as one tokenizer.json (as RobertaTokenizerFast saves it). */
 static void write_roberta_json(const char *ref, const char *dir)
 {
-	char *vp = str_printf("%s/models/roberta-tiny/vocab.json", ref), *mp = str_printf("%s/models/roberta-tiny/merges.txt", ref);
+	char *vp = testutil_printf("%s/models/roberta-tiny/vocab.json", ref), *mp = testutil_printf("%s/models/roberta-tiny/merges.txt", ref);
 	json_error_t je;
 	json_t *vocab = json_load_file(vp, 0, &je);
 	ck_assert_msg(vocab != NULL, "%s", je.text);
@@ -404,11 +355,11 @@ static void write_roberta_json(const char *ref, const char *dir)
 		"add_prefix_space", 1, "trim_offsets", 1, "use_regex", 1, "model", "type", "BPE", "dropout", "unk_token",
 		"continuing_subword_prefix", "end_of_word_suffix", "fuse_unk", 0, "vocab", vocab, "merges", merges);
 	ck_assert(root != NULL);
-	char *p = str_printf("%s/tokenizer.json", dir);
+	char *p = testutil_printf("%s/tokenizer.json", dir);
 	ck_assert(json_dump_file(root, p, JSON_COMPACT) == 0);
 	free(p);
 	json_decref(root);
-	write_file(dir, "tokenizer_config.json", "{\"model_max_length\": 512}", 25);
+	testutil_write(dir, "tokenizer_config.json", "{\"model_max_length\": 512}", 25);
 	free(vp);
 	free(mp);
 }
@@ -417,7 +368,7 @@ START_TEST(test_roberta_tokenizer_json)
 {
 	if (!toks[0])
 		return;
-	char *ref = shared_ref_dir(), *dir = make_tmpdir();
+	char *ref = testutil_shared_ref(), *dir = testutil_tmpdir("tokspm");
 	write_roberta_json(ref, dir);
 	struct tokenizer *slow_json = NULL, *fast = NULL;
 	struct err e = {""};
@@ -449,7 +400,7 @@ START_TEST(test_roberta_tokenizer_json)
 	}
 	tokenizer_free(slow_json);
 	tokenizer_free(fast);
-	remove_dir(dir);
+	testutil_rmtree(dir);
 	free(dir);
 	free(ref);
 }
@@ -458,16 +409,16 @@ END_TEST
 /* A .model file that is not a valid SentencePiece model: one line, naming the file. */
 static void expect_model_error(enum tokenizer_kind kind, const void *data, size_t len)
 {
-	char *dir = make_tmpdir();
+	char *dir = testutil_tmpdir("tokspm");
 	const char *name = kind == TOKENIZER_XLMR ? "sentencepiece.bpe.model" : kind == TOKENIZER_ALBERT ? "spiece.model" : "spm.model";
-	write_file(dir, name, data, len);
+	testutil_write(dir, name, data, len);
 	struct tokenizer *tok = NULL;
 	struct err e = {""};
 	ck_assert_int_eq(tokenizer_load(dir, kind, &tok, &e), -1);
 	ck_assert(tok == NULL);
 	ck_assert_msg(strstr(e.msg, name) != NULL, "%s", e.msg);
 	ck_assert_msg(strchr(e.msg, '\n') == NULL, "%s", e.msg);
-	remove_dir(dir);
+	testutil_rmtree(dir);
 	free(dir);
 }
 
@@ -480,23 +431,23 @@ START_TEST(test_hostile_models)
 	expect_model_error(TOKENIZER_DEBERTA_V2, "\x0a\xff\xff\xff\xff\x0f", 6);    /* a piece of 4 GB */
 	expect_model_error(TOKENIZER_DEBERTA_V2, "\x0a\x03\x0a\x01\x61", 5);        /* no unknown piece */
 	/* a missing .model without a tokenizer.json */
-	char *dir = make_tmpdir();
+	char *dir = testutil_tmpdir("tokspm");
 	struct tokenizer *tok = NULL;
 	struct err e = {""};
 	ck_assert_int_eq(tokenizer_load(dir, TOKENIZER_XLMR, &tok, &e), -1);
 	ck_assert_msg(strstr(e.msg, "sentencepiece.bpe.model: missing") != NULL, "%s", e.msg);
-	remove_dir(dir);
+	testutil_rmtree(dir);
 	free(dir);
 	/* real models cut short at every 997th byte: refused or loaded, never a crash */
-	char *ref = shared_ref_dir(), *p = str_printf("%s/models/albert-tiny/spiece.model", ref);
+	char *ref = testutil_shared_ref(), *p = testutil_printf("%s/models/albert-tiny/spiece.model", ref);
 	FILE *f = fopen(p, "rb");
 	if (f) {
 		static unsigned char buf[400000];
 		size_t n = fread(buf, 1, sizeof buf, f);
 		fclose(f);
 		for (size_t cut = 1; cut < n; cut += 997 * 7) {
-			dir = make_tmpdir();
-			write_file(dir, "spiece.model", buf, cut);
+			dir = testutil_tmpdir("tokspm");
+			testutil_write(dir, "spiece.model", buf, cut);
 			tok = NULL;
 			if (tokenizer_load(dir, TOKENIZER_ALBERT, &tok, &e) == 0) {
 				struct token_list l;
@@ -506,7 +457,7 @@ START_TEST(test_hostile_models)
 			} else {
 				ck_assert_msg(strchr(e.msg, '\n') == NULL && e.msg[0], "%s", e.msg);
 			}
-			remove_dir(dir);
+			testutil_rmtree(dir);
 			free(dir);
 		}
 	}
@@ -517,10 +468,10 @@ END_TEST
 
 int main(void)
 {
-	char *ref = shared_ref_dir();
+	char *ref = testutil_shared_ref();
 	int loaded = 0;
 	for (size_t m = 0; m < N_MODELS; m++) {
-		char *dir = str_printf("%s/models/%s", ref, models[m].dir);
+		char *dir = testutil_printf("%s/models/%s", ref, models[m].dir);
 		struct err e = {""};
 		if (access(dir, F_OK) == 0) {
 			if (tokenizer_load(dir, models[m].kind, &toks[m], &e) < 0) {

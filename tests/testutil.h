@@ -1,0 +1,32 @@
+/* testutil.h -- what the check suites share: where the source tree and the shared reference are,
+ * formatted strings, and scratch folders under /tmp. Failures abort the test (ck_assert). */
+#ifndef ATTNSCOPE_TESTUTIL_H
+#define ATTNSCOPE_TESTUTIL_H
+
+#include <stddef.h>
+
+/* The source tree: $top_srcdir (set by make check) or the configure-time path. */
+const char *testutil_srcdir(void);
+
+/* A newly allocated formatted string (aborts when out of memory). */
+char *testutil_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The shared reference outputs: $ATTNSCOPE_SHARED_REF or ../shared/reference beside the tree (allocated). */
+char *testutil_shared_ref(void);
+
+/* A new empty folder $TMPDIR/attnscope-TAG-XXXXXX, /tmp by default (allocated). */
+char *testutil_tmpdir(const char *tag);
+
+/* DIR/NAME holding LEN bytes of DATA. */
+void testutil_write(const char *dir, const char *name, const void *data, size_t len);
+
+/* DIR/NAME holding the string TEXT. */
+void testutil_write_text(const char *dir, const char *name, const char *text);
+
+/* cp FROM_DIR/NAME TO_DIR/TO_NAME. */
+void testutil_copy(const char *from_dir, const char *name, const char *to_dir, const char *to_name);
+
+/* rm -rf DIR. */
+void testutil_rmtree(const char *dir);
+
+#endif
