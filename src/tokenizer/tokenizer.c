@@ -501,6 +501,26 @@ static int seq2seq_template(const struct tokenizer *tok, bool target, int32_t pr
 	return 0;
 }
 
+/* OUT from the template's ids ALL (OK false: building ALL ran out of memory): token type 1 from index
+ * TYPE1_FROM on (ALL->n: none), with the truncation facts. -1 (OUT freed) when out of memory. */
+static int list_from_ids(const struct tokenizer *tok, struct token_list *out, const struct tok_ids *all, bool ok,
+			 int type1_from, bool truncated, int total, struct err *e)
+{
+	if (!ok || list_alloc(tok, out, all->ids, all->n) < 0) {
+		token_list_free(out);
+		return err_set(e, "out of memory");
+	}
+	out->n = all->n;
+	for (int i = 0; i < all->n; i++) {
+		out->ids[i] = all->ids[i];
+		out->special[i] = all->special[i];
+		out->type_ids[i] = i >= type1_from ? 1 : 0;
+	}
+	out->truncated = truncated;
+	out->n_before_truncation = total;
+	return 0;
+}
+
 /* An encoder-decoder class on one text: its pieces, truncation to MAX_LEN, its template. */
 static int encode_seq2seq(const struct tokenizer *tok, const char *text, bool target, int max_len,
 			  struct token_list *out, struct err *e)
@@ -531,19 +551,8 @@ static int encode_seq2seq(const struct tokenizer *tok, const char *text, bool ta
 		ok = tok_ids_push(&all, a.ids[i], a.special[i]) == 0;
 	for (int i = 0; ok && i < ns; i++)
 		ok = tok_ids_push(&all, suf[i], true) == 0;
-	if (!ok || list_alloc(tok, out, all.ids, all.n) < 0) {
-		token_list_free(out);
-		err_set(e, "out of memory");
+	if (list_from_ids(tok, out, &all, ok, all.n, truncated, total, e) < 0)
 		goto out;
-	}
-	out->n = all.n;
-	for (int i = 0; i < all.n; i++) {
-		out->ids[i] = all.ids[i];
-		out->special[i] = all.special[i];
-		out->type_ids[i] = 0;
-	}
-	out->truncated = truncated;
-	out->n_before_truncation = total;
 	rc = 0;
 out:
 	tok_ids_free(&a);
@@ -639,20 +648,9 @@ int tokenizer_encode(const struct tokenizer *tok, const char *text, const char *
 		ok = tok_ids_push(&all, b.ids[i], b.special[i]) == 0;
 	if (ok && (wp || rb) && pair)
 		ok = tok_ids_push(&all, tok->sep_id, true) == 0;
-	if (!ok || list_alloc(tok, out, all.ids, all.n) < 0) {
-		token_list_free(out);
-		err_set(e, "out of memory");
+	/* GPT2Tokenizer, RobertaTokenizer and XLMRobertaTokenizer return no token_type_ids: 0 throughout */
+	if (list_from_ids(tok, out, &all, ok, wp ? n_first : all.n, truncated, total, e) < 0)
 		goto out;
-	}
-	out->n = all.n;
-	for (int i = 0; i < all.n; i++) {
-		out->ids[i] = all.ids[i];
-		out->special[i] = all.special[i];
-		/* GPT2Tokenizer, RobertaTokenizer and XLMRobertaTokenizer return no token_type_ids: 0 throughout */
-		out->type_ids[i] = wp && i >= n_first ? 1 : 0;
-	}
-	out->truncated = truncated;
-	out->n_before_truncation = total;
 	rc = 0;
 out:
 	tok_ids_free(&a);
