@@ -24,13 +24,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define N_KINDS 8
+#define N_KINDS 9
 static const enum tokenizer_kind kinds[N_KINDS] = {TOKENIZER_XLMR,  TOKENIZER_ALBERT, TOKENIZER_DEBERTA_V2,
 						   TOKENIZER_T5,    TOKENIZER_MBART,  TOKENIZER_MARIAN,
-						   TOKENIZER_NLLB,  TOKENIZER_PEGASUS};
+						   TOKENIZER_NLLB,  TOKENIZER_PEGASUS, TOKENIZER_M2M100};
 static const char *const model_files[N_KINDS] = {"sentencepiece.bpe.model", "spiece.model", "spm.model",
 						 "spiece.model", "sentencepiece.bpe.model", "source.spm",
-						 "sentencepiece.bpe.model", "spiece.model"};
+						 "sentencepiece.bpe.model", "spiece.model", "sentencepiece.bpe.model"};
 
 static bool seq2seq; /* the kind of this input is an encoder-decoder one (selector 3 and up) */
 
@@ -105,6 +105,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (kinds[k] == TOKENIZER_MARIAN) {
 		fuzz_write("target.spm", model.data ? (const void *)model.data : "", model.len);
 		fuzz_write("vocab.json", cfg.data ? (const void *)cfg.data : "", cfg.len);
+	} else if (kinds[k] == TOKENIZER_M2M100) {
+		fuzz_write("vocab.json", cfg.data ? (const void *)cfg.data : "", cfg.len);
 	} else if (cfg.len) {
 		fuzz_write("tokenizer_config.json", cfg.data, cfg.len);
 	}
@@ -150,10 +152,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	encode(tok, "a much longer first text with many words", "second", 5);
 	if (seq2seq) {
 		encode(tok, ">>de<< a >>x<<>> b << </s> <extra_id_0> <mask_1> <unk_7> en_XX deu_Latn", NULL, 3);
-		/* languages: a known code switches (mBART, NLLB), an unknown one is refused everywhere */
-		const char *src = kinds[k] == TOKENIZER_NLLB ? "fra_Latn" : "fr_XX";
+		/* languages: a known code switches (mBART, NLLB, M2M100), an unknown one is refused everywhere */
+		const char *src = kinds[k] == TOKENIZER_NLLB ? "fra_Latn" : kinds[k] == TOKENIZER_M2M100 ? "fr" : "fr_XX";
 		int rc = tokenizer_set_langs(tok, src, src, &e);
-		if (rc == 0 && kinds[k] != TOKENIZER_MBART && kinds[k] != TOKENIZER_NLLB)
+		if (rc == 0 && kinds[k] != TOKENIZER_MBART && kinds[k] != TOKENIZER_NLLB && kinds[k] != TOKENIZER_M2M100)
 			fuzz_fail("a tokenizer without language codes took %s", src);
 		if (rc < 0)
 			fuzz_check_message("tokenizer_set_langs", &e);

@@ -432,7 +432,8 @@ def spm_pieces(model):
     return out
 
 
-# The encoder-decoder kinds (selectors 3-7): T5, mBART, Marian (config part = vocab.json), NLLB, Pegasus.
+# The encoder-decoder kinds (selectors 3-8): T5, mBART, Marian (config part = vocab.json), NLLB, Pegasus,
+# M2M100 (config part = vocab.json).
 for sel, folder, name, cfg in [
         (3, "t5-tiny", "spiece.model", {"extra_ids": 100, "tokenizer_class": "T5Tokenizer"}),
         (4, "mbart-tiny", "sentencepiece.bpe.model", {"src_lang": "en_XX", "tgt_lang": "de_DE"}),
@@ -440,7 +441,8 @@ for sel, folder, name, cfg in [
         (5, "marian-tiny", "source.spm", None),
         (6, "nllb-tiny", "sentencepiece.bpe.model", {"src_lang": "eng_Latn", "tgt_lang": "deu_Latn",
                                                      "legacy_behaviour": False}),
-        (7, "pegasus-tiny", "spiece.model", {"tokenizer_class": "PegasusTokenizer"})]:
+        (7, "pegasus-tiny", "spiece.model", {"tokenizer_class": "PegasusTokenizer"}),
+        (8, "nllb-tiny", "sentencepiece.bpe.model", "m2m100")]:
     p = os.path.join(SHARED, folder, name)
     if not os.path.exists(p):
         continue
@@ -452,6 +454,12 @@ for sel, folder, name, cfg in [
         for piece in spm_pieces(m):
             vocab.setdefault(piece, len(vocab))
         vocab["<pad>"] = len(vocab)
+        conf = js(vocab)
+    elif cfg == "m2m100":
+        # M2M100Tokenizer's vocab.json: fairseq's <s> <pad> </s> <unk>, then the pieces
+        vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+        for piece in spm_pieces(m):
+            vocab.setdefault(piece, len(vocab))
         conf = js(vocab)
     else:
         conf = js(cfg)

@@ -586,6 +586,102 @@ START_TEST(test_folders)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- 4. M2M100Tokenizer */
+
+/* tests/data/tokenizer/m2m100-spm (the nllb-tiny model with a shuffled vocab.json lacking every 37th
+ * piece, tokenizer_class M2M100Tokenizer) against what tests/tools/ref_m2m100_tok.py, written from
+ * tokenization_m2m_100.py, gives; then its configuration errors. Needs no shared reference. */
+START_TEST(test_m2m100)
+{
+	char *dir = testutil_printf("%s/tests/data/tokenizer/m2m100-spm", testutil_srcdir());
+	char *cases = testutil_printf("%s/tests/data/tokenizer/m2m100-cases.json", testutil_srcdir());
+	json_error_t je;
+	json_t *root = json_load_file(cases, 0, &je);
+	ck_assert_msg(root != NULL, "%s: %s", cases, je.text);
+	struct tokenizer *tok = NULL;
+	struct err e = {""};
+	/* the family says nllb; tokenizer_class says which class reads the folder */
+	ck_assert_msg(tokenizer_load(dir, TOKENIZER_NLLB, &tok, &e) == 0, "%s", e.msg);
+	json_t *list = json_object_get(root, "cases");
+	int bad = 0, unk = 0;
+	for (size_t i = 0; i < json_array_size(list); i++) {
+		json_t *c = json_array_get(list, i);
+		const char *text = json_string_value(json_object_get(c, "text"));
+		const char *src = json_string_value(json_object_get(c, "src_lang"));
+		const char *tgt = json_string_value(json_object_get(c, "tgt_lang"));
+		ck_assert_msg(tokenizer_set_langs(tok, src, tgt, &e) == 0, "%s", e.msg);
+		struct token_list a, b;
+		ck_assert_msg(tokenizer_encode(tok, text, NULL, 0, &a, &e) == 0, "%s", e.msg);
+		ck_assert_msg(tokenizer_encode_target(tok, text, 0, &b, &e) == 0, "%s", e.msg);
+		char *la = testutil_printf("m2m100 case %zu (text)", i), *lb = testutil_printf("m2m100 case %zu (target)", i);
+		bad += compare(la, &a, json_object_get(c, "ids"), json_object_get(c, "tokens"));
+		bad += compare(lb, &b, json_object_get(c, "target_ids"), json_object_get(c, "target_tokens"));
+		for (int k = 0; k < a.n; k++)
+			unk += strcmp(a.pieces[k], "<unk>") == 0;
+		free(la);
+		free(lb);
+		token_list_free(&a);
+		token_list_free(&b);
+	}
+	ck_assert_int_ge((int)json_array_size(list), 18);
+	ck_assert_msg(unk > 0, "no case reaches a piece vocab.json lacks");
+	ck_assert_msg(bad == 0, "%d of %zu texts and targets differ from ref_m2m100_tok.py", bad, 2 * json_array_size(list));
+	/* "__de__" and "de" name the same language; codes of another class do not */
+	ck_assert_int_eq(tokenizer_set_langs(tok, "__de__", NULL, &e), 0);
+	ck_assert_int_eq(tokenizer_set_langs(tok, "deu_Latn", NULL, &e), -1);
+	ck_assert_msg(strstr(e.msg, "unknown language code") != NULL, "%s", e.msg);
+	tokenizer_free(tok);
+	json_decref(root);
+
+	/* a copy of the folder with hostile changes */
+	char *tmp = testutil_tmpdir("m2m100");
+	testutil_copy(dir, "sentencepiece.bpe.model", tmp, "sentencepiece.bpe.model");
+	static const struct {
+		const char *config, *vocab, *want; /* tokenizer_config.json, vocab.json (NULL: none), error (NULL: loads) */
+	} bad_folders[] = {
+		{"{\"tokenizer_class\": \"M2M100Tokenizer\"}", NULL, "vocab.json: missing"},
+		{"{\"tokenizer_class\": \"M2M100Tokenizer\"}", "{\"<s>\": 0, \"</s>\": 2}", "has no \"<unk>\""},
+		{"{\"tokenizer_class\": \"M2M100Tokenizer\", \"language_codes\": \"xx\"}",
+		 "{\"<s>\": 0, \"<pad>\": 1, \"</s>\": 2, \"<unk>\": 3}", "language_codes"},
+		{"{\"tokenizer_class\": \"M2M100Tokenizer\", \"src_lang\": \"eng_Latn\"}",
+		 "{\"<s>\": 0, \"<pad>\": 1, \"</s>\": 2, \"<unk>\": 3}", "src_lang"},
+		{"{\"tokenizer_class\": \"M2M100Tokenizer\", \"language_codes\": \"wmt21\"}",
+		 "{\"<s>\": 0, \"<pad>\": 1, \"</s>\": 2, \"<unk>\": 3}", NULL},
+	};
+	for (size_t k = 0; k < sizeof bad_folders / sizeof bad_folders[0]; k++) {
+		testutil_write_text(tmp, "tokenizer_config.json", bad_folders[k].config);
+		char *vp = testutil_printf("%s/vocab.json", tmp);
+		unlink(vp);
+		free(vp);
+		if (bad_folders[k].vocab)
+			testutil_write_text(tmp, "vocab.json", bad_folders[k].vocab);
+		int rc = tokenizer_load(tmp, TOKENIZER_NLLB, &tok, &e);
+		if (bad_folders[k].want) {
+			ck_assert_msg(rc == -1 && strstr(e.msg, bad_folders[k].want) && !strchr(e.msg, '\n'),
+				      "folder %zu: rc %d, \"%s\"", k, rc, e.msg);
+			continue;
+		}
+		ck_assert_msg(rc == 0, "%s", e.msg);
+		/* wmt21: 8 codes after vocab.json's 4 entries, "__de__" the last; no tgt_lang: no target */
+		struct token_list l;
+		ck_assert_int_eq(tokenizer_set_langs(tok, "de", NULL, &e), 0);
+		ck_assert_int_eq(tokenizer_encode(tok, "", NULL, 0, &l, &e), 0);
+		ck_assert_int_eq(l.n, 2);
+		ck_assert_int_eq(l.ids[0], 4 + 7);
+		ck_assert_int_eq(l.ids[1], 2);
+		token_list_free(&l);
+		ck_assert_int_eq(tokenizer_set_langs(tok, "fr", NULL, &e), -1);
+		ck_assert_int_eq(tokenizer_encode_target(tok, "a", 0, &l, &e), -1);
+		ck_assert_msg(strstr(e.msg, "tgt_lang") != NULL, "%s", e.msg);
+		tokenizer_free(tok);
+	}
+	testutil_rmtree(tmp);
+	free(tmp);
+	free(cases);
+	free(dir);
+}
+END_TEST
+
 int main(void)
 {
 	char *ref = testutil_shared_ref();
@@ -613,6 +709,7 @@ int main(void)
 	tcase_add_test(tc, test_langs);
 	tcase_add_test(tc, test_class_rules);
 	tcase_add_test(tc, test_folders);
+	tcase_add_test(tc, test_m2m100);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -67,6 +67,26 @@ r=$("$BIN" -m "$REF/models/nllb-tiny" --dump json --top-k 0 --src-lang fra_Latn 
 r=$("$BIN" -m "$REF/models/mbart-tiny" --dump json --top-k 0 --tgt-lang fr_XX --target "La maison." "The house." |
 	jq -c '[.tokens[-1], .decoder.tokens[0], .decoder.labels[-1] == .decoder.ids[0]]')
 [ "$r" = '["en_XX","fr_XX",true]' ] && ok || bad "mbart --tgt-lang: $r"
+# An M2M100 checkpoint (model_type m2m_100 as NLLB's, tokenizer_class M2M100Tokenizer): nllb-tiny's weights
+# with the m2m100-spm fixture tokenizer; ids, target labels and the shifted decoder input as
+# tests/tools/ref_m2m100_tok.py gives them (tests/data/tokenizer/m2m100-cases.json), the decoder start </s>.
+mkdir -p "$TMP/m2m100"
+for f in config.json model.safetensors; do ln -sf "$REF/models/nllb-tiny/$f" "$TMP/m2m100/$f"; done
+for f in sentencepiece.bpe.model vocab.json tokenizer_config.json special_tokens_map.json; do
+	ln -sf "$(cd "$SRC" && pwd)/tests/data/tokenizer/m2m100-spm/$f" "$TMP/m2m100/$f"
+done
+for k in 1 10; do
+	want=$("$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["cases"][int(sys.argv[2])]
+print(json.dumps([c["text"], c["src_lang"], c["tgt_lang"], c["ids"], c["target_ids"], [2] + c["target_ids"][:-1]]))' \
+		"$SRC/tests/data/tokenizer/m2m100-cases.json" $k)
+	text=$(echo "$want" | jq -r '.[0]')
+	src=$(echo "$want" | jq -r '.[1]')
+	tgt=$(echo "$want" | jq -r '.[2]')
+	got=$("$BIN" -m "$TMP/m2m100" --dump json --top-k 0 --src-lang "$src" --tgt-lang "$tgt" --target "$text" "$text" |
+		jq -c --arg t "$text" --arg s "$src" --arg g "$tgt" '[$t, $s, $g, .ids, .decoder.labels, .decoder.ids]')
+	[ "$got" = "$(echo "$want" | jq -c .)" ] && ok || bad "m2m100 case $k: $got, want $want"
+done
+
 "$BIN" -m "$REF/models/nllb-tiny" --dump json --tgt-lang xx_YY --target a b >/dev/null 2>"$TMP/e"
 one_line "unknown --tgt-lang" $? 1 'tgt-lang: unknown language code "xx_YY"' "$TMP/e"
 "$BIN" -m "$REF/models/bart-tiny" --dump json --src-lang en_XX a >/dev/null 2>"$TMP/e"

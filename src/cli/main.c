@@ -70,7 +70,7 @@ static void usage(FILE *out)
 		"                         start token); --dump json adds \"decoder\"\n"
 		"      --ids=N[,N...]     --dump/--print: run on these token ids instead of TEXT\n"
 		"      --target-ids=N[,N...]  with --ids: the target's ids (the decoder's labels)\n"
-		"      --src-lang=CODE, --tgt-lang=CODE  mBART, NLLB: the text's and the target's\n"
+		"      --src-lang=CODE, --tgt-lang=CODE  mBART, NLLB, M2M100: the text's and the target's\n"
 		"                         language (en_XX, deu_Latn; default: tokenizer_config.json's)\n"
 		"      --stack=STACK      encoder-decoder models: the attention --print, --dump csv\n"
 		"                         and the explorer show: encoder (default), decoder (its\n"

@@ -162,6 +162,8 @@ static const char *config_seq2seq_class(enum tokenizer_kind kind)
 		return "MarianTokenizer";
 	case TOKENIZER_NLLB:
 		return "NllbTokenizer";
+	case TOKENIZER_M2M100:
+		return "M2M100Tokenizer";
 	default:
 		return "PegasusTokenizer";
 	}
@@ -220,6 +222,16 @@ static int config_read_seq2seq(struct tokenizer *tok, json_t *cfg, struct err *e
 			return -1;
 		if (sep)
 			return err_set(e, "separate_vocabs: true (a second vocabulary, target_vocab.json) is not supported");
+	}
+	if (tok->kind == TOKENIZER_M2M100) {
+		/* FAIRSEQ_LANGUAGE_CODES[language_codes]; num_madeup_words only counts in vocab_size */
+		json_t *lc = json_object_get(cfg, "language_codes");
+		if (lc && !json_is_null(lc)) {
+			const char *s = json_is_string(lc) ? json_string_value(lc) : "";
+			if (strcmp(s, "m2m100") != 0 && strcmp(s, "wmt21") != 0)
+				return err_set(e, "language_codes is not \"m2m100\" or \"wmt21\" (M2M100Tokenizer's)");
+			tok->wmt21 = strcmp(s, "wmt21") == 0;
+		}
 	}
 	if (tok->kind == TOKENIZER_PEGASUS) {
 		json_t *o = json_object_get(cfg, "offset");
@@ -548,6 +560,9 @@ struct tok_config *tok_config_new(enum tokenizer_kind kind, struct err *e)
 			rc = config_spec_set(&st->roles[ROLE_MASK], "<mask_2>", true, true, e) < 0 ||
 			     config_pegasus_extra(st, e) < 0;
 		}
+		if (!rc && kind == TOKENIZER_M2M100) /* M2M100Tokenizer: and bos <s>, sep </s> */
+			rc = config_spec_set(&st->roles[ROLE_BOS], "<s>", true, true, e) < 0 ||
+			     config_spec_set(&st->roles[ROLE_SEP], "</s>", true, true, e) < 0;
 	} else if (kind == TOKENIZER_ALBERT || kind == TOKENIZER_DEBERTA_V2) {
 		/* AlbertTokenizer: <unk> and <pad>; DebertaV2Tokenizer: [UNK] and [PAD] */
 		bool albert = kind == TOKENIZER_ALBERT;
@@ -701,19 +716,26 @@ static int config_seq2seq_tokens(struct tokenizer *tok, struct tok_config *st, c
 				       "supported", vocab_path);
 	}
 	int n_codes;
-	const char *const *codes = tok_lang_codes(tok, &n_codes);
+	tok_lang_codes(tok, &n_codes);
 	for (int i = 0; i < n_codes; i++) {
-		/* MBartTokenizer / NllbTokenizer: the codes, then the configured ones not among them */
-		if (config_has_extra(st, codes[i]))
+		char name[64];
+		tok_lang_token(tok, i, name, sizeof name);
+		/* M2M100Tokenizer: "__en__" is len(vocab.json) + i, whatever vocab.json says */
+		if (tok->kind == TOKENIZER_M2M100 && tok_vocab_set(&tok->vocab, name, strlen(name), tok->lang_base + i) < 0)
+			return err_set(e, "out of memory");
+		/* MBart, Nllb and M2M100Tokenizer: the codes, then the configured ones not among them */
+		if (config_has_extra(st, name))
 			continue;
 		struct special_spec *s = config_spec_append(&st->extra, &st->n_extra, e);
-		if (!s || config_spec_set(s, codes[i], true, true, e) < 0)
+		if (!s || config_spec_set(s, name, true, true, e) < 0)
 			return -1;
 	}
 	if (tok->kind == TOKENIZER_MBART && tok->src_lang < 0)
 		tok->src_lang = tok_lang_find(tok, "en_XX"); /* MBart(50)Tokenizer's default src_lang */
 	if (tok->kind == TOKENIZER_NLLB && tok->src_lang < 0)
 		tok->src_lang = tok_lang_find(tok, "eng_Latn");
+	if (tok->kind == TOKENIZER_M2M100 && tok->src_lang < 0)
+		tok->src_lang = tok_lang_find(tok, "en");
 	return (tok->eos_id = config_required_id(tok, st, ROLE_EOS, vocab_path, e)) < 0 ? -1 : 0;
 }
 

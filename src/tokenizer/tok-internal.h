@@ -138,8 +138,9 @@ struct tokenizer {
 	bool legacy;                   /* T5: legacy (true in 4.31); NLLB: legacy_behaviour (false) */
 	bool mbart50;                  /* TOKENIZER_MBART whose tokenizer_class is MBart50Tokenizer: 52 codes,
 	                                * lang a </s> on both sides */
-	int32_t lang_base;             /* mBART/NLLB: id of the first language code, else -1 */
-	int src_lang, tgt_lang;        /* mBART/NLLB: index of the codes (tok_lang_codes), -1 none */
+	bool wmt21;                    /* TOKENIZER_M2M100 with language_codes "wmt21": its 8 codes, not 100 */
+	int32_t lang_base;             /* mBART/NLLB/M2M100: id of the first language code, else -1 */
+	int src_lang, tgt_lang;        /* mBART/NLLB/M2M100: index of the codes (tok_lang_codes), -1 none */
 };
 
 /* A growing list of ids, the output of the model-specific tokenizers. */
@@ -216,8 +217,10 @@ void bpe_free(struct tokenizer *tok);
 /* ---- tok-langs.c: language codes of mBART and NLLB ---- */
 /* The codes of TOK's class in id order ([*N]), or NULL (*N = 0) for a class without them. */
 const char *const *tok_lang_codes(const struct tokenizer *tok, int *n);
-/* The index of CODE among TOK's codes, or -1. */
+/* The index of CODE among TOK's codes, or -1 (M2M100: "en" or its token "__en__"). */
 int tok_lang_find(const struct tokenizer *tok, const char *code);
+/* The token of TOK's code I into BUF (M2M100: "__en__"; the others: the code itself). */
+const char *tok_lang_token(const struct tokenizer *tok, int i, char *buf, size_t n);
 
 /* ---- tok-spm.c: the SentencePiece kinds ---- */
 /* XLM-R, ALBERT, DeBERTa-v2 and the encoder-decoder kinds. */

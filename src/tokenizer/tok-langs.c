@@ -1,10 +1,11 @@
 /* tok-langs.c -- the language codes of the translation tokenizers, as transformers 4.31 lists them
- * (FAIRSEQ_LANGUAGE_CODES of tokenization_mbart.py, tokenization_mbart50.py and tokenization_nllb.py).
- * Their order gives their ids: code i is the SentencePiece model's size + 1 (fairseq's offset) + i,
- * and <mask> comes right after the last code. The ids come from this order, never from a stored
- * number. */
+ * (FAIRSEQ_LANGUAGE_CODES of tokenization_mbart.py, tokenization_mbart50.py, tokenization_nllb.py and
+ * tokenization_m2m_100.py). Their order gives their ids: code i is the SentencePiece model's size + 1
+ * (fairseq's offset) + i, and <mask> comes right after the last code; M2M100's is vocab.json's size + i.
+ * The ids come from this order, never from a stored number. */
 #include "tokenizer/tok-internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* [25] MBartTokenizer (mbart-large-cc25) */
@@ -50,8 +51,26 @@ static const char *const nllb_codes[] = {
 	"yue_Hant", "zho_Hans", "zho_Hant", "zul_Latn"
 };
 
+/* [100] M2M100Tokenizer, language_codes "m2m100"; its tokens are "__af__" ... */
+static const char *const m2m100_codes[] = {
+	"af", "am", "ar", "ast", "az", "ba", "be", "bg", "bn", "br", "bs", "ca", "ceb", "cs", "cy", "da", "de",
+	"el", "en", "es", "et", "fa", "ff", "fi", "fr", "fy", "ga", "gd", "gl", "gu", "ha", "he", "hi", "hr",
+	"ht", "hu", "hy", "id", "ig", "ilo", "is", "it", "ja", "jv", "ka", "kk", "km", "kn", "ko", "lb", "lg",
+	"ln", "lo", "lt", "lv", "mg", "mk", "ml", "mn", "mr", "ms", "my", "ne", "nl", "no", "ns", "oc", "or",
+	"pa", "pl", "ps", "pt", "ro", "ru", "sd", "si", "sk", "sl", "so", "sq", "sr", "ss", "su", "sv", "sw",
+	"ta", "th", "tl", "tn", "tr", "uk", "ur", "uz", "vi", "wo", "xh", "yi", "yo", "zh", "zu"
+};
+
+/* [8] ... language_codes "wmt21" */
+static const char *const wmt21_codes[] = {"en", "ha", "is", "ja", "cs", "ru", "zh", "de"};
+
 const char *const *tok_lang_codes(const struct tokenizer *tok, int *n)
 {
+	if (tok->kind == TOKENIZER_M2M100) {
+		*n = tok->wmt21 ? (int)(sizeof wmt21_codes / sizeof wmt21_codes[0])
+				: (int)(sizeof m2m100_codes / sizeof m2m100_codes[0]);
+		return tok->wmt21 ? wmt21_codes : m2m100_codes;
+	}
 	if (!tok->json && tok->kind == TOKENIZER_MBART && tok->mbart50) {
 		*n = (int)(sizeof mbart50_codes / sizeof mbart50_codes[0]);
 		return mbart50_codes;
@@ -72,8 +91,20 @@ int tok_lang_find(const struct tokenizer *tok, const char *code)
 {
 	int n;
 	const char *const *codes = tok_lang_codes(tok, &n);
+	char buf[64];
 	for (int i = 0; code && i < n; i++)
-		if (strcmp(codes[i], code) == 0)
+		if (strcmp(codes[i], code) == 0 || strcmp(tok_lang_token(tok, i, buf, sizeof buf), code) == 0)
 			return i;
 	return -1;
+}
+
+const char *tok_lang_token(const struct tokenizer *tok, int i, char *buf, size_t n)
+{
+	int nc;
+	const char *const *codes = tok_lang_codes(tok, &nc);
+	if (tok->kind == TOKENIZER_M2M100)
+		snprintf(buf, n, "__%s__", codes[i]); /* M2M100Tokenizer.get_lang_token */
+	else
+		snprintf(buf, n, "%s", codes[i]);
+	return buf;
 }

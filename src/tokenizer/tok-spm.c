@@ -18,6 +18,9 @@
  *                         stretch is one token, and every ">>...<<" is cut out before the model.
  *   TOKENIZER_PEGASUS     PegasusTokenizer (spiece.model): piece p is p + 103, ids 0 ... 104 are
  *                         <pad> </s> <mask_1> <mask_2> <unk_2> ... <unk_102>.
+ *   TOKENIZER_M2M100      M2M100Tokenizer (sentencepiece.bpe.model, vocab.json): pieces are looked up
+ *                         in vocab.json (<unk> when absent); the language tokens follow it
+ *                         (tok-config.c adds them, once language_codes is known).
  * For the encoder-decoder kinds tok->vocab holds the class's whole id <-> token table, so that a
  * token the table lacks is the class's unknown id (tok->class_unk_id).
  *
@@ -40,7 +43,7 @@
 bool tok_kind_is_seq2seq(enum tokenizer_kind kind)
 {
 	return kind == TOKENIZER_T5 || kind == TOKENIZER_MBART || kind == TOKENIZER_MARIAN || kind == TOKENIZER_NLLB ||
-	       kind == TOKENIZER_PEGASUS;
+	       kind == TOKENIZER_PEGASUS || kind == TOKENIZER_M2M100;
 }
 
 bool tok_kind_is_spm(enum tokenizer_kind kind)
@@ -55,6 +58,7 @@ const char *spm_file_name(enum tokenizer_kind kind)
 	case TOKENIZER_XLMR:
 	case TOKENIZER_MBART:
 	case TOKENIZER_NLLB:
+	case TOKENIZER_M2M100:
 		return "sentencepiece.bpe.model";
 	case TOKENIZER_MARIAN:
 		return "source.spm";
@@ -91,45 +95,79 @@ static struct spm_model *spm_read_model(const char *path, struct err *e)
 	return m;
 }
 
+/* FILE beside the model file PATH (whose name is BASE), newly allocated; NULL when out of memory. */
+static char *spm_sibling(const char *path, const char *base, const char *file)
+{
+	size_t dl = strlen(path) - strlen(base);
+	char *p = malloc(dl + strlen(file) + 1);
+	if (p) {
+		memcpy(p, path, dl);
+		strcpy(p + dl, file);
+	}
+	return p;
+}
+
+/* MarianTokenizer and M2M100Tokenizer: vocab.json beside PATH as the id table, which must hold the
+ * tokens their constructors look up (NEEDED[N_NEEDED], <unk> first: the id of a piece it lacks). */
+static int spm_load_vocab_json(struct tokenizer *tok, const char *path, const char *const *needed, int n_needed,
+			       struct err *e)
+{
+	char *vp = spm_sibling(path, spm_file_name(tok->kind), "vocab.json");
+	const char *cls = tok->kind == TOKENIZER_MARIAN ? "MarianTokenizer" : "M2M100Tokenizer";
+	int rc = -1;
+	if (!vp)
+		return err_set(e, "out of memory");
+	if (!tok_file_exists(vp)) {
+		err_set(e, "%s: missing (%s's ids)", vp, cls);
+		goto out;
+	}
+	if (tok_vocab_load_json_file(&tok->vocab, vp, e) < 0)
+		goto out;
+	for (int i = 0; i < n_needed; i++)
+		if (tok_vocab_get(&tok->vocab, needed[i], strlen(needed[i])) < 0) {
+			err_set(e, "%s: has no \"%s\" (%s needs it)", vp, needed[i], cls);
+			goto out;
+		}
+	tok->class_unk_id = tok_vocab_get(&tok->vocab, needed[0], strlen(needed[0]));
+	rc = 0;
+out:
+	free(vp);
+	return rc;
+}
+
 /* MarianTokenizer: target.spm beside PATH (source.spm), and vocab.json as the id table. */
 static int spm_load_marian(struct tokenizer *tok, const char *path, struct err *e)
 {
-	size_t dl = strlen(path) - strlen("source.spm");
-	char *tp = malloc(dl + sizeof "target.spm"), *vp = malloc(dl + sizeof "vocab.json");
+	char *tp = spm_sibling(path, "source.spm", "target.spm");
 	int rc = -1;
-	if (!tp || !vp) {
-		err_set(e, "out of memory");
-		goto out;
-	}
-	memcpy(tp, path, dl);
-	strcpy(tp + dl, "target.spm");
-	memcpy(vp, path, dl);
-	strcpy(vp + dl, "vocab.json");
+	if (!tp)
+		return err_set(e, "out of memory");
 	if (!tok_file_exists(tp)) {
 		err_set(e, "%s: missing (MarianTokenizer reads the target's pieces from it)", tp);
 		goto out;
 	}
 	if (!(tok->spm_target = spm_read_model(tp, e)))
 		goto out;
-	if (!tok_file_exists(vp)) {
-		err_set(e, "%s: missing (MarianTokenizer's ids)", vp);
-		goto out;
-	}
-	if (tok_vocab_load_json_file(&tok->vocab, vp, e) < 0)
-		goto out;
 	/* MarianTokenizer.__init__ refuses a vocabulary without them */
 	static const char *const needed[] = {"<unk>", "<pad>"};
-	for (int i = 0; i < 2; i++)
-		if (tok_vocab_get(&tok->vocab, needed[i], strlen(needed[i])) < 0) {
-			err_set(e, "%s: has no \"%s\" (MarianTokenizer needs it)", vp, needed[i]);
-			goto out;
-		}
-	tok->class_unk_id = tok_vocab_get(&tok->vocab, "<unk>", 5);
-	rc = 0;
+	rc = spm_load_vocab_json(tok, path, needed, 2, e);
 out:
 	free(tp);
-	free(vp);
 	return rc;
+}
+
+/* M2M100Tokenizer: vocab.json as the id table; the language tokens come after its entries
+ * (lang_code_to_id: len(encoder) + i), placed by tok-config.c. */
+static int spm_load_m2m100(struct tokenizer *tok, const char *path, struct err *e)
+{
+	/* encoder[unk_token] for a piece it lacks, encoder["</s>"] ... for the roles (tok-config.c) */
+	static const char *const needed[] = {"<unk>"};
+	if (spm_load_vocab_json(tok, path, needed, 1, e) < 0)
+		return -1;
+	if (tok->vocab.n_entries >= (uint32_t)TOK_MAX_IDS - 256)
+		return err_set(e, "%s: too many ids", path);
+	tok->lang_base = (int32_t)tok->vocab.n_entries;
+	return 0;
 }
 
 int spm_load(struct tokenizer *tok, const char *path, struct err *e)
@@ -138,6 +176,8 @@ int spm_load(struct tokenizer *tok, const char *path, struct err *e)
 		return -1;
 	if (tok->kind == TOKENIZER_MARIAN)
 		return spm_load_marian(tok, path, e);
+	if (tok->kind == TOKENIZER_M2M100)
+		return spm_load_m2m100(tok, path, e);
 	int n = spm_model_size(tok->spm), n_codes = 0;
 	const char *const *codes = tok_lang_codes(tok, &n_codes);
 	int off = spm_fairseq(tok->kind) ? 1 : tok->kind == TOKENIZER_PEGASUS ? PEGASUS_OFFSET : 0;

@@ -160,6 +160,16 @@ int tokenizer_load(const char *dir, enum tokenizer_kind kind, struct tokenizer *
 		}
 		tok->mbart50 = strcmp(cls, "MBart50Tokenizer") == 0 || strcmp(cls, "MBart50TokenizerFast") == 0;
 	}
+	if (kind == TOKENIZER_NLLB) {
+		/* M2M100 checkpoints share NLLB's model_type but come with M2M100Tokenizer (another id table) */
+		char cls[64];
+		if (tok_config_peek_class(dir, cls, sizeof cls, e) < 0) {
+			tokenizer_free(tok);
+			return -1;
+		}
+		if (strcmp(cls, "M2M100Tokenizer") == 0)
+			tok->kind = kind = TOKENIZER_M2M100;
+	}
 	/* BertTokenizer's defaults; tokenizer.json and tokenizer_config.json may change them. */
 	tok->lower = true;
 	tok->strip_accents = -1;
@@ -486,15 +496,15 @@ static int seq2seq_template(const struct tokenizer *tok, bool target, int32_t pr
 {
 	*np = *ns = 0;
 	suf[(*ns)++] = tok->eos_id;
-	if (tok->kind != TOKENIZER_MBART && tok->kind != TOKENIZER_NLLB)
+	if (tok->kind != TOKENIZER_MBART && tok->kind != TOKENIZER_NLLB && tok->kind != TOKENIZER_M2M100)
 		return 0;
 	int lang = target ? tok->tgt_lang : tok->src_lang;
 	if (lang < 0)
 		return err_set(e, "no %s language: the tokenizer's configuration names none (tokenizer_config.json's %s)",
 			       target ? "target" : "source", target ? "tgt_lang" : "src_lang");
-	/* MBartTokenizer and NllbTokenizer(legacy_behaviour): a </s> lang; NllbTokenizer and
-	 * MBart50Tokenizer: lang a </s> */
-	if ((tok->kind == TOKENIZER_NLLB && !tok->legacy) || tok->mbart50)
+	/* MBartTokenizer and NllbTokenizer(legacy_behaviour): a </s> lang; NllbTokenizer,
+	 * MBart50Tokenizer and M2M100Tokenizer: lang a </s> */
+	if ((tok->kind == TOKENIZER_NLLB && !tok->legacy) || tok->mbart50 || tok->kind == TOKENIZER_M2M100)
 		pre[(*np)++] = tok->lang_base + lang;
 	else
 		suf[(*ns)++] = tok->lang_base + lang;
@@ -696,6 +706,7 @@ enum tokenizer_pieces tokenizer_pieces(const struct tokenizer *tok)
 	case TOKENIZER_MARIAN:
 	case TOKENIZER_NLLB:
 	case TOKENIZER_PEGASUS:
+	case TOKENIZER_M2M100:
 		return TOKENIZER_PIECES_SENTENCEPIECE;
 	}
 	return TOKENIZER_PIECES_UNKNOWN;

@@ -47,6 +47,10 @@ enum tokenizer_kind {
 	                      * target tgt_lang a </s> (legacy_behaviour: a </s> lang, as mBART) */
 	TOKENIZER_PEGASUS,   /* PegasusTokenizer: spiece.model, offset 103: <pad> </s> <mask_1> <mask_2>
 	                      * <unk_2> ... <unk_102> = 0 ... 104, piece p = p + 103; a </s> */
+	TOKENIZER_M2M100,    /* M2M100Tokenizer (m2m100_418M; loaded for the nllb kind when tokenizer_class
+	                      * says so): sentencepiece.bpe.model pieces mapped through vocab.json (others:
+	                      * <unk>), "__en__" ... after vocab.json (language_codes m2m100: 100, wmt21: 8);
+	                      * src_lang a </s>, target tgt_lang a </s> */
 };
 
 /* How a tokenizer writes the pieces of a word, which says how they read back as text (the token
