@@ -14,17 +14,12 @@
 #include "engine/ablate.h"
 #include "engine/lmhead.h"
 #include "engine/model.h"
-
-static const char *srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
+#include "testutil.h"
 
 static struct model *open_model(const char *rel)
 {
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/%s", srcdir(), rel);
+	snprintf(dir, sizeof dir, "%s/%s", testutil_srcdir(), rel);
 	struct model *m = NULL;
 	struct err e = {{0}};
 	ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);

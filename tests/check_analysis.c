@@ -23,6 +23,7 @@
 #include "analysis/pca.h"
 #include "analysis/rollout.h"
 #include "analysis/stats.h"
+#include "testutil.h"
 
 /* Tolerances. The C trace differs from the reference outputs by float32 rounding (attention
  * ~1e-6, q/k ~1e-5, see check_engine); statistics of them must agree to 1e-5. PCA coordinates
@@ -30,12 +31,6 @@
 #define TOL_STAT 1e-5
 #define TOL_PCA_REL 1e-4
 #define TOL_ATTN 1e-5
-
-static const char *srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
 
 static double jnum(json_t *v)
 {
@@ -148,7 +143,7 @@ static void check_mean_std(const double *v, size_t n, json_t *ref, double *w)
 static int case_each(const char *sub, void (*check)(json_t *root, const struct trace *t, void *arg), void *arg)
 {
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/tests/data/%s", srcdir(), sub);
+	snprintf(dir, sizeof dir, "%s/tests/data/%s", testutil_srcdir(), sub);
 	DIR *dp = opendir(dir);
 	ck_assert_msg(dp, "no %s", dir);
 	int cases = 0;
@@ -161,7 +156,7 @@ static int case_each(const char *sub, void (*check)(json_t *root, const struct t
 		json_error_t je;
 		json_t *root = json_load_file(path, 0, &je);
 		ck_assert_msg(root, "%s:%d: %s", path, je.line, je.text);
-		snprintf(mdir, sizeof mdir, "%s/%s", srcdir(), json_string_value(json_object_get(root, "model_dir")));
+		snprintf(mdir, sizeof mdir, "%s/%s", testutil_srcdir(), json_string_value(json_object_get(root, "model_dir")));
 		struct model *m = NULL;
 		struct trace *t = NULL;
 		struct err e = {{0}};

@@ -20,14 +20,9 @@
 #include "engine/model.h"
 #include "engine/safetensors.h"
 #include "tokenizer/tokenizer.h"
+#include "testutil.h"
 
 static char tmpdir[PATH_MAX];
-
-static const char *top_srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
 
 static void put_file(const char *name, const void *data, size_t len)
 {
@@ -49,7 +44,7 @@ static void put(const char *name, const char *text)
 static void link_fixture(const char *model, const char *name)
 {
 	char target[PATH_MAX], path[PATH_MAX];
-	snprintf(target, sizeof target, "%s/tests/data/models/%s/%s", top_srcdir(), model, name);
+	snprintf(target, sizeof target, "%s/tests/data/models/%s/%s", testutil_srcdir(), model, name);
 	snprintf(path, sizeof path, "%s/%s", tmpdir, name);
 	unlink(path);
 	ck_assert_int_eq(symlink(target, path), 0);
@@ -62,7 +57,7 @@ static void fixture_folder(const char *model)
 					    "merges.txt", "tokenizer_config.json"};
 	char path[PATH_MAX];
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-		snprintf(path, sizeof path, "%s/tests/data/models/%s/%s", top_srcdir(), model, files[i]);
+		snprintf(path, sizeof path, "%s/tests/data/models/%s/%s", testutil_srcdir(), model, files[i]);
 		if (access(path, F_OK) == 0)
 			link_fixture(model, files[i]);
 	}
@@ -170,7 +165,7 @@ START_TEST(test_family_key_given_twice)
 {
 	/* fuzz_yaml found the first list of a role given twice leaked; the last one wins */
 	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/models/families/gpt2.yaml", top_srcdir());
+	snprintf(path, sizeof path, "%s/models/families/gpt2.yaml", testutil_srcdir());
 	FILE *fp = fopen(path, "rb");
 	ck_assert_ptr_nonnull(fp);
 	char yaml[16384] = "prefixes: [x.]\n"; /* gpt2.yaml gives its own prefixes later */
@@ -237,7 +232,7 @@ END_TEST
 START_TEST(test_gpt2_text_far_longer_than_positions)
 {
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/tests/data/models/gpt2-mini", top_srcdir());
+	snprintf(dir, sizeof dir, "%s/tests/data/models/gpt2-mini", testutil_srcdir());
 	struct model *m = NULL;
 	struct err e = {{0}};
 	ck_assert_msg(model_open(dir, &m, &e) == 0, "%s", e.msg);

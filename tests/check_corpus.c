@@ -17,12 +17,7 @@
 #include "analysis/pca.h"
 #include "base/progress.h"
 #include "analysis/stats.h"
-
-static const char *srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
+#include "testutil.h"
 
 static double rel(double a, double b)
 {
@@ -221,7 +216,7 @@ START_TEST(batch_forward_matches)
 					    "It was the best of times, it was the worst of times, it was the age of wisdom."};
 	for (size_t mi = 0; mi < sizeof models / sizeof *models; mi++) {
 		char mdir[4096];
-		snprintf(mdir, sizeof mdir, "%s/tests/data/models/%s", srcdir(), models[mi]);
+		snprintf(mdir, sizeof mdir, "%s/tests/data/models/%s", testutil_srcdir(), models[mi]);
 		struct model *m = NULL;
 		struct err e = {{0}};
 		ck_assert_msg(model_open(mdir, &m, &e) == 0, "%s: %s", models[mi], e.msg);
@@ -357,7 +352,7 @@ static double agg_batch_diff(const struct aggregate *a, const struct aggregate *
 static void shards_case(const char *model, bool jsonl)
 {
 	char mdir[4096], path[] = "/tmp/attnscope-corpus-XXXXXX";
-	snprintf(mdir, sizeof mdir, "%s/tests/data/models/%s", srcdir(), model);
+	snprintf(mdir, sizeof mdir, "%s/tests/data/models/%s", testutil_srcdir(), model);
 	int fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	close(fd);
@@ -429,7 +424,7 @@ static void near(double got, double want, const char *what, const char *model, i
 static void one_text_case(const char *model, const char *text)
 {
 	char mdir[4096], path[] = "/tmp/attnscope-corpus-XXXXXX";
-	snprintf(mdir, sizeof mdir, "%s/tests/data/models/%s", srcdir(), model);
+	snprintf(mdir, sizeof mdir, "%s/tests/data/models/%s", testutil_srcdir(), model);
 	int fd = mkstemp(path);
 	ck_assert_int_ge(fd, 0);
 	ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text) && write(fd, "\n", 1) == 1);
@@ -524,7 +519,7 @@ END_TEST
 START_TEST(aggfile_roundtrip)
 {
 	char mdir[4096], path[] = "/tmp/attnscope-corpus-XXXXXX", saved[] = "/tmp/attnscope-agg-XXXXXX";
-	snprintf(mdir, sizeof mdir, "%s/tests/data/models/gpt2-mini", srcdir());
+	snprintf(mdir, sizeof mdir, "%s/tests/data/models/gpt2-mini", testutil_srcdir());
 	int fd = mkstemp(path);
 	close(fd);
 	fd = mkstemp(saved);
@@ -613,7 +608,7 @@ static char *replace_once(const char *text, const char *from, const char *to)
 START_TEST(aggfile_new_parts_refused)
 {
 	char mdir[4096], path[] = "/tmp/attnscope-corpus-XXXXXX";
-	snprintf(mdir, sizeof mdir, "%s/tests/data/models/bert-mini", srcdir());
+	snprintf(mdir, sizeof mdir, "%s/tests/data/models/bert-mini", testutil_srcdir());
 	int fd = mkstemp(path);
 	close(fd);
 	write_corpus(path, true);

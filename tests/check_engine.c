@@ -16,6 +16,7 @@
 #include "engine/model.h"
 #include "engine/ops.h"
 #include "refcase.h"
+#include "testutil.h"
 
 /* The tolerances of the issue: attention 1e-5, queries/keys 1e-4 (hidden states likewise). */
 #define TOL_ATTN 1e-5
@@ -31,19 +32,13 @@ static double end_to_end_tolerance(const char *case_name)
 	return strcmp(case_name, "gemma3-tiny--fiji.json") == 0 ? 1e-4 : TOL_ATTN;
 }
 
-static const char *srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
-
 static const char *shared_ref(char *buf, size_t sz)
 {
 	const char *s = getenv("ATTNSCOPE_SHARED_REF");
 	if (s && *s)
 		snprintf(buf, sz, "%s", s);
 	else
-		snprintf(buf, sz, "%s/../shared/reference", srcdir());
+		snprintf(buf, sz, "%s/../shared/reference", testutil_srcdir());
 	return buf;
 }
 
@@ -246,8 +241,8 @@ END_TEST
 START_TEST(test_own_fixtures)
 {
 	char cases[PATH_MAX], models[PATH_MAX];
-	snprintf(cases, sizeof cases, "%s/tests/data/cases", srcdir());
-	snprintf(models, sizeof models, "%s/tests/data/models", srcdir());
+	snprintf(cases, sizeof cases, "%s/tests/data/cases", testutil_srcdir());
+	snprintf(models, sizeof models, "%s/tests/data/models", testutil_srcdir());
 	double wa = 0, wq = 0;
 	int unsupported = 0;
 	int n = run_cases(cases, models, &wa, &wq, &unsupported);
@@ -259,8 +254,8 @@ END_TEST
 START_TEST(test_demo_models)
 {
 	char cases[PATH_MAX], models[PATH_MAX];
-	snprintf(cases, sizeof cases, "%s/tests/data/demo", srcdir());
-	snprintf(models, sizeof models, "%s/models", srcdir());
+	snprintf(cases, sizeof cases, "%s/tests/data/demo", testutil_srcdir());
+	snprintf(models, sizeof models, "%s/models", testutil_srcdir());
 	double wa = 0, wq = 0;
 	int n = run_cases(cases, models, &wa, &wq, NULL);
 	if (n <= 0) {
@@ -293,7 +288,7 @@ START_TEST(test_weight_paths)
 	const char *names[] = {"llama-gqa", "qwen2-bias", "gpt2-mini", "phi3-fused", "bert-mini"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		char dir[PATH_MAX], path[PATH_MAX];
-		snprintf(dir, sizeof dir, "%s/tests/data/models/%s", srcdir(), names[i]);
+		snprintf(dir, sizeof dir, "%s/tests/data/models/%s", testutil_srcdir(), names[i]);
 		snprintf(path, sizeof path, "%s/model.safetensors", dir);
 		struct model *m = NULL;
 		struct err e = {{0}};
@@ -388,7 +383,7 @@ START_TEST(test_prefix_reuse)
 	double tol = strcmp(ops_vector_math(), "AVX-512 (libmvec)") == 0 ? 1e-6 : 0;
 	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
 		char dir[PATH_MAX];
-		snprintf(dir, sizeof dir, "%s/tests/data/models/%s", srcdir(), models[i].name);
+		snprintf(dir, sizeof dir, "%s/tests/data/models/%s", testutil_srcdir(), models[i].name);
 		struct model *m = NULL;
 		struct err e = {{0}};
 		ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);

@@ -15,12 +15,7 @@
 #include "engine/model.h"
 #include "analysis/rollout.h"
 #include "analysis/words.h"
-
-static const char *srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
+#include "testutil.h"
 
 /* A text of a few dozen tokens with repeats (induction, duplicates) and punctuation. */
 static const char *const text =
@@ -29,7 +24,7 @@ static const char *const text =
 static struct model *open_fixture(const char *name)
 {
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/tests/data/models/%s", srcdir(), name);
+	snprintf(dir, sizeof dir, "%s/tests/data/models/%s", testutil_srcdir(), name);
 	struct model *m = NULL;
 	struct err e = {{0}};
 	ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", name, e.msg);

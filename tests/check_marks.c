@@ -14,12 +14,7 @@
 #include "views/marks.h"
 #include "engine/model.h"
 #include "analysis/words.h"
-
-static const char *srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
+#include "testutil.h"
 
 START_TEST(test_marks_sums)
 {
@@ -40,7 +35,7 @@ END_TEST
 START_TEST(test_marks_set)
 {
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/tests/data/models/gpt2-mini", srcdir());
+	snprintf(dir, sizeof dir, "%s/tests/data/models/gpt2-mini", testutil_srcdir());
 	struct err e = {{0}};
 	struct model *m = NULL;
 	struct trace *t = NULL;

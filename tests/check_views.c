@@ -24,12 +24,7 @@
 #include "tui/print.h"
 #include "tui/ui.h"
 #include "views/registry.h"
-
-static const char *srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
+#include "testutil.h"
 
 static double jnum(json_t *v)
 {
@@ -47,15 +42,15 @@ struct fixture {
 static void fixture_load(struct fixture *f, const char *name)
 {
 	char path[PATH_MAX], dir[PATH_MAX];
-	snprintf(path, sizeof path, "%s/tests/data/analysis/%s.json", srcdir(), name);
+	snprintf(path, sizeof path, "%s/tests/data/analysis/%s.json", testutil_srcdir(), name);
 	json_error_t je;
 	f->root = json_load_file(path, 0, &je);
 	ck_assert_msg(f->root, "%s:%d: %s", path, je.line, je.text);
 	f->name = name;
-	snprintf(path, sizeof path, "%s/tests/data/notebooks/%s.json", srcdir(), name);
+	snprintf(path, sizeof path, "%s/tests/data/notebooks/%s.json", testutil_srcdir(), name);
 	f->nb = json_load_file(path, 0, &je);
 	ck_assert_msg(f->nb, "%s:%d: %s", path, je.line, je.text);
-	snprintf(dir, sizeof dir, "%s/%s", srcdir(), json_string_value(json_object_get(f->root, "model_dir")));
+	snprintf(dir, sizeof dir, "%s/%s", testutil_srcdir(), json_string_value(json_object_get(f->root, "model_dir")));
 	struct err e = {{0}};
 	ck_assert_msg(model_open(dir, &f->m, &e) == 0, "%s", e.msg);
 	ck_assert_msg(model_run(f->m, json_string_value(json_object_get(f->root, "text")),

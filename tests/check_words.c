@@ -17,12 +17,7 @@
 #include "engine/model.h"
 #include "analysis/rollout.h"
 #include "analysis/words.h"
-
-static const char *srcdir(void)
-{
-	const char *s = getenv("top_srcdir");
-	return s && *s ? s : SRCDIR;
-}
+#include "testutil.h"
 
 static const char *const cases[] = {
 	"bert-mini--pair", "bert-mini--unicode", "bert-mini-sharded--book", "gpt2-mini--book",
@@ -34,11 +29,11 @@ static const char *const cases[] = {
 START_TEST(test_words_reference)
 {
 	char path[PATH_MAX], dir[PATH_MAX];
-	snprintf(path, sizeof path, "%s/tests/data/words/%s.json", srcdir(), cases[_i]);
+	snprintf(path, sizeof path, "%s/tests/data/words/%s.json", testutil_srcdir(), cases[_i]);
 	json_error_t je;
 	json_t *root = json_load_file(path, 0, &je);
 	ck_assert_msg(root, "%s:%d: %s", path, je.line, je.text);
-	snprintf(dir, sizeof dir, "%s/%s", srcdir(), json_string_value(json_object_get(root, "model_dir")));
+	snprintf(dir, sizeof dir, "%s/%s", testutil_srcdir(), json_string_value(json_object_get(root, "model_dir")));
 	struct err e = {{0}};
 	struct model *m = NULL;
 	struct trace *t = NULL;
@@ -112,7 +107,7 @@ END_TEST
 START_TEST(test_words_maps_rollout)
 {
 	char dir[PATH_MAX];
-	snprintf(dir, sizeof dir, "%s/tests/data/models/gpt2-mini", srcdir());
+	snprintf(dir, sizeof dir, "%s/tests/data/models/gpt2-mini", testutil_srcdir());
 	struct err e = {{0}};
 	struct model *m = NULL;
 	struct trace *t = NULL;
