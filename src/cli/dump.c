@@ -484,8 +484,16 @@ static void dump_decoder(FILE *out, const struct trace *enc, const struct dump_s
 	fputs("],\n\"ids\": [", out);
 	dump_ints(out, t->ids, t->n);
 	fputs("],\n\"labels\": [", out);
-	if (t->labels)
-		dump_ints(out, t->labels, t->n);
+	const struct trace *lt = t->source ? t->source : t; /* --words: the labels stay the pieces' (as "pieces") */
+	if (lt->labels)
+		dump_ints(out, lt->labels, lt->n);
+	if (t->source) { /* --words: the decoder's pieces and which word each is in, as the encoder's */
+		fputs("],\n\"pieces\": [", out);
+		dump_strings(out, t->source->tokens, t->source->n);
+		fputs("],\n\"piece_word\": [", out);
+		for (int i = 0; i < t->source->n; i++)
+			fprintf(out, i ? ", %d" : "%d", t->word_of[i]);
+	}
 	fputs("],\n\"attentions\": ", out);
 	dump_per_head(out, t, sel, trace_attn, t->n);
 	fputs(",\n\"cross_attentions\": ", out);

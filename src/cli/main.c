@@ -868,8 +868,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "attnscope: --stack applies to --print, --dump csv and the explorer on one text (--dump json holds every stack)\n");
 		rc = 2;
 	} else if (o.ui.stack != UI_STACK_ENCODER && o.dump_format == DUMP_CSV &&
-		   (o.ui.words || o.ui.weights_norm || o.ui.compare || o.ablate)) {
-		fprintf(stderr, "attnscope: --dump csv --stack shows the decoder's weights as they are: not with --words, --weights norm, --compare or --ablate\n");
+		   (o.ui.weights_norm || o.ui.compare || o.ablate)) {
+		fprintf(stderr, "attnscope: --dump csv --stack shows the decoder's weights as they are: not with --weights norm, --compare or --ablate\n");
 		rc = 2;
 	} else if (o.target && (o.corpus.corpus || o.corpus.load)) {
 		fprintf(stderr, "attnscope: --target applies to one text, not to a corpus\n");

@@ -353,10 +353,15 @@ int print_compare(const struct trace *t, const struct trace *tb, const char *vie
 		if (!t->decoder)
 			return err_set(e, "--stack %s: %s is not an encoder-decoder model", o->stack == UI_STACK_CROSS ? "cross" : "decoder",
 				       t->model_name);
-		if (tb || o->words || o->weights_norm)
-			return err_set(e, "--stack %s shows one text's tokens and weights: not with --compare, --words or --weights norm",
+		if (tb || o->weights_norm)
+			return err_set(e, "--stack %s shows one text's tokens and weights: not with --compare or --weights norm",
 				       o->stack == UI_STACK_CROSS ? "cross" : "decoder");
-		return print_view(t->decoder, NULL, view_name, o, out, e);
+		if (!o->words)
+			return print_view(t->decoder, NULL, view_name, o, out, e);
+		struct trace *w = words_build(t); /* the decoder's words, their cross-attention to the source's */
+		int rc = w ? print_view(w->decoder, NULL, view_name, o, out, e) : err_set(e, "out of memory");
+		trace_free(w);
+		return rc;
 	}
 	struct trace *nt = NULL, *ntb = NULL; /* --weights norm: what the explorer's Y shows, rows shared out to 1 */
 	if (o->weights_norm && (!(nt = valnorm_build(t, false, e)) || (tb && !(ntb = valnorm_build(tb, false, e))))) {

@@ -756,8 +756,8 @@ static void ui_show_trace(struct ui *u)
 	}
 	u->ctx.trace = u->words ? u->words : ta;
 	u->ctx.compare = u->words_b ? u->words_b : tb;
-	if (u->stack != UI_STACK_ENCODER && run && run->decoder) { /* the decoder's own trace, as it is */
-		u->ctx.trace = run->decoder;
+	if (u->stack != UI_STACK_ENCODER && run && run->decoder) { /* the decoder's own trace (its words: words.h) */
+		u->ctx.trace = u->words && u->words->decoder ? u->words->decoder : run->decoder;
 		u->ctx.compare = NULL;
 	}
 	u->ctx.cross = u->stack == UI_STACK_CROSS && u->ctx.trace && u->ctx.trace->encoder;
@@ -947,10 +947,12 @@ static void ui_toggle_words(struct ui *u)
 {
 	struct view_ctx *ctx = &u->ctx;
 	int piece = words_first_piece(ctx->trace, ctx->token);
-	marks_remap(ctx, ctx->trace, u->trace); /* to pieces, */
+	/* the pieces shown: the decoder's under T (decoder or cross-attention: its rows) */
+	const struct trace *pieces = u->stack != UI_STACK_ENCODER && u->trace && u->trace->decoder ? u->trace->decoder : u->trace;
+	marks_remap(ctx, ctx->trace, pieces); /* to pieces, */
 	u->show_words = !u->show_words;
 	ui_show_trace(u);
-	marks_remap(ctx, u->trace, ctx->trace); /* then to what is shown */
+	marks_remap(ctx, pieces, ctx->trace); /* then to what is shown */
 	ctx->token = words_of_piece(ctx->trace, piece);
 	view_ctx_clamp(ctx);
 	if (!ctx->message[0])
@@ -1076,9 +1078,9 @@ static void ui_next_stack(struct ui *u)
 			 : "no text yet");
 		return;
 	}
-	if (u->stack == UI_STACK_ENCODER && (u->show_words || u->show_norm || u->hide_sink || ctx->compare ||
+	if (u->stack == UI_STACK_ENCODER && (u->show_norm || u->hide_sink || ctx->compare ||
 					     ablation_count(&u->abl) > 0)) {
-		snprintf(ctx->message, sizeof ctx->message, "the decoder is shown as it is: turn off words, weights, "
+		snprintf(ctx->message, sizeof ctx->message, "the decoder is shown as it is: turn off weights, "
 			 "the hidden sink, the comparison and ablation first");
 		return;
 	}
@@ -1094,7 +1096,7 @@ static void ui_next_stack(struct ui *u)
 /* Keys that change the encoder's trace or how it is read, with the decoder shown: refused in one line. */
 static bool ui_stack_refuses(struct ui *u, enum action a)
 {
-	if (u->stack == UI_STACK_ENCODER || !(a == ACT_WORDS || a == ACT_WEIGHTS || a == ACT_SINK || a == ACT_COMPARE ||
+	if (u->stack == UI_STACK_ENCODER || !(a == ACT_WEIGHTS || a == ACT_SINK || a == ACT_COMPARE ||
 					      a == ACT_ABLATE || a == ACT_ABLATE_LAYER || a == ACT_ABLATE_MODE))
 		return false;
 	char k[32];

@@ -1,0 +1,52 @@
+#!/bin/sh
+# tui-encdec-words.sh -- an encoder-decoder's words in the explorer under tmux (issue 21: words, several tokens
+# and minimal pairs on either side), on the committed bart-encdec fixture with --target: w merges the target's
+# pieces into words under T's decoder and cross-attention stacks (the heatmap panel's weight is --dump json
+# --words' decoder.attentions / decoder.cross_attentions, which tests/encdec-words.sh checks against numpy),
+# and back to pieces.
+set -u
+: "${top_srcdir:?}" "${ATTNSCOPE_BIN:?}"
+. "$top_srcdir/tests/ui/lib.sh"
+BART="$top_srcdir/tests/data/models/bart-encdec"
+[ -f "$BART/config.json" ] || { echo "no bart-encdec fixture: skipping"; exit 77; }
+command -v jq >/dev/null || { echo "tui-encdec-words.sh: jq is required"; exit 99; }
+U8="LC_ALL=C.UTF-8"
+TEXT="hello world there"
+TARGET="the cat sat downward" # "Ġdown ward": two pieces, one word
+WORDS=$("$ATTNSCOPE_BIN" -m "$BART" --dump json --top-k 0 --words --target "$TARGET" "$TEXT")
+# the panel's weight of query R, key C against JSON's .decoder.FIELD[0][0][R][C]
+panel_weight() { # JSON FIELD R
+	tui_wait "query $3 "
+	c=$(tui_screen | sed -n 's/.*key   \([0-9]*\) .*/\1/p' | head -1)
+	got=$(tui_screen | sed -n 's/.*weight  *\([0-9.]*\).*/\1/p' | head -1)
+	want=$(printf '%s' "$1" | jq -r --argjson r "$3" --argjson c "${c:-0}" ".decoder.$2[0][0][\$r][\$c]" |
+		awk '{ printf "%.6f", $1 }')
+	[ -n "$c" ] && [ -n "$want" ] && [ "$got" = "$want" ] || tui_fail "$2 q$3 k$c: weight '$got', --dump says '$want'"
+}
+nd=$(printf '%s' "$WORDS" | jq '.decoder.tokens | length')
+np=$(printf '%s' "$WORDS" | jq '.decoder.pieces | length')
+[ "$nd" -lt "$np" ] || tui_fail "the target has $nd words of $np pieces"
+
+tui_start 120 30 $U8 "$ATTNSCOPE_BIN" -m "$BART" --target "$TARGET" "$TEXT"
+tui_wait "(encoder)"
+tui_keys T
+tui_wait "(decoder self-attention)"
+tui_keys w
+tui_wait "words: attention to a word summed"
+tui_wait "$nd words (decoder self-attention)"
+tui_keys Enter
+tui_wait "layer 0 head 0 ·"
+tui_keys 5 g 2 '|'
+tui_wait "query 5  downward"
+panel_weight "$WORDS" attentions 5
+tui_keys T
+tui_wait "$nd words (cross-attention: target rows × source columns)"
+tui_keys 4 g 1 '|'
+panel_weight "$WORDS" cross_attentions 4
+tui_keys w
+tui_wait "$np tok (cross-attention: target rows × source columns)"
+tui_keys T
+tui_wait "(encoder)"
+tui_keys q q
+[ "$(tui_exit_status)" = 0 ] || tui_fail "exit status $(tui_exit_status)"
+echo "tui-encdec-words.sh: ok"
