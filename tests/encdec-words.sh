@@ -45,6 +45,49 @@ for model in bart-encdec t5-encdec; do
 		expect_grep "$model --stack $stack --words header" "$TMP/o" "· $nd words ·"
 	done
 done
+# 2. Several tokens: --token A,B under --stack decoder|cross marks the decoder's tokens (its words with --words);
+#    the heatmap panel sums their rows -- and, under decoder, their columns; under cross the columns are the
+#    source's, so none -- as --dump json's decoder.attentions / cross_attentions (the replay's words) add up.
+ranked() { # FILE TITLE: the weights ranked under the panel line TITLE (up to the next title), sorted
+	awk -v t="$2" 'index($0, t) { f = 1; next } f && /who attends to|top keys of/ { exit }
+		f { while (match($0, / [0-9]+\. [0-9]\.[0-9]+/)) { s = substr($0, RSTART, RLENGTH); sub(/.*\. /, "", s)
+			print s; $0 = substr($0, RSTART + RLENGTH) } }' "$1" | sort -g | tr '\n' ' '
+}
+close_to() { # NAME GOT WANT: two sorted lists of weights, equal within 2e-6 (float32 sums against float64)
+	if [ "$(echo "$2" | wc -w)" -eq "$(echo "$3" | wc -w)" ] && [ "$(echo "$2" | wc -w)" -gt 0 ] &&
+		printf '%s\n%s\n' "$2" "$3" | awk 'NR == 1 { for (i = 1; i <= NF; i++) a[i] = $i; next }
+			{ for (i = 1; i <= NF; i++) if ((a[i] - $i) > 2e-6 || ($i - a[i]) > 2e-6) exit 1 }'; then
+		ok
+	else
+		bad "$1: got '$2', want '$3'"
+	fi
+}
+for model in bart-encdec t5-encdec; do
+	run() { "$BIN" -m "$M/$model" --target "$TARGET" "$@" "$TEXT"; }
+	run --dump json --top-k 0 >"$TMP/p.json"
+	for stack in decoder cross; do
+		field=$([ $stack = cross ] && echo cross_attentions || echo attentions)
+		run --print heatmap --stack $stack --token 1,3 --layer 1 --head 0 --width 160 --color never >"$TMP/o" 2>&1
+		expect_eq "$model --stack $stack --token 1,3 status" $? 0
+		expect_grep "$model --stack $stack --token 1,3 header" "$TMP/o" "combined: "
+		want=$(jq -r ".decoder.$field[1][0] | [.[1], .[3]] | transpose | map(add) | .[]" "$TMP/p.json" | sort -g | tr '\n' ' ')
+		close_to "$model $stack rows 1+3 summed" "$(ranked "$TMP/o" "attend to (sum of 2 rows)")" "$want"
+		if [ $stack = decoder ]; then
+			want=$(jq -r ".decoder.$field[1][0] | map(.[1] + .[3]) | .[]" "$TMP/p.json" | sort -g | tr '\n' ' ')
+			close_to "$model decoder columns 1+3 summed" "$(ranked "$TMP/o" "who attends to")" "$want"
+		else
+			expect_nogrep "$model cross: no source column is a mark's" "$TMP/o" "who attends to"
+		fi
+		# with --words: the marked target words' rows, as the replay merges them
+		run --print heatmap --stack $stack --words --token 1,3 --layer 1 --head 1 --width 160 --color never >"$TMP/o" 2>&1
+		expect_eq "$model --stack $stack --words --token 1,3 status" $? 0
+		want=$("$PY" "$TOOLS/ref_words_encdec.py" rows "$TMP/p.json" $stack 1 1 1,3 | sort -g | tr '\n' ' ')
+		close_to "$model $stack word rows 1+3 summed" "$(ranked "$TMP/o" "attend to (sum of 2 rows)")" "$want"
+	done
+	run --print heatmap --stack decoder --token 1,99 >/dev/null 2>"$TMP/e"
+	expect_eq "$model --token past the decoder's input status" $? 1
+	expect_grep "$model --token past the decoder's input" "$TMP/e" "no token 99: the decoder's input has"
+done
 "$BIN" -m "$M/llama-gqa" --dump csv --words --stack decoder "$TEXT" >/dev/null 2>"$TMP/e"
 expect_eq "--words --stack decoder on llama status" $? 1
 expect_grep "--words --stack decoder on llama" "$TMP/e" "not an encoder-decoder model"

@@ -312,15 +312,16 @@ static int print_view(const struct trace *t, const struct trace *tb, const char 
 	}
 	if (o->layer >= t->n_layers || o->head >= t->n_heads || o->token >= t->n) {
 		free(p.conf);
-		return err_set(e, "no %s %d: the model has %d layers of %d heads and the text %d tokens",
+		return err_set(e, "no %s %d: the model has %d layers of %d heads and the %s %d tokens",
 			       o->layer >= t->n_layers ? "layer" : o->head >= t->n_heads ? "head" : "token",
 			       o->layer >= t->n_layers ? o->layer : o->head >= t->n_heads ? o->head : o->token,
-			       t->n_layers, t->n_heads, t->n);
+			       t->n_layers, t->n_heads, t->encoder ? "decoder's input" : "text", t->n);
 	}
 	for (int i = 0; i < o->n_marks; i++)
 		if (o->marks[i] >= t->n) {
 			free(p.conf);
-			return err_set(e, "no token %d: the text has %d %s", o->marks[i], t->n, t->source ? "words" : "tokens");
+			return err_set(e, "no token %d: the %s has %d %s", o->marks[i], t->encoder ? "decoder's input" : "text", t->n,
+				       t->source ? "words" : "tokens");
 		}
 	view_ctx_clamp(&ctx);
 	if (!view_push(&ctx, v)) {

@@ -1085,8 +1085,11 @@ static void ui_next_stack(struct ui *u)
 		return;
 	}
 	u->stack = (u->stack + 1) % 3;
-	ctx->n_marks = 0; /* marks and the selection are tokens of the stack left */
-	ctx->token = -1;
+	if (u->stack != UI_STACK_CROSS) { /* marks and the selection are tokens of the stack left (the decoder's rows
+					   * stay cross-attention's) */
+		ctx->n_marks = 0;
+		ctx->token = -1;
+	}
 	ui_show_trace(u);
 	snprintf(ctx->message, sizeof ctx->message, "%s", u->stack == UI_STACK_ENCODER ? "encoder self-attention"
 		 : u->stack == UI_STACK_DECODER ? "decoder self-attention (causal)"

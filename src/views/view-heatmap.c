@@ -426,6 +426,8 @@ static int hm_marked(const struct view_ctx *ctx, const struct heatmat *m, bool c
 /* Panel lines for the marked tokens' combined attention (0 when none are marked). */
 static int hm_combined_lines(const struct view_ctx *ctx, const struct heatmat *m)
 {
+	if (ctx->cross) /* the marks are target tokens: rows only (no source column is theirs) */
+		return ctx->n_marks ? 2 + m->cols : 0;
 	return ctx->n_marks ? 4 + m->cols + m->rows : 0;
 }
 
@@ -454,6 +456,11 @@ static void hm_combined(struct view_ctx *ctx, const struct heatmat *m, struct ca
 		rk[j] = (struct ranked_key){sum[j], m->col_tok[j]};
 	hm_ranked(cv, view_key_trace(ctx), x, y, w, line, lines, rk, k ? m->cols : 0, st);
 	(*line)++;
+	if (ctx->cross) { /* the columns are the source's: who attends to the marks is a decoder stack's question */
+		free(sum);
+		free(rk);
+		return;
+	}
 	k = hm_marked(ctx, m, true, idx);
 	snprintf(buf, sizeof buf, "who attends to %s (sum of %d columns)", names, k);
 	if (*line < lines)

@@ -15,6 +15,8 @@ Usage:
       prints one line and exits 1 on a difference above 1e-6.
   ref_words_encdec.py row PIECES.json decoder|cross LAYER HEAD ROW
       The merged row's weights, one per line (%.6f), the decoder's causal row up to ROW.
+  ref_words_encdec.py rows PIECES.json decoder|cross LAYER HEAD ROW,ROW...
+      The sum of those merged rows (marked tokens' combined attention), every column, one per line (%.6f).
 """
 
 import csv
@@ -109,11 +111,23 @@ def row(argv):
     return 0
 
 
+def rows(argv):
+    with open(argv[0]) as f:
+        p = json.load(f)
+    _, _, a, c = merged(p)
+    m = c if argv[1] == "cross" else a
+    for v in sum(m[int(argv[2]), int(argv[3]), int(r)] for r in argv[4].split(",")):
+        print("%.6f" % v)
+    return 0
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "check" and len(sys.argv) in (4, 6):
         sys.exit(check(sys.argv[2:]))
     if cmd == "row" and len(sys.argv) == 7:
         sys.exit(row(sys.argv[2:]))
+    if cmd == "rows" and len(sys.argv) == 7:
+        sys.exit(rows(sys.argv[2:]))
     print(__doc__)
     sys.exit(2)

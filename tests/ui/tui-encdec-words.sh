@@ -3,7 +3,7 @@
 # and minimal pairs on either side), on the committed bart-encdec fixture with --target: w merges the target's
 # pieces into words under T's decoder and cross-attention stacks (the heatmap panel's weight is --dump json
 # --words' decoder.attentions / decoder.cross_attentions, which tests/encdec-words.sh checks against numpy),
-# and back to pieces.
+# and back to pieces; Space marks decoder tokens, whose rows the panel combines under decoder and cross.
 set -u
 : "${top_srcdir:?}" "${ATTNSCOPE_BIN:?}"
 . "$top_srcdir/tests/ui/lib.sh"
@@ -14,6 +14,7 @@ U8="LC_ALL=C.UTF-8"
 TEXT="hello world there"
 TARGET="the cat sat downward" # "Ġdown ward": two pieces, one word
 WORDS=$("$ATTNSCOPE_BIN" -m "$BART" --dump json --top-k 0 --words --target "$TARGET" "$TEXT")
+PIECES=$("$ATTNSCOPE_BIN" -m "$BART" --dump json --top-k 0 --target "$TARGET" "$TEXT")
 # the panel's weight of query R, key C against JSON's .decoder.FIELD[0][0][R][C]
 panel_weight() { # JSON FIELD R
 	tui_wait "query $3 "
@@ -45,8 +46,23 @@ tui_keys 4 g 1 '|'
 panel_weight "$WORDS" cross_attentions 4
 tui_keys w
 tui_wait "$np tok (cross-attention: target rows × source columns)"
+# Several tokens: Space marks decoder tokens (rows); T from the decoder to the cross-attention keeps them, and
+# the panel sums their cross-attention rows (the source's columns are no mark's); back to the encoder: cleared.
+tui_keys T T
+tui_wait "$np tok (decoder self-attention)"
+tui_keys 1 g Space 3 g Space
+tui_wait "who attends to <s> + c (sum of 2 columns)"
+tui_keys T
+tui_wait "$np tok (cross-attention: target rows × source columns)"
+tui_wait "<s> + c attend to (sum of 2 rows)"
+want=$(printf '%s' "$PIECES" | jq -r '.decoder.cross_attentions[0][0] | [.[1], .[3]] | transpose | map(add) | max' |
+	awk '{ printf "%.6f", $1 }')
+tui_screen | grep -A1 "<s> + c attend to (sum of 2 rows)" | grep -q " 1\. $want " ||
+	tui_fail "cross rows 1+3: the top weight is not $want"
+tui_screen | grep -q "who attends to" && tui_fail "cross-attention: a source column summed for the marks"
 tui_keys T
 tui_wait "(encoder)"
+tui_screen | grep -q "attend to (sum of" && tui_fail "marks of the decoder kept on the encoder"
 tui_keys q q
 [ "$(tui_exit_status)" = 0 ] || tui_fail "exit status $(tui_exit_status)"
 echo "tui-encdec-words.sh: ok"
