@@ -5,6 +5,7 @@
 #     --stack decoder|cross against tests/tools/ref_words_encdec.py, a numpy replay of the merge from the
 #     --dump json of pieces (target words down, source words across); --print heatmap --stack decoder|cross
 #     --words ranks each row's weights as the replay does.
+#  2. several tokens, 3. minimal pairs: see below.
 # Needs jq and /usr/bin/python3 with numpy.
 set -u
 TEST_NAME=encdec-words
@@ -88,6 +89,65 @@ for model in bart-encdec t5-encdec; do
 	expect_eq "$model --token past the decoder's input status" $? 1
 	expect_grep "$model --token past the decoder's input" "$TMP/e" "no token 99: the decoder's input has"
 done
+# 3. Minimal pairs on either side: --compare TEXT_B runs TEXT_B with the same target, --compare-target TARGET_B
+#    the text with a second target; --dump csv --stack decoder|cross (weight, weight_b, difference), --dump json's
+#    compare.decoder (B's attentions and each head's change) and the heatmap's B - A panel against two --dump
+#    json runs (ref_words_encdec.py compare recomputes the changes).
+TEXT_B="hello world here"   # as many pieces as TEXT in both tokenizers
+TARGET_B="the cat ran"      # as many as TARGET_A
+TARGET_A="the cat sat"
+TARGET_C="the dog sat"      # T5: fewer pieces (the common prefix is compared)
+for model in bart-encdec t5-encdec; do
+	run() { "$BIN" -m "$M/$model" "$@"; }
+	run --dump json --top-k 0 --target "$TARGET_A" "$TEXT" >"$TMP/a.json"
+	for pair in "text:--compare:$TEXT_B" "target:--compare-target:$TARGET_B" "target:--compare-target:$TARGET_C"; do
+		kind=${pair%%:*} rest=${pair#*:}
+		opt=${rest%%:*} other=${rest#*:}
+		if [ "$kind" = text ]; then
+			run --dump json --top-k 0 --target "$TARGET_A" "$other" >"$TMP/b.json"
+		else
+			run --dump json --top-k 0 --target "$other" "$TEXT" >"$TMP/b.json"
+		fi
+		run --dump csv --stack decoder $opt "$other" --target "$TARGET_A" "$TEXT" >"$TMP/d.csv" &&
+			run --dump csv --stack cross $opt "$other" --target "$TARGET_A" "$TEXT" >"$TMP/c.csv" &&
+			run --dump json --top-k 0 $opt "$other" --target "$TARGET_A" "$TEXT" >"$TMP/c.json"
+		expect_eq "$model $opt '$other': dumps" $? 0
+		"$PY" "$TOOLS/ref_words_encdec.py" compare "$TMP/a.json" "$TMP/b.json" --csv decoder "$TMP/d.csv" \
+			--csv cross "$TMP/c.csv" --json "$TMP/c.json" >"$TMP/r" 2>&1 && ok || bad "$model $opt '$other': $(cat "$TMP/r")"
+		[ "$other" = "$TARGET_C" ] && continue # (T5: the common prefix's rows, the same in both runs)
+		[ "$(jq '.compare.decoder.cross_changed | flatten | max' "$TMP/c.json")" != 0 ] && ok ||
+			bad "$model $opt '$other': nothing changed in cross-attention"
+		# the heatmap's panel: B - A, A and B of the selected cell, under decoder and cross
+		for stack in decoder cross; do
+			field=$([ $stack = cross ] && echo cross_attentions || echo attentions)
+			run --print heatmap --stack $stack $opt "$other" --layer 1 --head 1 --token 3 --width 160 --color never \
+				--target "$TARGET_A" "$TEXT" >"$TMP/o" 2>&1
+			expect_eq "$model $opt --print heatmap --stack $stack status" $? 0
+			expect_grep "$model $opt --stack $stack: B - A shown" "$TMP/o" "same length, B - A shown"
+			c=$(sed -n 's/.*key   \([0-9]*\) .*/\1/p' "$TMP/o" | head -1)
+			got=$(sed -n 's/.*A \([0-9.]*\)  B \([0-9.]*\).*/\1 \2/p' "$TMP/o" | head -1)
+			want=$(jq -r --argjson c "${c:-0}" ".decoder.$field[1][1][3][\$c]" "$TMP/a.json" "$TMP/b.json" |
+				awk '{ printf "%s%.6f", (NR > 1 ? " " : ""), $1 }')
+			expect_eq "$model $opt $stack panel: A and B of q3 k$c" "${got:-none}" "$want"
+		done
+	done
+	run --print grid --stack cross --compare "$TEXT_B" --target "$TARGET_A" "$TEXT" >/dev/null 2>"$TMP/e"
+	expect_eq "$model --print grid --stack cross --compare status" $? 1
+	expect_grep "$model --print grid --stack cross --compare" "$TMP/e" "cannot show what changed in cross-attention (heatmap can)"
+	# words of both runs: B's words beside A's, as each run's --dump json --words has them
+	run --dump json --top-k 0 --words --target "$TARGET_A" "$TEXT" >"$TMP/a.json"
+	run --dump json --top-k 0 --words --target "$TARGET_A" "$TEXT_B" >"$TMP/b.json"
+	run --dump csv --stack cross --words --compare "$TEXT_B" --target "$TARGET_A" "$TEXT" >"$TMP/c.csv"
+	"$PY" "$TOOLS/ref_words_encdec.py" compare "$TMP/a.json" "$TMP/b.json" --csv cross "$TMP/c.csv" >"$TMP/r" 2>&1 &&
+		ok || bad "$model --words --compare: $(cat "$TMP/r")"
+done
+"$BIN" -m "$M/t5-encdec" --print heatmap --compare-target "$TARGET_B" --target "$TARGET_A" "$TEXT" >/dev/null 2>"$TMP/e"
+expect_eq "--compare-target without --stack status" $? 2
+expect_grep "--compare-target without --stack" "$TMP/e" "needs\|with --stack"
+"$BIN" -m "$M/gpt2-mini" --dump json --compare-target "$TARGET_B" "$TEXT" >/dev/null 2>"$TMP/e"
+expect_eq "--compare-target on gpt2 status" $? 1
+expect_grep "--compare-target on gpt2" "$TMP/e" "not an encoder-decoder model"
+[ "$(wc -l <"$TMP/e")" -eq 1 ] && ok || bad "--compare-target on gpt2: $(cat "$TMP/e")"
 "$BIN" -m "$M/llama-gqa" --dump csv --words --stack decoder "$TEXT" >/dev/null 2>"$TMP/e"
 expect_eq "--words --stack decoder on llama status" $? 1
 expect_grep "--words --stack decoder on llama" "$TMP/e" "not an encoder-decoder model"

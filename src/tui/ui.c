@@ -582,6 +582,11 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 		snprintf(line, sizeof line, "The %s view cannot show cross-attention: the %s can (%s: the next stack).", v->name,
 			 registry_names(names, sizeof names, VIEW_CROSS, ", ", " and "), ui_first_key(u, ACT_STACK, sk, sizeof sk));
 		canvas_text(cv, 0, y, cv->w, line, canvas_role(cv, ROLE_LABEL));
+	} else if (u->ctx.cross && u->ctx.compare && !(v->flags & VIEW_CROSS_COMPARE)) { /* B - A would be the decoder's */
+		char names[96], line[320];
+		snprintf(line, sizeof line, "The %s view cannot show what changed in cross-attention: the %s can.", v->name,
+			 registry_names(names, sizeof names, VIEW_CROSS_COMPARE, ", ", " and "));
+		canvas_text(cv, 0, y, cv->w, line, canvas_role(cv, ROLE_LABEL));
 	} else {
 		v->draw(u->ctx.state[u->ctx.depth - 1], &u->ctx, cv, (struct rect){0, y, cv->w, cv->h - 1 - y});
 	}
@@ -758,7 +763,9 @@ static void ui_show_trace(struct ui *u)
 	u->ctx.compare = u->words_b ? u->words_b : tb;
 	if (u->stack != UI_STACK_ENCODER && run && run->decoder) { /* the decoder's own trace (its words: words.h) */
 		u->ctx.trace = u->words && u->words->decoder ? u->words->decoder : run->decoder;
-		u->ctx.compare = NULL;
+		/* the second text's decoder, run on the same target: what changed there */
+		const struct trace *b = u->words_b ? u->words_b : tb;
+		u->ctx.compare = b ? b->decoder : NULL;
 	}
 	u->ctx.cross = u->stack == UI_STACK_CROSS && u->ctx.trace && u->ctx.trace->encoder;
 	u->ctx.trace_gen++;
@@ -1078,10 +1085,9 @@ static void ui_next_stack(struct ui *u)
 			 : "no text yet");
 		return;
 	}
-	if (u->stack == UI_STACK_ENCODER && (u->show_norm || u->hide_sink || ctx->compare ||
-					     ablation_count(&u->abl) > 0)) {
+	if (u->stack == UI_STACK_ENCODER && (u->show_norm || u->hide_sink || ablation_count(&u->abl) > 0)) {
 		snprintf(ctx->message, sizeof ctx->message, "the decoder is shown as it is: turn off weights, "
-			 "the hidden sink, the comparison and ablation first");
+			 "the hidden sink and ablation first");
 		return;
 	}
 	u->stack = (u->stack + 1) % 3;
@@ -1099,7 +1105,7 @@ static void ui_next_stack(struct ui *u)
 /* Keys that change the encoder's trace or how it is read, with the decoder shown: refused in one line. */
 static bool ui_stack_refuses(struct ui *u, enum action a)
 {
-	if (u->stack == UI_STACK_ENCODER || !(a == ACT_WEIGHTS || a == ACT_SINK || a == ACT_COMPARE ||
+	if (u->stack == UI_STACK_ENCODER || !(a == ACT_WEIGHTS || a == ACT_SINK ||
 					      a == ACT_ABLATE || a == ACT_ABLATE_LAYER || a == ACT_ABLATE_MODE))
 		return false;
 	char k[32];

@@ -17,6 +17,12 @@ Usage:
       The merged row's weights, one per line (%.6f), the decoder's causal row up to ROW.
   ref_words_encdec.py rows PIECES.json decoder|cross LAYER HEAD ROW,ROW...
       The sum of those merged rows (marked tokens' combined attention), every column, one per line (%.6f).
+  ref_words_encdec.py compare A.json B.json [--csv decoder|cross FILE]... [--json FILE]
+      Minimal pairs on the decoder's side: A.json and B.json are two --dump json runs (two texts with the same
+      target, or one text with two targets); FILE a --dump csv --stack decoder|cross --compare(-target) (weight,
+      weight_b, difference against A's and B's weights) or a --dump json --compare (its compare.decoder: B's
+      tokens, attentions and cross_attentions, and each head's change, the total variation over the matching
+      rows, recomputed here). Prints one line; exits 1 on a difference above 1e-6.
 """
 
 import csv
@@ -121,6 +127,81 @@ def rows(argv):
     return 0
 
 
+def matching(a, b):
+    """Rows compared: all when the decoders' inputs are as long, else their common prefix of ids."""
+    ia, ib = a["decoder"]["ids"], b["decoder"]["ids"]
+    if len(ia) == len(ib):
+        return len(ia)
+    k = 0
+    while k < min(len(ia), len(ib)) and ia[k] == ib[k]:
+        k += 1
+    return k
+
+
+def tv(x, y, rows):
+    """Per head: the mean over ROWS rows of half the L1 distance, keys past the shorter row counting 0."""
+    cols = max(x.shape[-1], y.shape[-1])
+    px = np.zeros(x.shape[:2] + (rows, cols))
+    py = np.zeros(y.shape[:2] + (rows, cols))
+    px[..., : x.shape[-1]] = x[:, :, :rows]
+    py[..., : y.shape[-1]] = y[:, :, :rows]
+    return (np.abs(px - py).sum(axis=-1) / 2).mean(axis=-1)
+
+
+def compare(argv):
+    with open(argv[0]) as f:
+        a = json.load(f)
+    with open(argv[1]) as f:
+        b = json.load(f)
+    side = {k: (np.array(a["decoder"][f], dtype=np.float64), np.array(b["decoder"][f], dtype=np.float64))
+            for k, f in (("decoder", "attentions"), ("cross", "cross_attentions"))}
+    bad, worst, count, rest = [], 0.0, 0, argv[2:]
+    while rest:
+        what, path = rest[0], rest[1]
+        if what == "--csv":
+            stack, path = rest[1], rest[2]
+            rest = rest[3:]
+            wa, wb = side[stack]
+            with open(path) as f:
+                for r in csv.DictReader(f):
+                    idx = (int(r["layer"]), int(r["head"]), int(r["query_index"]), int(r["key_index"]))
+                    got = float(r["weight"])
+                    diffs = [got - wa[idx]]
+                    inside = idx[2] < wb.shape[2] and idx[3] < wb.shape[3]
+                    if inside != (r["weight_b"] != ""):
+                        bad.append("%s csv %s: weight_b %r" % (stack, idx, r["weight_b"]))
+                        continue
+                    if inside:
+                        diffs += [float(r["weight_b"]) - wb[idx], float(r["difference"]) - (wb[idx] - wa[idx])]
+                    d = max(abs(x) for x in diffs)
+                    worst, count = max(worst, d), count + 1
+                    if d > 1e-6:
+                        bad.append("%s csv %s: off by %g" % (stack, idx, d))
+        elif what == "--json":
+            rest = rest[2:]
+            with open(path) as f:
+                c = json.load(f)["compare"]["decoder"]
+            rows = matching(a, b)
+            if c["tokens"] != b["decoder"]["tokens"] or c["matching_rows"] != rows:
+                bad.append("json: B's tokens or matching rows (%s, %d)" % (c["matching_rows"], rows))
+            for key, got, want in (("attentions", c["attentions"], side["decoder"][1]),
+                                   ("cross_attentions", c["cross_attentions"], side["cross"][1]),
+                                   ("changed", c["changed"], tv(*side["decoder"], rows)),
+                                   ("cross_changed", c["cross_changed"], tv(*side["cross"], rows))):
+                d = float(np.max(np.abs(np.array(got, dtype=np.float64) - want)))
+                worst, count = max(worst, d), count + np.size(want)
+                if d > 1e-6:
+                    bad.append("json %s: off by %g" % (key, d))
+        else:
+            print(__doc__)
+            return 2
+    if bad:
+        print("; ".join(bad[:5]))
+        return 1
+    print("%d values of A, B and B - A match (max difference %.2g)" % (count, worst))
+    return 0
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "check" and len(sys.argv) in (4, 6):
@@ -129,5 +210,7 @@ if __name__ == "__main__":
         sys.exit(row(sys.argv[2:]))
     if cmd == "rows" and len(sys.argv) == 7:
         sys.exit(rows(sys.argv[2:]))
+    if cmd == "compare" and len(sys.argv) >= 4:
+        sys.exit(compare(sys.argv[2:]))
     print(__doc__)
     sys.exit(2)

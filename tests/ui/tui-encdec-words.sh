@@ -3,7 +3,8 @@
 # and minimal pairs on either side), on the committed bart-encdec fixture with --target: w merges the target's
 # pieces into words under T's decoder and cross-attention stacks (the heatmap panel's weight is --dump json
 # --words' decoder.attentions / decoder.cross_attentions, which tests/encdec-words.sh checks against numpy),
-# and back to pieces; Space marks decoder tokens, whose rows the panel combines under decoder and cross.
+# and back to pieces; Space marks decoder tokens, whose rows the panel combines under decoder and cross; a
+# second text (C, --compare) shows B - A under decoder and cross.
 set -u
 : "${top_srcdir:?}" "${ATTNSCOPE_BIN:?}"
 . "$top_srcdir/tests/ui/lib.sh"
@@ -65,4 +66,36 @@ tui_wait "(encoder)"
 tui_screen | grep -q "attend to (sum of" && tui_fail "marks of the decoder kept on the encoder"
 tui_keys q q
 [ "$(tui_exit_status)" = 0 ] || tui_fail "exit status $(tui_exit_status)"
+# Minimal pairs: C's second text runs with the same target; under T's decoder and cross-attention the heatmap
+# shows B - A, its panel A and B as the two texts' --dump json have them; a view that cannot show what changed in
+# cross-attention says so in one line.
+TEXT_B="hello world here"
+B=$("$ATTNSCOPE_BIN" -m "$BART" --dump json --top-k 0 --target "$TARGET" "$TEXT_B")
+panel_ab() { # FIELD R: the panel's "A a  B b" of query R against both dumps
+	tui_wait "query $2 "
+	c=$(tui_screen | sed -n 's/.*key   \([0-9]*\) .*/\1/p' | head -1)
+	got=$(tui_screen | sed -n 's/.*A \([0-9.]*\)  B \([0-9.]*\).*/\1 \2/p' | head -1)
+	want=$(printf '%s\n%s\n' "$PIECES" "$B" | jq -r --argjson r "$2" --argjson c "${c:-0}" ".decoder.$1[0][0][\$r][\$c]" |
+		awk '{ printf "%s%.6f", (NR > 1 ? " " : ""), $1 }')
+	[ -n "$got" ] && [ "$got" = "$want" ] || tui_fail "$1 q$2 k$c: A and B '$got', the dumps say '$want'"
+}
+tui_start 120 34 $U8 "$ATTNSCOPE_BIN" -m "$BART" --compare "$TEXT_B" --target "$TARGET" "$TEXT"
+tui_wait "(encoder)"
+tui_keys T
+tui_wait "(decoder self-attention)"
+tui_keys Enter
+tui_wait "B - A (second text minus first)"
+tui_keys 4 g 2 '|'
+panel_ab attentions 4
+tui_keys T
+tui_wait "(cross-attention: target rows × source columns)"
+tui_wait "B - A (second text minus first)"
+tui_keys 5 g 3 '|'
+panel_ab cross_attentions 5
+tui_keys q
+tui_wait "The grid view cannot show what changed in cross-attention: the heatmap can."
+tui_keys T
+tui_wait "(encoder)"
+tui_keys q
+[ "$(tui_exit_status)" = 0 ] || tui_fail "compare: exit status $(tui_exit_status)"
 echo "tui-encdec-words.sh: ok"
