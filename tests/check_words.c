@@ -103,6 +103,23 @@ START_TEST(test_words_merge_by_hand)
 }
 END_TEST
 
+/* Cross-attention: 3 target pieces (▁c at ▁sat: 2 words) x 4 source pieces (hell o ▁world </s>: 3 words); a
+ * target word's rows averaged, a source word's columns summed. */
+START_TEST(test_words_merge_rect_by_hand)
+{
+	const float a[12] = {0.1f, 0.2f, 0.3f, 0.4f, 0.4f, 0.4f, 0.1f, 0.1f, 0.7f, 0.1f, 0.1f, 0.1f};
+	const int row_start[3] = {0, 2, 3}, col_of[4] = {0, 0, 1, 2};
+	float out[6];
+	words_merge_rect(a, 4, row_start, 2, col_of, 3, out);
+	ck_assert_float_eq_tol(out[0], (0.1f + 0.2f + 0.4f + 0.4f) / 2, 1e-7f);
+	ck_assert_float_eq_tol(out[1], (0.3f + 0.1f) / 2, 1e-7f);
+	ck_assert_float_eq_tol(out[2], (0.4f + 0.1f) / 2, 1e-7f);
+	ck_assert_float_eq_tol(out[3], 0.8f, 1e-7f);
+	ck_assert_float_eq_tol(out[4], 0.1f, 1e-7f);
+	ck_assert_float_eq_tol(out[5], 0.1f, 1e-7f);
+}
+END_TEST
+
 /* Maps both ways, readable word text, and rollout: pieces rolled out, then merged. */
 START_TEST(test_words_maps_rollout)
 {
@@ -151,6 +168,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, test_words_reference, 0, (int)(sizeof cases / sizeof *cases));
 	tcase_add_test(tc, test_words_merge_by_hand);
+	tcase_add_test(tc, test_words_merge_rect_by_hand);
 	tcase_add_test(tc, test_words_maps_rollout);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

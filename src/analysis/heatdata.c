@@ -349,11 +349,17 @@ void heatdata_downsample(const float *in, int rows, int cols, float *out, int ou
 
 void heatmat_diff(const struct heatmat *a, const struct heatmat *b, int matching, float *out)
 {
+	heatmat_diff_rect(a, b, matching, matching, out);
+}
+
+void heatmat_diff_rect(const struct heatmat *a, const struct heatmat *b, int rows_matching, int cols_matching,
+		       float *out)
+{
 	for (int r = 0; r < a->rows; r++) {
-		int rb = a->row_tok[r] < matching ? heatmat_find_row(b, a->row_tok[r]) : -1;
+		int rb = a->row_tok[r] < rows_matching ? heatmat_find_row(b, a->row_tok[r]) : -1;
 		for (int c = 0; c < a->cols; c++) {
 			size_t k = (size_t)r * a->cols + c;
-			int cb = a->col_tok[c] < matching ? heatmat_find_col(b, a->col_tok[c]) : -1;
+			int cb = a->col_tok[c] < cols_matching ? heatmat_find_col(b, a->col_tok[c]) : -1;
 			out[k] = rb >= 0 && cb >= 0 ? b->v[(size_t)rb * b->cols + cb] - a->v[k] : NAN;
 		}
 	}

@@ -68,6 +68,10 @@ int heatmat_find_col(const struct heatmat *m, int tok);
  * OUT[a->rows][a->cols] (may be a->v): cells whose query and key are both among the first
  * MATCHING tokens (compare_rows) and shown in B get B − A, the rest NaN. */
 void heatmat_diff(const struct heatmat *a, const struct heatmat *b, int matching, float *out);
+/* The same where rows and columns are different texts (cross-attention: decoder rows, encoder columns): rows
+ * below ROWS_MATCHING and columns below COLS_MATCHING are compared. */
+void heatmat_diff_rect(const struct heatmat *a, const struct heatmat *b, int rows_matching, int cols_matching,
+		       float *out);
 /* Differences D[n] to positions on a diverging ramp scaled to ±RANGE (> 0): (d / RANGE + 1) / 2,
  * clamped to [0, 1]; NaN stays NaN. RANGE 1 is the fixed scale of weights in [0, 1]. */
 void heatdata_diverging(const float *d, int n, float range, float *out);

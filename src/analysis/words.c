@@ -32,18 +32,23 @@ void words_starts(const int *word_of, int n, int nw, int *word_start)
 		word_start[word_of[i]] = i;
 }
 
-void words_merge(const float *a, int n, const int *word_of, const int *word_start, int nw, float *out)
+void words_merge_rect(const float *a, int cols, const int *row_start, int nr, const int *col_of, int nc, float *out)
 {
-	memset(out, 0, (size_t)nw * nw * sizeof *out);
-	for (int w = 0; w < nw; w++) {
-		int lo = word_start[w], hi = word_start[w + 1];
-		float *row = out + (size_t)w * nw;
+	memset(out, 0, (size_t)nr * nc * sizeof *out);
+	for (int w = 0; w < nr; w++) {
+		int lo = row_start[w], hi = row_start[w + 1];
+		float *row = out + (size_t)w * nc;
 		for (int p = lo; p < hi; p++)
-			for (int q = 0; q < n; q++)
-				row[word_of[q]] += a[(size_t)p * n + q];
-		for (int v = 0; v < nw; v++)
+			for (int q = 0; q < cols; q++)
+				row[col_of[q]] += a[(size_t)p * cols + q];
+		for (int v = 0; v < nc; v++)
 			row[v] /= (float)(hi - lo);
 	}
+}
+
+void words_merge(const float *a, int n, const int *word_of, const int *word_start, int nw, float *out)
+{
+	words_merge_rect(a, n, word_start, nw, word_of, nw, out);
 }
 
 void words_mean_rows(const float *x, int d, const int *word_start, int nw, float *out)
@@ -104,7 +109,8 @@ static void words_fill(const struct trace *w, int layer, int head, float *out)
 	words_merge(trace_attn(t, layer, head), t->n, w->word_of, w->word_start, w->n, out);
 }
 
-struct trace *words_build(const struct trace *t)
+/* The words of T's own stack (an encoder-decoder's decoder and cross-attention: words_build). */
+static struct trace *words_build_one(const struct trace *t)
 {
 	int n = t->n;
 	int *word_of = malloc((n > 0 ? (size_t)n : 1) * sizeof *word_of);
@@ -154,6 +160,61 @@ struct trace *words_build(const struct trace *t)
 	words_mean_blocks(t->q_raw, w->q_raw, lh, n, t->head_dim, word_start, nw);
 	words_mean_blocks(t->k_raw, w->k_raw, lkv, n, t->head_dim, word_start, nw);
 	words_mean_blocks(t->hidden_states, w->hidden_states, (size_t)t->n_layers + 1, n, t->hidden, word_start, nw);
+	return w;
+}
+
+/* An encoder-decoder's extras of a trace of words W of pieces T: the context rows (T->context [n_layers][n][width])
+ * averaged per word; NULL stays NULL. -1 when out of memory. */
+static int words_context(struct trace *w, const struct trace *t, const float *ctx, float **out, int width)
+{
+	if (!ctx)
+		return 0;
+	*out = malloc(((size_t)t->n_layers * w->n * width + 1) * sizeof **out);
+	if (!*out)
+		return -1;
+	words_mean_blocks(ctx, *out, (size_t)t->n_layers, t->n, width, w->word_start, w->n);
+	return 0;
+}
+
+/* The decoder's words D (of pieces T->decoder) reading the encoder's words W (of pieces T): the cross-attention
+ * merged as attention is -- target words down (a word's rows averaged), source words across (summed) --,
+ * its queries and contexts averaged over a target word's pieces, its keys and values over a source word's
+ * (the labels stay the pieces', read through ->source). -1 when out of memory. */
+static int words_cross(struct trace *d, struct trace *w, const struct trace *t)
+{
+	const struct trace *p = t->decoder;
+	size_t lh = (size_t)p->n_layers * p->n_heads;
+	int width = p->n_heads * p->head_dim;
+	if (trace_alloc_cross(d, w->n) < 0 || words_context(w, t, t->context, &w->context, t->n_heads * trace_v_dim(t)) < 0 ||
+	    words_context(d, p, p->context, &d->context, width) < 0)
+		return -1;
+	for (size_t b = 0; b < lh; b++)
+		words_merge_rect(p->cross_attn + b * p->n * p->n_cross, p->n_cross, d->word_start, d->n, w->word_of, w->n,
+				 d->cross_attn + b * d->n * d->n_cross);
+	words_mean_blocks(p->cross_q, d->cross_q, lh, p->n, p->head_dim, d->word_start, d->n);
+	words_mean_blocks(p->cross_k, d->cross_k, lh, p->n_cross, p->head_dim, w->word_start, w->n);
+	words_mean_blocks(p->cross_v, d->cross_v, lh, p->n_cross, p->head_dim, w->word_start, w->n);
+	words_mean_blocks(p->cross_context, d->cross_context, (size_t)p->n_layers, p->n, width, d->word_start, d->n);
+	return 0;
+}
+
+struct trace *words_build(const struct trace *t)
+{
+	struct trace *w = words_build_one(t);
+	if (!w || !t->decoder)
+		return w;
+	/* an encoder-decoder: its decoder's words too, hung on the encoder's as the pieces' are */
+	struct trace *d = words_build_one(t->decoder);
+	if (!d) {
+		trace_free(w);
+		return NULL;
+	}
+	w->decoder = d;
+	d->encoder = w;
+	if (words_cross(d, w, t) < 0) {
+		trace_free(w);
+		return NULL;
+	}
 	return w;
 }
 

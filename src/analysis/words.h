@@ -22,13 +22,20 @@ void words_starts(const int *word_of, int n, int nw, int *word_start);
 /* Merge the piece matrix A[n][n] (row = query) into OUT[nw][nw]: rows averaged over a word's
  * pieces, columns summed over them. */
 void words_merge(const float *a, int n, const int *word_of, const int *word_start, int nw, float *out);
+/* The same for a rectangle A[rows][COLS] (cross-attention: target rows, source columns) into OUT[NR][NC]:
+ * ROW_START[NR + 1] the rows' words, COL_OF[COLS] each column's word. */
+void words_merge_rect(const float *a, int cols, const int *row_start, int nr, const int *col_of, int nc, float *out);
 /* Average the rows X[n][d] of each word's pieces into OUT[nw][d]. */
 void words_mean_rows(const float *x, int d, const int *word_start, int nw, float *out);
 
 /* A new trace of the words of T (free with trace_free; T must outlive it), NULL on OOM. Its tokens
  * are the words' readable text, its ids and type ids the first piece's; ->source is T and
  * ->word_of / ->word_start map pieces to words. Sliding windows are not carried over (a word's row
- * is simply 0 where its pieces could not look). */
+ * is simply 0 where its pieces could not look). An encoder-decoder's trace of words carries its decoder's
+ * words as ->decoder (the decoder input's words, split by the same rules), their cross-attention merged
+ * like attention: target words down (rows averaged), source words across (columns summed); the encoder's
+ * and decoder's contexts, cross-attention queries, keys and values averaged likewise (the labels stay the
+ * pieces', read through ->source; T5's position bias is not carried over: a word has no bucket). */
 struct trace *words_build(const struct trace *t);
 
 /* Attention rollout (rollout.h) of word trace W: computed on its pieces, then each layer's

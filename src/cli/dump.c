@@ -181,6 +181,38 @@ static void dump_kv_indices(FILE *out, const struct trace *t, int only)
 	fputc(']', out);
 }
 
+/* Each selected head's change between A and B (compare.h's TV): [layer][head]. */
+static void dump_changed(FILE *out, const struct trace *a, const struct trace *b, const struct dump_select *sel,
+			 double (*tv)(const struct trace *, const struct trace *, int, int))
+{
+	for (int l = -1; dump_next(out, &l, a->n_layers, sel->layer, "[", ", [");) {
+		for (int h = -1; dump_next(out, &h, a->n_heads, sel->head, "", ", ");)
+			dump_float(out, (float)tv(a, b, l, h));
+		fputc(']', out);
+	}
+}
+
+/* ... of an encoder-decoder, the "decoder" of "compare": B's decoder input, the matching decoder rows, each
+ * head's change of self-attention ("changed") and cross-attention ("cross_changed"), B's attentions. */
+static void dump_json_compare_decoder(const struct trace *t, const struct trace *b, const struct dump_select *sel,
+				      FILE *out)
+{
+	fputs(",\n \"decoder\": {\"tokens\": [", out);
+	dump_strings(out, b->tokens, b->n);
+	fputs("],\n  \"ids\": [", out);
+	dump_ints(out, b->ids, b->n);
+	fprintf(out, "],\n  \"common_prefix\": %d, \"matching_rows\": %d,\n  \"changed\": [", compare_prefix(t, b),
+		compare_rows(t, b));
+	dump_changed(out, t, b, sel, compare_tv);
+	fputs("],\n  \"cross_changed\": [", out);
+	dump_changed(out, t, b, sel, compare_tv_cross);
+	fputs("],\n  \"attentions\": ", out);
+	dump_per_head(out, b, sel, trace_attn, b->n);
+	fputs(",\n  \"cross_attentions\": ", out);
+	dump_per_head(out, b, sel, trace_cross_attn, b->n_cross);
+	fputc('}', out);
+}
+
 /* "compare": the second text's tokens and attentions, the matching rows, each head's change. */
 static void dump_json_compare(const struct trace *t, const struct trace *b, const struct dump_select *sel, FILE *out)
 {
@@ -190,13 +222,11 @@ static void dump_json_compare(const struct trace *t, const struct trace *b, cons
 	dump_ints(out, b->ids, b->n);
 	fprintf(out, "],\n \"common_prefix\": %d, \"matching_rows\": %d,\n \"changed\": [", compare_prefix(t, b),
 		compare_rows(t, b));
-	for (int l = -1; dump_next(out, &l, t->n_layers, sel->layer, "[", ", [");) {
-		for (int h = -1; dump_next(out, &h, t->n_heads, sel->head, "", ", ");)
-			dump_float(out, (float)compare_tv(t, b, l, h));
-		fputc(']', out);
-	}
+	dump_changed(out, t, b, sel, compare_tv);
 	fputs("],\n \"attentions\": ", out);
 	dump_per_head(out, b, sel, trace_attn, b->n);
+	if (t->decoder && b->decoder) /* only for an encoder-decoder model: the other dumps stay as they were */
+		dump_json_compare_decoder(t->decoder, b->decoder, sel, out);
 	fputs("}", out);
 }
 
@@ -484,8 +514,16 @@ static void dump_decoder(FILE *out, const struct trace *enc, const struct dump_s
 	fputs("],\n\"ids\": [", out);
 	dump_ints(out, t->ids, t->n);
 	fputs("],\n\"labels\": [", out);
-	if (t->labels)
-		dump_ints(out, t->labels, t->n);
+	const struct trace *lt = t->source ? t->source : t; /* --words: the labels stay the pieces' (as "pieces") */
+	if (lt->labels)
+		dump_ints(out, lt->labels, lt->n);
+	if (t->source) { /* --words: the decoder's pieces and which word each is in, as the encoder's */
+		fputs("],\n\"pieces\": [", out);
+		dump_strings(out, t->source->tokens, t->source->n);
+		fputs("],\n\"piece_word\": [", out);
+		for (int i = 0; i < t->source->n; i++)
+			fprintf(out, i ? ", %d" : "%d", t->word_of[i]);
+	}
 	fputs("],\n\"attentions\": ", out);
 	dump_per_head(out, t, sel, trace_attn, t->n);
 	fputs(",\n\"cross_attentions\": ", out);
@@ -649,12 +687,13 @@ static void dump_csv(const struct trace *t, const struct trace *b, const struct 
 {
 	/* cross-attention: rows are T's tokens (the decoder's), columns its encoder's */
 	bool cross = sel->stack == 2 && t->encoder;
-	const struct trace *kt = cross ? t->encoder : t;
+	const struct trace *kt = cross ? t->encoder : t, *kb = cross && b ? b->encoder : b; /* B's keys likewise */
 	fputs(b ? "layer,head,query_index,key_index,query_token,key_token,weight,weight_b,difference\n"
 		: "layer,head,query_index,key_index,query_token,key_token,weight\n", out);
 	for (int l = -1; dump_next(out, &l, t->n_layers, sel->layer, "", "");) {
 		for (int h = -1; dump_next(out, &h, t->n_heads, sel->head, "", "");) {
-			const float *a = cross ? trace_cross_attn(t, l, h) : trace_attn(t, l, h), *pb = b ? trace_attn(b, l, h) : NULL;
+			const float *a = cross ? trace_cross_attn(t, l, h) : trace_attn(t, l, h);
+			const float *pb = !b ? NULL : cross ? trace_cross_attn(b, l, h) : trace_attn(b, l, h);
 			for (int i = 0; i < t->n; i++) {
 				for (int j = 0; j < kt->n; j++) {
 					fprintf(out, "%d,%d,%d,%d,", l, h, i, j);
@@ -663,12 +702,12 @@ static void dump_csv(const struct trace *t, const struct trace *b, const struct 
 					dump_csv_field(out, kt->tokens[j]);
 					fputc(',', out);
 					dump_float(out, a[(size_t)i * kt->n + j]);
-					if (b && i < b->n && j < b->n) {
-						float wb = pb[(size_t)i * b->n + j];
+					if (b && i < b->n && j < kb->n) {
+						float wb = pb[(size_t)i * kb->n + j];
 						fputc(',', out);
 						dump_float(out, wb);
 						fputc(',', out);
-						dump_float(out, wb - a[(size_t)i * t->n + j]);
+						dump_float(out, wb - a[(size_t)i * kt->n + j]);
 					} else if (b) {
 						fputs(",,", out);
 					}
@@ -688,13 +727,14 @@ int dump_write(const struct trace *t, const struct model_info *info, enum dump_f
 int dump_write_compare(const struct trace *t, const struct trace *b, const struct model_info *info,
 		       enum dump_format fmt, const struct dump_select *sel, FILE *out, struct err *e)
 {
-	if (sel->stack) { /* --dump csv --stack decoder|cross: the decoder's trace, as it is */
-		if (fmt != DUMP_CSV || b)
-			return err_set(e, "--stack applies to --dump csv of one text (--dump json holds every stack)");
-		if (!t->decoder)
+	if (sel->stack) { /* --dump csv --stack decoder|cross: the decoder's trace, as it is (B's beside it) */
+		if (fmt != DUMP_CSV)
+			return err_set(e, "--stack applies to --dump csv (--dump json holds every stack)");
+		if (!t->decoder || (b && !b->decoder))
 			return err_set(e, "--stack %s: %s is not an encoder-decoder model", sel->stack == 2 ? "cross" : "decoder",
 				       t->model_name);
 		t = t->decoder;
+		b = b ? b->decoder : NULL;
 	}
 	if (sel->layer >= t->n_layers)
 		return err_set(e, "--layer %d: the model has layers 0..%d", sel->layer, t->n_layers - 1);

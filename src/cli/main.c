@@ -32,6 +32,7 @@ struct options {
 	const char *model;
 	const char *pair;
 	const char *target; /* --target: an encoder-decoder's decoder text, NULL = none */
+	const char *compare_target; /* --compare-target: a second target for the same text, NULL = none */
 	const char *src_lang, *tgt_lang; /* --src-lang, --tgt-lang: mBART/NLLB language codes, NULL = the folder's */
 	int32_t *ids, *target_ids; /* --ids, --target-ids: token ids instead of TEXT and --target (owned) */
 	int n_ids, n_target_ids;
@@ -105,6 +106,10 @@ static void usage(FILE *out)
 		"                         (layer) or of every head (all)\n"
 		"      --hide-special     hide special tokens, renormalising the rows\n"
 		"      --compare=TEXT_B   run the model on TEXT_B too and show what changed\n"
+		"                         (an encoder-decoder's with the same --target)\n"
+		"      --compare-target=TARGET_B  encoder-decoder models: run TEXT with TARGET_B\n"
+		"                         too and show what changed in the decoder (--dump\n"
+		"                         json, or --stack decoder|cross)\n"
 		"      --diff-scale=S     colours of B - A: largest (the ramp ends at the largest\n"
 		"                         change in view; default) or fixed (at -1 and +1)\n"
 		"      --words            merge pieces into words (attention to a word summed,\n"
@@ -314,7 +319,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
 	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS,
 	       OPT_TOP_K, OPT_LENS, OPT_ABLATE, OPT_ABLATE_MODE, OPT_ABLATION_EFFECT, OPT_TARGET, OPT_IDS,
-	       OPT_TARGET_IDS, OPT_SRC_LANG, OPT_TGT_LANG, OPT_STACK };
+	       OPT_TARGET_IDS, OPT_SRC_LANG, OPT_TGT_LANG, OPT_STACK, OPT_COMPARE_TARGET };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -343,6 +348,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"ids", required_argument, NULL, OPT_IDS}, {"target-ids", required_argument, NULL, OPT_TARGET_IDS},
 		{"src-lang", required_argument, NULL, OPT_SRC_LANG}, {"tgt-lang", required_argument, NULL, OPT_TGT_LANG},
 		{"stack", required_argument, NULL, OPT_STACK},
+		{"compare-target", required_argument, NULL, OPT_COMPARE_TARGET},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -543,6 +549,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_TARGET:
 			o->target = optarg;
 			break;
+		case OPT_COMPARE_TARGET:
+			o->compare_target = optarg;
+			break;
 		case OPT_IDS:
 			if (parse_ids("--ids", optarg, &o->ids, &o->n_ids) < 0)
 				return 2;
@@ -655,6 +664,11 @@ static int run_once(const struct options *o)
 	}
 	int rc = 0;
 	const struct model_info *info = model_get_info(m);
+	if (o->compare_target && !info->encoder_decoder) {
+		fprintf(stderr, "attnscope: --compare-target: %s is not an encoder-decoder model\n", o->model);
+		model_close(m);
+		return 1;
+	}
 	if (info->encoder_decoder && (o->pair || o->ablate || o->ablation_effect)) {
 		fprintf(stderr, "attnscope: %s is an encoder-decoder model: --%s does not apply to it (give --target)\n",
 			o->model, o->pair ? "pair" : o->ablate ? "ablate" : "ablation-effect");
@@ -692,8 +706,12 @@ static int run_once(const struct options *o)
 		}
 		sel.ablation_effect = effect;
 		sel.ablation_effect_mode = ab.mode;
-		struct trace *tb = NULL; /* --compare: the second text */
-		int wrote = o->ui.compare ? model_run(m, o->ui.compare, o->pair, NULL, &tb, &e) : 0;
+		struct trace *tb = NULL; /* --compare: the second text (an encoder-decoder's with the same target); or
+					  * --compare-target: the text with the second target */
+		int wrote = o->compare_target ? model_run_target(m, o->text, o->compare_target, NULL, &tb, &e)
+			    : !o->ui.compare ? 0
+			    : info->encoder_decoder ? model_run_target(m, o->ui.compare, o->target, NULL, &tb, &e)
+			    : model_run(m, o->ui.compare, o->pair, NULL, &tb, &e);
 		/* --weights norm: the dump's attentions are the raw norms (--print builds its own, rows shared out);
 		 * T and TB stand for them until they are freed */
 		struct trace *nt = NULL, *ntb = NULL, *alpha = t, *alpha_b = tb;
@@ -868,8 +886,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "attnscope: --stack applies to --print, --dump csv and the explorer on one text (--dump json holds every stack)\n");
 		rc = 2;
 	} else if (o.ui.stack != UI_STACK_ENCODER && o.dump_format == DUMP_CSV &&
-		   (o.ui.words || o.ui.weights_norm || o.ui.compare || o.ablate)) {
-		fprintf(stderr, "attnscope: --dump csv --stack shows the decoder's weights as they are: not with --words, --weights norm, --compare or --ablate\n");
+		   (o.ui.weights_norm || o.ablate)) {
+		fprintf(stderr, "attnscope: --dump csv --stack shows the decoder's weights as they are: not with --weights norm or --ablate\n");
+		rc = 2;
+	} else if (o.compare_target && (o.ui.compare || (o.ui.stack == UI_STACK_ENCODER && o.dump_format != DUMP_JSON) ||
+					o.ids || o.ui.weights_norm || o.ablate || o.ablation_effect ||
+					(o.dump_format < 0 && !o.print_view) || o.corpus.corpus || o.corpus.load)) {
+		fprintf(stderr, "attnscope: --compare-target compares one text's decoders in --dump json, or --print and --dump csv with --stack "
+			"decoder or cross; it excludes --compare, --ids, --weights norm and --ablate\n");
 		rc = 2;
 	} else if (o.target && (o.corpus.corpus || o.corpus.load)) {
 		fprintf(stderr, "attnscope: --target applies to one text, not to a corpus\n");

@@ -1087,6 +1087,7 @@ static int model_run_decoder(const struct model *m, struct trace *enc, const int
 	if (!t)
 		return -1;
 	t->ids[0] = n_labels > 0 && m->fam.shift == SHIFT_LAST_LABEL ? labels[n_labels - 1] : m->dec_start;
+	t->special[0] = true; /* the model's decoder start token (or mBART's language code), as [CLS] is a tokenizer's */
 	for (int i = 1; i < n; i++)
 		t->ids[i] = labels[i - 1];
 	if (n_labels > 0 && !(t->labels = malloc((size_t)n_labels * sizeof *t->labels))) {
@@ -1265,6 +1266,8 @@ int model_run_target(const struct model *m, const char *text, const char *target
 	}
 	struct trace *t = model_tokenized(m, text, NULL, e);
 	int rc = t ? model_finish_run_target(m, t, tl.ids, target ? tl.n : 0, cancel, out, e) : -1;
+	for (int i = 1; rc == 0 && target && i < (*out)->decoder->n; i++) /* the labels' special tokens (</s>), shifted */
+		(*out)->decoder->special[i] = tl.special[i - 1];
 	token_list_free(&tl);
 	return rc;
 }

@@ -17,5 +17,8 @@ int compare_rows(const struct trace *a, const struct trace *b);
 /* Total variation between the matching rows of head LAYER/HEAD: the mean over them of
  * ½ Σ_j |A_ij − B_ij| (0 = the same attention, 1 = disjoint). NaN when no row matches. */
 double compare_tv(const struct trace *a, const struct trace *b, int layer, int head);
+/* The same for the cross-attention of two decoders' traces (rows: decoder tokens matched as above; columns:
+ * their encoders' tokens, by position, keys past either source counting 0). NaN when no row matches. */
+double compare_tv_cross(const struct trace *a, const struct trace *b, int layer, int head);
 
 #endif

@@ -310,17 +310,24 @@ static int print_view(const struct trace *t, const struct trace *tb, const char 
 		return err_set(e, "--print %s cannot show cross-attention (%s can)", view_name,
 			       registry_names(names, sizeof names, VIEW_CROSS, ", ", " and "));
 	}
+	if (ctx.cross && tb && !(v->flags & VIEW_CROSS_COMPARE)) {
+		char names[128];
+		free(p.conf);
+		return err_set(e, "--print %s cannot show what changed in cross-attention (%s can)", view_name,
+			       registry_names(names, sizeof names, VIEW_CROSS_COMPARE, ", ", " and "));
+	}
 	if (o->layer >= t->n_layers || o->head >= t->n_heads || o->token >= t->n) {
 		free(p.conf);
-		return err_set(e, "no %s %d: the model has %d layers of %d heads and the text %d tokens",
+		return err_set(e, "no %s %d: the model has %d layers of %d heads and the %s %d tokens",
 			       o->layer >= t->n_layers ? "layer" : o->head >= t->n_heads ? "head" : "token",
 			       o->layer >= t->n_layers ? o->layer : o->head >= t->n_heads ? o->head : o->token,
-			       t->n_layers, t->n_heads, t->n);
+			       t->n_layers, t->n_heads, t->encoder ? "decoder's input" : "text", t->n);
 	}
 	for (int i = 0; i < o->n_marks; i++)
 		if (o->marks[i] >= t->n) {
 			free(p.conf);
-			return err_set(e, "no token %d: the text has %d %s", o->marks[i], t->n, t->source ? "words" : "tokens");
+			return err_set(e, "no token %d: the %s has %d %s", o->marks[i], t->encoder ? "decoder's input" : "text", t->n,
+				       t->source ? "words" : "tokens");
 		}
 	view_ctx_clamp(&ctx);
 	if (!view_push(&ctx, v)) {
@@ -353,10 +360,20 @@ int print_compare(const struct trace *t, const struct trace *tb, const char *vie
 		if (!t->decoder)
 			return err_set(e, "--stack %s: %s is not an encoder-decoder model", o->stack == UI_STACK_CROSS ? "cross" : "decoder",
 				       t->model_name);
-		if (tb || o->words || o->weights_norm)
-			return err_set(e, "--stack %s shows one text's tokens and weights: not with --compare, --words or --weights norm",
+		if (o->weights_norm)
+			return err_set(e, "--stack %s shows the decoder's weights as they are: not with --weights norm",
 				       o->stack == UI_STACK_CROSS ? "cross" : "decoder");
-		return print_view(t->decoder, NULL, view_name, o, out, e);
+		if (tb && !tb->decoder)
+			return err_set(e, "--compare: the second run has no decoder");
+		if (!o->words) /* --compare, --compare-target: B's decoder beside A's */
+			return print_view(t->decoder, tb ? tb->decoder : NULL, view_name, o, out, e);
+		/* the decoder's words, their cross-attention to the source's */
+		struct trace *w = words_build(t), *wb = tb ? words_build(tb) : NULL;
+		int rc = !w || (tb && !wb) ? err_set(e, "out of memory")
+			 : print_view(w->decoder, wb ? wb->decoder : NULL, view_name, o, out, e);
+		trace_free(w);
+		trace_free(wb);
+		return rc;
 	}
 	struct trace *nt = NULL, *ntb = NULL; /* --weights norm: what the explorer's Y shows, rows shared out to 1 */
 	if (o->weights_norm && (!(nt = valnorm_build(t, false, e)) || (tb && !(ntb = valnorm_build(tb, false, e))))) {

@@ -582,6 +582,11 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 		snprintf(line, sizeof line, "The %s view cannot show cross-attention: the %s can (%s: the next stack).", v->name,
 			 registry_names(names, sizeof names, VIEW_CROSS, ", ", " and "), ui_first_key(u, ACT_STACK, sk, sizeof sk));
 		canvas_text(cv, 0, y, cv->w, line, canvas_role(cv, ROLE_LABEL));
+	} else if (u->ctx.cross && u->ctx.compare && !(v->flags & VIEW_CROSS_COMPARE)) { /* B - A would be the decoder's */
+		char names[96], line[320];
+		snprintf(line, sizeof line, "The %s view cannot show what changed in cross-attention: the %s can.", v->name,
+			 registry_names(names, sizeof names, VIEW_CROSS_COMPARE, ", ", " and "));
+		canvas_text(cv, 0, y, cv->w, line, canvas_role(cv, ROLE_LABEL));
 	} else {
 		v->draw(u->ctx.state[u->ctx.depth - 1], &u->ctx, cv, (struct rect){0, y, cv->w, cv->h - 1 - y});
 	}
@@ -756,9 +761,11 @@ static void ui_show_trace(struct ui *u)
 	}
 	u->ctx.trace = u->words ? u->words : ta;
 	u->ctx.compare = u->words_b ? u->words_b : tb;
-	if (u->stack != UI_STACK_ENCODER && run && run->decoder) { /* the decoder's own trace, as it is */
-		u->ctx.trace = run->decoder;
-		u->ctx.compare = NULL;
+	if (u->stack != UI_STACK_ENCODER && run && run->decoder) { /* the decoder's own trace (its words: words.h) */
+		u->ctx.trace = u->words && u->words->decoder ? u->words->decoder : run->decoder;
+		/* the second text's decoder, run on the same target: what changed there */
+		const struct trace *b = u->words_b ? u->words_b : tb;
+		u->ctx.compare = b ? b->decoder : NULL;
 	}
 	u->ctx.cross = u->stack == UI_STACK_CROSS && u->ctx.trace && u->ctx.trace->encoder;
 	u->ctx.trace_gen++;
@@ -947,10 +954,12 @@ static void ui_toggle_words(struct ui *u)
 {
 	struct view_ctx *ctx = &u->ctx;
 	int piece = words_first_piece(ctx->trace, ctx->token);
-	marks_remap(ctx, ctx->trace, u->trace); /* to pieces, */
+	/* the pieces shown: the decoder's under T (decoder or cross-attention: its rows) */
+	const struct trace *pieces = u->stack != UI_STACK_ENCODER && u->trace && u->trace->decoder ? u->trace->decoder : u->trace;
+	marks_remap(ctx, ctx->trace, pieces); /* to pieces, */
 	u->show_words = !u->show_words;
 	ui_show_trace(u);
-	marks_remap(ctx, u->trace, ctx->trace); /* then to what is shown */
+	marks_remap(ctx, pieces, ctx->trace); /* then to what is shown */
 	ctx->token = words_of_piece(ctx->trace, piece);
 	view_ctx_clamp(ctx);
 	if (!ctx->message[0])
@@ -1076,15 +1085,17 @@ static void ui_next_stack(struct ui *u)
 			 : "no text yet");
 		return;
 	}
-	if (u->stack == UI_STACK_ENCODER && (u->show_words || u->show_norm || u->hide_sink || ctx->compare ||
-					     ablation_count(&u->abl) > 0)) {
-		snprintf(ctx->message, sizeof ctx->message, "the decoder is shown as it is: turn off words, weights, "
-			 "the hidden sink, the comparison and ablation first");
+	if (u->stack == UI_STACK_ENCODER && (u->show_norm || u->hide_sink || ablation_count(&u->abl) > 0)) {
+		snprintf(ctx->message, sizeof ctx->message, "the decoder is shown as it is: turn off weights, "
+			 "the hidden sink and ablation first");
 		return;
 	}
 	u->stack = (u->stack + 1) % 3;
-	ctx->n_marks = 0; /* marks and the selection are tokens of the stack left */
-	ctx->token = -1;
+	if (u->stack != UI_STACK_CROSS) { /* marks and the selection are tokens of the stack left (the decoder's rows
+					   * stay cross-attention's) */
+		ctx->n_marks = 0;
+		ctx->token = -1;
+	}
 	ui_show_trace(u);
 	snprintf(ctx->message, sizeof ctx->message, "%s", u->stack == UI_STACK_ENCODER ? "encoder self-attention"
 		 : u->stack == UI_STACK_DECODER ? "decoder self-attention (causal)"
@@ -1094,7 +1105,7 @@ static void ui_next_stack(struct ui *u)
 /* Keys that change the encoder's trace or how it is read, with the decoder shown: refused in one line. */
 static bool ui_stack_refuses(struct ui *u, enum action a)
 {
-	if (u->stack == UI_STACK_ENCODER || !(a == ACT_WORDS || a == ACT_WEIGHTS || a == ACT_SINK || a == ACT_COMPARE ||
+	if (u->stack == UI_STACK_ENCODER || !(a == ACT_WEIGHTS || a == ACT_SINK ||
 					      a == ACT_ABLATE || a == ACT_ABLATE_LAYER || a == ACT_ABLATE_MODE))
 		return false;
 	char k[32];

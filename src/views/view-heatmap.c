@@ -102,7 +102,8 @@ static bool hm_diff(struct heatmap_state *s, struct view_ctx *ctx)
 {
 	struct heatmat mb;
 	size_t cells = (size_t)s->m.rows * s->m.cols;
-	if (heatmat_build(ctx->compare, ctx->layer, ctx->head, s->agg, ctx->hide_special, &mb))
+	if ((ctx->cross ? heatmat_build_cross : heatmat_build)(ctx->compare, ctx->layer, ctx->head, s->agg, ctx->hide_special,
+							       &mb))
 		return false;
 	s->va = malloc((cells ? cells : 1) * sizeof *s->va);
 	s->vb = malloc((cells ? cells : 1) * sizeof *s->vb);
@@ -111,7 +112,11 @@ static bool hm_diff(struct heatmap_state *s, struct view_ctx *ctx)
 		return false;
 	}
 	memcpy(s->va, s->m.v, cells * sizeof *s->va);
-	heatmat_diff(&s->m, &mb, compare_rows(ctx->trace, ctx->compare), s->m.v);
+	if (ctx->cross) /* decoder rows matched as texts are, the sources' columns by position */
+		heatmat_diff_rect(&s->m, &mb, compare_rows(ctx->trace, ctx->compare),
+				  compare_rows(ctx->trace->encoder, ctx->compare->encoder), s->m.v);
+	else
+		heatmat_diff(&s->m, &mb, compare_rows(ctx->trace, ctx->compare), s->m.v);
 	for (size_t k = 0; k < cells; k++)
 		s->vb[k] = s->va[k] + s->m.v[k];
 	heatmat_free(&mb);
@@ -122,6 +127,14 @@ static bool hm_diff(struct heatmap_state *s, struct view_ctx *ctx)
 	heatdata_diverging(s->pos, (int)cells, s->diff_range, s->pos);
 	s->diff = true;
 	return true;
+}
+
+/* Two texts are drawn side by side, not as B - A, when their lengths differ: the rows' (the target's under
+ * cross-attention) or, under cross-attention, the columns' (the sources'). */
+static bool hm_side_by_side_needed(const struct view_ctx *ctx)
+{
+	const struct trace *t = ctx->trace, *b = ctx->compare;
+	return b->n != t->n || (ctx->cross && b->encoder && t->encoder && b->encoder->n != t->encoder->n);
 }
 
 /* Make s->m and s->pos match the context; false when there is nothing to show. */
@@ -149,7 +162,7 @@ static bool hm_ensure(struct heatmap_state *s, struct view_ctx *ctx)
 	memcpy(s->pos, s->m.v, (size_t)s->m.rows * s->m.cols * sizeof *s->pos);
 	heatmat_mask(&s->m, s->pos);
 	heatdata_scale(s->pos, s->m.rows, s->m.cols, ctx->scale, s->pos);
-	if (ctx->compare && !ctx->cross && ctx->compare->n == t->n && !hm_diff(s, ctx)) {
+	if (ctx->compare && !hm_side_by_side_needed(ctx) && !hm_diff(s, ctx)) {
 		heatmat_free(&s->m);
 		return false;
 	}
@@ -426,6 +439,8 @@ static int hm_marked(const struct view_ctx *ctx, const struct heatmat *m, bool c
 /* Panel lines for the marked tokens' combined attention (0 when none are marked). */
 static int hm_combined_lines(const struct view_ctx *ctx, const struct heatmat *m)
 {
+	if (ctx->cross) /* the marks are target tokens: rows only (no source column is theirs) */
+		return ctx->n_marks ? 2 + m->cols : 0;
 	return ctx->n_marks ? 4 + m->cols + m->rows : 0;
 }
 
@@ -454,6 +469,11 @@ static void hm_combined(struct view_ctx *ctx, const struct heatmat *m, struct ca
 		rk[j] = (struct ranked_key){sum[j], m->col_tok[j]};
 	hm_ranked(cv, view_key_trace(ctx), x, y, w, line, lines, rk, k ? m->cols : 0, st);
 	(*line)++;
+	if (ctx->cross) { /* the columns are the source's: who attends to the marks is a decoder stack's question */
+		free(sum);
+		free(rk);
+		return;
+	}
 	k = hm_marked(ctx, m, true, idx);
 	snprintf(buf, sizeof buf, "who attends to %s (sum of %d columns)", names, k);
 	if (*line < lines)
@@ -569,7 +589,7 @@ static void heatmap_draw_one(struct heatmap_state *s, struct view_ctx *ctx, stru
  * common prefix first), each in its own state. */
 static bool hm_side_by_side(struct heatmap_state *s, struct view_ctx *ctx)
 {
-	if (!ctx->compare || !ctx->trace || ctx->compare->n == ctx->trace->n)
+	if (!ctx->compare || !ctx->trace || !hm_side_by_side_needed(ctx))
 		return false;
 	if (!s->other)
 		s->other = heatmap_create(ctx);
@@ -596,9 +616,12 @@ static void heatmap_draw(void *state, struct view_ctx *ctx, struct canvas *cv, s
 		hm_sides(ctx, &a, &b);
 		s->other->agg = s->agg, s->other->numbers = s->numbers;
 		int wa = (area.w - 1) / 2;
+		/* under cross-attention, sources of different lengths are what puts them side by side */
+		bool src = ctx->cross && ctx->trace->encoder && ctx->compare->n == ctx->trace->n;
+		const struct trace *ta = src ? ctx->trace->encoder : ctx->trace, *tb = src ? ctx->compare->encoder : ctx->compare;
 		canvas_printf(cv, area.x, area.y, area.w, canvas_role(cv, ROLE_LABEL),
-			      "A (%d tokens) and B (%d tokens) side by side %s common prefix %d tokens", ctx->trace->n,
-			      ctx->compare->n, cv->pal->utf8 ? "\xc2\xb7" : "-", compare_prefix(ctx->trace, ctx->compare));
+			      "A (%d %stokens) and B (%d %stokens) side by side %s common prefix %d tokens", ta->n, src ? "source " : "",
+			      tb->n, src ? "source " : "", cv->pal->utf8 ? "\xc2\xb7" : "-", compare_prefix(ta, tb));
 		struct rect ra = {area.x, area.y + 1, wa, area.h - 1}, rb = {area.x + wa + 1, area.y + 1, area.w - wa - 1, area.h - 1};
 		heatmap_draw_one(s, &a, cv, ra);
 		heatmap_draw_one(s->other, &b, cv, rb);
@@ -1021,7 +1044,7 @@ static const enum action heatmap_status_keys[] = {ACT_HEAD_NEXT, ACT_LAYER_NEXT,
 const struct view view_heatmap = {
 	.name = "heatmap",
 	.title = "Heatmap view",
-	.flags = VIEW_CROSS,
+	.flags = VIEW_CROSS | VIEW_CROSS_COMPARE,
 	.actions = heatmap_actions,
 	.status_keys = heatmap_status_keys,
 	.create = heatmap_create,

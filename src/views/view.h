@@ -85,6 +85,7 @@ struct view_ctx {
 enum view_flag {
 	VIEW_AGGREGATE = 1 << 0,  /* draws a corpus aggregate (ctx->agg) too, and prints one */
 	VIEW_CROSS = 1 << 1,      /* draws cross-attention (ctx->cross) */
+	VIEW_CROSS_COMPARE = 1 << 2, /* draws what changed in cross-attention (ctx->cross with ctx->compare) */
 };
 
 /* The trace whose tokens are the columns (keys) CTX's heatmaps show: the encoder's under cross-attention. */

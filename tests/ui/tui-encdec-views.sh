@@ -3,7 +3,7 @@
 # committed bart-encdec fixture with --target: T cycles encoder, decoder self-attention, cross-attention and
 # back, the status line names the stack; the heatmap panel's weight is --dump json's decoder.attentions,
 # then decoder.cross_attentions (target row, source column); a view that cannot show cross-attention says so
-# in one line; keys of the encoder only (words) are refused while the decoder is shown; --stack starts on a
+# in one line; keys of the encoder only (weights) are refused while the decoder is shown; --stack starts on a
 # stack, and a model that is not an encoder-decoder refuses --stack and --target.
 set -u
 : "${top_srcdir:?}" "${ATTNSCOPE_BIN:?}"
@@ -34,7 +34,7 @@ tui_keys Enter
 tui_wait "layer 0 head 0 ·"
 tui_keys 2 g 1 '|'
 panel_weight attentions 2
-tui_keys w
+tui_keys Y
 tui_wait "the encoder's only: T shows it again"
 tui_keys T
 tui_wait "(cross-attention: target rows × source columns)"
