@@ -26,7 +26,7 @@
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
 /* For messages and --help; headscore_by_name decides what is valid. */
-#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed, sink, dla, ablation"
+#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed, sink, diagonal, monotonic, eos, max, dla, ablation"
 
 struct options {
 	const char *model;
@@ -74,8 +74,8 @@ static void usage(FILE *out)
 		"                         language (en_XX, deu_Latn; default: tokenizer_config.json's)\n"
 		"      --stack=STACK      encoder-decoder models: the attention --print, --dump csv\n"
 		"                         and the explorer show: encoder (default), decoder (its\n"
-		"                         causal self-attention) or cross (grid, heatmap: target\n"
-		"                         rows, source columns)\n"
+		"                         causal self-attention) or cross (grid, heatmap, heads,\n"
+		"                         headview: target rows, source columns)\n"
 		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
 		"      --print=VIEW       draw VIEW to standard output and exit; VIEW is one of\n"
 		"                         %s\n"

@@ -1086,9 +1086,12 @@ static void ui_next_stack(struct ui *u)
 	ctx->n_marks = 0; /* marks and the selection are tokens of the stack left */
 	ctx->token = -1;
 	ui_show_trace(u);
-	snprintf(ctx->message, sizeof ctx->message, "%s", u->stack == UI_STACK_ENCODER ? "encoder self-attention"
+	char views[96]; /* the views that show cross-attention */
+	registry_names(views, sizeof views, VIEW_CROSS, ", ", " and ");
+	snprintf(ctx->message, sizeof ctx->message, "%s%s%s", u->stack == UI_STACK_ENCODER ? "encoder self-attention"
 		 : u->stack == UI_STACK_DECODER ? "decoder self-attention (causal)"
-		 : "cross-attention: target rows, source columns (grid and heatmap)");
+		 : "cross-attention: target rows, source columns (", u->stack == UI_STACK_CROSS ? views : "",
+		 u->stack == UI_STACK_CROSS ? ")" : "");
 }
 
 /* Keys that change the encoder's trace or how it is read, with the decoder shown: refused in one line. */

@@ -42,7 +42,7 @@ tui_wait "cross-attention layer 0 head 0"
 tui_keys 3 g 2 '|'
 panel_weight cross_attentions 3
 tui_keys K
-tui_wait "The qk view cannot show cross-attention: the grid and heatmap can (T: the next stack)."
+tui_wait "The qk view cannot show cross-attention: the grid, heatmap, heads and headview can (T: the next stack)."
 tui_keys q
 tui_wait "cross-attention layer 0 head 0"
 tui_keys T
