@@ -6,7 +6,8 @@
 # and the decoder's tables keep their own columns. The head view under cross-attention: the selected
 # target token's bars are its cross-attention row over the source's tokens (the picked head's largest
 # weight against the dump), and its SVG draws lines from the target token (left) to the source's tokens
-# (right), their opacities the weights. Needs jq and numpy.
+# (right), their opacities the weights. The grid's --stack all: three titled sections, each section's
+# thumbnails those of the stack alone. Needs jq and numpy.
 set -u
 TEST_NAME=encdec-crossviews
 . "${top_srcdir:-.}/tests/lib-cli.sh" # BIN SRC REF PY TOOLS TMP, ok/bad, expect_eq/_grep/_nogrep
@@ -124,6 +125,44 @@ for model in bart-encdec t5-encdec; do
 done
 "$BIN" -m "$M/bart-encdec" --print qk --stack cross --target "$TARGET" "$TEXT" >/dev/null 2>"$TMP/e"
 expect_grep "qk refuses cross, naming the views that draw it" "$TMP/e" "(grid, heatmap, heads and headview can)"
+
+# The grid's three stacks at once (--stack all): each section titled with its stack, layers, heads and
+# tokens (the dump's), and its thumbnails those of --print grid --stack on that stack alone (frames aside:
+# only the selected head's section has one).
+body() { # FILE K: the thumbnails under the K-th "L\H" row, up to the next section's title, frames blanked
+	awk -v k="$2" '/^L\\H/ { n++; next } n == k && /^[a-z]/ { exit } n == k' "$1" |
+		sed 's/[┌┐└┘─│]/ /g; s/ *$//' | sed '/^$/d'
+}
+for model in bart-encdec t5-encdec; do
+	"$BIN" -m "$M/$model" --dump json --top-k 0 --target "$TARGET" "$TEXT" >"$TMP/d.json"
+	"$BIN" -m "$M/$model" --print grid --stack all --width 120 --color never --target "$TARGET" "$TEXT" >"$TMP/all"
+	expect_eq "$model grid --stack all status" $? 0
+	ne=$(jq '.ids | length' "$TMP/d.json") nd=$(jq '.decoder.ids | length' "$TMP/d.json")
+	le=$(jq '.attentions | length' "$TMP/d.json") ld=$(jq '.decoder.attentions | length' "$TMP/d.json")
+	h=$(jq '.attentions[0] | length' "$TMP/d.json")
+	expect_grep "$model all: header" "$TMP/all" "encoder, decoder and cross-attention · $ne tokens · grid"
+	expect_grep "$model all: encoder title" "$TMP/all" "^encoder self-attention · $le layers × $h heads · $ne tokens"
+	expect_grep "$model all: decoder title" "$TMP/all" "^decoder self-attention (causal) · $ld layers × $h heads · $nd tokens"
+	expect_grep "$model all: cross title" "$TMP/all" "^cross-attention: target rows × source columns · $ld layers × $h heads · $nd × $ne tokens"
+	k=1
+	for stack in encoder decoder cross; do
+		"$BIN" -m "$M/$model" --print grid --stack $stack --width 120 --color never --target "$TARGET" "$TEXT" >"$TMP/one"
+		body "$TMP/one" 1 >"$TMP/want"
+		body "$TMP/all" $k >"$TMP/got"
+		[ -s "$TMP/want" ] && cmp -s "$TMP/got" "$TMP/want" && ok ||
+			bad "$model all: the $stack section's thumbnails differ from --stack $stack's: $(diff "$TMP/got" "$TMP/want" | head -5)"
+		k=$((k + 1))
+	done
+	lines=$(wc -l <"$TMP/all")
+	[ "$lines" -gt $((2 * (le + ld + ld))) ] && ok || bad "$model all: $lines lines"
+done
+"$BIN" -m "$M/bart-encdec" --print heads --stack all --target "$TARGET" "$TEXT" >/dev/null 2>"$TMP/e"
+expect_eq "heads --stack all status" $? 1
+expect_grep "heads --stack all refused" "$TMP/e" "cannot show the three stacks at once (grid can)"
+"$BIN" -m "$M/bart-encdec" --dump csv --stack all "$TEXT" >/dev/null 2>"$TMP/e"
+expect_eq "--dump csv --stack all status" $? 2
+"$BIN" -m "$M/gpt2-mini" --print grid --stack all "$TEXT" >/dev/null 2>"$TMP/e"
+expect_grep "--stack all on gpt2" "$TMP/e" "not an encoder-decoder model"
 
 # an encoder-decoder's cross table and a decoder-only model's: no self columns / no cross columns
 "$BIN" -m "$M/gpt2-mini" --print heads --width 200 --color never "the cat sat on the mat." >"$TMP/p"

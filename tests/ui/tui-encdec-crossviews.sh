@@ -4,7 +4,8 @@
 # finder (F) shows cross-attention's scores, its rows as --print heads --stack cross prints them, sorts by
 # them and opens the heatmap of the head chosen; the head view (V) shows the selected target token's
 # cross-attention over the source's tokens, the picked head's largest weight the dump's, and refuses r
-# (received) there; T back to the encoder gives both views their self-attention columns and title.
+# (received) there; T back to the encoder gives both views their self-attention columns and title. T's
+# fourth state, the grid's three sections: the selection moves across them and the other views follow.
 set -u
 : "${top_srcdir:?}" "${ATTNSCOPE_BIN:?}"
 . "$top_srcdir/tests/ui/lib.sh"
@@ -53,6 +54,8 @@ tui_wait " $want"
 tui_keys r
 tui_wait "cross-attention: given by target tokens only"
 tui_keys T
+tui_wait "(all stacks: cross-attention"
+tui_keys T
 tui_wait "(encoder)"
 tui_wait_gone "cross-attention given by"
 tui_wait "attention given by"
@@ -61,4 +64,43 @@ tui_wait "head finder · 4 heads · sorted by"
 tui_wait_gone "diagonal monotonic"
 tui_keys q q q q
 [ "$(tui_exit_status)" = 0 ] || tui_fail "exit status $(tui_exit_status)"
+# T's fourth state: the grid shows the three stacks as sections; up from the cross-attention's first layer is
+# the decoder's last, the views then reading the decoder (the status line and the heatmap say so); down again
+# to the cross-attention, whose heatmap panel is the dump's cross weight; T goes back to the encoder alone.
+tui_start 120 30 $U8 "$ATTNSCOPE_BIN" -m "$BART" --target "$TARGET" "$TEXT"
+tui_wait "(encoder)"
+tui_keys T T T
+tui_wait "(all stacks: cross-attention: target rows × source columns)"
+tui_wait "cross-attention: target rows × source columns · 3 layers × 2 heads · 8 × 8 tokens"
+tui_keys Up
+tui_wait "(all stacks: decoder self-attention)"
+tui_wait "│ L2 H0 │"
+tui_keys Up Up
+tui_wait "│ L0 H0 │"
+tui_wait "decoder self-attention (causal) · 3 layers × 2 heads · 8 tokens" # scrolled to its title
+tui_keys Up
+tui_wait "(all stacks: encoder)"
+tui_wait "│ L1 H0 │"
+tui_keys Up
+tui_wait "│ L0 H0 │"
+tui_wait "encoder self-attention · 2 layers × 2 heads · 8 tokens"
+tui_keys 5 Down Right # two encoder layers, three decoder ones: the cross-attention's first
+tui_wait "(all stacks: cross-attention: target rows × source columns)"
+tui_wait "│ L0 H1 │"
+tui_keys Enter
+tui_wait "cross-attention layer 0 head 1"
+tui_keys 3 g 2 '|'
+tui_wait "query 3 "
+c=$(tui_screen | sed -n 's/.*key   \([0-9]*\) .*/\1/p' | head -1)
+got=$(tui_screen | sed -n 's/.*weight  *\([0-9.]*\).*/\1/p' | head -1)
+want=$(printf '%s' "$DUMP" | jq -r --argjson c "${c:-0}" '.decoder.cross_attentions[0][1][3][$c]' | awk '{ printf "%.6f", $1 }')
+[ -n "$c" ] && [ "$got" = "$want" ] || tui_fail "all stacks, cross L0 H1 q3 k$c: weight '$got', --dump says '$want'"
+tui_keys q
+tui_wait "(all stacks: cross-attention"
+tui_keys T
+tui_wait "(encoder)"
+tui_wait_gone "cross-attention: target rows × source columns · 3 layers"
+tui_keys q q
+[ "$(tui_exit_status)" = 0 ] || tui_fail "all stacks: exit status $(tui_exit_status)"
+
 echo "tui-encdec-crossviews.sh: ok"
