@@ -714,6 +714,70 @@ START_TEST(test_headscore_sort)
 }
 END_TEST
 
+/* Cross-attention's scores (headscore.h) on heads made by hand, whose answers are known: A[n = 4][m = 6], the
+ * diagonal d_i = i * 5 / 3 = 0, 1.67, 3.33, 5 and the band's half-width 1. */
+START_TEST(test_cross_scores)
+{
+	enum { N = 4, M = 6 };
+	struct trace *enc = trace_new(1, 1, 2, 4, M), *dec = trace_new(1, 3, 2, 4, N);
+	ck_assert(enc && dec && trace_alloc_cross(dec, M) == 0);
+	for (int j = 0; j < M; j++)
+		enc->ids[j] = 10 + j;
+	enc->ids[0] = 0, enc->special[0] = true;     /* <s> */
+	enc->ids[M - 1] = 2, enc->special[M - 1] = true; /* </s> */
+	dec->encoder = enc;
+	int32_t labels[N] = {7, 8, 9, 2};
+	dec->labels = labels;
+	int diag[N] = {0, 2, 3, 5}; /* the nearest source token to d_i */
+	for (int i = 0; i < N; i++)
+		for (int j = 0; j < M; j++) {
+			((float *)trace_cross_attn(dec, 0, 0))[i * M + j] = j == diag[i];      /* on the diagonal */
+			((float *)trace_cross_attn(dec, 0, 1))[i * M + j] = j == M - 1 - diag[i]; /* against it */
+			((float *)trace_cross_attn(dec, 0, 2))[i * M + j] = 1.0f / M;           /* uniform */
+		}
+	ck_assert_int_eq(headscore_cross_end(dec), M - 1);
+	struct headscore hs[3];
+	ck_assert_int_eq(headscore_cross_all(dec, hs), 0);
+	ck_assert_double_eq_tol(hs[0].s[HS_DIAGONAL], 1, 1e-12);
+	ck_assert_double_eq_tol(hs[0].s[HS_MONOTONIC], 1, 1e-12);
+	ck_assert_double_eq_tol(hs[0].s[HS_MAX], 1, 1e-12);
+	ck_assert_double_eq_tol(hs[0].s[HS_EOS], 0.25, 1e-12);
+	ck_assert_double_eq_tol(hs[0].s[HS_FIRST], 0.25, 1e-12);
+	ck_assert_double_eq_tol(hs[0].s[HS_ENTROPY], 0, 1e-12);
+	ck_assert_str_eq(hs[0].label, "diagonal");
+	ck_assert_double_eq_tol(hs[1].s[HS_DIAGONAL], 0, 1e-12); /* every row at least 1.33 from d_i */
+	ck_assert_double_eq_tol(hs[1].s[HS_MONOTONIC], 0, 1e-12);
+	ck_assert_double_eq_tol(hs[1].s[HS_EOS], 0.25, 1e-12);
+	ck_assert_double_eq_tol(hs[2].s[HS_DIAGONAL], 2.0 / M, 1e-6); /* two source tokens within 1 of each d_i */
+	ck_assert_double_eq_tol(hs[2].s[HS_MONOTONIC], 1, 1e-12); /* argmax: the first of equal weights, always 0 */
+	ck_assert_double_eq_tol(hs[2].s[HS_ENTROPY], log(M), 1e-6);
+	ck_assert_double_eq_tol(hs[2].entropy_norm, 1, 1e-6);
+	ck_assert_double_eq_tol(hs[2].s[HS_MAX], 1.0 / M, 1e-6);
+	ck_assert_str_eq(hs[2].label, "broad");
+	for (int k = 0; k < HS_COUNT; k++) /* the self-attention scores: NaN, punct too (no punctuation) */
+		ck_assert(headscore_for_cross(k) && k != HS_PUNCT ? !isnan(hs[2].s[k]) : isnan(hs[2].s[k]));
+	/* mBART: the source ends "</s> lang", the target "</s> lang2": eos is </s>, not the language code */
+	enc->ids[M - 2] = 2, enc->special[M - 2] = true, enc->ids[M - 1] = 99;
+	labels[N - 2] = 2, labels[N - 1] = 98;
+	ck_assert_int_eq(headscore_cross_end(dec), M - 2);
+	dec->labels = NULL; /* no target: the source's last special token */
+	ck_assert_int_eq(headscore_cross_end(dec), M - 1);
+	for (int j = 0; j < M; j++)
+		enc->special[j] = false;
+	ck_assert_int_eq(headscore_cross_end(dec), -1);
+	ck_assert_int_eq(headscore_cross_all(dec, hs), 0);
+	ck_assert(isnan(hs[0].s[HS_EOS]));
+	/* a self-attention head leaves cross's scores NaN */
+	ck_assert_int_eq(headscore_all(enc, hs), 0);
+	for (int k = 0; k < HS_COUNT; k++)
+		if (headscore_cross_only(k))
+			ck_assert(isnan(hs[0].s[k]));
+	dec->encoder = NULL;
+	trace_free(dec);
+	trace_free(enc);
+}
+END_TEST
+
 START_TEST(test_bad_query)
 {
 	struct trace *t = trace_new(1, 2, 2, 4, 3);
@@ -738,6 +802,7 @@ static Suite *analysis_suite(void)
 	tcase_add_test(edge, test_pca_small);
 	tcase_add_test(edge, test_histogram_edges);
 	tcase_add_test(edge, test_headscore_sort);
+	tcase_add_test(edge, test_cross_scores);
 	tcase_add_test(edge, test_bad_query);
 	tcase_add_test(edge, test_kde_edges);
 	tcase_add_test(edge, test_dots_gqa_window);

@@ -89,7 +89,7 @@ one_line() { # NAME STATUS WANT_STATUS PATTERN FILE
 	if [ "$2" -eq "$3" ] && [ "$(wc -l <"$5")" -eq 1 ] && grep -q -- "$4" "$5"; then ok; else bad "$1: status $2, stderr: $(cat "$5")"; fi
 }
 "$BIN" -m "$M/bart-encdec" --print qk --stack cross --target "$TARGET" "$TEXT" >/dev/null 2>"$TMP/e"
-one_line "qk --stack cross" $? 1 "cannot show cross-attention (grid and heatmap can)" "$TMP/e"
+one_line "qk --stack cross" $? 1 "cannot show cross-attention (grid, heatmap, heads and headview can)" "$TMP/e"
 "$BIN" -m "$M/llama-gqa" --print heatmap --stack decoder "$TEXT" >/dev/null 2>"$TMP/e"
 one_line "--stack decoder on llama" $? 1 "not an encoder-decoder model" "$TMP/e"
 "$BIN" -m "$M/llama-gqa" --print grid --stack cross "$TEXT" >/dev/null 2>"$TMP/e"

@@ -26,7 +26,7 @@
 #define DEFAULT_MODEL "demo-bert"
 #define MAX_STDIN_TEXT (16u << 20)
 /* For messages and --help; headscore_by_name decides what is valid. */
-#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed, sink, dla, ablation"
+#define SORT_SCORES "prev, next, self, first, sep, punct, entropy, distance, dup, induction, changed, sink, diagonal, monotonic, eos, max, dla, ablation"
 
 struct options {
 	const char *model;
@@ -75,8 +75,9 @@ static void usage(FILE *out)
 		"                         language (en_XX, deu_Latn; default: tokenizer_config.json's)\n"
 		"      --stack=STACK      encoder-decoder models: the attention --print, --dump csv\n"
 		"                         and the explorer show: encoder (default), decoder (its\n"
-		"                         causal self-attention) or cross (grid, heatmap: target\n"
-		"                         rows, source columns)\n"
+		"                         causal self-attention), cross (grid, heatmap, heads,\n"
+		"                         headview: target rows, source columns) or all (the\n"
+		"                         grid: the three as sections)\n"
 		"      --dump=FORMAT      print the trace as json or csv instead of starting the TUI\n"
 		"      --print=VIEW       draw VIEW to standard output and exit; VIEW is one of\n"
 		"                         %s\n"
@@ -567,8 +568,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->tgt_lang = optarg;
 			break;
 		case OPT_STACK: {
-			static const char *const stacks[] = {"encoder", "decoder", "cross"}; /* enum ui_stack */
-			if (parse_choice("--stack", optarg, stacks, 3, &o->ui.stack) < 0)
+			static const char *const stacks[] = {"encoder", "decoder", "cross", "all"}; /* enum ui_stack */
+			if (parse_choice("--stack", optarg, stacks, 4, &o->ui.stack) < 0)
 				return 2;
 			break;
 		}
@@ -884,6 +885,9 @@ int main(int argc, char **argv)
 		rc = 2;
 	} else if (o.ui.stack != UI_STACK_ENCODER && (o.dump_format == DUMP_JSON || o.corpus.corpus || o.corpus.load)) {
 		fprintf(stderr, "attnscope: --stack applies to --print, --dump csv and the explorer on one text (--dump json holds every stack)\n");
+		rc = 2;
+	} else if (o.ui.stack == UI_STACK_ALL && o.dump_format >= 0) {
+		fprintf(stderr, "attnscope: --stack all is the grid's three sections (--print grid, the explorer): --dump csv takes encoder, decoder or cross\n");
 		rc = 2;
 	} else if (o.ui.stack != UI_STACK_ENCODER && o.dump_format == DUMP_CSV &&
 		   (o.ui.weights_norm || o.ablate)) {

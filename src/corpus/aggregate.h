@@ -37,10 +37,11 @@
 #define AGG_ENTROPY_NORM HS_COUNT
 #define AGG_SCORES (HS_COUNT + 1)
 /* Scores a corpus run keeps: all but "changed", which needs a second text, and "sink" (the
- * aggregate files hold the scores they held before it). */
+ * aggregate files hold the scores they held before it), and cross-attention's (a corpus reads the
+ * encoder's self-attention). */
 static inline int aggregate_keeps(int k)
 {
-	return k != HS_CHANGED && k != HS_SINK;
+	return k != HS_CHANGED && k != HS_SINK && !headscore_cross_only(k);
 }
 
 struct agg_moment {

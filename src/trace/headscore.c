@@ -71,6 +71,7 @@ static const struct {
 } hs_labels[] = {
 	{HS_PREV, "previous"}, {HS_NEXT, "next"},         {HS_SELF, "self"},       {HS_FIRST, "first"},
 	{HS_SEP, "[SEP]"},     {HS_PUNCT, "punctuation"}, {HS_DUP, "duplicate"}, {HS_INDUCTION, "induction"},
+	{HS_DIAGONAL, "diagonal"}, {HS_EOS, "end token"}, /* cross-attention's: NaN in self-attention */
 };
 
 void headscore_head(const struct trace *t, int layer, int head, const float *a, const bool *punct,
@@ -161,6 +162,101 @@ void headscore_label(struct headscore *h, bool first_special, bool causal)
 	if (!*label && h->entropy_norm >= 0.75)
 		label = "broad";
 	snprintf(h->label, sizeof h->label, "%s", label);
+}
+
+bool headscore_cross_only(int k)
+{
+	return k == HS_DIAGONAL || k == HS_MONOTONIC || k == HS_EOS || k == HS_MAX;
+}
+
+bool headscore_for_cross(int k)
+{
+	return headscore_cross_only(k) || k == HS_FIRST || k == HS_PUNCT || k == HS_ENTROPY;
+}
+
+int headscore_cross_end(const struct trace *dec)
+{
+	const struct trace *src = dec->encoder;
+	if (!src)
+		return -1;
+	for (int j = src->n - 1; j >= 0 && dec->labels; j--) /* a special token the target ends with too: </s> */
+		for (int i = 0; i < dec->n && src->special[j]; i++)
+			if (dec->labels[i] == src->ids[j])
+				return j;
+	for (int j = src->n - 1; j >= 0; j--)
+		if (src->special[j])
+			return j;
+	return -1;
+}
+
+void headscore_cross_head(const struct trace *dec, int layer, int head, const float *a, const bool *punct, int end,
+			  struct headscore *out)
+{
+	int n = dec->n, m = dec->n_cross;
+	memset(out, 0, sizeof *out);
+	out->layer = layer;
+	out->head = head;
+	for (int k = 0; k < HS_COUNT; k++)
+		out->s[k] = NAN;
+	if (n < 1 || m < 1)
+		return;
+	int has_punct = 0;
+	for (int j = 0; j < m; j++)
+		has_punct |= punct[j];
+	int w = m / 10 > 1 ? m / 10 : 1; /* the band's half-width */
+	double first = 0, on_punct = 0, ent = 0, eos = 0, diag = 0, mx = 0, norm = 0;
+	int forward = 0, prev_arg = -1;
+	for (int i = 0; i < n; i++) {
+		const float *r = a + (size_t)i * m;
+		double d = n > 1 ? (double)i * (m - 1) / (n - 1) : 0, e = 0; /* the rescaled diagonal */
+		int arg = 0;
+		first += r[0];
+		for (int j = 0; j < m; j++) {
+			double p = r[j];
+			if (punct[j])
+				on_punct += p;
+			if (p > 0)
+				e -= p * log(p);
+			if (fabs(j - d) <= w)
+				diag += p;
+			if (r[j] > r[arg])
+				arg = j;
+		}
+		mx += r[arg];
+		ent += e;
+		if (m > 1)
+			norm += e / log(m);
+		if (end >= 0)
+			eos += r[end];
+		if (i > 0 && arg >= prev_arg)
+			forward++;
+		prev_arg = arg;
+	}
+	out->s[HS_FIRST] = first / n;
+	out->s[HS_PUNCT] = has_punct ? on_punct / n : NAN;
+	out->s[HS_ENTROPY] = ent / n;
+	out->s[HS_DIAGONAL] = diag / n;
+	out->s[HS_MONOTONIC] = n > 1 ? (double)forward / (n - 1) : NAN;
+	out->s[HS_EOS] = end >= 0 ? eos / n : NAN;
+	out->s[HS_MAX] = mx / n;
+	out->entropy_norm = m > 1 ? norm / n : 0;
+	headscore_label(out, false, false); /* "first": the source's first token, whatever it is */
+}
+
+int headscore_cross_all(const struct trace *dec, struct headscore *out)
+{
+	if (!dec->encoder || !dec->cross_attn)
+		return -1;
+	bool *punct = headscore_punct_flags(dec->encoder);
+	if (!punct)
+		return -1;
+	int end = headscore_cross_end(dec);
+	for (int l = 0; l < dec->n_layers; l++)
+		for (int h = 0; h < dec->n_heads; h++)
+			headscore_cross_head(dec, l, h, trace_cross_attn(dec, l, h), punct, end,
+					     out + (size_t)l * dec->n_heads + h);
+	free(punct);
+	return 0;
 }
 
 bool *headscore_punct_flags(const struct trace *t)

@@ -112,6 +112,8 @@ static void print_header(struct canvas *cv, const struct trace *t, const struct 
 	if (t->encoder)
 		snprintf(stack, sizeof stack, "%s%s", ctx->cross ? "cross-attention: target rows " : "decoder self-attention",
 			 ctx->cross ? (cv->pal->utf8 ? "\xc3\x97 source columns" : "x source columns") : "");
+	if (ctx->all_stacks) /* --stack all: the grid's three sections */
+		snprintf(stack, sizeof stack, "encoder, decoder and cross-attention");
 	if (stack[0])
 		snprintf(stack + strlen(stack), sizeof stack - strlen(stack), "%s", dot);
 	canvas_printf(cv, 0, 0, cv->w, canvas_role(cv, ROLE_TITLE), "%s%s%s%s%s%s%d %s%s%s%s%slayer %d head %d%s%s%s",
@@ -304,6 +306,13 @@ static int print_view(const struct trace *t, const struct trace *tb, const char 
 	ctx.trace = t;
 	ctx.compare = tb;
 	ctx.cross = o->stack == UI_STACK_CROSS;
+	ctx.all_stacks = o->stack == UI_STACK_ALL;
+	if (ctx.all_stacks && !(v->flags & VIEW_STACKS)) {
+		char names[128];
+		free(p.conf);
+		return err_set(e, "--print %s cannot show the three stacks at once (%s can)", view_name,
+			       registry_names(names, sizeof names, VIEW_STACKS, ", ", " and "));
+	}
 	if (ctx.cross && !(v->flags & VIEW_CROSS)) {
 		char names[128];
 		free(p.conf);
@@ -356,6 +365,13 @@ int print_trace(const struct trace *t, const char *view_name, const struct ui_op
 int print_compare(const struct trace *t, const struct trace *tb, const char *view_name, const struct ui_options *o,
 		  FILE *out, struct err *e)
 {
+	if (o->stack == UI_STACK_ALL) { /* the grid's three sections, from the encoder's trace */
+		if (!t->decoder)
+			return err_set(e, "--stack all: %s is not an encoder-decoder model", t->model_name);
+		if (tb || o->words || o->weights_norm)
+			return err_set(e, "--stack all shows one text's tokens and weights: not with --compare, --words or --weights norm");
+		return print_view(t, NULL, view_name, o, out, e);
+	}
 	if (o->stack != UI_STACK_ENCODER) { /* an encoder-decoder's decoder, its trace as any other */
 		if (!t->decoder)
 			return err_set(e, "--stack %s: %s is not an encoder-decoder model", o->stack == UI_STACK_CROSS ? "cross" : "decoder",

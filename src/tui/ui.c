@@ -73,6 +73,7 @@ struct ui {
 	bool show_norm;
 	bool hide_sink;             /* the sink hidden, rows renormalised (ACT_SINK; the same derived traces) */
 	int stack;                  /* enum ui_stack: an encoder-decoder's attention the views read (ACT_STACK) */
+	int section;                /* under UI_STACK_ALL: the selected head's stack, the one the views read */
 	/* The second text (ACT_COMPARE, --compare): its own runner over the same model. */
 	struct ui_locked_source locked;
 	struct runner *runner_b;
@@ -418,7 +419,8 @@ static void ui_draw_status(struct ui *u, int y)
 			 trace_weights_norm(t) ? bar : "", trace_weights_norm(t) ? (cv->pal->utf8 ? "\xe2\x80\x96\xce\xb1" "f\xe2\x80\x96" : "|af|") : "",
 			 trace_sink_hidden(t) ? bar : "", trace_sink_hidden(t) ? "no sink" : "");
 	if (t && (t->decoder || t->encoder || (t->source && t->source->decoder))) /* an encoder-decoder: which stack */
-		snprintf(ntok + strlen(ntok), sizeof ntok - strlen(ntok), " (%s)", !t->encoder ? "encoder"
+		snprintf(ntok + strlen(ntok), sizeof ntok - strlen(ntok), " (%s%s)", u->stack == UI_STACK_ALL ? "all stacks: " : "",
+			 !t->encoder ? "encoder"
 			 : u->ctx.cross ? (cv->pal->utf8 ? "cross-attention: target rows \xc3\x97 source columns"
 				 : "cross-attention: target rows x source columns") : "decoder self-attention");
 	char label[256];
@@ -761,13 +763,15 @@ static void ui_show_trace(struct ui *u)
 	}
 	u->ctx.trace = u->words ? u->words : ta;
 	u->ctx.compare = u->words_b ? u->words_b : tb;
-	if (u->stack != UI_STACK_ENCODER && run && run->decoder) { /* the decoder's own trace (its words: words.h) */
+	int stack = u->stack == UI_STACK_ALL ? u->section : u->stack; /* all three: the selected head's */
+	if (stack != UI_STACK_ENCODER && run && run->decoder) { /* the decoder's own trace (its words: words.h) */
 		u->ctx.trace = u->words && u->words->decoder ? u->words->decoder : run->decoder;
 		/* the second text's decoder, run on the same target: what changed there */
 		const struct trace *b = u->words_b ? u->words_b : tb;
 		u->ctx.compare = b ? b->decoder : NULL;
 	}
-	u->ctx.cross = u->stack == UI_STACK_CROSS && u->ctx.trace && u->ctx.trace->encoder;
+	u->ctx.cross = stack == UI_STACK_CROSS && u->ctx.trace && u->ctx.trace->encoder;
+	u->ctx.all_stacks = u->stack == UI_STACK_ALL && run && run->decoder;
 	u->ctx.trace_gen++;
 	view_ctx_clamp(&u->ctx);
 }
@@ -1076,7 +1080,7 @@ static void ui_new_agg(struct ui *u, struct aggregate *a)
 	ui_show_corpus(u);
 }
 
-/* Show the next stack of an encoder-decoder model: encoder, decoder self-attention, cross-attention. */
+/* Show the next stack of an encoder-decoder model: encoder, decoder self-attention, cross-attention, all three. */
 static void ui_next_stack(struct ui *u)
 {
 	struct view_ctx *ctx = &u->ctx;
@@ -1090,16 +1094,24 @@ static void ui_next_stack(struct ui *u)
 			 "the hidden sink and ablation first");
 		return;
 	}
-	u->stack = (u->stack + 1) % 3;
+	u->section = u->stack; /* entering all three: the selection stays where it was */
+	u->stack = (u->stack + 1) % 4;
 	if (u->stack != UI_STACK_CROSS) { /* marks and the selection are tokens of the stack left (the decoder's rows
 					   * stay cross-attention's) */
 		ctx->n_marks = 0;
 		ctx->token = -1;
 	}
 	ui_show_trace(u);
-	snprintf(ctx->message, sizeof ctx->message, "%s", u->stack == UI_STACK_ENCODER ? "encoder self-attention"
+	char views[96]; /* the views that show cross-attention */
+	registry_names(views, sizeof views, VIEW_CROSS, ", ", " and ");
+	if (u->stack == UI_STACK_ALL) {
+		snprintf(ctx->message, sizeof ctx->message, "all three stacks: the grid's sections; the other views read the selected head's");
+		return;
+	}
+	snprintf(ctx->message, sizeof ctx->message, "%s%s%s", u->stack == UI_STACK_ENCODER ? "encoder self-attention"
 		 : u->stack == UI_STACK_DECODER ? "decoder self-attention (causal)"
-		 : "cross-attention: target rows, source columns (grid and heatmap)");
+		 : "cross-attention: target rows, source columns (", u->stack == UI_STACK_CROSS ? views : "",
+		 u->stack == UI_STACK_CROSS ? ")" : "");
 }
 
 /* Keys that change the encoder's trace or how it is read, with the decoder shown: refused in one line. */
@@ -1264,6 +1276,13 @@ static void ui_view_key(struct ui *u, int key)
 	} else if (!view_handles(v, a) || !v->act(vs, ctx, a, count)) {
 		snprintf(ctx->message, sizeof ctx->message, "%s: not in the %s view", ai->name, v->name);
 	}
+	if (ctx->want_stack > 0) { /* the grid moved the selection to another of its sections */
+		u->section = ctx->want_stack - 1;
+		ctx->want_stack = 0;
+		ctx->n_marks = 0; /* marks and the selected token are tokens of the stack left */
+		ctx->token = -1;
+		ui_show_trace(u);
+	}
 	if (ctx->pop)
 		view_pop(ctx);
 	if (ctx->push && !view_push(ctx, ctx->push))
@@ -1400,6 +1419,7 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 	u->show_words = o->words;
 	u->show_norm = o->weights_norm;
 	u->stack = o->stack;
+	u->section = UI_STACK_ENCODER;
 	if (!view_push(&u->ctx, &view_grid))
 		return err_set(e, "out of memory");
 	u->focus = u->text.len ? FOCUS_VIEW : FOCUS_TEXT;

@@ -31,7 +31,7 @@ enum ui_color {
 
 /* Which attention of an encoder-decoder model is shown (--stack): its encoder's self-attention (every
  * other model's only one), the decoder's causal self-attention, or the decoder's cross-attention. */
-enum ui_stack { UI_STACK_ENCODER, UI_STACK_DECODER, UI_STACK_CROSS };
+enum ui_stack { UI_STACK_ENCODER, UI_STACK_DECODER, UI_STACK_CROSS, UI_STACK_ALL /* the three as the grid's sections */ };
 
 struct ui_options {
 	const char *theme;        /* theme name or file; NULL = the config file's, else "viridis" */

@@ -50,7 +50,7 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_SURPRISAL, "surprisal", SCOPE_GLOBAL, "y", "colour the token strip by surprisal (causal models)") \
 	X(ACT_ABLATE, "ablate", SCOPE_GLOBAL, "B", "mark or unmark the selected head for ablation: the model reruns without it, and views show that run") \
 	X(ACT_ABLATE_LAYER, "ablate-layer", SCOPE_GLOBAL, "E", "mark every head of the selected layer for ablation, or unmark them all") \
-	X(ACT_STACK, "stack", SCOPE_GLOBAL, "T", "encoder-decoder models: show the encoder's self-attention, the decoder's, or the cross-attention (target rows, source columns)") \
+	X(ACT_STACK, "stack", SCOPE_GLOBAL, "T", "encoder-decoder models: show the encoder's self-attention, the decoder's, the cross-attention (target rows, source columns) or all three (the grid's sections)") \
 	X(ACT_ABLATE_MODE, "ablate-mode", SCOPE_GLOBAL, "O", "ablation mode: zero, then mean (each position gets the head's mean over the text), then no head marked") \
 	X(ACT_UP, "up", SCOPE_VIEW, "k Up", "move up (a count repeats)")                             \
 	X(ACT_DOWN, "down", SCOPE_VIEW, "j Down", "move down (a count repeats)")                     \

@@ -7,7 +7,13 @@
  * the rest of every thumbnail. Keys a query cannot see (causal masking, a layer's sliding window)
  * stay blank. Under grouped-query attention a row above the head numbers brackets the query heads
  * that read each key/value head ("kv0"); a windowed layer's label carries its window ("L0 w4"). A head
- * marked for ablation (B, E) has a cross in its thumbnail's corner and its layer's label the error colour. */
+ * marked for ablation (B, E) has a cross in its thumbnail's corner and its layer's label the error colour.
+ * An encoder-decoder's three stacks at once (ctx->all_stacks: T's fourth state, --print grid --stack all), as
+ * bertviz's model view shows them: encoder self-attention, decoder self-attention and cross-attention one
+ * under the other, each section titled, with its own layers x heads and thumbnails; the selected head is in
+ * one section (ctx->trace, ctx->cross), and moving up from a section's first layer or down from its last
+ * goes to the section before or after (ctx->want_stack: the explorer switches the stack the other views
+ * read). The view scrolls to keep the selected head in sight. */
 #include "config.h"
 
 #include <math.h>
@@ -21,15 +27,11 @@
 #include "trace/shapedesc.h"
 #include "views/registry.h" /* view_heatmap, which it opens */
 
-struct grid_state {
-	enum heat_pool pool;
-	int zoom;        /* thumbnail width adjustment, in steps of 2 columns */
-	int row0, col0;  /* first visible layer and head */
-	int page_rows;   /* layers visible at the last draw, for page up/down */
-	int px_w, px_h;  /* thumbnail resolution at the last draw, for the status */
+#define GRID_SECTIONS 3 /* an encoder-decoder's stacks: encoder, decoder self-attention, cross-attention */
 
-	/* Pooled thumbnails, computed once per head and reused while only the selection moves.
-	 * Valid for the key below; any change of it empties the cache. */
+/* Pooled thumbnails of one stack, computed once per head and reused while only the selection moves.
+ * Valid for the key below; any change of it empties the cache. */
+struct grid_cache {
 	float **thumb;           /* [n_layers * n_heads] → [px_h][px_w] values, NULL = not computed */
 	int n_thumb;
 	struct thumb_key {
@@ -43,13 +45,30 @@ struct grid_state {
 	                   * the fixed scale, or when nothing changed); valid with the key */
 };
 
-static void grid_forget(struct grid_state *g)
+struct grid_state {
+	enum heat_pool pool;
+	int zoom;        /* thumbnail width adjustment, in steps of 2 columns */
+	int row0, col0;  /* first visible layer and head */
+	int page_rows;   /* layers visible at the last draw, for page up/down */
+	int px_w, px_h;  /* thumbnail resolution at the last draw, for the status */
+	struct grid_cache c[GRID_SECTIONS]; /* [0]: the stack shown; with all_stacks each section's */
+	int scroll;      /* all_stacks: the first row of the sections shown */
+};
+
+/* A stack the grid draws: a trace and whether it is read as cross-attention. */
+struct grid_sec {
+	const struct trace *t;
+	bool cross;
+	const char *name; /* the section's title; NULL for the one stack of a plain grid */
+};
+
+static void grid_forget(struct grid_cache *c)
 {
-	for (int i = 0; i < g->n_thumb; i++)
-		free(g->thumb[i]);
-	free(g->thumb);
-	g->thumb = NULL;
-	g->n_thumb = 0;
+	for (int i = 0; i < c->n_thumb; i++)
+		free(c->thumb[i]);
+	free(c->thumb);
+	c->thumb = NULL;
+	c->n_thumb = 0;
 }
 
 struct grid_layout {
@@ -167,7 +186,9 @@ static void *grid_create(struct view_ctx *ctx)
 
 static void grid_destroy(void *state)
 {
-	grid_forget(state);
+	struct grid_state *g = state;
+	for (int i = 0; i < GRID_SECTIONS; i++)
+		grid_forget(&g->c[i]);
 	free(state);
 }
 
@@ -199,26 +220,28 @@ static float grid_diff_range(const struct view_ctx *ctx)
 	return range > 0 ? range : 1;
 }
 
-static void grid_cache_key(struct grid_state *g, const struct view_ctx *ctx, const struct grid_layout *lo)
+/* Make C, the cache of stack S whose selected token is TOKEN (-1: none), match what is about to be drawn. */
+static void grid_cache_key(struct grid_state *g, struct grid_cache *c, const struct view_ctx *ctx,
+			   const struct grid_sec *s, int token, const struct grid_layout *lo)
 {
 	struct thumb_key k;
 	memset(&k, 0, sizeof k); /* padding too, for memcmp */
 	k.trace_gen = ctx->trace_gen;
 	k.px_w = lo->px_w;
 	k.px_h = lo->px_h;
-	k.token = ctx->token;
+	k.token = token;
 	k.scale = ctx->scale;
 	k.pool = g->pool;
 	k.hide_special = ctx->hide_special;
 	k.diff_fixed = ctx->diff_fixed;
-	int n = ctx->trace->n_layers * ctx->trace->n_heads;
-	if (g->thumb && !memcmp(&k, &g->key, sizeof k) && g->n_thumb == n)
+	int n = s->t->n_layers * s->t->n_heads;
+	if (c->thumb && !memcmp(&k, &c->key, sizeof k) && c->n_thumb == n)
 		return;
-	grid_forget(g);
-	g->key = k;
-	g->diff_range = ctx->compare && !ctx->diff_fixed ? grid_diff_range(ctx) : 1;
-	g->thumb = calloc((size_t)n, sizeof *g->thumb);
-	g->n_thumb = g->thumb ? n : 0;
+	grid_forget(c);
+	c->key = k;
+	c->diff_range = ctx->compare && !ctx->diff_fixed ? grid_diff_range(ctx) : 1;
+	c->thumb = calloc((size_t)n, sizeof *c->thumb);
+	c->n_thumb = c->thumb ? n : 0;
 }
 
 /* Scroll so the selected head is visible. */
@@ -247,7 +270,7 @@ static void grid_follow(struct grid_state *g, const struct view_ctx *ctx, const 
 static bool grid_pool_blocks(struct grid_state *g, struct view_ctx *ctx, const struct grid_layout *lo, int layer,
 			     int head, float *px)
 {
-	const struct trace *t = ctx->trace;
+	const struct trace *t = ctx->trace; /* never in a section: a compact trace has no decoder */
 	float *m = malloc((size_t)TRACE_THUMB * TRACE_THUMB * sizeof *m);
 	if (!m)
 		return false;
@@ -270,15 +293,17 @@ static bool grid_pool_blocks(struct grid_state *g, struct view_ctx *ctx, const s
 	return true;
 }
 
-/* Compute one head's pooled thumbnail into PX[px_h][px_w]; false on OOM. */
-static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct grid_layout *lo, int layer, int head,
-		      float *px)
+/* Compute one head's pooled thumbnail of stack S, whose selected token is TOKEN, into PX[px_h][px_w] (C's
+ * difference scale, CACHE's); false on OOM. */
+static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct grid_layout *lo, const struct grid_sec *s,
+		      const struct grid_cache *cache, int token, int layer, int head, float *px)
 {
-	const struct trace *t = ctx->trace;
-	if (t->thumb && !ctx->compare && !ctx->cross)
+	const struct trace *t = s->t;
+	bool cross = s->cross;
+	if (t->thumb && !ctx->compare && !cross && !ctx->all_stacks)
 		return grid_pool_blocks(g, ctx, lo, layer, head, px);
 	struct heatmat m;
-	if ((ctx->cross ? heatmat_build_cross : heatmat_build)(t, layer, head, HEAT_HEAD, ctx->hide_special, &m))
+	if ((cross ? heatmat_build_cross : heatmat_build)(t, layer, head, HEAT_HEAD, ctx->hide_special, &m))
 		return false;
 	heatmat_mask(&m, m.v);
 	if (m.rows == 0) {
@@ -287,7 +312,7 @@ static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct g
 			px[i] = NAN;
 		return true;
 	}
-	if (ctx->compare && !ctx->cross) { /* the signed difference B − A on the diverging ramp */
+	if (ctx->compare && !cross) { /* the signed difference B − A on the diverging ramp */
 		struct heatmat mb;
 		if (heatmat_build(ctx->compare, layer, head, HEAT_HEAD, ctx->hide_special, &mb)) {
 			heatmat_free(&m);
@@ -295,15 +320,15 @@ static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct g
 		}
 		heatmat_diff(&m, &mb, compare_rows(t, ctx->compare), m.v);
 		heatmat_mask(&m, m.v);
-		heatdata_diverging(m.v, m.rows * m.cols, g->diff_range, m.v);
+		heatdata_diverging(m.v, m.rows * m.cols, cache->diff_range, m.v);
 		heatmat_free(&mb);
 		heatdata_downsample(m.v, m.rows, m.cols, px, lo->px_h, lo->px_w, g->pool);
 		heatmat_free(&m);
 		return true;
 	}
 	heatdata_scale(m.v, m.rows, m.cols, ctx->scale, m.v);
-	int sel_r = ctx->token >= 0 ? heatmat_find_row(&m, ctx->token) : -1;
-	int sel_c = ctx->token >= 0 && !ctx->cross ? heatmat_find_col(&m, ctx->token) : -1;
+	int sel_r = token >= 0 ? heatmat_find_row(&m, token) : -1;
+	int sel_c = token >= 0 && !cross ? heatmat_find_col(&m, token) : -1;
 	if (sel_r >= 0) {
 		/* Keep the selected token's row and column, dim the rest. */
 		for (int r = 0; r < m.rows; r++)
@@ -316,22 +341,22 @@ static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct g
 	return true;
 }
 
-/* Draw one head's thumbnail with its top-left corner at (X,Y). */
+/* Draw one head's thumbnail of stack S (cached in CACHE) with its top-left corner at (X,Y). */
 static void grid_thumb(struct grid_state *g, struct view_ctx *ctx, struct canvas *cv, const struct grid_layout *lo,
-		       int layer, int head, int x, int y)
+		       const struct grid_sec *s, struct grid_cache *cache, int layer, int head, int x, int y)
 {
-	int idx = layer * ctx->trace->n_heads + head;
-	if (idx >= g->n_thumb)
+	int idx = layer * s->t->n_heads + head;
+	if (idx >= cache->n_thumb)
 		return;
-	if (!g->thumb[idx]) {
+	if (!cache->thumb[idx]) {
 		float *px = malloc((size_t)lo->px_w * lo->px_h * sizeof *px);
-		if (!px || !grid_pool(g, ctx, lo, layer, head, px)) {
+		if (!px || !grid_pool(g, ctx, lo, s, cache, cache->key.token, layer, head, px)) {
 			free(px);
 			return;
 		}
-		g->thumb[idx] = px;
+		cache->thumb[idx] = px;
 	}
-	const float *px = g->thumb[idx];
+	const float *px = cache->thumb[idx];
 	int rpc = canvas_heat_rows(cv), ph = lo->px_h, pw = lo->px_w;
 	const struct palette *pal = cv->pal;
 	struct palette div;
@@ -360,10 +385,9 @@ static void grid_thumb(struct grid_state *g, struct view_ctx *ctx, struct canvas
 
 /* The key/value head row at Y: over each group of query heads sharing a key/value head (the visible
  * heads COL0..COL_END-1), a bracket "kv1" spanning the group's thumbnails. */
-static void grid_kv_row(struct view_ctx *ctx, struct canvas *cv, const struct grid_layout *lo, int col0, int col_end,
-			int ax, int y)
+static void grid_kv_row(struct view_ctx *ctx, const struct trace *t, struct canvas *cv, const struct grid_layout *lo,
+			int col0, int col_end, int ax, int y)
 {
-	const struct trace *t = ctx->trace;
 	int sel_kv = trace_kv_head(t, ctx->head);
 	canvas_text(cv, ax, y, lo->label_w, "kv", canvas_role(cv, ROLE_DIM));
 	for (int h = col0; h < col_end;) {
@@ -402,7 +426,7 @@ static void grid_legend(const struct grid_state *g, struct view_ctx *ctx, struct
 	char label[48], right[24];
 	if (ctx->compare) {
 		char lo[24];
-		grid_diff_ends(g->diff_range, lo, right, sizeof right);
+		grid_diff_ends(g->c[0].diff_range, lo, right, sizeof right);
 		snprintf(label, sizeof label, "B - A %s", lo);
 	} else {
 		const char *lo, *hi;
@@ -411,6 +435,149 @@ static void grid_legend(const struct grid_state *g, struct view_ctx *ctx, struct
 		snprintf(right, sizeof right, "%s", hi);
 	}
 	chart_colour_bar(cv, x, y, maxw, label, right, ctx->compare != NULL);
+}
+
+/* The head numbers and the thumbnails of stack S laid out by LO, its head numbers at row HY and its first layer
+ * shown (ROW0) at Y0, the selected head framed when SELECTED; ALL: one of several sections, whose rows outside
+ * AREA are not drawn (a thumbnail image is not clipped). */
+static void grid_body(struct grid_state *g, struct view_ctx *ctx, struct canvas *cv, struct rect area,
+		      const struct grid_layout *lo, const struct grid_sec *s, struct grid_cache *c, int hy, int y0,
+		      int row0, int rows_end, bool selected, bool all)
+{
+	const struct trace *t = s->t;
+	int cols_end = g->col0 + lo->cols_fit;
+	/* Head numbers, under the key/value heads they read when heads share them. */
+	if (shapedesc_gqa(t))
+		grid_kv_row(ctx, t, cv, lo, g->col0, cols_end, area.x, hy - 1);
+	for (int h = g->col0; h < cols_end; h++) {
+		int x = area.x + lo->label_w + 1 + (h - g->col0) * (lo->tw + 1);
+		char num[16];
+		snprintf(num, sizeof num, "%d", h);
+		int nw = (int)strlen(num);
+		int nx = x + (lo->tw - nw) / 2;
+		canvas_text(cv, nx, hy, nw, num, canvas_role(cv, selected && h == ctx->head ? ROLE_LABEL_SEL : ROLE_LABEL));
+	}
+	canvas_text(cv, area.x, hy, lo->label_w, "L\\H", canvas_role(cv, ROLE_DIM));
+	if (g->col0 > 0)
+		canvas_put(cv, area.x + lo->label_w, hy, canvas_glyph(cv, GLYPH_LEFT), canvas_role(cv, ROLE_DIM));
+	if (cols_end < t->n_heads)
+		canvas_put(cv, area.x + lo->label_w + 1 + lo->cols_fit * (lo->tw + 1), hy,
+			   canvas_glyph(cv, GLYPH_RIGHT), canvas_role(cv, ROLE_DIM));
+	bool marks = !all || (!s->cross && !t->encoder); /* ablation marks: the encoder's heads */
+	for (int l = row0; l < rows_end; l++) {
+		int y = y0 + (l - row0) * (lo->th + 1);
+		if (all && (y < area.y || y + lo->th > area.y + area.h))
+			continue;
+		char lab[48];
+		grid_layer_label(t, l, cv->pal->utf8, lab, sizeof lab);
+		bool ablated = false; /* heads marked for ablation (B, E): the layer label and a corner mark */
+		for (int h = 0; marks && ctx->ablation && ctx->ablation->mask && h < t->n_heads; h++)
+			ablated = ablated || grid_ablated(ctx, l, h);
+		canvas_text(cv, area.x, y + (lo->th - 1) / 2, lo->label_w - 1, lab,
+			    canvas_role(cv, ablated ? ROLE_ERROR : selected && l == ctx->layer ? ROLE_LABEL_SEL : ROLE_LABEL));
+		for (int h = g->col0; h < cols_end; h++) {
+			int x = area.x + lo->label_w + 1 + (h - g->col0) * (lo->tw + 1);
+			grid_thumb(g, ctx, cv, lo, s, c, l, h, x, y);
+			if (marks && grid_ablated(ctx, l, h))
+				canvas_put(cv, x, y, cv->pal->utf8 ? 0x2717 : 'x', canvas_role(cv, ROLE_ERROR));
+		}
+	}
+	if (row0 > 0)
+		canvas_put(cv, area.x, y0 - 1, canvas_glyph(cv, GLYPH_UP), canvas_role(cv, ROLE_DIM));
+	if (rows_end < t->n_layers)
+		canvas_put(cv, area.x, y0 + (rows_end - row0) * (lo->th + 1) - 1, canvas_glyph(cv, GLYPH_DOWN),
+			   canvas_role(cv, ROLE_DIM));
+	/* The frame around the selected head, in the gaps between thumbnails. */
+	if (selected && ctx->layer >= row0 && ctx->layer < rows_end && ctx->head >= g->col0 && ctx->head < cols_end) {
+		int x = area.x + lo->label_w + 1 + (ctx->head - g->col0) * (lo->tw + 1);
+		int y = y0 + (ctx->layer - row0) * (lo->th + 1);
+		canvas_box(cv, (struct rect){x - 1, y - 1, lo->tw + 2, lo->th + 2}, canvas_role(cv, ROLE_SELECTED));
+	}
+}
+
+/* Whether CTX shows an encoder-decoder's three stacks as sections. */
+static bool grid_all(const struct view_ctx *ctx)
+{
+	const struct trace *t = ctx->trace;
+	return ctx->all_stacks && t && !t->source && (t->decoder || t->encoder);
+}
+
+/* The three stacks of CTX's encoder-decoder into SEC[GRID_SECTIONS]; returns the selected head's section. */
+static int grid_sections(const struct view_ctx *ctx, bool utf8, struct grid_sec *sec)
+{
+	const struct trace *t = ctx->trace, *enc = t->encoder ? t->encoder : t, *dec = enc->decoder;
+	sec[0] = (struct grid_sec){enc, false, "encoder self-attention"};
+	sec[1] = (struct grid_sec){dec, false, "decoder self-attention (causal)"};
+	sec[2] = (struct grid_sec){dec, true, utf8 ? "cross-attention: target rows \xc3\x97 source columns"
+						   : "cross-attention: target rows x source columns"};
+	return ctx->cross ? 2 : t->encoder ? 1 : 0;
+}
+
+/* Rows a section of stack S laid out by LO takes: its title, head numbers and layers. */
+static int grid_section_rows(const struct grid_sec *s, const struct grid_layout *lo)
+{
+	return lo->top + s->t->n_layers * (lo->th + 1);
+}
+
+/* The three sections one under the other, a blank row between them, scrolled (SCROLL) to keep the selected
+ * head in sight; the first section's title carries the colour legend. */
+static void grid_draw_all(struct grid_state *g, struct view_ctx *ctx, struct canvas *cv, struct rect area)
+{
+	struct grid_sec sec[GRID_SECTIONS];
+	struct grid_layout lo[GRID_SECTIONS];
+	int sel = grid_sections(ctx, cv->pal->utf8, sec), off[GRID_SECTIONS], total = 0;
+	for (int i = 0; i < GRID_SECTIONS; i++) {
+		lo[i] = grid_layout(g, sec[i].t, sec[i].cross, cv, area.w, -1);
+		off[i] = total;
+		total += grid_section_rows(&sec[i], &lo[i]) + 1;
+	}
+	total--;
+	const struct grid_layout *ls = &lo[sel];
+	g->page_rows = ls->rows_fit;
+	g->px_w = ls->px_w;
+	g->px_h = ls->px_h;
+	g->row0 = 0;
+	if (ctx->head < g->col0) /* the selected head's column in sight; the other sections follow */
+		g->col0 = ctx->head;
+	if (ctx->head >= g->col0 + ls->cols_fit)
+		g->col0 = ctx->head - ls->cols_fit + 1;
+	if (g->col0 < 0)
+		g->col0 = 0;
+	int sel_y = off[sel] + ls->top + ctx->layer * (ls->th + 1); /* the selected thumbnail's first row */
+	if (ctx->print)
+		g->scroll = 0;
+	else if (ctx->layer == 0 && off[sel] < g->scroll) /* a section's first layer: its title too */
+		g->scroll = off[sel];
+	else if (sel_y - 1 < g->scroll)
+		g->scroll = sel_y - 1;
+	if (!ctx->print && sel_y + ls->th + 1 > g->scroll + area.h)
+		g->scroll = sel_y + ls->th + 1 - area.h;
+	if (g->scroll > total - area.h)
+		g->scroll = total - area.h;
+	if (g->scroll < 0)
+		g->scroll = 0;
+	const char *dot = cv->pal->utf8 ? "\xc2\xb7" : "-";
+	for (int i = 0; i < GRID_SECTIONS; i++) {
+		const struct trace *t = sec[i].t;
+		int y = area.y + off[i] - g->scroll, cols = sec[i].cross ? t->n_cross : t->n;
+		grid_cache_key(g, &g->c[i], ctx, &sec[i], i == sel ? ctx->token : -1, &lo[i]);
+		char title[256], heads[64], n[32];
+		snprintf(n, sizeof n, sec[i].cross ? "%d %s %d" : "%d", t->n, cv->pal->utf8 ? "\xc3\x97" : "x", cols);
+		snprintf(title, sizeof title, "%s %s %d layers %s %s %s %s tokens", sec[i].name, dot, t->n_layers,
+			 cv->pal->utf8 ? "\xc3\x97" : "x", shapedesc_heads(t, heads, sizeof heads), dot, n);
+		if (ctx->hide_special)
+			snprintf(title + strlen(title), sizeof title - strlen(title), " (specials hidden)");
+		struct style st = canvas_role(cv, i == sel ? ROLE_TITLE : ROLE_LABEL);
+		int tw = y >= area.y ? canvas_text(cv, area.x, y, area.w, title, st) : 0;
+		if (i == 0 && y >= area.y)
+			grid_legend(g, ctx, cv, area.x + tw + 2, y, area.w - tw - 2);
+		grid_body(g, ctx, cv, area, &lo[i], &sec[i], &g->c[i], y + lo[i].top - 2, y + lo[i].top, 0, t->n_layers,
+			  i == sel, true);
+	}
+	if (g->scroll > 0)
+		canvas_put(cv, area.x + area.w - 1, area.y, canvas_glyph(cv, GLYPH_UP), canvas_role(cv, ROLE_DIM));
+	if (g->scroll + area.h < total)
+		canvas_put(cv, area.x + area.w - 1, area.y + area.h - 1, canvas_glyph(cv, GLYPH_DOWN), canvas_role(cv, ROLE_DIM));
 }
 
 static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, struct rect area)
@@ -423,9 +590,15 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 		canvas_clip(cv, old);
 		return;
 	}
+	if (grid_all(ctx)) {
+		grid_draw_all(g, ctx, cv, area);
+		canvas_clip(cv, old);
+		return;
+	}
 	struct grid_layout lo = grid_layout(g, t, ctx->cross, cv, area.w, ctx->print ? -1 : area.h);
 	grid_follow(g, ctx, &lo);
-	grid_cache_key(g, ctx, &lo); /* before the title: it says the difference scale */
+	struct grid_sec one = {t, ctx->cross, NULL};
+	grid_cache_key(g, &g->c[0], ctx, &one, ctx->token, &lo); /* before the title: it says the difference scale */
 	g->page_rows = lo.rows_fit;
 	g->px_w = lo.px_w;
 	g->px_h = lo.px_h;
@@ -454,7 +627,7 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 	if (ctx->compare) { /* the second text: what the thumbnails show, and the selected head's change */
 		int rows = compare_rows(t, ctx->compare);
 		char ends[48];
-		snprintf(ends, sizeof ends, "ramp %s%.2g (%s)", cv->pal->utf8 ? "\xc2\xb1" : "+-", g->diff_range,
+		snprintf(ends, sizeof ends, "ramp %s%.2g (%s)", cv->pal->utf8 ? "\xc2\xb1" : "+-", g->c[0].diff_range,
 			 ctx->diff_fixed ? "fixed" : "largest change");
 		snprintf(title + strlen(title), sizeof title - strlen(title), " %s B - A over %d %s rows %s L%d H%d changed %.3f %s %s",
 			 cv->pal->utf8 ? "\xc2\xb7" : "-", rows, rows == t->n ? "matching" : "common-prefix",
@@ -467,52 +640,9 @@ static void grid_draw(void *state, struct view_ctx *ctx, struct canvas *cv, stru
 	int tw = canvas_text(cv, area.x, area.y, area.w, title, canvas_role(cv, ROLE_TITLE));
 	grid_legend(g, ctx, cv, area.x + tw + 2, area.y, area.w - tw - 2);
 
-	int rows_end = g->row0 + lo.rows_fit, cols_end = g->col0 + lo.cols_fit;
-	/* Head numbers, under the key/value heads they read when heads share them. */
-	int hy = area.y + lo.top - 2;
-	if (shapedesc_gqa(t))
-		grid_kv_row(ctx, cv, &lo, g->col0, cols_end, area.x, area.y + 1);
-	for (int h = g->col0; h < cols_end; h++) {
-		int x = area.x + lo.label_w + 1 + (h - g->col0) * (lo.tw + 1);
-		char num[16];
-		snprintf(num, sizeof num, "%d", h);
-		int nw = (int)strlen(num);
-		int nx = x + (lo.tw - nw) / 2;
-		canvas_text(cv, nx, hy, nw, num, canvas_role(cv, h == ctx->head ? ROLE_LABEL_SEL : ROLE_LABEL));
-	}
-	canvas_text(cv, area.x, hy, lo.label_w, "L\\H", canvas_role(cv, ROLE_DIM));
-	if (g->col0 > 0)
-		canvas_put(cv, area.x + lo.label_w, hy, canvas_glyph(cv, GLYPH_LEFT), canvas_role(cv, ROLE_DIM));
-	if (cols_end < t->n_heads)
-		canvas_put(cv, area.x + lo.label_w + 1 + lo.cols_fit * (lo.tw + 1), hy,
-			   canvas_glyph(cv, GLYPH_RIGHT), canvas_role(cv, ROLE_DIM));
-	for (int l = g->row0; l < rows_end; l++) {
-		int y = area.y + lo.top + (l - g->row0) * (lo.th + 1);
-		char lab[48];
-		grid_layer_label(t, l, cv->pal->utf8, lab, sizeof lab);
-		bool ablated = false; /* heads marked for ablation (B, E): the layer label and a corner mark */
-		for (int h = 0; ctx->ablation && ctx->ablation->mask && h < t->n_heads; h++)
-			ablated = ablated || grid_ablated(ctx, l, h);
-		canvas_text(cv, area.x, y + (lo.th - 1) / 2, lo.label_w - 1, lab,
-			    canvas_role(cv, ablated ? ROLE_ERROR : l == ctx->layer ? ROLE_LABEL_SEL : ROLE_LABEL));
-		for (int h = g->col0; h < cols_end; h++) {
-			int x = area.x + lo.label_w + 1 + (h - g->col0) * (lo.tw + 1);
-			grid_thumb(g, ctx, cv, &lo, l, h, x, y);
-			if (grid_ablated(ctx, l, h))
-				canvas_put(cv, x, y, cv->pal->utf8 ? 0x2717 : 'x', canvas_role(cv, ROLE_ERROR));
-		}
-	}
-	if (g->row0 > 0)
-		canvas_put(cv, area.x, area.y + lo.top - 1, canvas_glyph(cv, GLYPH_UP), canvas_role(cv, ROLE_DIM));
-	if (rows_end < t->n_layers)
-		canvas_put(cv, area.x, area.y + lo.top + lo.rows_fit * (lo.th + 1) - 1, canvas_glyph(cv, GLYPH_DOWN),
-			   canvas_role(cv, ROLE_DIM));
-	/* The frame around the selected head, in the gaps between thumbnails. */
-	if (ctx->layer >= g->row0 && ctx->layer < rows_end && ctx->head >= g->col0 && ctx->head < cols_end) {
-		int x = area.x + lo.label_w + 1 + (ctx->head - g->col0) * (lo.tw + 1);
-		int y = area.y + lo.top + (ctx->layer - g->row0) * (lo.th + 1);
-		canvas_box(cv, (struct rect){x - 1, y - 1, lo.tw + 2, lo.th + 2}, canvas_role(cv, ROLE_SELECTED));
-	}
+	struct grid_sec sec = {t, ctx->cross, NULL};
+	grid_body(g, ctx, cv, area, &lo, &sec, &g->c[0], area.y + lo.top - 2, area.y + lo.top, g->row0,
+		  g->row0 + lo.rows_fit, true, false);
 	canvas_clip(cv, old);
 }
 
@@ -521,6 +651,16 @@ static int grid_height(void *state, struct view_ctx *ctx, const struct canvas *c
 	const struct trace *t = ctx->trace;
 	if (!t || t->n == 0 || t->n_layers == 0 || t->n_heads == 0)
 		return 1;
+	if (grid_all(ctx)) { /* the three sections, a blank row between them */
+		struct grid_sec sec[GRID_SECTIONS];
+		int rows = -1;
+		grid_sections(ctx, cv->pal->utf8, sec);
+		for (int i = 0; i < GRID_SECTIONS; i++) {
+			struct grid_layout lo = grid_layout(state, sec[i].t, sec[i].cross, cv, width, -1);
+			rows += grid_section_rows(&sec[i], &lo) + 1;
+		}
+		return rows;
+	}
 	struct grid_layout lo = grid_layout(state, t, ctx->cross, cv, width, -1);
 	return lo.top + t->n_layers * (lo.th + 1);
 }
@@ -539,6 +679,19 @@ static bool grid_act(void *state, struct view_ctx *ctx, enum action a, int count
 		return a == ACT_POOL || a == ACT_ZOOM_IN || a == ACT_ZOOM_OUT;
 	int L = t->n_layers, H = t->n_heads;
 	int page = g->page_rows > 1 ? g->page_rows : 1;
+	if (grid_all(ctx) && !ctx->print && (a == ACT_UP || a == ACT_DOWN || a == ACT_LAYER_PREV || a == ACT_LAYER_NEXT)) {
+		/* Past a section's first or last layer: the section before or after (the explorer switches the stack). */
+		struct grid_sec sec[GRID_SECTIONS];
+		int s = grid_sections(ctx, false, sec), l = ctx->layer + (a == ACT_UP || a == ACT_LAYER_PREV ? -rep : rep);
+		while (l < 0 && s > 0)
+			l += sec[--s].t->n_layers;
+		while (l >= sec[s].t->n_layers && s < GRID_SECTIONS - 1)
+			l -= sec[s++].t->n_layers;
+		ctx->layer = clampi(l, 0, sec[s].t->n_layers - 1);
+		if (sec[s].t != t || sec[s].cross != ctx->cross)
+			ctx->want_stack = 1 + s;
+		return true;
+	}
 	switch (a) {
 	case ACT_UP:
 	case ACT_LAYER_PREV:
@@ -622,7 +775,7 @@ static const enum action grid_status_keys[] = {ACT_OPEN, ACT_EDIT, ACT_HELP, ACT
 const struct view view_grid = {
 	.name = "grid",
 	.title = "Grid view",
-	.flags = VIEW_CROSS,
+	.flags = VIEW_CROSS | VIEW_STACKS,
 	.actions = grid_actions,
 	.status_keys = grid_status_keys,
 	.create = grid_create,

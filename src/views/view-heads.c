@@ -15,7 +15,11 @@
  * On a model with an output head, once ablation is in use (B, E or O pressed: ctx->ablation), a column
  * "ablation" gives each head's change of mean surprisal when it alone is ablated (engine/ablate.h): the
  * explorer computes it in the background while the view is open (ctx->abl_effect, the title counting the
- * heads, Esc stopping it); --print heads with --ablation-effect. */
+ * heads, Esc stopping it); --print heads with --ablation-effect.
+ * Under cross-attention (ctx->cross: an encoder-decoder's decoder, T or --stack cross) the rows are the
+ * cross-attention heads and the columns cross-attention's scores (headscore.h: first, punct, entropy,
+ * diagonal, monotonic, eos, max); the scores that mean nothing there (previous, same or repeated token,
+ * distance) and the dla and ablation columns (of the decoder's self-attention heads) are left out. */
 #include "config.h"
 
 #include <math.h>
@@ -29,6 +33,7 @@
 #include "engine/lens.h"
 #include "engine/lmhead.h"
 #include "views/anaview.h"
+#include "draw/tokstrip.h"
 #include "trace/headscore.h"
 #include "views/registry.h" /* view_heatmap, which it opens */
 
@@ -45,6 +50,7 @@ struct heads_state {
 	struct headscore *sd;    /* [n_layers * n_heads] standard deviations (aggregate), else NULL */
 	int n_heads;             /* heads per layer */
 	bool causal;
+	bool cross;              /* the scores are cross-attention's (ctx->cross) */
 	int *order;              /* [n_layers * n_heads] indices into s, in display order */
 	int n;
 	int cols[HS_COUNT + 2];  /* the score kinds shown, in order (and HEADS_ABL, HEADS_DLA) */
@@ -129,9 +135,10 @@ static bool heads_compute(struct heads_state *s, const struct view_ctx *ctx)
 	s->order = calloc((size_t)s->n, sizeof *s->order);
 	if (!s->s || !s->order || (a && !s->sd))
 		return false;
+	s->cross = !a && ctx->cross;
 	if (a)
 		aggregate_headscores(a, s->s, s->sd);
-	else if (headscore_all(ctx->trace, s->s))
+	else if (s->cross ? headscore_cross_all(ctx->trace, s->s) : headscore_all(ctx->trace, s->s))
 		return false;
 	return true;
 }
@@ -141,7 +148,7 @@ static bool heads_compute(struct heads_state *s, const struct view_ctx *ctx)
 static void heads_dla(struct heads_state *s, const struct view_ctx *ctx)
 {
 	const struct trace *t = ctx->trace;
-	int want = ctx->agg || !t || !ctx->model || lmhead_kind(ctx->model) != LMHEAD_CAUSAL || t->source ? -1 : ctx->token;
+	int want = ctx->agg || ctx->cross || !t || !ctx->model || lmhead_kind(ctx->model) != LMHEAD_CAUSAL || t->source ? -1 : ctx->token;
 	if (want == s->dla_token && (want < 0 || s->dla || s->dla_why[0]))
 		return;
 	free(s->dla);
@@ -173,8 +180,9 @@ static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
 	const struct trace *t = ctx->trace;
 	if (!ctx->agg && (!t || t->n == 0))
 		return false;
-	const double *abl = ctx->agg ? NULL : ctx->abl_effect;
-	if (s->s && s->gen == ctx->trace_gen && s->t == t && s->agg == ctx->agg && s->abl == abl) {
+	const double *abl = ctx->agg || ctx->cross ? NULL : ctx->abl_effect;
+	if (s->s && s->gen == ctx->trace_gen && s->t == t && s->agg == ctx->agg && s->abl == abl &&
+	    s->cross == (!ctx->agg && ctx->cross)) {
 		heads_dla(s, ctx);
 		if (abl && s->abl_done != ctx->abl_effect_done) { /* more heads of the ablation column are in */
 			s->abl_done = ctx->abl_effect_done;
@@ -199,7 +207,9 @@ static bool heads_ensure(struct heads_state *s, const struct view_ctx *ctx)
 			continue;
 		if (k == HS_NEXT && s->causal)
 			continue;
-		if ((k == HS_DUP || k == HS_INDUCTION) && !s->causal)
+		if ((k == HS_DUP || k == HS_INDUCTION) && !s->causal && !s->cross)
+			continue;
+		if (s->cross ? !headscore_for_cross(k) : headscore_cross_only(k))
 			continue;
 		bool any = false; /* a score undefined for every head (no [SEP] in the text): no column */
 		for (int i = 0; i < s->n && !any; i++)
@@ -289,7 +299,7 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 {
 	struct heads_state *s = state;
 	struct rect old = canvas_clip(cv, area);
-	if (!ctx->agg && !ctx->print && ctx->ablation && ctx->trace && !ctx->trace->source && ctx->model &&
+	if (!ctx->agg && !ctx->cross && !ctx->print && ctx->ablation && ctx->trace && !ctx->trace->source && ctx->model &&
 	    lmhead_kind(ctx->model) != LMHEAD_NONE)
 		ctx->abl_effect_wanted = true; /* ablation in use: the explorer computes the column meanwhile */
 	if ((!ctx->agg && !anaview_ready(ctx, cv, area)) || !heads_ensure(s, ctx)) {
@@ -303,7 +313,14 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 		snprintf(over, sizeof over, " %s mean %s std over %llu texts", dot, pm,
 			 (unsigned long long)ctx->agg->c.texts);
 	const struct trace *tr = ctx->trace;
-	if (!s->sd && tr && tr->sinks && tr->n > 0) { /* gpt-oss: the weight scores are shares of rows summing to < 1 */
+	if (s->cross) { /* which source token eos reads */
+		int end = headscore_cross_end(tr);
+		char lab[32] = "none";
+		if (end >= 0)
+			tokstrip_label(tr->encoder, end, cv->pal->utf8, lab, sizeof lab);
+		snprintf(over, sizeof over, " %s cross-attention %s source end token %s", dot, dot, lab);
+	}
+	if (!s->sd && !s->cross && tr && tr->sinks && tr->n > 0) { /* gpt-oss: the weight scores are shares of rows summing to < 1 */
 		double share = 0;
 		for (int i = 0; i < tr->n; i++)
 			share += heat_sink_share(tr, ctx->layer, ctx->head, HEAT_HEAD, i);
@@ -393,6 +410,9 @@ static void heads_draw(void *state, struct view_ctx *ctx, struct canvas *cv, str
 					      ctx->ablation ? ablation_mode_name(ctx->ablation->mode) : "zero",
 					      ctx->abl_effect_note && ctx->abl_effect_note[0] ? ": " : "",
 					      ctx->abl_effect_note ? ctx->abl_effect_note : "");
+			else if (s->cross && (k == HS_FIRST || k == HS_PUNCT)) /* the keys are the source's tokens */
+				canvas_printf(cv, area.x + 2, fy, area.w - 2, canvas_role(cv, ROLE_DIM), "%-10s attention to the source's %s",
+					      headscore_name(k), k == HS_FIRST ? "first token" : "punctuation");
 			else
 				canvas_printf(cv, area.x + 2, fy, area.w - 2, canvas_role(cv, ROLE_DIM), "%-10s %s", headscore_name(k),
 					      headscore_help(k));
@@ -477,7 +497,7 @@ static const enum action heads_status_keys[] = {ACT_OPEN, ACT_REVERSE, ACT_HELP,
 const struct view view_heads = {
 	.name = "heads",
 	.title = "Head finder",
-	.flags = VIEW_AGGREGATE,
+	.flags = VIEW_AGGREGATE | VIEW_CROSS,
 	.brief = "head finder",
 	.open = ACT_VIEW_HEADS,
 	.actions = heads_actions,

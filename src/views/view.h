@@ -46,6 +46,12 @@ struct view_ctx {
 	bool cross;                   /* trace is a decoder's and the views show its cross-attention (trace_cross_attn):
 	                               * rows are its tokens (the target), columns its encoder's (the source); only
 	                               * the views with VIEW_CROSS draw it, the others say so */
+	bool all_stacks;              /* an encoder-decoder's three stacks at once (T's fourth state, --stack all): the
+	                               * grid draws encoder self-attention, decoder self-attention and cross-attention
+	                               * as sections; trace and cross are the selected head's section, as above */
+	int want_stack;               /* set by the grid to move the selection to another section: 1 + the section (0
+	                               * encoder, 1 decoder, 2 cross: the explorer's enum ui_stack); 0 = none (the
+	                               * explorer applies and clears it) */
 	bool pixels;                  /* heatmaps are drawn as images (the explorer's pixel heatmaps) */
 	int marks[VIEW_MARKS_MAX];    /* tokens marked to be combined (marks.h), in marking order */
 	int n_marks;
@@ -86,6 +92,7 @@ enum view_flag {
 	VIEW_AGGREGATE = 1 << 0,  /* draws a corpus aggregate (ctx->agg) too, and prints one */
 	VIEW_CROSS = 1 << 1,      /* draws cross-attention (ctx->cross) */
 	VIEW_CROSS_COMPARE = 1 << 2, /* draws what changed in cross-attention (ctx->cross with ctx->compare) */
+	VIEW_STACKS = 1 << 3,     /* draws an encoder-decoder's three stacks at once (ctx->all_stacks) */
 };
 
 /* The trace whose tokens are the columns (keys) CTX's heatmaps show: the encoder's under cross-attention. */

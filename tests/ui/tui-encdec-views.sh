@@ -1,7 +1,7 @@
 #!/bin/sh
 # tui-encdec-views.sh -- the encoder-decoder stacks in the explorer under tmux (issue 21, views slice), on the
-# committed bart-encdec fixture with --target: T cycles encoder, decoder self-attention, cross-attention and
-# back, the status line names the stack; the heatmap panel's weight is --dump json's decoder.attentions,
+# committed bart-encdec fixture with --target: T cycles encoder, decoder self-attention, cross-attention, all
+# three (the grid's sections) and back, the status line names the stack; the heatmap panel's weight is --dump json's decoder.attentions,
 # then decoder.cross_attentions (target row, source column); a view that cannot show cross-attention says so
 # in one line; keys of the encoder only (weights) are refused while the decoder is shown; --stack starts on a
 # stack, and a model that is not an encoder-decoder refuses --stack and --target.
@@ -42,8 +42,11 @@ tui_wait "cross-attention layer 0 head 0"
 tui_keys 3 g 2 '|'
 panel_weight cross_attentions 3
 tui_keys K
-tui_wait "The qk view cannot show cross-attention: the grid and heatmap can (T: the next stack)."
+tui_wait "The qk view cannot show cross-attention: the grid, heatmap, heads and headview can (T: the next stack)."
 tui_keys q
+tui_wait "cross-attention layer 0 head 0"
+tui_keys T
+tui_wait "(all stacks: cross-attention" # the grid's three sections; the heatmap still the cross-attention's
 tui_wait "cross-attention layer 0 head 0"
 tui_keys T
 tui_wait "(encoder)"

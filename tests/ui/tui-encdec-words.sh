@@ -48,8 +48,9 @@ panel_weight "$WORDS" cross_attentions 4
 tui_keys w
 tui_wait "$np tok (cross-attention: target rows × source columns)"
 # Several tokens: Space marks decoder tokens (rows); T from the decoder to the cross-attention keeps them, and
-# the panel sums their cross-attention rows (the source's columns are no mark's); back to the encoder: cleared.
-tui_keys T T
+# the panel sums their cross-attention rows (the source's columns are no mark's); on through all three stacks
+# back to the encoder: cleared.
+tui_keys T T T
 tui_wait "$np tok (decoder self-attention)"
 tui_keys 1 g Space 3 g Space
 tui_wait "who attends to <s> + c (sum of 2 columns)"
@@ -61,7 +62,7 @@ want=$(printf '%s' "$PIECES" | jq -r '.decoder.cross_attentions[0][0] | [.[1], .
 tui_screen | grep -A1 "<s> + c attend to (sum of 2 rows)" | grep -q " 1\. $want " ||
 	tui_fail "cross rows 1+3: the top weight is not $want"
 tui_screen | grep -q "who attends to" && tui_fail "cross-attention: a source column summed for the marks"
-tui_keys T
+tui_keys T T
 tui_wait "(encoder)"
 tui_screen | grep -q "attend to (sum of" && tui_fail "marks of the decoder kept on the encoder"
 tui_keys q q
@@ -94,7 +95,7 @@ tui_keys 5 g 3 '|'
 panel_ab cross_attentions 5
 tui_keys q
 tui_wait "The grid view cannot show what changed in cross-attention: the heatmap can."
-tui_keys T
+tui_keys T T
 tui_wait "(encoder)"
 tui_keys q
 [ "$(tui_exit_status)" = 0 ] || tui_fail "compare: exit status $(tui_exit_status)"
