@@ -316,6 +316,50 @@ START_TEST(token_strip_rows)
 }
 END_TEST
 
+/* An encoder-decoder's decoder trace: the source's strip above the target's, each named, with which are the
+ * rows and the columns (cross-attention, or the decoder's self-attention); wrapped, each strip wraps in the
+ * width beside the gutter. */
+START_TEST(token_strip_encdec)
+{
+	struct palette p = pal_for(DEPTH_MONO, true);
+	struct trace *src = synth_trace("walking home", NULL, 1, 1, SYNTH_BERT);
+	struct trace *dec = synth_trace("the cat", NULL, 1, 1, SYNTH_BERT);
+	const int32_t ids[5] = {101, 7, 12345, 42, 102}, dids[4] = {0, 5, 6, 1};
+	memcpy(src->ids, ids, sizeof ids);
+	memcpy(dec->ids, dids, sizeof dids);
+	dec->encoder = src;
+	struct canvas *cv = canvas_new(40, 4, &p);
+	ck_assert_int_eq(tokstrip_draw_encdec(cv, (struct rect){0, 0, 40, 4}, dec, true, -1, false, NULL), 4);
+	char *s = canvas_to_string(cv, false);
+	ck_assert_str_eq(s, "source    [CLS] walk\xc2\xb7ing   home [SEP]\n"
+			    "columns   101   7    12345 42   102\n"
+			    "target    [CLS] the cat [SEP]\n"
+			    "rows      0     5   6   1\n");
+	free(s);
+	canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
+	tokstrip_draw_encdec(cv, (struct rect){0, 0, 40, 4}, dec, false, -1, false, NULL);
+	s = canvas_to_string(cv, false);
+	ck_assert_str_eq(s, "source    [CLS] walk\xc2\xb7ing   home [SEP]\n"
+			    "          101   7    12345 42   102\n"
+			    "target    [CLS] the cat [SEP]\n"
+			    "rows+cols 0     5   6   1\n");
+	free(s);
+	canvas_free(cv);
+	/* 24 columns: 14 beside the gutter, where each text wraps on its own */
+	int rows = tokstrip_encdec_rows(cv = canvas_new(24, 16, &p), dec, 24);
+	ck_assert_int_eq(rows, tokstrip_rows(cv, src, 14) + tokstrip_rows(cv, dec, 14));
+	ck_assert_int_gt(rows, 4);
+	ck_assert_int_eq(tokstrip_draw_encdec(cv, (struct rect){0, 0, 24, 16}, dec, true, 2, true, NULL), rows);
+	s = canvas_to_string(cv, false);
+	ck_assert_ptr_nonnull(strstr(s, "\ntarget    [CLS] the cat\nrows      0     5   6\n"));
+	ck_assert_ptr_nonnull(strstr(s, "\n          [SEP]\n          1\n"));
+	free(s);
+	canvas_free(cv);
+	trace_free(dec);
+	trace_free(src);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("canvas");
@@ -328,6 +372,7 @@ int main(void)
 	tcase_add_test(tc, ansi_output_per_depth);
 	tcase_add_test(tc, token_text_wordpiece_and_bpe);
 	tcase_add_test(tc, token_strip_rows);
+	tcase_add_test(tc, token_strip_encdec);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

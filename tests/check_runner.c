@@ -1,5 +1,6 @@
 /* check_runner.c -- the model worker: debounce coalesces quick edits, a newer submit cancels or
- * discards an older run, failures come back as messages. Uses a fake source with a delay. */
+ * discards an older run, failures come back as messages. Uses a fake source with a delay, and an
+ * encoder-decoder fixture whose target rides in TEXT_B as the explorer's target line sends it. */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/model.h"
 #include "tui/runner.h"
 #include "ui/synth.h"
 
@@ -62,7 +64,7 @@ static bool wait_take(struct runner *r, struct trace **t, struct err *e)
 START_TEST(debounce_coalesces_typing)
 {
 	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run};
+	struct ui_source src = {"fake", false, &f, fake_run, false};
 	/* A debounce far above the 5 ms between keystrokes: under valgrind on a loaded machine a 5 ms
 	 * sleep has taken over 80 ms, which isolated a keystroke and started a third run. */
 	struct runner *r = runner_new(&src, 1000, -1);
@@ -93,7 +95,7 @@ END_TEST
 START_TEST(isolated_edit_runs_at_once)
 {
 	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run};
+	struct ui_source src = {"fake", false, &f, fake_run, false};
 	struct runner *r = runner_new(&src, 2000, -1);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -112,7 +114,7 @@ END_TEST
 START_TEST(newer_text_cancels_running)
 {
 	struct fake f = {.delay_ms = 300, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run};
+	struct ui_source src = {"fake", false, &f, fake_run, false};
 	struct runner *r = runner_new(&src, 0, -1);
 	runner_submit(r, "old text", NULL);
 	for (int i = 0; i < 500 && runner_stats(r).started < 1; i++)
@@ -135,7 +137,7 @@ START_TEST(stale_result_is_discarded)
 {
 	/* A source that ignores the cancel flag: its stale result must still never be delivered. */
 	struct fake f = {.delay_ms = 150, .honour_cancel = false, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run};
+	struct ui_source src = {"fake", false, &f, fake_run, false};
 	struct runner *r = runner_new(&src, 0, -1);
 	runner_submit(r, "stale", NULL);
 	for (int i = 0; i < 500 && runner_stats(r).started < 1; i++)
@@ -159,7 +161,7 @@ END_TEST
 START_TEST(failure_is_reported)
 {
 	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run};
+	struct ui_source src = {"fake", false, &f, fake_run, false};
 	int fds[2];
 	ck_assert_int_eq(pipe(fds), 0);
 	struct runner *r = runner_new(&src, 0, fds[1]);
@@ -204,7 +206,7 @@ static bool wait_pair(struct runner *r, struct trace **t, struct trace **abl, bo
 START_TEST(ablation_rides_along)
 {
 	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run};
+	struct ui_source src = {"fake", false, &f, fake_run, false};
 	struct runner *r = runner_new(&src, 0, -1);
 	unsigned char mask[4] = {0, 1, 0, 0};
 	struct ablation a = {ABLATE_ZERO, 2, 2, mask};
@@ -244,6 +246,58 @@ START_TEST(ablation_rides_along)
 }
 END_TEST
 
+/* The explorer's source for an encoder-decoder (ui-model.c): TEXT_B is the target line's text. */
+static int encdec_run(void *ctx, const char *text, const char *text_b, const volatile int *cancel, struct trace **out,
+		      struct err *e)
+{
+	return model_run_target(ctx, text, text_b, cancel, out, e);
+}
+
+/* Edits of the target line (a burst of typing, a backspace) reach the model through the runner: the trace taken
+ * is model_run_target's of the last text and target, bit for bit (decoder ids, labels, cross-attention); an
+ * empty line (NULL) runs the decoder on its start token alone. */
+START_TEST(target_rides_along)
+{
+	const char *top = getenv("top_srcdir");
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/tests/data/models/bart-encdec", top && *top ? top : SRCDIR);
+	struct model *m = NULL;
+	struct err e = {{0}};
+	ck_assert_msg(model_open(dir, &m, &e) == 0, "%s", e.msg);
+	ck_assert(model_get_info(m)->encoder_decoder);
+	struct ui_source src = {"bart", false, m, encdec_run, true};
+	struct runner *r = runner_new(&src, 1000, -1);
+	const char *typed[] = {"the", "the c", "the cat", "the cat s", "the cat sat", "the cat sa"};
+	for (int i = 0; i < 6; i++) {
+		runner_submit(r, "hello world there", typed[i]);
+		sleep_ms(5);
+	}
+	struct trace *t = NULL, *want = NULL;
+	ck_assert(wait_take(r, &t, &e));
+	ck_assert_msg(t && t->decoder, "%s", e.msg);
+	ck_assert_int_eq(model_run_target(m, "hello world there", "the cat sa", NULL, &want, &e), 0);
+	const struct trace *d = t->decoder, *w = want->decoder;
+	ck_assert_int_eq(d->n, w->n);
+	ck_assert_int_eq(d->n_cross, t->n);
+	ck_assert_mem_eq(d->ids, w->ids, (size_t)w->n * sizeof *w->ids);
+	ck_assert_mem_eq(d->labels, w->labels, (size_t)w->n * sizeof *w->labels);
+	ck_assert_mem_eq(d->cross_attn, w->cross_attn, (size_t)w->n_layers * w->n_heads * w->n * w->n_cross * sizeof(float));
+	ck_assert_int_eq(d->ids[0], model_get_info(m)->decoder_start);
+	trace_free(t);
+	trace_free(want);
+	runner_submit(r, "hello world there", NULL);
+	ck_assert(wait_take(r, &t, &e));
+	ck_assert_msg(t && t->decoder, "%s", e.msg);
+	ck_assert_int_eq(t->decoder->n, 1);
+	ck_assert_int_eq(t->decoder->ids[0], model_get_info(m)->decoder_start);
+	trace_free(t);
+	ck_assert_uint_eq(runner_stats(r).delivered, 2);
+	ck_assert_uint_eq(runner_stats(r).started, 3); /* the first key at once, the burst once, the empty line */
+	runner_free(r);
+	model_close(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("runner");
@@ -255,6 +309,7 @@ int main(void)
 	tcase_add_test(tc, stale_result_is_discarded);
 	tcase_add_test(tc, failure_is_reported);
 	tcase_add_test(tc, ablation_rides_along);
+	tcase_add_test(tc, target_rides_along);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -789,7 +789,13 @@ static int run_tui(const struct options *o)
 		model_close(m);
 		return 1;
 	}
-	struct ui_options uo = o->ui; /* the explorer's decoder reads the target */
+	if (o->pair && model_get_info(m)->encoder_decoder) { /* its second input line is the target */
+		fprintf(stderr, "attnscope: %s is an encoder-decoder model: --pair does not apply to it (give --target)\n",
+			o->model);
+		model_close(m);
+		return 1;
+	}
+	struct ui_options uo = o->ui; /* the explorer's target line starts with --target */
 	uo.target = o->target;
 	int rc = ui_run(m, o->text ? o->text : "", o->pair, &uo, &e) < 0 ? 1 : 0;
 	if (rc)

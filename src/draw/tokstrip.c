@@ -152,3 +152,51 @@ int tokstrip_draw_heat(struct canvas *cv, struct rect r, const struct trace *t, 
 	int used = 2 * lines;
 	return used < r.h ? used : r.h;
 }
+
+/* The names in the gutter of tokstrip_draw_encdec, and its width: the same under both stacks, so the strips
+ * do not move when T switches. */
+#define TOKSTRIP_SOURCE "source"
+#define TOKSTRIP_TARGET "target"
+static int tokstrip_gutter(const struct canvas *cv)
+{
+	const char *names[] = {TOKSTRIP_SOURCE, TOKSTRIP_TARGET, "columns", "rows", "rows+cols"};
+	int g = 0;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (g < canvas_text_width(cv, names[i]))
+			g = canvas_text_width(cv, names[i]);
+	return g + 1;
+}
+
+/* tokstrip_draw_heat of T in R after GUTTER columns naming it: NAME (style NAME_ROLE) on the tokens' row,
+ * NOTE dim under it. */
+static int tokstrip_draw_named(struct canvas *cv, struct rect r, const struct trace *t, const char *name,
+			       enum theme_role name_role, const char *note, int gutter, int selected, bool wrap,
+			       const struct tokstrip_heat *h)
+{
+	if (r.h < 1 || gutter >= r.w)
+		return 0;
+	canvas_text(cv, r.x, r.y, gutter - 1, name, canvas_role(cv, name_role));
+	if (r.h > 1)
+		canvas_text(cv, r.x, r.y + 1, gutter - 1, note, canvas_role(cv, ROLE_DIM));
+	return tokstrip_draw_heat(cv, (struct rect){r.x + gutter, r.y, r.w - gutter, r.h}, t, selected, wrap, h);
+}
+
+int tokstrip_draw_encdec(struct canvas *cv, struct rect r, const struct trace *t, bool cross, int selected, bool wrap,
+			 const struct tokstrip_heat *h)
+{
+	int g = tokstrip_gutter(cv);
+	int src_h = wrap ? tokstrip_rows(cv, t->encoder, r.w - g) : 2;
+	if (src_h > r.h)
+		src_h = r.h;
+	int used = tokstrip_draw_named(cv, (struct rect){r.x, r.y, r.w, src_h}, t->encoder, TOKSTRIP_SOURCE,
+				       cross ? ROLE_KEY : ROLE_LABEL, cross ? "columns" : "", g, -1, wrap, NULL);
+	used += tokstrip_draw_named(cv, (struct rect){r.x, r.y + src_h, r.w, r.h - src_h}, t, TOKSTRIP_TARGET,
+				    cross ? ROLE_QUERY : ROLE_LABEL, cross ? "rows" : "rows+cols", g, selected, wrap, h);
+	return used;
+}
+
+int tokstrip_encdec_rows(const struct canvas *cv, const struct trace *t, int width)
+{
+	int g = tokstrip_gutter(cv);
+	return tokstrip_rows(cv, t->encoder, width - g) + tokstrip_rows(cv, t, width - g);
+}

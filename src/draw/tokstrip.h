@@ -31,6 +31,14 @@ struct tokstrip_heat {
 /* tokstrip_draw with the colouring H (NULL: none). */
 int tokstrip_draw_heat(struct canvas *cv, struct rect r, const struct trace *t, int selected, bool wrap,
 		       const struct tokstrip_heat *h);
+/* An encoder-decoder's decoder trace T (T->encoder set): the source's strip (the encoder's tokens) above the
+ * target's (T's, the decoder input), each named in a gutter with which tokens are the rows and which the
+ * columns: under CROSS (cross-attention) target rows and source columns, else (the decoder's self-attention)
+ * target rows and columns. SELECTED and H are the target's. Returns the rows used. */
+int tokstrip_draw_encdec(struct canvas *cv, struct rect r, const struct trace *t, bool cross, int selected, bool wrap,
+			 const struct tokstrip_heat *h);
+/* Rows tokstrip_draw_encdec needs for T in WIDTH columns when wrapping. */
+int tokstrip_encdec_rows(const struct canvas *cv, const struct trace *t, int width);
 /* Rows tokstrip_draw needs for T in WIDTH columns when wrapping. */
 int tokstrip_rows(const struct canvas *cv, const struct trace *t, int width);
 

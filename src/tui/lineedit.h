@@ -1,4 +1,5 @@
-/* lineedit.h -- a one-line UTF-8 text editor: the state behind the text and pair input fields.
+/* lineedit.h -- a one-line UTF-8 text editor: the state behind the text, pair and target input
+ * fields.
  *
  * The buffer is always valid UTF-8 and the cursor always sits on a code point boundary; all
  * editing is done by the functions here so the UI only maps actions to them. */

@@ -204,6 +204,8 @@ static struct canvas *print_canvas(struct view_ctx *ctx, const struct view *v, c
 	void *state = ctx->state[ctx->depth - 1];
 	struct canvas probe = {.w = width, .h = 1, .pal = pal, .vectors = vectors, .px_w = px_w, .px_h = px_h};
 	int strip_h = t ? tokstrip_rows(&probe, t, width) : -1, strip_b = t && tb ? 1 + tokstrip_rows(&probe, tb, width) : 0;
+	if (t && t->encoder) /* an encoder-decoder's decoder: the source's strip above the target's */
+		strip_h = tokstrip_encdec_rows(&probe, t, width);
 	int view_h = v->height(state, ctx, &probe, width);
 	int height = 1 + 1 + strip_h + strip_b + 1 + view_h;
 	struct canvas *cv = canvas_new(width, height, pal);
@@ -214,7 +216,10 @@ static struct canvas *print_canvas(struct view_ctx *ctx, const struct view *v, c
 	canvas_clear(cv, canvas_role(cv, ROLE_TEXT));
 	if (t) {
 		print_header(cv, t, ctx, v->name);
-		tokstrip_draw(cv, (struct rect){0, 2, width, strip_h}, t, ctx->token, true);
+		if (t->encoder)
+			tokstrip_draw_encdec(cv, (struct rect){0, 2, width, strip_h}, t, ctx->cross, ctx->token, true, NULL);
+		else
+			tokstrip_draw(cv, (struct rect){0, 2, width, strip_h}, t, ctx->token, true);
 	} else {
 		print_agg_header(cv, ctx->agg, v->name);
 	}

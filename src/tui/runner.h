@@ -24,6 +24,8 @@ struct ui_source {
 	void *ctx;
 	int (*run)(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
 		   struct trace **out, struct err *e);
+	bool target_line;            /* offer the second input line as an encoder-decoder's target: RUN's TEXT_B is
+	                              * the decoder's text (NULL: none, the decoder start token alone) */
 };
 
 /* How a runner reruns CLEAN (a result of its source) with the heads of A ablated: model_run_ablated's

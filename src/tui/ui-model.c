@@ -6,18 +6,18 @@
 #include "engine/model.h"
 #include "tui/ui.h"
 
-/* The model and, for an encoder-decoder, the target its decoder reads (--target). */
+/* The model; an encoder-decoder's second input line is the target its decoder reads (--target first). */
 struct ui_model_src {
 	struct model *m;
-	const char *target;
+	bool encoder_decoder;
 };
 
 static int ui_model_run(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
 			struct trace **out, struct err *e)
 {
 	const struct ui_model_src *s = ctx;
-	if (s->target)
-		return model_run_target(s->m, text, s->target, cancel, out, e);
+	if (s->encoder_decoder) /* TEXT_B NULL (the line empty): the decoder reads its start token alone */
+		return model_run_target(s->m, text, text_b, cancel, out, e);
 	return model_run_reuse(s->m, text, text_b, cancel, out, e);
 }
 
@@ -25,14 +25,15 @@ int ui_run(struct model *m, const char *text, const char *text_b, const struct u
 {
 	const struct model_info *info = model_get_info(m);
 	model_keep_value_norms(m, true); /* the weights key (Y) may ask for them at any time */
-	struct ui_model_src ms = {m, info->encoder_decoder ? o->target : NULL};
+	struct ui_model_src ms = {m, info->encoder_decoder};
 	struct ui_source src = {
 		.name = info->name,
-		.supports_pairs = info->supports_pairs,
+		.supports_pairs = info->supports_pairs && !info->encoder_decoder, /* its encoder reads one text */
+		.target_line = info->encoder_decoder,
 		.ctx = &ms,
 		.run = ui_model_run,
 	};
 	struct ui_options with_model = *o; /* the predictions read the model's output head */
 	with_model.model = m;
-	return ui_run_source(&src, text, text_b, &with_model, e);
+	return ui_run_source(&src, text, info->encoder_decoder ? o->target : text_b, &with_model, e);
 }

@@ -79,7 +79,7 @@ struct ui {
 	struct runner *runner_b;
 	struct trace *trace_b, *words_b; /* owned; ctx.compare points to one of them, or NULL */
 	struct lineedit compare;
-	struct lineedit text, pair;
+	struct lineedit text, pair; /* pair: the second line, a pair's second sentence or an encoder-decoder's target */
 	enum focus focus;
 	int count;                  /* count prefix being typed, -1 for none */
 	struct canvas *cv, *prev;   /* this frame and what curses already has */
@@ -393,6 +393,12 @@ static int ui_draw_input(struct ui *u, int y, const char *label, const char *hin
 	return focused ? x0 + cursor : -1;
 }
 
+/* The second input line is shown: a pair model's second sentence or an encoder-decoder's target. */
+static bool ui_second_line(const struct ui *u)
+{
+	return u->src->supports_pairs || u->src->target_line;
+}
+
 static bool ui_corpus_running(struct ui *u)
 {
 	char none[2];
@@ -527,9 +533,14 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 	if (c >= 0)
 		*cx = c, *cy = y;
 	y++;
-	if (u->src->supports_pairs) {
-		snprintf(hint, sizeof hint, "(optional second sentence: press %s)", ui_first_key(u, ACT_EDIT_PAIR, k, sizeof k));
-		c = ui_draw_input(u, y, "pair", hint, &u->pair, u->focus == FOCUS_PAIR);
+	if (ui_second_line(u)) {
+		if (u->src->target_line)
+			snprintf(hint, sizeof hint, "(the decoder's text: press %s; empty, it reads its start token alone)",
+				 ui_first_key(u, ACT_EDIT_PAIR, k, sizeof k));
+		else
+			snprintf(hint, sizeof hint, "(optional second sentence: press %s)",
+				 ui_first_key(u, ACT_EDIT_PAIR, k, sizeof k));
+		c = ui_draw_input(u, y, u->src->target_line ? "target" : "pair", hint, &u->pair, u->focus == FOCUS_PAIR);
 		if (c >= 0)
 			*cx = c, *cy = y;
 		y++;
@@ -547,6 +558,11 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 			 (unsigned long long)u->ctx.agg->c.texts, ui_corpus_running(u) ? " so far" : "",
 			 cv->pal->utf8 ? "\xc2\xb7" : "-", ui_first_key(u, ACT_CORPUS, ka, sizeof ka));
 		canvas_text(cv, 0, y, cv->w, line, canvas_role(cv, ROLE_LABEL));
+	} else if (u->ctx.trace && u->ctx.trace->encoder) { /* the decoder shown: the source above the target */
+		struct tokstrip_heat sh = {view_surprisal_heat, view_surprisal_label, &u->ctx};
+		tokstrip_draw_encdec(cv, (struct rect){0, y, cv->w, 4}, u->ctx.trace, u->ctx.cross, u->ctx.token, false,
+				     u->ctx.surprisal_strip ? &sh : NULL);
+		y += 2;
 	} else if (u->ctx.trace) {
 		struct tokstrip_heat sh = {view_surprisal_heat, view_surprisal_label, &u->ctx};
 		tokstrip_draw_heat(cv, (struct rect){0, y, cv->w, 2}, u->ctx.trace, u->ctx.token, false,
@@ -674,7 +690,7 @@ static int ui_key(int rc, wint_t wch)
 
 static void ui_submit(struct ui *u)
 {
-	const char *b = u->src->supports_pairs && u->pair.len ? u->pair.buf : NULL;
+	const char *b = ui_second_line(u) && u->pair.len ? u->pair.buf : NULL;
 	runner_submit(u->runner, u->text.buf, b);
 }
 
@@ -682,7 +698,7 @@ static void ui_submit(struct ui *u)
 static void ui_submit_compare(struct ui *u)
 {
 	if (u->compare.len) {
-		const char *b = u->src->supports_pairs && u->pair.len ? u->pair.buf : NULL;
+		const char *b = ui_second_line(u) && u->pair.len ? u->pair.buf : NULL;
 		runner_submit(u->runner_b, u->compare.buf, b);
 		return;
 	}
@@ -1039,12 +1055,12 @@ static void ui_edit(struct ui *u, struct lineedit *le, enum action a)
 	case ACT_ED_KILL_WORD: changed = lineedit_kill_word(le); break;
 	case ACT_ED_DONE: u->focus = FOCUS_VIEW; break;
 	case ACT_ED_NEXT_FIELD:
-		u->focus = u->focus == FOCUS_TEXT && u->src->supports_pairs ? FOCUS_PAIR
+		u->focus = u->focus == FOCUS_TEXT && ui_second_line(u) ? FOCUS_PAIR
 			   : u->focus != FOCUS_COMPARE && u->compare.len ? FOCUS_COMPARE : FOCUS_VIEW;
 		break;
 	case ACT_ED_PREV_FIELD:
 		u->focus = u->focus == FOCUS_PAIR ? FOCUS_TEXT
-			   : u->focus == FOCUS_COMPARE ? (u->src->supports_pairs ? FOCUS_PAIR : FOCUS_TEXT) : FOCUS_VIEW;
+			   : u->focus == FOCUS_COMPARE ? (ui_second_line(u) ? FOCUS_PAIR : FOCUS_TEXT) : FOCUS_VIEW;
 		break;
 	case ACT_ED_QUIT: u->quit = true; break;
 	default: break;
@@ -1162,7 +1178,7 @@ static void ui_global(struct ui *u, enum action a)
 		u->focus = FOCUS_TEXT;
 		break;
 	case ACT_EDIT_PAIR:
-		if (u->src->supports_pairs)
+		if (ui_second_line(u))
 			u->focus = FOCUS_PAIR;
 		else
 			snprintf(ctx->message, sizeof ctx->message, "this model takes one text (no pair)");

@@ -1,9 +1,10 @@
 /* ui.h -- the terminal explorer (curses), and the options it shares with headless rendering (print.h).
  *
  * ui_run opens the interactive explorer on a model: an input line (and, for pair models, a second
- * one), the token strip, the current view and a status bar. The model runs on a worker thread as
- * the user types. print.h draws one view of a finished trace to a stream, as plain text or with
- * ANSI colours, through the same code; struct ui_options configures both. */
+ * one; for an encoder-decoder the target line, its decoder's text), the token strip, the current view
+ * and a status bar. The model runs on a worker thread as the user types. print.h draws one view of a
+ * finished trace to a stream, as plain text or with ANSI colours, through the same code; struct
+ * ui_options configures both. */
 #ifndef ATTNSCOPE_UI_H
 #define ATTNSCOPE_UI_H
 
@@ -56,7 +57,8 @@ struct ui_options {
 	enum heat_agg agg;        /* --print heatmap: one head, mean of the layer, mean of all */
 	bool numbers;             /* --print heatmap: weights written in the cells */
 	int stack;                /* --stack: an encoder-decoder's attention shown, enum ui_stack */
-	const char *target;       /* the explorer's --target: an encoder-decoder's decoder text, NULL = none */
+	const char *target;       /* the explorer's --target: an encoder-decoder's decoder text, the target line's
+	                           * first (edited there), NULL = none */
 	const char *sort;         /* --print heads: the score to sort by (a headscore name), NULL = none */
 	const struct model *model; /* --print: the model that made the trace, for its output head (--print
 	                           * predict); NULL = none */
@@ -65,8 +67,9 @@ struct ui_options {
 	const double *abl_effect;  /* --print heads --ablation-effect: [n_layers][n_heads] the ablation column */
 };
 
-/* The interactive explorer on model M, starting with TEXT (and TEXT_B, may be NULL). Returns 0
- * when the user quits, -1 with a message when the terminal cannot be used. */
+/* The interactive explorer on model M, starting with TEXT (and TEXT_B, may be NULL; an encoder-decoder's
+ * second line is its target, starting with O->target instead). Returns 0 when the user quits, -1 with a
+ * message when the terminal cannot be used. */
 int ui_run(struct model *m, const char *text, const char *text_b, const struct ui_options *o, struct err *e);
 /* The same on any trace source (ui_run wraps the model in one). */
 int ui_run_source(const struct ui_source *src, const char *text, const char *text_b, const struct ui_options *o,

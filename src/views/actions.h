@@ -21,7 +21,7 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_QUIT, "quit", SCOPE_GLOBAL, "Q C-c", "quit at once (a corpus run going on: stop it first, keeping what is done)") \
 	X(ACT_HELP, "help", SCOPE_GLOBAL, "? F1", "show the keys of the current view")               \
 	X(ACT_EDIT, "edit", SCOPE_GLOBAL, "i e Tab", "edit the text (the model reruns as you type)") \
-	X(ACT_EDIT_PAIR, "edit-pair", SCOPE_GLOBAL, "p", "edit the second sentence (pair models)")   \
+	X(ACT_EDIT_PAIR, "edit-pair", SCOPE_GLOBAL, "p", "edit the second line: a pair model's second sentence, an encoder-decoder's target")   \
 	X(ACT_REDRAW, "redraw", SCOPE_GLOBAL, "C-l", "redraw the whole screen")                      \
 	X(ACT_TOKEN_PREV, "token-prev", SCOPE_GLOBAL, ",", "select the previous token")              \
 	X(ACT_TOKEN_NEXT, "token-next", SCOPE_GLOBAL, ".", "select the next token")                  \
