@@ -2,6 +2,7 @@
  * and histograms (any grouping gives the same bins), an aggregate of 4 shards against one run over
  * the same texts, a corpus of one text against the single-text analyses, the saved-aggregate format
  * (a bit-exact round trip and the refusals of bad files), the corpus line reader, the progress line. */
+#include <cblas.h>
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "corpus/corpus.h"
 #include "corpus/corpusrun.h"
 #include "engine/model.h"
+#include "engine/weights.h"
 #include "analysis/pca.h"
 #include "base/progress.h"
 #include "analysis/stats.h"
@@ -206,8 +208,10 @@ static void same_sample(struct aggsample *a, struct aggsample *b)
 
 /* Texts run together (model_forward_batch) get what each gets alone (model_run), up to float32
  * rounding: every family's switches (rotary tables per text, windows, relative positions, GQA,
- * the embedding projection, parallel residuals). */
-START_TEST(batch_forward_matches)
+ * the embedding projection, parallel residuals). Then as a corpus worker runs them, on one thread,
+ * the matrices cut into many tiles: the batch multiplies each whole (weight_linear_whole), the text
+ * alone tile by tile. */
+static void batch_forward_case(bool whole)
 {
 	static const char *const models[] = {"bert-mini", "gpt2-mini", "llama-gqa", "mistral-window", "qwen3-qknorm",
 					     "deberta-rel", "electra-proj", "modernbert-window", "gemma3-local",
@@ -244,12 +248,23 @@ START_TEST(batch_forward_matches)
 			trace_free(one);
 			trace_free(b[i]);
 		}
-		printf("%s: 3 texts batched vs alone: attention within %.3g, q, v and hidden states within %.3g (relative)\n",
-		       models[mi], worst_attn, worst);
+		printf("%s: 3 texts batched vs alone%s: attention within %.3g, q, v and hidden states within %.3g (relative)\n",
+		       models[mi], whole ? " (one thread, whole matrices vs tiles)" : "", worst_attn, worst);
 		/* the product's own tolerance for attention; the states' rounding grows with depth */
 		ck_assert_msg(worst_attn < 1e-5 && worst < 1e-4, "%s: batched differs by %g, %g", models[mi], worst_attn, worst);
 		model_close(m);
 	}
+}
+
+START_TEST(batch_forward_matches)
+{
+	batch_forward_case(false);
+	int blas = openblas_get_num_threads();
+	openblas_set_num_threads(1);
+	weight_set_tile_bytes(16 * 4 * 3);
+	batch_forward_case(true);
+	weight_set_tile_bytes(0);
+	openblas_set_num_threads(blas);
 }
 END_TEST
 

@@ -3,6 +3,7 @@
  * fixtures (tests/data/cases, tests/data/demo), made by tests/tools/ref_forward.py. */
 #include "config.h"
 
+#include <cblas.h>
 #include <check.h>
 #include <dirent.h>
 #include <limits.h>
@@ -323,6 +324,76 @@ START_TEST(test_weight_paths)
 }
 END_TEST
 
+/* A corpus batch's linears (weight_linear_whole): one product over a whole aligned F32 matrix on one
+ * thread, in both layouts, with and without bias, into rows wider than the output; the same numbers as
+ * the tiles' up to float32 rounding, and the tiles' own on several threads or in BF16. */
+START_TEST(test_weight_whole)
+{
+	enum { N = 37, IN = 96, OUT = 80, LDY = 100 };
+	float *wf = malloc(IN * OUT * sizeof *wf), *x = malloc(N * IN * sizeof *x), *bias = malloc(OUT * sizeof *bias);
+	float *tiles = malloc(N * LDY * sizeof *tiles), *whole = malloc(N * LDY * sizeof *whole);
+	uint16_t *bf = malloc(IN * OUT * sizeof *bf);
+	ck_assert(wf && x && bias && tiles && whole && bf);
+	uint32_t r = 7;
+	for (int i = 0; i < IN * OUT + N * IN + OUT; i++) {
+		r = r * 1664525u + 1013904223u;
+		float v = (float)(r >> 8) / 8388608.0f - 1.0f;
+		if (i < IN * OUT)
+			wf[i] = v;
+		else if (i < IN * OUT + N * IN)
+			x[i - IN * OUT] = v;
+		else
+			bias[i - IN * OUT - N * IN] = v;
+	}
+	for (int i = 0; i < IN * OUT; i++) { /* BF16 of the same matrix, made exact in float32 */
+		uint32_t u;
+		memcpy(&u, &wf[i], 4);
+		bf[i] = (uint16_t)(u >> 16);
+		u &= 0xffff0000u;
+		memcpy(&wf[i], &u, 4);
+	}
+	int threads = openblas_get_num_threads();
+	weight_set_tile_bytes(16 * 4 * 3); /* many tiles */
+	for (int transposed = 0; transposed < 2; transposed++)
+		for (int with_bias = 0; with_bias < 2; with_bias++) {
+			struct weight w = {(const uint8_t *)wf, ST_F32, transposed ? OUT : IN, transposed ? IN : OUT, wf, -1};
+			const float *b = with_bias ? bias : NULL;
+			openblas_set_num_threads(1);
+			for (int i = 0; i < N * LDY; i++)
+				tiles[i] = whole[i] = -7.0f; /* the columns past OUT stay */
+			weight_linear(NULL, x, N, IN, OUT, &w, transposed, b, tiles, LDY);
+			weight_linear_whole(NULL, x, N, IN, OUT, &w, transposed, b, whole, LDY);
+			double worst = 0;
+			for (int i = 0; i < N; i++)
+				for (int o = 0; o < LDY; o++) {
+					double want = -7.0;
+					if (o < OUT) {
+						want = b ? b[o] : 0;
+						for (int k = 0; k < IN; k++)
+							want += (double)x[i * IN + k] * wf[transposed ? o * IN + k : k * OUT + o];
+					}
+					worst = fmax(worst, fabs(whole[i * LDY + o] - want));
+					ck_assert_msg(fabs(tiles[i * LDY + o] - want) < 1e-4, "tiles %d %d", i, o);
+				}
+			ck_assert_msg(worst < 1e-4, "whole matrix, transposed %d bias %d: off by %g", transposed, with_bias,
+				      worst);
+			/* BF16 (converted by tile) and several threads: the tiles' very sums */
+			struct weight wb = {(const uint8_t *)bf, ST_BF16, w.rows, w.cols, NULL, -1};
+			weight_linear_whole(NULL, x, N, IN, OUT, &wb, transposed, b, whole, LDY);
+			ck_assert(!memcmp(whole, tiles, N * LDY * sizeof *whole));
+			if (threads > 1) {
+				openblas_set_num_threads(threads);
+				weight_linear(NULL, x, N, IN, OUT, &w, transposed, b, tiles, LDY);
+				weight_linear_whole(NULL, x, N, IN, OUT, &w, transposed, b, whole, LDY);
+				ck_assert(!memcmp(whole, tiles, N * LDY * sizeof *whole));
+			}
+		}
+	openblas_set_num_threads(threads);
+	weight_set_tile_bytes(0);
+	free(wf), free(x), free(bias), free(tiles), free(whole), free(bf);
+}
+END_TEST
+
 /* Largest difference between two traces' numbers, relative to the larger of 1 and the value. */
 static double traces_max_diff(const struct trace *a, const struct trace *b)
 {
@@ -591,6 +662,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_own_fixtures);
 	tcase_add_test(tc, test_demo_models);
 	tcase_add_test(tc, test_weight_paths);
+	tcase_add_test(tc, test_weight_whole);
 	tcase_add_test(tc, test_prefix_reuse);
 	tcase_add_test(tc, test_vector_math);
 	tcase_add_test(tc, test_gemm_rows);

@@ -136,7 +136,7 @@ static void usage(FILE *out)
 		"      --load=FILE        read a saved aggregate instead of running a model\n"
 		"      --pca-head=L.H     the head whose queries and keys the joint PCA's token\n"
 		"                         sample keeps (default: --layer and --head, else 0.0)\n"
-		"      --batch=N          texts run through the model together (default 16;\n"
+		"      --batch=N          texts run through the model together (default 32;\n"
 		"                         1 makes shards merge to one run bit for bit)\n"
 		"  -h, --help             display this help and exit\n"
 		"  -V, --version          output version information and exit\n"

@@ -22,9 +22,9 @@
  * the texts batched with it (the BLAS kernels' rounding depends on the matrix sizes), so only a
  * batch of 1 makes shards merge to one run's aggregate bit for bit; larger batches agree to
  * float32 rounding. */
-#define CORPUSRUN_BATCH 16
+#define CORPUSRUN_BATCH 32
 #define CORPUSRUN_BATCH_MAX 64
-#define CORPUSRUN_BATCH_ROWS 256
+#define CORPUSRUN_BATCH_ROWS 512
 
 struct corpusrun_opts {
 	const char *path;       /* the corpus file, "-" for standard input (then one worker) */

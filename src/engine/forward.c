@@ -110,10 +110,16 @@ static void fwd_for(const struct model *m, size_t count, size_t grain, void (*fn
 		fn(ctx, 0, count);
 }
 
+/* Set on the thread running a pass over several texts (forward_run_batch): its linears take W whole. */
+static _Thread_local bool fwd_batched;
+
 static void fwd_linear(const struct model *m, const float *x, int n, int in, int out, const struct weight *w,
 		       const float *b, float *y, int ldy)
 {
-	weight_linear(m->cache, x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy);
+	if (fwd_batched)
+		weight_linear_whole(m->cache, x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy);
+	else
+		weight_linear(m->cache, x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy);
 }
 
 /* Apply norm N to X [n][d] into Y (may alias X); a missing norm copies. */
@@ -1105,6 +1111,7 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 	int rc = 0, reused_nonfinite = r0 ? t[0]->nonfinite_layer : -1;
 	if (fwd_own_threads(m)) /* OpenBLAS single-threaded for the whole pass: its idle workers spin */
 		weights_threads_begin();
+	fwd_batched = nb > 1;
 	if (fwd_prepare(m, &bt, r0, &b, e) < 0) {
 		rc = -1;
 		goto done;
@@ -1154,6 +1161,7 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 	if (m->stages)
 		m->stages->runs++;
 done:
+	fwd_batched = false;
 	fwd_free(&b);
 	free(row0);
 	if (fwd_own_threads(m))

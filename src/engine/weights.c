@@ -389,6 +389,22 @@ bool weight_tiled(const struct weight *w, bool transposed)
 	return w->data && out > tile_step(in);
 }
 
+void weight_linear_whole(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
+			 bool transposed, const float *b, float *y, int ldy)
+{
+	const float *f = w->f32; /* not the cache's: a matrix gets the same sums whether the cache holds it or not */
+	int threads = weights_threads_begin();
+	weights_threads_end();
+	if (!f || threads > 1 || n == 0 || out == 0) { /* tiles: converted, or shared between threads */
+		weight_linear(cache, x, n, in, out, w, transposed, b, y, ldy);
+		return;
+	}
+	if (b)
+		for (int i = 0; i < n; i++)
+			memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
+	gemm(transposed, n, out, in, 1.0f, x, in, f, transposed ? in : out, b ? 1.0f : 0.0f, y, ldy);
+}
+
 void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
 		   bool transposed, const float *b, float *y, int ldy)
 {
