@@ -783,9 +783,9 @@ static int run_tui(const struct options *o)
 		return 1;
 	}
 	model_promote_weights(m); /* the explorer runs the model on every edit */
-	if ((o->target || o->ui.stack != UI_STACK_ENCODER) && !model_get_info(m)->encoder_decoder) {
-		fprintf(stderr, "attnscope: %s: %s is not an encoder-decoder model\n", o->target ? "--target" : "--stack",
-			o->model);
+	if ((o->target || o->compare_target || o->ui.stack != UI_STACK_ENCODER) && !model_get_info(m)->encoder_decoder) {
+		fprintf(stderr, "attnscope: %s: %s is not an encoder-decoder model\n",
+			o->target ? "--target" : o->compare_target ? "--compare-target" : "--stack", o->model);
 		model_close(m);
 		return 1;
 	}
@@ -797,6 +797,7 @@ static int run_tui(const struct options *o)
 	}
 	struct ui_options uo = o->ui; /* the explorer's target line starts with --target */
 	uo.target = o->target;
+	uo.compare_target = o->compare_target;
 	int rc = ui_run(m, o->text ? o->text : "", o->pair, &uo, &e) < 0 ? 1 : 0;
 	if (rc)
 		fprintf(stderr, "attnscope: %s\n", e.msg);
@@ -899,11 +900,12 @@ int main(int argc, char **argv)
 		   (o.ui.weights_norm || o.ablate)) {
 		fprintf(stderr, "attnscope: --dump csv --stack shows the decoder's weights as they are: not with --weights norm or --ablate\n");
 		rc = 2;
-	} else if (o.compare_target && (o.ui.compare || (o.ui.stack == UI_STACK_ENCODER && o.dump_format != DUMP_JSON) ||
+	} else if (o.compare_target && (o.ui.compare ||
+					(o.ui.stack == UI_STACK_ENCODER && (o.print_view || o.dump_format == DUMP_CSV)) ||
 					o.ids || o.ui.weights_norm || o.ablate || o.ablation_effect ||
-					(o.dump_format < 0 && !o.print_view) || o.corpus.corpus || o.corpus.load)) {
-		fprintf(stderr, "attnscope: --compare-target compares one text's decoders in --dump json, or --print and --dump csv with --stack "
-			"decoder or cross; it excludes --compare, --ids, --weights norm and --ablate\n");
+					o.corpus.corpus || o.corpus.load)) {
+		fprintf(stderr, "attnscope: --compare-target compares one text's decoders in the explorer, --dump json, or --print and --dump "
+			"csv with --stack decoder or cross; it excludes --compare, --ids, --weights norm and --ablate\n");
 		rc = 2;
 	} else if (o.target && (o.corpus.corpus || o.corpus.load)) {
 		fprintf(stderr, "attnscope: --target applies to one text, not to a corpus\n");

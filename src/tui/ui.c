@@ -79,6 +79,8 @@ struct ui {
 	struct runner *runner_b;
 	struct trace *trace_b, *words_b; /* owned; ctx.compare points to one of them, or NULL */
 	struct lineedit compare;
+	bool compare_target;        /* an encoder-decoder's compare line is a second target for the same text (C pressed
+	                             * under the decoder's stacks, --compare-target), not a second text */
 	struct lineedit text, pair; /* pair: the second line, a pair's second sentence or an encoder-decoder's target */
 	enum focus focus;
 	int count;                  /* count prefix being typed, -1 for none */
@@ -546,8 +548,9 @@ static void ui_draw(struct ui *u, int *cx, int *cy)
 		y++;
 	}
 	if (u->compare.len || u->focus == FOCUS_COMPARE) {
-		snprintf(hint, sizeof hint, "(a second text to compare with)");
-		c = ui_draw_input(u, y, "vs", hint, &u->compare, u->focus == FOCUS_COMPARE);
+		snprintf(hint, sizeof hint, u->compare_target ? "(a second target for the same text)"
+							  : "(a second text to compare with)");
+		c = ui_draw_input(u, y, u->compare_target ? "vs tgt" : "vs", hint, &u->compare, u->focus == FOCUS_COMPARE);
 		if (c >= 0)
 			*cx = c, *cy = y;
 		y++;
@@ -694,14 +697,20 @@ static void ui_submit(struct ui *u)
 	runner_submit(u->runner, u->text.buf, b);
 }
 
-/* Run the second text (with the same pair text), or, when it is empty, stop comparing. */
+/* Run the second text (with the same pair text or target), or the text with the second target, or, when the
+ * line is empty, stop comparing. */
 static void ui_submit_compare(struct ui *u)
 {
+	if (u->compare.len && u->compare_target) {
+		runner_submit(u->runner_b, u->text.buf, u->compare.buf);
+		return;
+	}
 	if (u->compare.len) {
 		const char *b = ui_second_line(u) && u->pair.len ? u->pair.buf : NULL;
 		runner_submit(u->runner_b, u->compare.buf, b);
 		return;
 	}
+	u->compare_target = false;
 	u->ctx.compare = NULL;
 	trace_free(u->words_b);
 	trace_free(u->norm_b); /* before the trace it reads */
@@ -718,8 +727,9 @@ static void ui_changed(struct ui *u, struct lineedit *le)
 		return;
 	}
 	ui_submit(u);
-	if (le == &u->pair && u->compare.len)
-		ui_submit_compare(u); /* the second text shares the pair */
+	/* the second text shares the pair (or target); the second target shares the text */
+	if (u->compare.len && le == (u->compare_target ? &u->text : &u->pair))
+		ui_submit_compare(u);
 }
 
 static int ui_locked_run(void *ctx, const char *text, const char *text_b, const volatile int *cancel,
@@ -1239,6 +1249,10 @@ static void ui_global(struct ui *u, enum action a)
 		ui_toggle_pixels(u, false);
 		break;
 	case ACT_COMPARE:
+		/* under the decoder's stacks an encoder-decoder compares two targets of the text */
+		if (!u->compare.len)
+			u->compare_target = u->src->target_line &&
+					    (u->stack == UI_STACK_ALL ? u->section : u->stack) != UI_STACK_ENCODER;
 		u->focus = FOCUS_COMPARE;
 		break;
 	case ACT_SURPRISAL:
@@ -1418,7 +1432,8 @@ static int ui_setup(struct ui *u, const struct ui_source *src, const char *text,
 
 	lineedit_set(&u->text, text ? text : "");
 	lineedit_set(&u->pair, text_b ? text_b : "");
-	lineedit_set(&u->compare, o->compare ? o->compare : "");
+	lineedit_set(&u->compare, o->compare_target ? o->compare_target : o->compare ? o->compare : "");
+	u->compare_target = o->compare_target != NULL;
 	u->ctx.keys = &u->conf.keys;
 	u->ctx.layer = o->layer > 0 ? o->layer : 0;
 	u->ctx.head = o->head > 0 ? o->head : 0;

@@ -54,6 +54,8 @@ struct ui_options {
 	bool words;               /* merge pieces into words (words.h); --token then counts words */
 	bool weights_norm;        /* initially value-weighted attention ‖α f(x)‖ (valnorm.h; --weights norm) */
 	const char *compare;      /* a second text to compare with (--compare), NULL = none */
+	const char *compare_target; /* the explorer's --compare-target: a second target for the same text (an
+	                           * encoder-decoder's), NULL = none */
 	enum heat_agg agg;        /* --print heatmap: one head, mean of the layer, mean of all */
 	bool numbers;             /* --print heatmap: weights written in the cells */
 	int stack;                /* --stack: an encoder-decoder's attention shown, enum ui_stack */

@@ -31,7 +31,7 @@ enum action_scope { SCOPE_GLOBAL, SCOPE_VIEW, SCOPE_EDIT };
 	X(ACT_WORDS, "words", SCOPE_GLOBAL, "w", "merge pieces into words: attention to a word summed, from a word averaged") \
 	X(ACT_SINK, "hide-sink", SCOPE_GLOBAL, "Z", "hide the sink (the first token, or the learned sink) and renormalise rows") \
 	X(ACT_WEIGHTS, "weights", SCOPE_GLOBAL, "Y", "weights of every view: attention, or value-weighted ||a.f(x)|| (the size of what each key moves; rows shared out to 1)") \
-	X(ACT_COMPARE, "compare", SCOPE_GLOBAL, "C", "compare with a second text: edit it (views show what changed)") \
+	X(ACT_COMPARE, "compare", SCOPE_GLOBAL, "C", "compare with a second text (an encoder-decoder's decoder shown: a second target): edit it (views show what changed)") \
 	X(ACT_SAVE_SVG, "save-svg", SCOPE_GLOBAL, "S", "save the view as an SVG picture (attnscope-VIEW-LxHy.svg here)") \
 	X(ACT_PIXELS, "pixels", SCOPE_GLOBAL, "I", "pixel heatmaps on or off: the heatmap as a sixel or kitty image (asks the terminal once)") \
 	X(ACT_ROTARY, "rotary", SCOPE_GLOBAL, "o", "Q/K views: queries and keys before or after rotary") \

@@ -4,7 +4,8 @@
 # pieces into words under T's decoder and cross-attention stacks (the heatmap panel's weight is --dump json
 # --words' decoder.attentions / decoder.cross_attentions, which tests/encdec-words.sh checks against numpy),
 # and back to pieces; Space marks decoder tokens, whose rows the panel combines under decoder and cross; a
-# second text (C, --compare) shows B - A under decoder and cross.
+# second text (C, --compare) shows B - A under decoder and cross, and so does a second target (C under the
+# decoder's stacks, --compare-target).
 set -u
 : "${top_srcdir:?}" "${ATTNSCOPE_BIN:?}"
 . "$top_srcdir/tests/ui/lib.sh"
@@ -99,4 +100,59 @@ tui_keys T T
 tui_wait "(encoder)"
 tui_keys q
 [ "$(tui_exit_status)" = 0 ] || tui_fail "compare: exit status $(tui_exit_status)"
+# A second target: C pressed under the decoder's stacks opens "vs tgt", the text run with that target; the
+# panel's A and B are the two targets' --dump json; editing the text reruns both (B shares it); --compare-target
+# opens the explorer so.
+TARGET_B="a dog ran upward"
+panel_ab_dumps() { # A B FIELD R: the panel's "A a  B b" of query R against the dumps A and B (the reruns may
+	tui_wait "query $4 " #  still be on their way: a few seconds' grace)
+	tries=0
+	while :; do
+		c=$(tui_screen | sed -n 's/.*key   \([0-9]*\) .*/\1/p' | head -1)
+		got=$(tui_screen | sed -n 's/.*A \([0-9.]*\)  B \([0-9.]*\).*/\1 \2/p' | head -1)
+		want=$(printf '%s\n%s\n' "$1" "$2" | jq -r --argjson r "$4" --argjson c "${c:-0}" ".decoder.$3[0][0][\$r][\$c]" |
+			awk '{ printf "%s%.6f", (NR > 1 ? " " : ""), $1 }')
+		[ -n "$got" ] && [ "$got" = "$want" ] && break
+		tries=$((tries + 1))
+		[ $tries -lt 40 ] || tui_fail "$3 q$4 k$c: A and B '$got', the dumps say '$want'"
+		sleep 0.25
+	done
+}
+TB=$("$ATTNSCOPE_BIN" -m "$BART" --dump json --top-k 0 --target "$TARGET_B" "$TEXT")
+[ "$(printf '%s' "$TB" | jq '.decoder.tokens | length')" = "$(printf '%s' "$PIECES" | jq '.decoder.tokens | length')" ] ||
+	tui_fail "the two targets differ in length"
+tui_start 120 34 $U8 "$ATTNSCOPE_BIN" -m "$BART" --target "$TARGET" "$TEXT"
+tui_wait "(encoder)"
+tui_keys T
+tui_wait "(decoder self-attention)"
+tui_keys C
+tui_wait "vs tgt"
+tui_type "$TARGET_B"
+tui_keys Escape Enter
+tui_wait "B - A (second text minus first)"
+tui_keys 2 g 2 '|'
+panel_ab_dumps "$PIECES" "$TB" attentions 2
+tui_keys T
+tui_wait "(cross-attention: target rows × source columns)"
+tui_keys 4 g 1 '|'
+panel_ab_dumps "$PIECES" "$TB" cross_attentions 4
+# the text edited: both runs take it
+TEXT2="hello world here"
+A2=$("$ATTNSCOPE_BIN" -m "$BART" --dump json --top-k 0 --target "$TARGET" "$TEXT2")
+B2=$("$ATTNSCOPE_BIN" -m "$BART" --dump json --top-k 0 --target "$TARGET_B" "$TEXT2")
+tui_keys i C-e BSpace BSpace BSpace BSpace BSpace
+tui_type "here"
+tui_keys Escape
+panel_ab_dumps "$A2" "$B2" cross_attentions 4
+tui_keys q q
+[ "$(tui_exit_status)" = 0 ] || tui_fail "second target: exit status $(tui_exit_status)"
+tui_start 120 34 $U8 "$ATTNSCOPE_BIN" -m "$BART" --stack cross --compare-target "$TARGET_B" --target "$TARGET" "$TEXT"
+tui_wait "vs tgt"
+tui_wait "(cross-attention: target rows × source columns)"
+tui_keys Enter
+tui_wait "B - A (second text minus first)"
+tui_keys 5 g 2 '|'
+panel_ab_dumps "$PIECES" "$TB" cross_attentions 5
+tui_keys q q
+[ "$(tui_exit_status)" = 0 ] || tui_fail "--compare-target: exit status $(tui_exit_status)"
 echo "tui-encdec-words.sh: ok"
