@@ -1733,6 +1733,13 @@ int main(int argc, char **argv)
 	const char *ct = getenv("OPENBLAS_CORETYPE");
 	printf("attnscope benchmark -- %d OpenBLAS threads, OPENBLAS_CORETYPE=%s, %s; forward GEMM: %s\n",
 	       openblas_get_num_threads(), ct ? ct : "(unset)", openblas_get_config(), gemm_backend());
+	size_t glen = gemm_describe(NULL, 0); /* the library per class and both libraries' rates */
+	char *gd = malloc(glen + 1);
+	if (gd) {
+		gemm_describe(gd, glen + 1);
+		fputs(gd, stdout);
+		free(gd);
+	}
 	printf("vector math of the activations and the softmax: %s (ATTNSCOPE_VECTOR_MATH=off: none)\n", ops_vector_math());
 	const char *mmap_threshold = getenv("MALLOC_MMAP_THRESHOLD_");
 	if (mmap_threshold) /* inherited by the PyTorch peer too: both sides keep freed memory alike */

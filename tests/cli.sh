@@ -19,6 +19,41 @@ expect_grep "--help" "$TMP/out" "^Usage: attnscope \[OPTION\]"
 expect_grep "--help lists --dump" "$TMP/out" "--dump=FORMAT"
 "$BIN" --version >"$TMP/out" 2>&1; expect_eq "--version status" $? 0
 expect_eq "--version first line" "$(head -n1 "$TMP/out")" "attnscope 0.1.0"
+
+# --version --verbose: the GEMM library per product class, measured once into the cache file and
+# then read from it; a corrupt file or another machine's is refused with a message and measured
+# again; ATTNSCOPE_GEMM forces a library (src/engine/gemm.c)
+G=$TMP/gemm-dir/gemm
+gemm_verbose() { ATTNSCOPE_GEMM_CACHE=$G "$BIN" --version --verbose >"$TMP/out" 2>"$TMP/err"; }
+classes() { grep -c "^  k[<>=0-9]* *$1 " "$TMP/out"; }
+ATTNSCOPE_GEMM=auto gemm_verbose; expect_eq "--version --verbose status" $? 0
+expect_eq "--version --verbose first line" "$(head -n1 "$TMP/out")" "attnscope 0.1.0"
+expect_eq "--version --verbose classes" "$(($(classes OpenBLAS) + $(classes oneDNN)))" 3
+expect_grep "--version --verbose rows block" "$TMP/out" "rows block of token reuse: [1-9]"
+if grep -q "built without oneDNN" "$TMP/out"; then
+	expect_eq "OpenBLAS alone" "$(classes OpenBLAS)" 3
+	ATTNSCOPE_GEMM=dnnl gemm_verbose; expect_grep "ATTNSCOPE_GEMM=dnnl without oneDNN" "$TMP/err" "built without oneDNN"
+else
+	expect_grep "GEMM measured" "$TMP/out" "measured in [0-9]* ms; cache file $G\$"
+	expect_grep "GEMM cache key" "$G" "^key .*oneDNN"
+	ATTNSCOPE_GEMM=auto gemm_verbose; expect_grep "GEMM cache read" "$TMP/out" "read from the cache; cache file $G\$"
+	expect_eq "GEMM cache read quietly" "$(cat "$TMP/err")" ""
+	sed 's/^key .*/key another CPU/' "$G" >"$G.other" && mv "$G.other" "$G"
+	ATTNSCOPE_GEMM=auto gemm_verbose; expect_eq "another machine's cache: status" $? 0
+	expect_grep "another machine's cache: message" "$TMP/err" "GEMM cache $G ignored (measured on another CPU or library (another CPU)); measured again"
+	expect_grep "another machine's cache: measured" "$TMP/out" "measured in [0-9]* ms"
+	expect_nogrep "another machine's cache: replaced" "$G" "^key another CPU"
+	printf 'attnscope-gemm 1\nkey %s\nclass 0 dnnl 1 2 \377\n' "$(sed -n 's/^key //p' "$G")" >"$G"
+	ATTNSCOPE_GEMM=auto gemm_verbose; expect_eq "corrupt cache: status" $? 0
+	expect_grep "corrupt cache: message" "$TMP/err" "GEMM cache $G ignored (a bad rate in class 0); measured again"
+	expect_grep "corrupt cache: measured" "$TMP/out" "measured in [0-9]* ms"
+	ATTNSCOPE_GEMM=openblas gemm_verbose; expect_grep "ATTNSCOPE_GEMM=openblas" "$TMP/out" "forced by ATTNSCOPE_GEMM=openblas"
+	expect_eq "ATTNSCOPE_GEMM=openblas classes" "$(classes OpenBLAS)" 3
+	ATTNSCOPE_GEMM=dnnl gemm_verbose; expect_eq "ATTNSCOPE_GEMM=dnnl classes" "$(classes oneDNN)" 3
+fi
+ATTNSCOPE_GEMM=fast gemm_verbose; expect_grep "ATTNSCOPE_GEMM=fast" "$TMP/err" "ATTNSCOPE_GEMM=fast is not openblas, dnnl or auto: auto"
+"$BIN" --verbose >"$TMP/out" 2>&1; expect_eq "--verbose alone status" $? 2
+expect_grep "--verbose alone" "$TMP/out" "^attnscope: --verbose goes with --version$"
 "$BIN" --frobnicate >"$TMP/out" 2>&1; expect_eq "unknown option status" $? 2
 expect_grep "unknown option" "$TMP/out" "Try 'attnscope --help'"
 "$BIN" --dump xml -m "$BERT" hi >"$TMP/out" 2>&1; expect_eq "--dump xml status" $? 2

@@ -14,6 +14,7 @@
 #include "corpus/corpusrun.h"
 #include "cli/dump.h"
 #include "trace/headscore.h"
+#include "engine/gemm.h"
 #include "engine/lmhead.h"
 #include "engine/model.h"
 #include "tui/print.h"
@@ -140,6 +141,8 @@ static void usage(FILE *out)
 		"                         1 makes shards merge to one run bit for bit)\n"
 		"  -h, --help             display this help and exit\n"
 		"  -V, --version          output version information and exit\n"
+		"      --verbose          with --version: the GEMM library of each product shape,\n"
+		"                         both libraries' measured rates and their cache file\n"
 		"\n"
 		"Exit status: 0 on success, 1 on a runtime error (model, text, output), 2 on bad usage.\n"
 		"See attnscope(1) for the key bindings and examples.\n"
@@ -310,6 +313,18 @@ static int resolve_default_model(struct options *o)
 	return 0;
 }
 
+/* --version --verbose: the products' libraries (measuring them if no cache file holds them). */
+static void print_gemm(void)
+{
+	size_t len = gemm_describe(NULL, 0);
+	char *buf = malloc(len + 1);
+	if (buf) {
+		gemm_describe(buf, len + 1);
+		fputs(buf, stdout);
+	}
+	free(buf);
+}
+
 /* Parse the command line into O. Returns 0 to go on, 1 to exit 0 (help/version), 2 on usage error,
  * 3 on a runtime error (a bad configuration file). */
 static int parse_options(int argc, char **argv, struct options *o)
@@ -320,7 +335,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	       OPT_BEFORE_ROTARY, OPT_CORPUS, OPT_SHARD, OPT_KEEP_GOING, OPT_SAVE, OPT_LOAD, OPT_WORDS, OPT_COMPARE,
 	       OPT_PCA_HEAD, OPT_BATCH, OPT_DIFF_SCALE, OPT_FORMAT, OPT_PIXELS,
 	       OPT_TOP_K, OPT_LENS, OPT_ABLATE, OPT_ABLATE_MODE, OPT_ABLATION_EFFECT, OPT_TARGET, OPT_IDS,
-	       OPT_TARGET_IDS, OPT_SRC_LANG, OPT_TGT_LANG, OPT_STACK, OPT_COMPARE_TARGET };
+	       OPT_TARGET_IDS, OPT_SRC_LANG, OPT_TGT_LANG, OPT_STACK, OPT_COMPARE_TARGET, OPT_VERBOSE };
 	static const struct option longopts[] = {
 		{"model", required_argument, NULL, 'm'},     {"pair", required_argument, NULL, OPT_PAIR},
 		{"dump", required_argument, NULL, OPT_DUMP},   {"layer", required_argument, NULL, OPT_LAYER},
@@ -350,6 +365,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{"src-lang", required_argument, NULL, OPT_SRC_LANG}, {"tgt-lang", required_argument, NULL, OPT_TGT_LANG},
 		{"stack", required_argument, NULL, OPT_STACK},
 		{"compare-target", required_argument, NULL, OPT_COMPARE_TARGET},
+		{"verbose", no_argument, NULL, OPT_VERBOSE},
 		{"help", no_argument, NULL, 'h'},            {"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
@@ -360,6 +376,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->corpus.shard_k = o->corpus.shard_n = 1;
 	print_options_init(&o->ui);
 	int c, choice;
+	bool verbose = false;
 	while ((c = getopt_long(argc, argv, "+m:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
@@ -582,11 +599,22 @@ static int parse_options(int argc, char **argv, struct options *o)
 			       "This is free software: you are free to change and redistribute it.\n"
 			       "There is NO WARRANTY, to the extent permitted by law.\n",
 			       PACKAGE_STRING);
+			for (int i = optind; i < argc && !verbose; i++) /* --version --verbose, either order */
+				verbose = strcmp(argv[i], "--verbose") == 0;
+			if (verbose)
+				print_gemm();
 			return 1;
+		case OPT_VERBOSE:
+			verbose = true;
+			break;
 		default:
 			fprintf(stderr, "Try 'attnscope --help' for more information.\n");
 			return 2;
 		}
+	}
+	if (verbose) {
+		fprintf(stderr, "attnscope: --verbose goes with --version\n");
+		return 2;
 	}
 	if (resolve_default_model(o) < 0)
 		return 3;

@@ -1,16 +1,22 @@
-/* gemm.c -- the engine's matrix product on the configured GEMM library (see gemm.h).
- * A oneDNN build uses oneDNN where its AVX-512 kernels run: on this project's reference machine
- * (Zen 4, where OpenBLAS is held to its Haswell kernels) its sgemm ran twice as fast as OpenBLAS's
- * on one core. Elsewhere it uses OpenBLAS: oneDNN's AVX2 kernels were not faster, their rounding
- * moved check_analysis's q.k dot products past its tolerance, and they read past their own buffers
- * (tools/valgrind.supp). */
+/* gemm.c -- the engine's matrix product on OpenBLAS or oneDNN, chosen per shape class (see gemm.h).
+ * With oneDNN built in, each class of the forward's products (gemmtune.h) runs on the library that
+ * measured faster on this machine (gemmtune.c; cached, ATTNSCOPE_GEMM forces one). On this
+ * project's reference machine (Zen 4, where OpenBLAS is held to its Haswell kernels) oneDNN's
+ * AVX-512 sgemm ran twice as fast as OpenBLAS's on one core; on a 2-core Zen EPYC with AVX2 its AVX2
+ * kernels ran 10-40 % faster than OpenBLAS's Zen ones at 8..512 rows. oneDNN's kernels read past
+ * their own buffers (tools/valgrind.supp). */
 #include "config.h"
 
 #include "engine/gemm.h"
 
+#include "engine/gemmtune.h"
+
+#include "base/progress.h"
+
 #include <cblas.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,35 +24,23 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
-static bool dnnl_on;
-static pthread_once_t dnnl_once = PTHREAD_ONCE_INIT;
-
-static void gemm_choose(void)
-{
-	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-	dnnl_on = (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
-}
-
-static bool gemm_dnnl(void)
-{
-	pthread_once(&dnnl_once, gemm_choose);
-	return dnnl_on;
-}
-
 /* Debian's oneDNN runs on OpenMP: each calling thread asks for a team of one, as our threads share
  * the work; a team per call on a busy 2-core machine cost more than it saved. */
 static _Thread_local bool omp_single;
 
-/* From this many rows of A on, oneDNN 2.6 computes each row of C with the same sums whatever the
- * number of rows (measured for K 64 .. 3072, both layouts, beta 0 and 1); with fewer, it takes
- * other kernels whose rounding differs. Fewer rows are computed as this many (zero rows added), so
- * a row's result never depends on how many rows were computed with it: a run that reuses earlier
- * tokens (forward_run_from) computes the new ones exactly as a whole run does. (Unpadded, those
- * kernels also moved check_analysis's dot products past its tolerance.) */
+/* oneDNN 2.6 picks its kernels and how it blocks the rows by the row count: on AVX2, rows of one
+ * call got other sums than the same rows in a call with more or fewer rows for every block tried
+ * (1 to 384 rows, 101 to 997 rows in all); on AVX-512, calls of fewer than 16 rows did. Calls of
+ * exactly 64 or exactly 16 rows give every row the same sums, wherever it sits in the call, on both
+ * (measured for K 37 .. 1100, both layouts). So a product runs as calls of 64 rows, then of 16, the
+ * last one padded with zero rows: a row's result never depends on how many rows were computed with
+ * it, and a run that reuses earlier tokens (model_run_reuse) computes the new ones exactly as a whole
+ * run does (gemm_measure_rows checks it on every start). */
+#define GEMM_CHUNK_ROWS 64
 #define GEMM_MIN_ROWS 16
 
-static void gemm_call(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
-		      int ldb, float beta, float *c, int ldc)
+static void gemm_dnnl_call(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+			   int ldb, float beta, float *c, int ldc)
 {
 	/* dnnl_sgemm is row-major; its only failures are invalid arguments, which the engine never passes */
 	(void)dnnl_sgemm('N', trans_b ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -59,47 +53,201 @@ static void gemm_onednn(bool trans_b, int m, int n, int k, float alpha, const fl
 		omp_set_num_threads(1);
 		omp_single = true;
 	}
-	float *pad = m < GEMM_MIN_ROWS ? calloc((size_t)GEMM_MIN_ROWS * ((size_t)k + n), sizeof(float)) : NULL;
-	if (!pad) { /* enough rows (or no memory for the padding: the same values within rounding) */
-		gemm_call(trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+	int r = 0;
+	for (; m - r >= GEMM_MIN_ROWS; r += m - r >= GEMM_CHUNK_ROWS ? GEMM_CHUNK_ROWS : GEMM_MIN_ROWS)
+		gemm_dnnl_call(trans_b, m - r >= GEMM_CHUNK_ROWS ? GEMM_CHUNK_ROWS : GEMM_MIN_ROWS, n, k, alpha,
+			       a + (size_t)r * lda, lda, b, ldb, beta, c + (size_t)r * ldc, ldc);
+	if (r == m)
+		return;
+	int rows = m - r; /* the last ones, padded to GEMM_MIN_ROWS */
+	a += (size_t)r * lda;
+	c += (size_t)r * ldc;
+	float *pad = calloc((size_t)GEMM_MIN_ROWS * ((size_t)k + n), sizeof(float));
+	if (!pad) { /* no memory for the padding: the same values within rounding */
+		gemm_dnnl_call(trans_b, rows, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 		return;
 	}
 	float *pa = pad, *pc = pad + (size_t)GEMM_MIN_ROWS * k;
-	for (int i = 0; i < m; i++) {
+	for (int i = 0; i < rows; i++) {
 		memcpy(pa + (size_t)i * k, a + (size_t)i * lda, (size_t)k * sizeof(float));
 		if (beta != 0)
 			memcpy(pc + (size_t)i * n, c + (size_t)i * ldc, (size_t)n * sizeof(float));
 	}
-	gemm_call(trans_b, GEMM_MIN_ROWS, n, k, alpha, pa, k, b, ldb, beta, pc, n);
-	for (int i = 0; i < m; i++)
+	gemm_dnnl_call(trans_b, GEMM_MIN_ROWS, n, k, alpha, pa, k, b, ldb, beta, pc, n);
+	for (int i = 0; i < rows; i++)
 		memcpy(c + (size_t)i * ldc, pc + (size_t)i * n, (size_t)n * sizeof(float));
 	free(pad);
 }
-#else
-static bool gemm_dnnl(void)
+
+static bool dnnl_avx512(void)
 {
-	return false;
+	return (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+}
+
+/* oneDNN's version and the instruction set its kernels use (ONEDNN_MAX_CPU_ISA may lower it). */
+static void dnnl_describe(char *out, size_t size)
+{
+	const dnnl_version_t *v = dnnl_version();
+	dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+	const char *name = dnnl_avx512() ? "AVX-512" : (isa & dnnl_cpu_isa_avx2) == dnnl_cpu_isa_avx2 ? "AVX2" : "SSE4.1";
+	snprintf(out, size, "%d.%d.%d %s (isa 0x%x)", v->major, v->minor, v->patch, name, (unsigned)isa);
 }
 #endif
+
+#define GEMM_KEYS_ROWS 8
+
+/* One product on LIB. */
+static void gemm_lib(enum gemm_lib lib, bool trans_b, int m, int n, int k, float alpha, const float *a, int lda,
+		     const float *b, int ldb, float beta, float *c, int ldc)
+{
+#ifdef GEMM_DNNL
+	if (lib == GEMM_LIB_DNNL) {
+		gemm_onednn(trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+		return;
+	}
+#else
+	(void)lib;
+#endif
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
+		    beta, c, ldc);
+}
+
+static void gemm_tune_run(enum gemm_lib lib, bool trans_b, int m, int n, int k, const float *a, const float *b, float *c)
+{
+	gemm_lib(lib, trans_b, m, n, k, 1.0f, a, k, b, trans_b ? k : n, 0.0f, c, n);
+}
+
+/* ---- OpenBLAS's threads ---- */
+
+/* The setting is global, so users are counted and the last one restores it. */
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+static int blas_users, blas_saved = 1;
+
+int gemm_serial_begin(void)
+{
+	pthread_mutex_lock(&blas_lock);
+	if (blas_users++ == 0) {
+		blas_saved = openblas_get_num_threads();
+		if (blas_saved > 1)
+			openblas_set_num_threads(1);
+	}
+	int saved = blas_saved;
+	pthread_mutex_unlock(&blas_lock);
+	return saved;
+}
+
+void gemm_serial_end(void)
+{
+	pthread_mutex_lock(&blas_lock);
+	if (--blas_users == 0 && blas_saved > 1)
+		openblas_set_num_threads(blas_saved);
+	pthread_mutex_unlock(&blas_lock);
+}
+
+/* ---- the choice, made once per process ---- */
+
+static struct gemm_tune tune;                 /* the library per class, and the rates */
+static char tune_path[4096], tune_how[200], tune_note[600];
+static int row_block;
+static pthread_once_t tune_once = PTHREAD_ONCE_INIT;
+
+static void gemm_note(const char *fmt, const char *a, const char *b)
+{
+	size_t used = strlen(tune_note);
+	if (used)
+		used += (size_t)snprintf(tune_note + used, sizeof tune_note - used, "; ");
+	if (used >= sizeof tune_note)
+		return;
+	snprintf(tune_note + used, sizeof tune_note - used, fmt, a, b);
+	fprintf(stderr, "attnscope: %s\n", tune_note + used);
+}
+
+static void gemm_measure_rows(void);
+
+static void gemm_tune_init(void)
+{
+	char isa[128] = "none", why[300];
+#ifdef GEMM_DNNL
+	dnnl_describe(isa, sizeof isa);
+#endif
+	gemmtune_key(isa, tune.key, sizeof tune.key);
+	gemmtune_path(tune_path, sizeof tune_path);
+	const char *env = getenv("ATTNSCOPE_GEMM");
+	int forced = -1;
+	if (env && strcmp(env, "openblas") == 0)
+		forced = GEMM_LIB_OPENBLAS;
+	else if (env && strcmp(env, "dnnl") == 0)
+		forced = GEMM_LIB_DNNL;
+	else if (env && *env && strcmp(env, "auto") != 0)
+		gemm_note("ATTNSCOPE_GEMM=%s%s is not openblas, dnnl or auto: auto", env, "");
+	gemm_serial_begin(); /* OpenBLAS single-threaded, as in the forward's own threads */
+#ifndef GEMM_DNNL
+	if (forced == GEMM_LIB_DNNL)
+		gemm_note("ATTNSCOPE_GEMM=dnnl: %sbuilt without oneDNN (configure --with-gemm)%s; OpenBLAS", "", "");
+	forced = GEMM_LIB_OPENBLAS;
+	snprintf(tune_how, sizeof tune_how, "OpenBLAS only (built without oneDNN)");
+#endif
+	if (forced >= 0) {
+		for (int c = 0; c < GEMM_CLASSES; c++)
+			tune.lib[c] = forced;
+		if (!*tune_how)
+			snprintf(tune_how, sizeof tune_how, "forced by ATTNSCOPE_GEMM=%s", env);
+	} else {
+		struct gemm_tune got;
+		int rc = gemmtune_load(tune_path, tune.key, &got, why, sizeof why);
+		if (rc == 0) {
+			tune = got;
+			snprintf(tune_how, sizeof tune_how, "read from the cache");
+		} else {
+			if (rc < 0)
+				gemm_note("GEMM cache %s ignored (%s); measured again", tune_path, why);
+			double t0 = progress_now();
+			gemmtune_measure(&tune, gemm_tune_run);
+			snprintf(tune_how, sizeof tune_how, "measured in %.0f ms", (progress_now() - t0) * 1e3);
+			if (gemmtune_save(tune_path, &tune, why, sizeof why) < 0)
+				gemm_note("GEMM cache %s not written (%s)", tune_path, why);
+		}
+	}
+	gemm_measure_rows();
+	gemm_serial_end();
+}
+
+static void gemm_tune_once(void)
+{
+	pthread_once(&tune_once, gemm_tune_init);
+}
 
 void gemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
 	  float beta, float *c, int ldc)
 {
 	if (m <= 0 || n <= 0)
 		return;
-#ifdef GEMM_DNNL
-	if (gemm_dnnl()) {
-		gemm_onednn(trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-		return;
-	}
-#endif
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b, ldb,
-		    beta, c, ldc);
+	gemm_tune_once();
+	gemm_lib((enum gemm_lib)tune.lib[gemmtune_class(trans_b, k)], trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c,
+		 ldc);
 }
 
+/* Whether a class runs on LIB (within gemm_tune_init; gemm_any after it). */
+static bool gemm_uses(enum gemm_lib lib)
+{
+	for (int c = 0; c < GEMM_CLASSES; c++)
+		if (tune.lib[c] == (int)lib)
+			return true;
+	return false;
+}
+
+static bool gemm_any(enum gemm_lib lib)
+{
+	gemm_tune_once();
+	return gemm_uses(lib);
+}
+
+/* OpenBLAS threads a call itself; oneDNN's calls run on one thread. With any class on oneDNN the
+ * engine shares all the work between its own threads (OpenBLAS then held to one thread for the
+ * whole pass), so every call is single-threaded whatever its library. */
 bool gemm_threads_itself(void)
 {
-	return !gemm_dnnl();
+	return !gemm_any(GEMM_LIB_DNNL);
 }
 
 /* OpenBLAS's rows. Measured with 0.3.21's Zen kernels: single-threaded, it takes the rows of A 12
@@ -107,42 +255,68 @@ bool gemm_threads_itself(void)
  * number mod 12) differently again; threaded, it also cuts the rows between its threads where their
  * number says (12 rows: 6 and 6). So a row's sums depend on its place from the call's first row and
  * on where the call ends, and on nothing else: a call starting 12k rows after a whole one's first
- * and ending on the same row computes each row as the whole one did. The block is found by computing
- * a probe both ways (1, 2, 3, 4, 6, ... rows), on both layouts and two shapes. */
+ * and ending on the same row computes each row as the whole one did. oneDNN's, as gemm_onednn calls
+ * it: 1. The block is found by computing a probe both ways (1, 2, 3, 4, 6, ... rows) on every class
+ * (its library and a shape of it). */
 #define GEMM_PROBE_ROWS 101 /* prime: every block leaves some last rows */
 
 /* Whether calls starting BLOCK, 2 BLOCK, .. rows after a whole probe's first row (of GEMM_PROBE_ROWS
  * rows of A [rows][k]) give its rows bit for bit; WHOLE and PART hold GEMM_PROBE_ROWS x N floats. */
 static bool gemm_probe(int block, bool trans_b, int k, int n, const float *a, const float *b, float *whole, float *part)
 {
-	enum CBLAS_TRANSPOSE tb = trans_b ? CblasTrans : CblasNoTrans;
+	enum gemm_lib lib = (enum gemm_lib)tune.lib[gemmtune_class(trans_b, k)];
 	int ldb = trans_b ? k : n;
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, GEMM_PROBE_ROWS, n, k, 1.0f, a, k, b, ldb, 0.0f, whole, n);
+	gemm_lib(lib, trans_b, GEMM_PROBE_ROWS, n, k, 1.0f, a, k, b, ldb, 0.0f, whole, n);
 	for (int r0 = block; r0 < GEMM_PROBE_ROWS; r0 += block) {
 		int m = GEMM_PROBE_ROWS - r0;
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, tb, m, n, k, 1.0f, a + (size_t)r0 * k, k, b, ldb, 0.0f, part, n);
+		gemm_lib(lib, trans_b, m, n, k, 1.0f, a + (size_t)r0 * k, k, b, ldb, 0.0f, part, n);
 		if (memcmp(part, whole + (size_t)r0 * n, (size_t)m * n * sizeof(float)) != 0)
 			return false;
 	}
 	return true;
 }
 
-static int row_block;
-static pthread_once_t rows_once = PTHREAD_ONCE_INIT;
+/* Whether a causal model's block of 1 row holds beyond the rows: attnscore_block then computes a
+ * query's scores against all the text's keys and its context over all of them (the later ones'
+ * probabilities 0), so the sums must not depend on the number of keys either, as columns of the
+ * scores (q·kᵀ) or depth of the context (P·V). oneDNN's AVX-512 kernels hold; its AVX2 ones do not
+ * (at 5, 6, 8, 17, 24, 100 columns of 512 other sums), so there the block is more than 1 row and
+ * a block's queries take only the keys up to its end, as a whole run's do. A, B: probe data. */
+static bool gemm_probe_keys(const float *a, const float *b, float *whole, float *part)
+{
+	enum { ROWS = 20, D = 64, FEW = 37, MANY = 100 };
+	for (int k = 128; k <= 2048; k *= 4) /* the context's depth: all the keys, whatever their class */
+		if (tune.lib[gemmtune_class(false, k)] != tune.lib[gemmtune_class(false, 64)])
+			return false;
+	enum gemm_lib lib = (enum gemm_lib)tune.lib[gemmtune_class(true, D)];
+	gemm_lib(lib, true, ROWS, MANY, D, 1.0f, a, D, b, D, 0.0f, whole, MANY); /* scores: keys as columns */
+	gemm_lib(lib, true, ROWS, FEW, D, 1.0f, a, D, b, D, 0.0f, part, FEW);
+	for (int i = 0; i < ROWS; i++)
+		if (memcmp(part + (size_t)i * FEW, whole + (size_t)i * MANY, FEW * sizeof(float)) != 0)
+			return false;
+	float *p = part + (size_t)ROWS * MANY; /* [ROWS][MANY] probabilities, 0 beyond FEW keys */
+	for (int i = 0; i < ROWS; i++)
+		for (int j = 0; j < MANY; j++)
+			p[(size_t)i * MANY + j] = j < FEW ? a[(size_t)i * MANY + j] : 0.0f;
+	for (int k = FEW; k <= MANY; k += MANY - FEW) { /* context: keys as depth */
+		lib = (enum gemm_lib)tune.lib[gemmtune_class(false, k)];
+		gemm_lib(lib, false, ROWS, D, k, 1.0f, p, MANY, b, D, 0.0f, k == FEW ? whole : part, D);
+	}
+	return memcmp(whole, part, (size_t)ROWS * D * sizeof(float)) == 0;
+}
 
+/* The row block of the classes' libraries; called within gemm_tune_init. A class on oneDNN that
+ * spoils every block goes back to OpenBLAS (said in the note): token reuse is kept. */
 static void gemm_measure_rows(void)
 {
 	static const int blocks[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48};
 	static const struct {
 		bool trans_b;
 		int k, n;
-	} shapes[] = {{true, 64, 96}, {false, 160, 64}}; /* scores-like and linear-like, above OpenBLAS's small sizes */
+	} shapes[] = {{false, 64, 96}, {false, 160, 64}, {false, 1100, 64},
+		      {true, 64, 96},  {true, 160, 64},  {true, 1100, 64}}; /* every class, both layouts, beyond OpenBLAS's small sizes */
 	row_block = 0;
-	if (gemm_dnnl()) {
-		row_block = 1;
-		return;
-	}
-	size_t ka = 160, nb = 96;
+	size_t ka = 1100, nb = 96;
 	float *a = malloc(((size_t)GEMM_PROBE_ROWS * ka + ka * nb + 2 * (size_t)GEMM_PROBE_ROWS * nb) * sizeof(float));
 	if (!a)
 		return; /* no reuse */
@@ -152,28 +326,83 @@ static void gemm_measure_rows(void)
 		s = s * 1664525u + 1013904223u;
 		a[i] = (float)(s >> 8) / 8388608.0f - 1.0f; /* [-1, 1) */
 	}
-	for (size_t i = 0; i < sizeof blocks / sizeof blocks[0] && !row_block; i++) {
-		bool all = true;
-		for (size_t j = 0; j < sizeof shapes / sizeof shapes[0] && all; j++)
-			all = gemm_probe(blocks[i], shapes[j].trans_b, shapes[j].k, shapes[j].n, a, b, whole, part);
-		if (all)
-			row_block = blocks[i];
+	bool keys_free = gemm_probe_keys(a, b, whole, part);
+	for (int attempt = 0; attempt < 2 && !row_block; attempt++) {
+		for (size_t i = keys_free ? 0 : 1; i < sizeof blocks / sizeof blocks[0] && !row_block; i++) {
+			bool all = true;
+			for (size_t j = 0; j < sizeof shapes / sizeof shapes[0] && all; j++)
+				all = gemm_probe(blocks[i], shapes[j].trans_b, shapes[j].k, shapes[j].n, a, b, whole, part);
+			if (all)
+				row_block = blocks[i];
+		}
+		/* oneDNN alone, rows free but keys not: a causal pass's attention runs in calls of the block's
+		 * rows, each padded to 16 (gemm_onednn): 8, not 2, wastes less; not 16, which would leave
+		 * short texts (a model of 16 positions) nothing to reuse */
+		if (row_block > 1 && GEMM_KEYS_ROWS % row_block == 0 && !gemm_uses(GEMM_LIB_OPENBLAS))
+			row_block = GEMM_KEYS_ROWS;
+		if (row_block || !gemm_uses(GEMM_LIB_DNNL))
+			break;
+		for (int c = 0; c < GEMM_CLASSES; c++)
+			tune.lib[c] = GEMM_LIB_OPENBLAS;
+		gemm_note("oneDNN's sums vary with the row count here%s%s: OpenBLAS for every class (token reuse)", "", "");
 	}
 	free(a);
 }
 
 int gemm_row_block(void)
 {
-	pthread_once(&rows_once, gemm_measure_rows);
+	gemm_tune_once();
 	return row_block;
 }
 
 bool gemm_avx512(void)
 {
-	return gemm_dnnl();
+#ifdef GEMM_DNNL
+	return dnnl_avx512() && !gemm_any(GEMM_LIB_OPENBLAS);
+#else
+	return false;
+#endif
 }
 
 const char *gemm_backend(void)
 {
-	return gemm_dnnl() ? "oneDNN (AVX-512)" : "OpenBLAS";
+	bool dnnl = gemm_any(GEMM_LIB_DNNL), blas = gemm_any(GEMM_LIB_OPENBLAS);
+#ifdef GEMM_DNNL
+	if (dnnl)
+		return !blas ? (dnnl_avx512() ? "oneDNN (AVX-512)" : "oneDNN") : "OpenBLAS and oneDNN, by shape";
+#else
+	(void)dnnl;
+	(void)blas;
+#endif
+	return "OpenBLAS";
+}
+
+size_t gemm_describe(char *out, size_t size)
+{
+	gemm_tune_once();
+	size_t used = 0;
+#define PUT(...) (used += (size_t)snprintf(used < size ? out + used : NULL, used < size ? size - used : 0, __VA_ARGS__))
+	PUT("GEMM: %s, %s; cache file %s\n", gemm_backend(), tune_how, tune_path);
+	PUT("  key: %s\n", tune.key);
+	PUT("  %-11s %-9s %-31s %s\n", "class", "library", "OpenBLAS GFLOP/s", "oneDNN GFLOP/s");
+	PUT("  %-11s %-9s %-31s %s\n", "(depth)", "", "(1 thread, 8/32/128/512 rows)", "(same)");
+	for (int c = 0; c < GEMM_CLASSES; c++) {
+		char r[GEMM_LIBS][64];
+		for (int l = 0; l < GEMM_LIBS; l++) {
+			if (!(tune.rate[c][l][0] > 0)) {
+				snprintf(r[l], sizeof r[l], "-");
+				continue;
+			}
+			int w = 0;
+			for (int s = 0; s < GEMM_SIZES; s++)
+				w += snprintf(r[l] + w, sizeof r[l] - (size_t)w, "%s%.1f", s ? " " : "", tune.rate[c][l][s]);
+		}
+		PUT("  %-11s %-9s %-31s %s\n", gemmtune_class_name(c), tune.lib[c] == GEMM_LIB_DNNL ? "oneDNN" : "OpenBLAS",
+		    r[0], r[1]);
+	}
+	PUT("  rows block of token reuse: %d%s\n", row_block, row_block ? "" : " (no reuse)");
+	if (*tune_note)
+		PUT("  note: %s\n", tune_note);
+#undef PUT
+	return used;
 }

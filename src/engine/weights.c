@@ -231,30 +231,17 @@ void weight_set_tile_bytes(size_t bytes)
 }
 
 /* While work runs on our threads, each sgemm is single-threaded: OpenBLAS's own threads would fight
- * ours for the cores (and spin between calls). The setting is global, so users are counted and the
- * last one restores it. */
-static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
-static int blas_users, blas_saved = 1;
-
+ * ours for the cores (and spin between calls). The count of users lives in gemm.c, which also holds
+ * OpenBLAS to one thread while it measures the libraries. */
 int weights_threads_begin(void)
 {
-	pthread_mutex_lock(&blas_lock);
-	if (blas_users++ == 0) {
-		blas_saved = openblas_get_num_threads();
-		if (blas_saved > 1)
-			openblas_set_num_threads(1);
-	}
-	int threads = blas_saved < 1 ? 1 : blas_saved > MAX_THREADS ? MAX_THREADS : blas_saved;
-	pthread_mutex_unlock(&blas_lock);
-	return threads;
+	int saved = gemm_serial_begin();
+	return saved < 1 ? 1 : saved > MAX_THREADS ? MAX_THREADS : saved;
 }
 
 void weights_threads_end(void)
 {
-	pthread_mutex_lock(&blas_lock);
-	if (--blas_users == 0 && blas_saved > 1)
-		openblas_set_num_threads(blas_saved);
-	pthread_mutex_unlock(&blas_lock);
+	gemm_serial_end();
 }
 
 /* Tile buffers kept between linears (a few MB): allocating them afresh each time cost the first

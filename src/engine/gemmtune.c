@@ -1,0 +1,258 @@
+/* gemmtune.c -- time OpenBLAS and oneDNN on the engine's shape classes and keep the choice (see
+ * gemmtune.h). On a 2-core AMD EPYC (AVX2 and FMA, OpenBLAS 0.3.21's Zen kernels) oneDNN 2.6's AVX2
+ * sgemm ran 10-40 % faster than OpenBLAS's at 8..512 rows, single-threaded; on AVX-512 machines it
+ * ran twice as fast; elsewhere it may lose: hence a measurement rather than a rule. */
+#include "config.h"
+
+#include "engine/gemmtune.h"
+
+#include "base/progress.h"
+
+#include <cblas.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const int gemmtune_rows[GEMM_SIZES] = {8, 32, 128, 512};
+
+static const char *const lib_name[GEMM_LIBS] = {"openblas", "dnnl"};
+
+int gemmtune_class(bool trans_b, int k)
+{
+	(void)trans_b;
+	return k <= 128 ? 0 : k <= 1024 ? 1 : 2;
+}
+
+const char *gemmtune_class_name(int cls)
+{
+	static const char *const names[GEMM_CLASSES] = {"k<=128", "k<=1024", "k>1024"};
+	return cls >= 0 && cls < GEMM_CLASSES ? names[cls] : "?";
+}
+
+/* Each class's timed shape: depth K and columns N as the forward calls them (a head's 64 dims
+ * against 256 keys; a weight tile of 128 outputs from 768 inputs, of 64 from 3072). */
+static void tune_shape(int cls, int *n, int *k)
+{
+	static const int ks[GEMM_CLASSES] = {64, 768, 3072}, ns[GEMM_CLASSES] = {256, 128, 64};
+	*k = ks[cls];
+	*n = ns[cls];
+}
+
+void gemmtune_key(const char *dnnl_isa, char *out, size_t size)
+{
+	char model[256] = "unknown CPU", line[1024];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	while (f && fgets(line, sizeof line, f)) {
+		if (strncmp(line, "model name", 10) == 0) {
+			const char *v = strchr(line, ':');
+			if (v) {
+				v += strspn(v + 1, " \t") + 1;
+				snprintf(model, sizeof model, "%.*s", (int)strcspn(v, "\n"), v);
+			}
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	char flags[128] = "";
+	__builtin_cpu_init();
+	bool has[] = {__builtin_cpu_supports("avx2"), __builtin_cpu_supports("fma"), __builtin_cpu_supports("avx512f"),
+		      __builtin_cpu_supports("avx512bw"), __builtin_cpu_supports("avx512vl")};
+	static const char *const feat[] = {"avx2", "fma", "avx512f", "avx512bw", "avx512vl"};
+	for (size_t i = 0; i < sizeof feat / sizeof feat[0]; i++)
+		if (has[i])
+			snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%s", *flags ? "," : "", feat[i]);
+	snprintf(out, size, "%s | %s | %s | oneDNN %s", model, flags, openblas_get_config(), dnnl_isa ? dnnl_isa : "none");
+	for (char *p = out; *p; p++) /* one line */
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
+void gemmtune_path(char *out, size_t size)
+{
+	const char *v = getenv("ATTNSCOPE_GEMM_CACHE");
+	if (v && *v) {
+		snprintf(out, size, "%s", v);
+		return;
+	}
+	v = getenv("XDG_CACHE_HOME");
+	if (v && *v) {
+		snprintf(out, size, "%s/attnscope/gemm", v);
+		return;
+	}
+	v = getenv("HOME");
+	snprintf(out, size, "%s/.cache/attnscope/gemm", v ? v : "");
+}
+
+void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run)
+{
+	size_t maxa = 512u * 3072, maxb = 3072u * 256, maxc = 512u * 256;
+	float *a = malloc((maxa + maxb + maxc) * sizeof(float));
+	memset(t->rate, 0, sizeof t->rate);
+	for (int c = 0; c < GEMM_CLASSES; c++)
+		t->lib[c] = GEMM_LIB_OPENBLAS;
+	if (!a)
+		return; /* no memory to measure: OpenBLAS, the library that threads itself */
+	float *b = a + maxa, *out = b + maxb;
+	for (size_t i = 0; i < maxa + maxb; i++)
+		a[i] = (float)((i * 7919u) % 2001u) / 1000.0f - 1.0f;
+	for (int c = 0; c < GEMM_CLASSES; c++) {
+		int n, k;
+		tune_shape(c, &n, &k);
+		double best[GEMM_LIBS][GEMM_SIZES][2]; /* [library][size][layout: B, Bt] seconds */
+		for (int l = 0; l < GEMM_LIBS; l++)
+			for (int s = 0; s < GEMM_SIZES; s++)
+				best[l][s][0] = best[l][s][1] = 1e30;
+		for (int round = 0; round < 3; round++) /* the libraries in turns: both see the same load */
+			for (int s = 0; s < GEMM_SIZES; s++)
+				for (int tb = 0; tb < 2; tb++)
+					for (int l = 0; l < GEMM_LIBS; l++) {
+						int m = gemmtune_rows[s];
+						double flops = 2.0 * m * n * k;
+						int iters = flops >= 4e6 ? 1 : (int)(4e6 / flops);
+						double t0 = progress_now();
+						for (int i = 0; i < iters; i++)
+							run((enum gemm_lib)l, tb, m, n, k, a, b, out);
+						double dt = (progress_now() - t0) / iters;
+						if (dt < best[l][s][tb])
+							best[l][s][tb] = dt;
+					}
+		double cost[GEMM_LIBS] = {0, 0};
+		for (int l = 0; l < GEMM_LIBS; l++)
+			for (int s = 0; s < GEMM_SIZES; s++) {
+				double dt = best[l][s][0] + best[l][s][1]; /* both layouts' products */
+				double r = 2 * 2.0 * gemmtune_rows[s] * n * k / (dt > 0 ? dt : 1e-9) * 1e-9;
+				t->rate[c][l][s] = (float)r;
+				cost[l] += 1 / r;
+			}
+		t->lib[c] = cost[GEMM_LIB_DNNL] < cost[GEMM_LIB_OPENBLAS] ? GEMM_LIB_DNNL : GEMM_LIB_OPENBLAS;
+	}
+	free(a);
+}
+
+double gemmtune_rate(const struct gemm_tune *t, int cls, enum gemm_lib lib)
+{
+	double inv = 0;
+	for (int s = 0; s < GEMM_SIZES; s++) {
+		if (!(t->rate[cls][lib][s] > 0))
+			return 0;
+		inv += 1.0 / t->rate[cls][lib][s];
+	}
+	return GEMM_SIZES / inv;
+}
+
+/* The file, a few lines of text:
+ *   attnscope-gemm 1
+ *   key <gemmtune_key>
+ *   class <0..2> <openblas|dnnl> <rates on OpenBLAS at 8 32 128 512 rows> <the same on oneDNN>  (x3) */
+#define TUNE_MAGIC "attnscope-gemm 1"
+
+int gemmtune_load(const char *path, const char *key, struct gemm_tune *t, char *why, size_t why_size)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(why, why_size, "%s", strerror(errno));
+		return errno == ENOENT ? 1 : -1;
+	}
+	char line[1024];
+	int rc = -1, seen = 0;
+	struct gemm_tune r;
+	memset(&r, 0, sizeof r);
+	snprintf(why, why_size, "not an attnscope GEMM cache file");
+	if (!fgets(line, sizeof line, f) || strcmp(line, TUNE_MAGIC "\n") != 0)
+		goto out;
+	if (!fgets(line, sizeof line, f) || strncmp(line, "key ", 4) != 0 || !strchr(line, '\n'))
+		goto out;
+	line[strcspn(line, "\n")] = 0;
+	if (strcmp(line + 4, key) != 0) {
+		snprintf(why, why_size, "measured on another CPU or library (%.200s)", line + 4);
+		goto out;
+	}
+	snprintf(r.key, sizeof r.key, "%s", line + 4);
+	while (fgets(line, sizeof line, f)) {
+		int c, used;
+		char lib[16];
+		float *v;
+		if (sscanf(line, "class %d %15s%n", &c, lib, &used) != 2 || c < 0 || c >= GEMM_CLASSES || (seen >> c & 1)) {
+			snprintf(why, why_size, "a bad line: %.60s", line);
+			goto out;
+		}
+		r.lib[c] = strcmp(lib, "dnnl") == 0 ? GEMM_LIB_DNNL : strcmp(lib, "openblas") == 0 ? GEMM_LIB_OPENBLAS : -1;
+		if (r.lib[c] < 0) {
+			snprintf(why, why_size, "an unknown library %.20s", lib);
+			goto out;
+		}
+		seen |= 1 << c;
+		v = &r.rate[c][0][0];
+		const char *p = line + used;
+		for (int i = 0; i < GEMM_LIBS * GEMM_SIZES; i++) {
+			char *end;
+			v[i] = strtof(p, &end);
+			if (end == p || !(v[i] >= 0) || v[i] > 1e7) {
+				snprintf(why, why_size, "a bad rate in class %d", c);
+				goto out;
+			}
+			p = end;
+		}
+		if (strspn(p, " \t\n") != strlen(p)) {
+			snprintf(why, why_size, "a bad line: %.60s", line);
+			goto out;
+		}
+	}
+	if (seen != (1 << GEMM_CLASSES) - 1) {
+		snprintf(why, why_size, "classes missing");
+		goto out;
+	}
+	*t = r;
+	rc = 0;
+out:
+	fclose(f);
+	return rc;
+}
+
+/* mkdir -p of PATH's folder. */
+static void tune_mkdirs(const char *path)
+{
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return;
+	*slash = 0;
+	for (char *p = dir + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(dir, 0755);
+			*p = '/';
+		}
+	mkdir(dir, 0755);
+}
+
+int gemmtune_save(const char *path, const struct gemm_tune *t, char *why, size_t why_size)
+{
+	char tmp[4200];
+	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+	tune_mkdirs(path);
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		snprintf(why, why_size, "%s", strerror(errno));
+		return -1;
+	}
+	fprintf(f, TUNE_MAGIC "\nkey %s\n", t->key);
+	for (int c = 0; c < GEMM_CLASSES; c++) {
+		fprintf(f, "class %d %s", c, lib_name[t->lib[c] == GEMM_LIB_DNNL]);
+		for (int l = 0; l < GEMM_LIBS; l++)
+			for (int s = 0; s < GEMM_SIZES; s++)
+				fprintf(f, " %.2f", t->rate[c][l][s]);
+		fputc('\n', f);
+	}
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		snprintf(why, why_size, "%s", strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,205 @@
+/* check_gemm.c -- the GEMM library choice (src/engine/gemmtune.c): measuring picks the faster
+ * library per class, the cache file is written and read back, and a file for another machine or a
+ * corrupt one is refused with a reason, never read. The process-wide choice (gemm.c) is driven through
+ * the binary in tests/cli.sh (--version --verbose). */
+#include "config.h"
+
+#include <cblas.h>
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/gemm.h"
+#include "engine/gemmtune.h"
+
+static enum gemm_lib slow_lib; /* the library test_run makes three times slower */
+
+/* Both "libraries" are OpenBLAS; SLOW_LIB computes the product three times. */
+static void test_run(enum gemm_lib lib, bool trans_b, int m, int n, int k, const float *a, const float *b, float *c)
+{
+	for (int i = 0; i < (lib == slow_lib ? 3 : 1); i++)
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, k, b,
+			    trans_b ? k : n, 0.0f, c, n);
+}
+
+static char dir[64];
+
+static void tmp_setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/check_gemm.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(test_classes)
+{
+	ck_assert_int_eq(gemmtune_class(true, 64), gemmtune_class(true, 128));
+	ck_assert_int_ne(gemmtune_class(true, 128), gemmtune_class(true, 129));
+	ck_assert_int_ne(gemmtune_class(true, 1024), gemmtune_class(true, 1025));
+	ck_assert_int_eq(gemmtune_class(true, 768), gemmtune_class(false, 768)); /* not by layout: gemmtune.h */
+	for (int c = 0; c < GEMM_CLASSES; c++)
+		ck_assert_str_ne(gemmtune_class_name(c), "?");
+}
+END_TEST
+
+START_TEST(test_measure_save_load)
+{
+	struct gemm_tune t, back;
+	char key[512], why[300], path[128];
+	tmp_setup();
+	gemmtune_key("test ISA", key, sizeof key);
+	ck_assert_ptr_nonnull(strstr(key, "test ISA"));
+	ck_assert_ptr_null(strchr(key, '\n'));
+	for (int slow = 0; slow < GEMM_LIBS; slow++) { /* the faster library wins every class */
+		slow_lib = (enum gemm_lib)slow;
+		memset(&t, 0, sizeof t);
+		snprintf(t.key, sizeof t.key, "%s", key);
+		gemmtune_measure(&t, test_run);
+		for (int c = 0; c < GEMM_CLASSES; c++) {
+			ck_assert_int_eq(t.lib[c], 1 - slow);
+			ck_assert(gemmtune_rate(&t, c, (enum gemm_lib)(1 - slow)) > gemmtune_rate(&t, c, (enum gemm_lib)slow));
+			ck_assert(gemmtune_rate(&t, c, GEMM_LIB_OPENBLAS) > 0);
+		}
+	}
+	snprintf(path, sizeof path, "%s/sub/dir/gemm", dir);
+	ck_assert_int_eq(gemmtune_load(path, key, &back, why, sizeof why), 1); /* none yet */
+	ck_assert_int_eq(gemmtune_save(path, &t, why, sizeof why), 0);       /* folders made */
+	ck_assert_int_eq(gemmtune_load(path, key, &back, why, sizeof why), 0);
+	ck_assert_str_eq(back.key, key);
+	for (int c = 0; c < GEMM_CLASSES; c++) {
+		ck_assert_int_eq(back.lib[c], t.lib[c]);
+		for (int l = 0; l < GEMM_LIBS; l++)
+			for (int s = 0; s < GEMM_SIZES; s++)
+				ck_assert_float_eq_tol(back.rate[c][l][s], t.rate[c][l][s], 0.006);
+	}
+	/* another machine's or library's file */
+	char other[600];
+	snprintf(other, sizeof other, "%s but another", key);
+	ck_assert_int_eq(gemmtune_load(path, other, &back, why, sizeof why), -1);
+	ck_assert_ptr_nonnull(strstr(why, "another CPU or library"));
+	unlink(path);
+}
+END_TEST
+
+START_TEST(test_corrupt)
+{
+	static const char *const bad[] = {
+		"",
+		"\x7f" "ELF binary\n",
+		"attnscope-gemm 2\nkey K\n",
+		"attnscope-gemm 1\n",
+		"attnscope-gemm 1\nkey K\n", /* no classes */
+		"attnscope-gemm 1\nkey K\nclass 0 openblas 1 2 3 4 5 6 7 8\n", /* classes missing */
+		"attnscope-gemm 1\nkey K\nclass 3 openblas 1 2 3 4 5 6 7 8\n",
+		"attnscope-gemm 1\nkey K\nclass 0 blis 1 2 3 4 5 6 7 8\n",
+		"attnscope-gemm 1\nkey K\nclass 0 dnnl 1 2 3 x 5 6 7 8\n",
+		"attnscope-gemm 1\nkey K\nclass 0 dnnl 1 2 3 -4 5 6 7 8\n",
+		"attnscope-gemm 1\nkey K\nclass 0 dnnl 1 2 3 4 5 6 7\n",
+		"attnscope-gemm 1\nkey K\nclass 0 dnnl 1 2 3 4 5 6 7 8 9\n",
+		"attnscope-gemm 1\nkey K\nclass 0 dnnl 1 2 3 4 5 6 7 8\nclass 0 dnnl 1 2 3 4 5 6 7 8\n",
+	};
+	char path[128], why[300];
+	struct gemm_tune t;
+	tmp_setup();
+	snprintf(path, sizeof path, "%s/gemm", dir);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		write_file(path, bad[i]);
+		*why = 0;
+		ck_assert_msg(gemmtune_load(path, "K", &t, why, sizeof why) == -1, "file %zu read", i);
+		ck_assert_msg(*why, "file %zu: no reason", i);
+	}
+	/* the same lines whole: read */
+	write_file(path, "attnscope-gemm 1\nkey K\n"
+			 "class 0 dnnl 1 2 3 4 5 6 7 8\nclass 1 openblas 1 2 3 4 5 6 7 8\nclass 2 dnnl 1 2 3 4 5 6 7 8\n");
+	ck_assert_int_eq(gemmtune_load(path, "K", &t, why, sizeof why), 0);
+	ck_assert_int_eq(t.lib[0], GEMM_LIB_DNNL);
+	ck_assert_int_eq(t.lib[1], GEMM_LIB_OPENBLAS);
+	ck_assert_float_eq(t.rate[2][1][3], 8.0f);
+	/* a folder where the file should be: refused, not read */
+	ck_assert_int_eq(gemmtune_load(dir, "K", &t, why, sizeof why), -1);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_path)
+{
+	char p[4096];
+	setenv("ATTNSCOPE_GEMM_CACHE", "/x/y", 1);
+	gemmtune_path(p, sizeof p);
+	ck_assert_str_eq(p, "/x/y");
+	unsetenv("ATTNSCOPE_GEMM_CACHE");
+	setenv("XDG_CACHE_HOME", "/c", 1);
+	gemmtune_path(p, sizeof p);
+	ck_assert_str_eq(p, "/c/attnscope/gemm");
+	unsetenv("XDG_CACHE_HOME");
+	setenv("HOME", "/h", 1);
+	gemmtune_path(p, sizeof p);
+	ck_assert_str_eq(p, "/h/.cache/attnscope/gemm");
+}
+END_TEST
+
+/* The process's own choice: described, and its classes' products agree with OpenBLAS's within
+ * rounding whichever library each runs on. */
+START_TEST(test_process_choice)
+{
+	char buf[4096];
+	size_t len = gemm_describe(buf, sizeof buf);
+	ck_assert_uint_lt(len, sizeof buf);
+	ck_assert_ptr_nonnull(strstr(buf, "cache file"));
+	for (int c = 0; c < GEMM_CLASSES; c++)
+		ck_assert_ptr_nonnull(strstr(buf, gemmtune_class_name(c)));
+	static const int ks[] = {64, 768, 3072};
+	for (int tb = 0; tb < 2; tb++)
+		for (int ki = 0; ki < 3; ki++)
+			for (int m = 1; m <= 90; m += 89) {
+				int k = ks[ki], n = 70;
+				float *a = malloc(sizeof(float) * (size_t)m * k), *b = malloc(sizeof(float) * (size_t)k * n);
+				float *c = malloc(sizeof(float) * (size_t)m * n), *r = malloc(sizeof(float) * (size_t)m * n);
+				for (int i = 0; i < m * k; i++)
+					a[i] = (float)(i % 13) / 13.0f - 0.5f;
+				for (int i = 0; i < k * n; i++)
+					b[i] = (float)(i % 11) / 11.0f - 0.5f;
+				for (int i = 0; i < m * n; i++)
+					c[i] = r[i] = (float)(i % 5); /* beta 1 */
+				gemm(tb, m, n, k, 0.5f, a, k, b, tb ? k : n, 1.0f, c, n);
+				cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 0.5f, a, k, b,
+					    tb ? k : n, 1.0f, r, n);
+				for (int i = 0; i < m * n; i++)
+					ck_assert_msg(fabsf(c[i] - r[i]) <= 1e-4f * (1 + fabsf(r[i])), "k %d m %d: %g vs %g", k, m,
+						      c[i], r[i]);
+				free(a);
+				free(b);
+				free(c);
+				free(r);
+			}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("gemm");
+	TCase *tc = tcase_create("choice");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_classes);
+	tcase_add_test(tc, test_measure_save_load);
+	tcase_add_test(tc, test_corrupt);
+	tcase_add_test(tc, test_path);
+	tcase_add_test(tc, test_process_choice);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
