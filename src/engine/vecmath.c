@@ -1,0 +1,188 @@
+/* vecmath.c -- glibc 2.36's expf and erff, 8 floats at a time on AVX2, bit for bit (see vecmath.h). */
+#include "config.h"
+
+#include "engine/vecmath.h"
+
+#ifdef VECMATH_AVX2
+#include <stdint.h>
+
+/* expf (glibc's e_expf.c; the ARM optimized-routines algorithm): with N = 32,
+ *   z = x·N/ln2 rounded to an integer k by adding 1.5·2^52, r = x·N/ln2 − k,
+ *   exp(x) = 2^(k/N) · 2^(r/N), 2^(k/N) from the table and the exponent bits, 2^(r/N) a cubic in r.
+ * The table holds the bits of 2^(i/32) less i << 47, so that adding k << 47 makes 2^(k/32)'s. */
+static const uint64_t vecmath_exp2_table[32] = {
+	0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51, 0x3fef72b83c7d517b,
+	0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1, 0x3fef06fe0a31b715, 0x3feef1a7373aa9cb,
+	0x3feedea64c123422, 0x3feece086061892d, 0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429,
+	0x3feea47eb03a5585, 0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+	0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d, 0x3feee89f995ad3ad,
+	0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069, 0x3fef5818dcfba487, 0x3fef7c97337b9b5f,
+	0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
+};
+
+/* exp of 4 doubles that are floats with |x| < 88 (glibc's main path), rounded to float; the four
+ * products-and-sums fused as __expf_fma fuses them. */
+__attribute__((target("avx2,fma"))) static __m128 vecmath_expf4(__m256d xd)
+{
+	const __m256d inv_ln2_n = _mm256_set1_pd(0x1.71547652b82fep+5); /* 32/ln 2 */
+	const __m256d shift = _mm256_set1_pd(0x1.8p+52);
+	const __m256d c0 = _mm256_set1_pd(0x1.c6af84b912394p-20), c1 = _mm256_set1_pd(0x1.ebfce50fac4f3p-13),
+		      c2 = _mm256_set1_pd(0x1.62e42ff0c52d6p-6);
+	__m256d z = _mm256_fmadd_pd(inv_ln2_n, xd, shift);
+	__m256i ki = _mm256_castpd_si256(z);
+	__m256d kd = _mm256_sub_pd(z, shift);
+	__m256d r = _mm256_fmsub_pd(inv_ln2_n, xd, kd);
+	__m256i index = _mm256_and_si256(ki, _mm256_set1_epi64x(31));
+	__m256i t = _mm256_i64gather_epi64((const long long *)vecmath_exp2_table, index, 8);
+	__m256d s = _mm256_castsi256_pd(_mm256_add_epi64(t, _mm256_slli_epi64(ki, 47)));
+	__m256d p = _mm256_fmadd_pd(c0, r, c1);
+	__m256d r2 = _mm256_mul_pd(r, r);
+	__m256d y = _mm256_fmadd_pd(r, c2, _mm256_set1_pd(1.0));
+	y = _mm256_fmadd_pd(p, r2, y);
+	return _mm256_cvtpd_ps(_mm256_mul_pd(y, s));
+}
+
+/* expf of 8 floats whose |x| < 88: glibc's main path only (erff's arguments stay in it). */
+__attribute__((target("avx2,fma"))) static __m256 vecmath_expf8_main(__m256 x)
+{
+	__m128 lo = vecmath_expf4(_mm256_cvtps_pd(_mm256_castps256_ps128(x)));
+	__m128 hi = vecmath_expf4(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1)));
+	return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
+}
+
+__attribute__((target("avx2,fma"))) __m256 vecmath_expf8(__m256 x)
+{
+	__m256 y = vecmath_expf8_main(x);
+	__m256i bits = _mm256_castps_si256(x);
+	__m256i abs_bits = _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffffff));
+	/* |x| >= 88 or NaN: glibc's slow path (any lane; as rare as inputs that far out) */
+	__m256i far = _mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x42afffff));
+	if (_mm256_testz_si256(far, far))
+		return y;
+	/* in glibc's order: -inf 0; inf and NaN x + x; overflow inf; underflow 0; below log(0x1p-149)
+	 * 0x1.4p-75f squared, 0x1p-149; otherwise the main path */
+	const __m256 over = _mm256_cmp_ps(x, _mm256_set1_ps(0x1.62e42ep6f), _CMP_GT_OQ);
+	const __m256 under = _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.9fe368p6f), _CMP_LT_OQ);
+	const __m256 may_under = _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.9d1d9ep6f), _CMP_LT_OQ);
+	y = _mm256_blendv_ps(y, _mm256_set1_ps(0x1p-149f), may_under);
+	y = _mm256_blendv_ps(y, _mm256_setzero_ps(), under);
+	y = _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), over);
+	__m256i nonfinite = _mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x7f7fffff));
+	y = _mm256_blendv_ps(y, _mm256_add_ps(x, x), _mm256_castsi256_ps(nonfinite)); /* -inf + -inf = -inf, below */
+	__m256i minus_inf = _mm256_cmpeq_epi32(bits, _mm256_set1_epi32((int)0xff800000));
+	return _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_castsi256_ps(minus_inf));
+}
+
+/* A + S·(B + S·(C ...)): Horner's rule over N coefficients from the highest, each step a product and
+ * then a sum rounded apart (this function's target has no FMA). */
+__attribute__((target("avx2"))) static inline __m256 vecmath_horner(__m256 s, const float *coef, int n)
+{
+	__m256 acc = _mm256_set1_ps(coef[n - 1]);
+	for (int i = n - 2; i >= 0; i--)
+		acc = _mm256_add_ps(_mm256_set1_ps(coef[i]), _mm256_mul_ps(s, acc));
+	return acc;
+}
+
+/* erff's coefficients (s_erff.c), lowest first. pp, qq: |x| < 0.84375, in x²; pa, qa: |x| < 1.25,
+ * in |x| − 1; ra, sa: |x| < 1/0.35, in 1/x²; rb, sb: |x| < 6, in 1/x². The qq.. sb lists start with
+ * the 1 of "one + z·(...)". */
+static const float vecmath_pp[] = {0.12837916612625122f, -0.32504209876060486f, -0.028481749817728996f,
+				   -0.005770270247012377f, -2.3763017452438362e-05f};
+static const float vecmath_qq[] = {1.0f, 0.3979172110557556f, 0.06502225250005722f, 0.0050813062116503716f,
+				   0.0001324947370449081f, -3.9602282413397916e-06f};
+static const float vecmath_pa[] = {-0.0023621185682713985f, 0.41485610604286194f, -0.3722078800201416f,
+				   0.31834661960601807f,    -0.11089469492435455f, 0.03547830507159233f,
+				   -0.002166375517845154f};
+static const float vecmath_qa[] = {1.0f, 0.10642088204622269f, 0.5403979420661926f, 0.07182865589857101f,
+				   0.12617121636867523f, 0.01363708358258009f, 0.011984500102698803f};
+static const float vecmath_ra[] = {-0.009864944033324718f, -0.6938585638999939f, -10.558626174926758f,
+				   -62.37533187866211f,     -162.39666748046875f, -184.60508728027344f,
+				   -81.28743743896484f,     -9.814329147338867f};
+static const float vecmath_sa[] = {1.0f,		 19.65127182006836f, 137.6577606201172f,
+				   434.5658874511719f,	 645.3872680664062f, 429.0081481933594f,
+				   108.63500213623047f, 6.570249557495117f, -0.06042441353201866f};
+static const float vecmath_rb[] = {-0.009864943102002144f, -0.7992832660675049f, -17.75795555114746f,
+				   -160.63638305664062f,   -637.5664672851562f,  -1025.0950927734375f,
+				   -483.5191955566406f};
+static const float vecmath_sb[] = {1.0f,	       30.33806037902832f, 325.7925109863281f, 1536.7296142578125f,
+				   3199.858154296875f, 2553.05029296875f,  474.5285339355469f, -22.44095230102539f};
+#define VECMATH_COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
+
+__attribute__((target("avx2"))) static inline __m256i vecmath_below(__m256i abs_bits, uint32_t bound) /* |x| < the float with these bits */
+{
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)bound), abs_bits);
+}
+
+/* erff's ranges of |x|, each computed only when a lane falls in it, the lanes then chosen by mask. */
+__attribute__((target("avx2"))) __m256 vecmath_erff8(__m256 x)
+{
+	const __m256 one = _mm256_set1_ps(1.0f);
+	const __m256i abs_bits = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
+	const __m256 ax = _mm256_castsi256_ps(abs_bits);
+	const __m256 sign = _mm256_castsi256_ps(_mm256_andnot_si256(abs_bits, _mm256_castps_si256(x)));
+	const __m256 negative = _mm256_castsi256_ps(_mm256_srai_epi32(_mm256_castps_si256(x), 31));
+	__m256 y;
+
+	/* |x| < 0.84375: x + x·(pp(z)/qq(z)), z = x²; below 2^-28 x + efx·x; below 2^-119
+	 * 0.0625·(16·x + efx16·x) (glibc's scaling; fdlibm's is by 8) */
+	__m256i small = vecmath_below(abs_bits, 0x3f580000);
+	if (!_mm256_testz_si256(small, small)) {
+		__m256 z = _mm256_mul_ps(x, x);
+		__m256 r = vecmath_horner(z, vecmath_pp, VECMATH_COUNT(vecmath_pp));
+		__m256 s = vecmath_horner(z, vecmath_qq, VECMATH_COUNT(vecmath_qq));
+		y = _mm256_add_ps(x, _mm256_mul_ps(x, _mm256_div_ps(r, s)));
+		__m256 linear = _mm256_add_ps(x, _mm256_mul_ps(_mm256_set1_ps(0.12837916612625122f), x));
+		y = _mm256_blendv_ps(y, linear, _mm256_castsi256_ps(vecmath_below(abs_bits, 0x31800000)));
+		__m256 tiny = _mm256_mul_ps(_mm256_set1_ps(0.0625f),
+					    _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(16.0f), x),
+							  _mm256_mul_ps(_mm256_set1_ps(2.0540666580200195f), x)));
+		y = _mm256_blendv_ps(y, tiny, _mm256_castsi256_ps(vecmath_below(abs_bits, 0x04000000)));
+	} else
+		y = _mm256_setzero_ps();
+
+	/* 0.84375 <= |x| < 1.25: ±(erx + pa(s)/qa(s)), s = |x| − 1 */
+	__m256i middle = _mm256_andnot_si256(small, vecmath_below(abs_bits, 0x3fa00000));
+	if (!_mm256_testz_si256(middle, middle)) {
+		__m256 s = _mm256_sub_ps(ax, one);
+		__m256 q = _mm256_div_ps(vecmath_horner(s, vecmath_pa, VECMATH_COUNT(vecmath_pa)),
+					 vecmath_horner(s, vecmath_qa, VECMATH_COUNT(vecmath_qa)));
+		/* x < 0: -erx - P/Q, the negation of erx + P/Q's sum exactly */
+		__m256 m = _mm256_xor_ps(_mm256_add_ps(_mm256_set1_ps(0.8450629115104675f), q), sign);
+		y = _mm256_blendv_ps(y, m, _mm256_castsi256_ps(middle));
+	}
+
+	/* 1.25 <= |x| < 6: ±(1 − exp(−z² − 0.5625)·exp((z − |x|)(z + |x|) + R/S)/|x|), z = |x| with its
+	 * last 12 bits cleared, R/S in s = 1/x², by ra/sa below 1/0.35 and rb/sb above */
+	__m256i outer = _mm256_andnot_si256(vecmath_below(abs_bits, 0x3fa00000), vecmath_below(abs_bits, 0x40c00000));
+	if (!_mm256_testz_si256(outer, outer)) {
+		__m256 s = _mm256_div_ps(one, _mm256_mul_ps(ax, ax));
+		__m256 near = _mm256_castsi256_ps(vecmath_below(abs_bits, 0x4036db6e));
+		__m256 r_over_s = _mm256_div_ps(vecmath_horner(s, vecmath_ra, VECMATH_COUNT(vecmath_ra)),
+						vecmath_horner(s, vecmath_sa, VECMATH_COUNT(vecmath_sa)));
+		__m256 r_over_s_far = _mm256_div_ps(vecmath_horner(s, vecmath_rb, VECMATH_COUNT(vecmath_rb)),
+						    vecmath_horner(s, vecmath_sb, VECMATH_COUNT(vecmath_sb)));
+		r_over_s = _mm256_blendv_ps(r_over_s_far, r_over_s, near);
+		__m256 z = _mm256_castsi256_ps(_mm256_and_si256(abs_bits, _mm256_set1_epi32((int)0xfffff000)));
+		__m256 a = _mm256_sub_ps(_mm256_mul_ps(_mm256_xor_ps(z, _mm256_set1_ps(-0.0f)), z),
+					 _mm256_set1_ps(0.5625f));
+		__m256 b = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(z, ax), _mm256_add_ps(z, ax)), r_over_s);
+		/* lanes outside this range get 0 as both arguments: glibc's main path, not its slow one */
+		a = _mm256_and_ps(a, _mm256_castsi256_ps(outer));
+		b = _mm256_and_ps(b, _mm256_castsi256_ps(outer));
+		__m256 r = _mm256_mul_ps(vecmath_expf8_main(a), vecmath_expf8_main(b));
+		__m256 r_over_x = _mm256_div_ps(r, ax);
+		__m256 o = _mm256_blendv_ps(_mm256_sub_ps(one, r_over_x), _mm256_sub_ps(r_over_x, one), negative);
+		y = _mm256_blendv_ps(y, o, _mm256_castsi256_ps(outer));
+	}
+
+	/* |x| >= 6: ±(1 − 1e-30), 1 in float; inf and NaN: (1 − 2·signbit) + 1/x */
+	__m256i big = _mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x40bfffff));
+	if (!_mm256_testz_si256(big, big)) {
+		__m256 unit = _mm256_or_ps(one, sign);
+		__m256i nonfinite = _mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x7f7fffff));
+		unit = _mm256_blendv_ps(unit, _mm256_add_ps(unit, _mm256_div_ps(one, x)), _mm256_castsi256_ps(nonfinite));
+		y = _mm256_blendv_ps(y, unit, _mm256_castsi256_ps(big));
+	}
+	return y;
+}
+#endif
