@@ -8,24 +8,22 @@
 #include <math.h>
 #include <string.h>
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(HAVE_LIBMVEC)
+#include "engine/vecmath.h"
+
+#ifdef VECMATH_AVX2
 #include <immintrin.h>
 #include <stdlib.h>
 #define OPS_VECTOR 1
-/* glibc's libmvec. AVX-512 (alongside oneDNN's products): expf/erff/tanhf 16 lanes at a time,
- * within 4 ulp of the scalar functions, for the softmax and the GELUs; 7 times faster.
- * AVX2: the exponentials only (softmax, SiLU), as libmvec's double exp 4 lanes at a time rounded
- * once to float: glibc's expf on all but 170,648 of the 2^32 floats (compared exhaustively), an ulp
- * apart there; the softmax's sum in the scalar order. The GELUs and tanh soft-capping stay scalar
- * on AVX2: erff and tanhf are not correctly rounded (about 6 % of floats are an ulp from erf/tanh in
- * double), so no vector function gives their bits, and check_analysis's q.k dots (8.5e-6 .. 9.0e-6
- * from numpy's with the scalar functions, tolerance 1e-5) sit at that rounding noise: libmvec's AVX2
- * erff/tanhf took them to 1.4e-5, GELU in double through libmvec to 1.1e-5 (through libm's erf,
- * 7.3e-6: the two differ on 0.05 % of floats), a one-ulp nudge of erff alone to 1.1e-5. */
+/* AVX2 and FMA: the exponentials (softmax, SiLU) and the erf GELU 8 at a time through vecmath.c,
+ * glibc's expf and erff bit for bit, so that every number is the scalar path's (the softmax's sum
+ * in the scalar order too).
+ * AVX-512 with oneDNN's products: glibc's libmvec, expf/erff/tanhf 16 lanes at a time within 4 ulp
+ * of the scalar functions, 7 times faster; measured with those products together. */
+#ifdef HAVE_LIBMVEC
 __attribute__((target("avx512f"))) __m512 _ZGVeN16v_expf(__m512 x);
 __attribute__((target("avx512f"))) __m512 _ZGVeN16v_erff(__m512 x);
 __attribute__((target("avx512f"))) __m512 _ZGVeN16v_tanhf(__m512 x);
-__attribute__((target("avx2"))) __m256d _ZGVdN4v_exp(__m256d x);
+#endif
 
 enum ops_path { OPS_SCALAR, OPS_AVX2, OPS_AVX512 };
 static _Atomic int ops_chosen = -1; /* enum ops_path, -1 before the first call */
@@ -36,8 +34,10 @@ void ops_vector_math_choose(void)
 	__builtin_cpu_init();
 	if (env && strcmp(env, "off") == 0)
 		ops_chosen = OPS_SCALAR;
+#ifdef HAVE_LIBMVEC
 	else if (__builtin_cpu_supports("avx512f") && gemm_avx512()) /* only with oneDNN's products (gemm_avx512) */
 		ops_chosen = OPS_AVX512;
+#endif
 	else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
 		ops_chosen = OPS_AVX2;
 	else
@@ -53,7 +53,7 @@ static enum ops_path ops_path(void)
 
 const char *ops_vector_math(void)
 {
-	static const char *const names[] = {"none (scalar libm)", "AVX2 (libmvec)", "AVX-512 (libmvec)"};
+	static const char *const names[] = {"none (scalar libm)", "AVX2 (glibc's expf and erff bit for bit)", "AVX-512 (libmvec)"};
 	return names[ops_path()];
 }
 #else
@@ -124,7 +124,7 @@ static inline float ops_act1(enum activation act, float v)
 	return v;
 }
 
-#ifdef OPS_VECTOR
+#if defined(OPS_VECTOR) && defined(HAVE_LIBMVEC)
 /* ACT of 16 values in ops_act1's order of operations, for the GELUs (the AVX-512 path as measured
  * with oneDNN's products; the other activations stay scalar there). */
 __attribute__((target("avx512f"))) static inline __m512 ops_gelu16(enum activation act, __m512 v)
@@ -140,24 +140,6 @@ __attribute__((target("avx512f"))) static inline __m512 ops_gelu16(enum activati
 	return _mm512_mul_ps(_mm512_mul_ps(half, v), _mm512_add_ps(one, th));
 }
 
-/* exp of 8 floats in double, rounded once to float. */
-__attribute__((target("avx2"))) static inline __m256 ops_exp8(__m256 x)
-{
-	__m128 lo = _mm256_cvtpd_ps(_ZGVdN4v_exp(_mm256_cvtps_pd(_mm256_castps256_ps128(x))));
-	__m128 hi = _mm256_cvtpd_ps(_ZGVdN4v_exp(_mm256_cvtps_pd(_mm256_extractf128_ps(x, 1))));
-	return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
-}
-
-/* SiLU or ReLU of 8 floats in ops_act1's order of operations, the exponential as ops_exp8 (ReLU:
- * max with 0, as v > 0 ? v : 0, NaN included). Only "avx2" as the target, not "fma": the compiler
- * may then not fuse a product and a sum the scalar code rounds apart. */
-__attribute__((target("avx2"))) static inline __m256 ops_act8(enum activation act, __m256 v)
-{
-	if (act == ACT_RELU)
-		return _mm256_max_ps(v, _mm256_setzero_ps());
-	return _mm256_div_ps(v, _mm256_add_ps(_mm256_set1_ps(1.0f), ops_exp8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
-}
-
 /* GELU ACT of the first COUNT - COUNT % 16 values of X in place, 16 at a time; returns how many were
  * done. */
 __attribute__((target("avx512f"))) static size_t ops_gelu_run16(enum activation act, float *x, size_t count)
@@ -167,11 +149,50 @@ __attribute__((target("avx512f"))) static size_t ops_gelu_run16(enum activation 
 		_mm512_storeu_ps(x + i, ops_gelu16(act, _mm512_loadu_ps(x + i)));
 	return i;
 }
+#endif
 
-/* SiLU or ReLU ACT of the COUNT values of X into OUT (times UP when UP is not NULL), 8 at a time,
- * the last ones too (through a buffer): a value's result does not depend on where a range of them
- * starts (a run reusing a text's first tokens computes the others in ranges shifted from a whole
- * run's). */
+#ifdef OPS_VECTOR
+/* The activations AVX2 runs, 8 values in ops_act1's order of operations with vecmath.c's functions
+ * (ReLU: max with 0, as v > 0 ? v : 0, NaN included). Only "avx2" as the target, not "fma": the
+ * compiler may then not fuse a product and a sum the scalar code rounds apart. */
+static bool ops_act8_runs(enum activation act)
+{
+	return act == ACT_SILU || act == ACT_RELU;
+}
+
+__attribute__((target("avx2"))) static inline __m256 ops_act8(enum activation act, __m256 v)
+{
+	const __m256 one = _mm256_set1_ps(1.0f);
+	switch (act) {
+	case ACT_RELU:
+		return _mm256_max_ps(v, _mm256_setzero_ps());
+	case ACT_SILU:
+		return _mm256_div_ps(v, _mm256_add_ps(one, vecmath_expf8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
+	default:
+		return v; /* not reached: ops_act8_runs */
+	}
+}
+
+/* The erf GELU of COUNT values of X into OUT (times UP when UP is not NULL): erff by vecmath_erff_n,
+ * 256 at a time, the rest in ops_act1's order of operations. */
+static void ops_gelu_erf_run(const float *x, const float *up, float *out, size_t count)
+{
+	float e[256];
+	for (size_t at = 0; at < count; at += 256) {
+		size_t len = count - at < 256 ? count - at : 256;
+		for (size_t i = 0; i < len; i++)
+			e[i] = x[at + i] * (float)M_SQRT1_2;
+		vecmath_erff_n(e, e, len);
+		for (size_t i = 0; i < len; i++) {
+			float g = 0.5f * x[at + i] * (1.0f + e[i]);
+			out[at + i] = up ? g * up[at + i] : g;
+		}
+	}
+}
+
+/* ACT of the COUNT values of X into OUT (times UP when UP is not NULL), 8 at a time, the last ones
+ * too (through a buffer): a value's result does not depend on where a range of them starts (a run
+ * reusing a text's first tokens computes the others in ranges shifted from a whole run's). */
 __attribute__((target("avx2"))) static void ops_act_run8(enum activation act, const float *x, const float *up,
 							 float *out, size_t count)
 {
@@ -196,10 +217,16 @@ static void ops_act_run(enum activation act, const float *x, const float *up, fl
 	size_t i = 0;
 #ifdef OPS_VECTOR
 	enum ops_path p = ops_path();
+#ifdef HAVE_LIBMVEC
 	if (p == OPS_AVX512 && !up && out == x && (act == ACT_GELU_ERF || act == ACT_GELU_TANH))
 		i = ops_gelu_run16(act, out, count);
-	else if (p == OPS_AVX2 && (act == ACT_SILU || act == ACT_RELU)) {
+#endif
+	if (p == OPS_AVX2 && ops_act8_runs(act)) {
 		ops_act_run8(act, x, up, out, count);
+		return;
+	}
+	if (p == OPS_AVX2 && act == ACT_GELU_ERF) {
+		ops_gelu_erf_run(x, up, out, count);
 		return;
 	}
 #endif
@@ -224,7 +251,7 @@ void ops_softcap(float *s, size_t count, float cap)
 		s[i] = tanhf(s[i] / cap) * cap;
 }
 
-#ifdef OPS_VECTOR
+#if defined(OPS_VECTOR) && defined(HAVE_LIBMVEC)
 /* exp(X[j] - MX) in place for COUNT values, 16 lanes at a time; their sum (the lanes' sums added at
  * the end, then the tail's values). */
 __attribute__((target("avx512f"))) static float ops_exp_sum16(float *x, int count, float mx)
@@ -244,18 +271,21 @@ __attribute__((target("avx512f"))) static float ops_exp_sum16(float *x, int coun
 	return sum;
 }
 
-/* The same 8 at a time (ops_exp8); the sum in the scalar code's order, index by index, so that the
- * softmax's one reciprocal of it rounds alike (the sum by lanes moved check_analysis's dots). */
+#endif
+
+#ifdef OPS_VECTOR
+/* The same 8 at a time (vecmath_expf8: expf's bits); the sum in the scalar code's order, index by
+ * index, so that the softmax's one reciprocal of it rounds alike. */
 __attribute__((target("avx2"))) static float ops_exp_sum8(float *x, int count, float mx)
 {
 	__m256 m = _mm256_set1_ps(mx);
 	int j = 0;
 	for (; j + 8 <= count; j += 8)
-		_mm256_storeu_ps(x + j, ops_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), m)));
+		_mm256_storeu_ps(x + j, vecmath_expf8(_mm256_sub_ps(_mm256_loadu_ps(x + j), m)));
 	if (j < count) { /* the last ones through a buffer, by the same function */
 		float buf[8] = {0};
 		memcpy(buf, x + j, (size_t)(count - j) * sizeof *buf);
-		_mm256_storeu_ps(buf, ops_exp8(_mm256_sub_ps(_mm256_loadu_ps(buf), m)));
+		_mm256_storeu_ps(buf, vecmath_expf8(_mm256_sub_ps(_mm256_loadu_ps(buf), m)));
 		memcpy(x + j, buf, (size_t)(count - j) * sizeof *buf);
 	}
 	float sum = 0;
@@ -271,8 +301,10 @@ static float ops_exp_sum(float *row, int lo, int hi, float mx, bool wide)
 {
 #ifdef OPS_VECTOR
 	enum ops_path p = ops_path();
+#ifdef HAVE_LIBMVEC
 	if (p == OPS_AVX512 && wide && hi - lo + 1 >= 16)
 		return ops_exp_sum16(row + lo, hi - lo + 1, mx);
+#endif
 	if (p == OPS_AVX2)
 		return ops_exp_sum8(row + lo, hi - lo + 1, mx);
 #endif

@@ -4,7 +4,11 @@
 #include "engine/vecmath.h"
 
 #ifdef VECMATH_AVX2
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+
+#define VECMATH_RUN 256 /* values whose lanes vecmath_erff_n gathers by range before computing them */
 
 /* expf (glibc's e_expf.c; the ARM optimized-routines algorithm): with N = 32,
  *   z = x·N/ln2 rounded to an integer k by adding 1.5·2^52, r = x·N/ln2 − k,
@@ -113,76 +117,176 @@ __attribute__((target("avx2"))) static inline __m256i vecmath_below(__m256i abs_
 	return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)bound), abs_bits);
 }
 
-/* erff's ranges of |x|, each computed only when a lane falls in it, the lanes then chosen by mask. */
-__attribute__((target("avx2"))) __m256 vecmath_erff8(__m256 x)
+/* erff on |x| < 0.84375: x + x·(pp(z)/qq(z)), z = x²; below 2^-28 x + efx·x; below 2^-119
+ * 0.0625·(16·x + efx16·x) (glibc's scaling; fdlibm's is by 8). Other lanes: any value. */
+__attribute__((target("avx2"))) static inline __m256 vecmath_erff8_small(__m256 x, __m256i abs_bits)
+{
+	__m256 z = _mm256_mul_ps(x, x);
+	__m256 r = vecmath_horner(z, vecmath_pp, VECMATH_COUNT(vecmath_pp));
+	__m256 s = vecmath_horner(z, vecmath_qq, VECMATH_COUNT(vecmath_qq));
+	__m256 y = _mm256_add_ps(x, _mm256_mul_ps(x, _mm256_div_ps(r, s)));
+	__m256 linear = _mm256_add_ps(x, _mm256_mul_ps(_mm256_set1_ps(0.12837916612625122f), x));
+	y = _mm256_blendv_ps(y, linear, _mm256_castsi256_ps(vecmath_below(abs_bits, 0x31800000)));
+	__m256 tiny = _mm256_mul_ps(_mm256_set1_ps(0.0625f), _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(16.0f), x),
+									      _mm256_mul_ps(_mm256_set1_ps(2.0540666580200195f), x)));
+	return _mm256_blendv_ps(y, tiny, _mm256_castsi256_ps(vecmath_below(abs_bits, 0x04000000)));
+}
+
+/* erff on 0.84375 <= |x| < 1.25: ±(erx + pa(s)/qa(s)), s = |x| − 1 (x < 0: −erx − P/Q, the
+ * negation of erx + P/Q exactly). Other lanes: any value. */
+__attribute__((target("avx2"))) static inline __m256 vecmath_erff8_middle(__m256 x, __m256i abs_bits)
+{
+	__m256 ax = _mm256_castsi256_ps(abs_bits);
+	__m256 sign = _mm256_castsi256_ps(_mm256_andnot_si256(abs_bits, _mm256_castps_si256(x)));
+	__m256 s = _mm256_sub_ps(ax, _mm256_set1_ps(1.0f));
+	__m256 q = _mm256_div_ps(vecmath_horner(s, vecmath_pa, VECMATH_COUNT(vecmath_pa)),
+				 vecmath_horner(s, vecmath_qa, VECMATH_COUNT(vecmath_qa)));
+	return _mm256_xor_ps(_mm256_add_ps(_mm256_set1_ps(0.8450629115104675f), q), sign);
+}
+
+/* erff on 1.25 <= |x|: below 6 ±(1 − exp(−z² − 0.5625)·exp((z − |x|)(z + |x|) + R/S)/|x|), z = |x|
+ * with its last 12 bits cleared, R/S in s = 1/x² by ra/sa below 1/0.35 and by rb/sb above (each
+ * computed only when a lane needs it); from 6 ±(1 − 1e-30), 1 in float; inf and NaN
+ * (1 − 2·signbit) + 1/x. Other lanes: any value. */
+__attribute__((target("avx2"))) static __m256 vecmath_erff8_outer(__m256 x, __m256i abs_bits)
 {
 	const __m256 one = _mm256_set1_ps(1.0f);
-	const __m256i abs_bits = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
 	const __m256 ax = _mm256_castsi256_ps(abs_bits);
 	const __m256 sign = _mm256_castsi256_ps(_mm256_andnot_si256(abs_bits, _mm256_castps_si256(x)));
-	const __m256 negative = _mm256_castsi256_ps(_mm256_srai_epi32(_mm256_castps_si256(x), 31));
-	__m256 y;
-
-	/* |x| < 0.84375: x + x·(pp(z)/qq(z)), z = x²; below 2^-28 x + efx·x; below 2^-119
-	 * 0.0625·(16·x + efx16·x) (glibc's scaling; fdlibm's is by 8) */
-	__m256i small = vecmath_below(abs_bits, 0x3f580000);
-	if (!_mm256_testz_si256(small, small)) {
-		__m256 z = _mm256_mul_ps(x, x);
-		__m256 r = vecmath_horner(z, vecmath_pp, VECMATH_COUNT(vecmath_pp));
-		__m256 s = vecmath_horner(z, vecmath_qq, VECMATH_COUNT(vecmath_qq));
-		y = _mm256_add_ps(x, _mm256_mul_ps(x, _mm256_div_ps(r, s)));
-		__m256 linear = _mm256_add_ps(x, _mm256_mul_ps(_mm256_set1_ps(0.12837916612625122f), x));
-		y = _mm256_blendv_ps(y, linear, _mm256_castsi256_ps(vecmath_below(abs_bits, 0x31800000)));
-		__m256 tiny = _mm256_mul_ps(_mm256_set1_ps(0.0625f),
-					    _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(16.0f), x),
-							  _mm256_mul_ps(_mm256_set1_ps(2.0540666580200195f), x)));
-		y = _mm256_blendv_ps(y, tiny, _mm256_castsi256_ps(vecmath_below(abs_bits, 0x04000000)));
-	} else
-		y = _mm256_setzero_ps();
-
-	/* 0.84375 <= |x| < 1.25: ±(erx + pa(s)/qa(s)), s = |x| − 1 */
-	__m256i middle = _mm256_andnot_si256(small, vecmath_below(abs_bits, 0x3fa00000));
-	if (!_mm256_testz_si256(middle, middle)) {
-		__m256 s = _mm256_sub_ps(ax, one);
-		__m256 q = _mm256_div_ps(vecmath_horner(s, vecmath_pa, VECMATH_COUNT(vecmath_pa)),
-					 vecmath_horner(s, vecmath_qa, VECMATH_COUNT(vecmath_qa)));
-		/* x < 0: -erx - P/Q, the negation of erx + P/Q's sum exactly */
-		__m256 m = _mm256_xor_ps(_mm256_add_ps(_mm256_set1_ps(0.8450629115104675f), q), sign);
-		y = _mm256_blendv_ps(y, m, _mm256_castsi256_ps(middle));
-	}
-
-	/* 1.25 <= |x| < 6: ±(1 − exp(−z² − 0.5625)·exp((z − |x|)(z + |x|) + R/S)/|x|), z = |x| with its
-	 * last 12 bits cleared, R/S in s = 1/x², by ra/sa below 1/0.35 and rb/sb above */
-	__m256i outer = _mm256_andnot_si256(vecmath_below(abs_bits, 0x3fa00000), vecmath_below(abs_bits, 0x40c00000));
-	if (!_mm256_testz_si256(outer, outer)) {
+	__m256i below6 = vecmath_below(abs_bits, 0x40c00000);
+	__m256 y = _mm256_setzero_ps();
+	if (!_mm256_testz_si256(below6, below6)) {
 		__m256 s = _mm256_div_ps(one, _mm256_mul_ps(ax, ax));
-		__m256 near = _mm256_castsi256_ps(vecmath_below(abs_bits, 0x4036db6e));
-		__m256 r_over_s = _mm256_div_ps(vecmath_horner(s, vecmath_ra, VECMATH_COUNT(vecmath_ra)),
-						vecmath_horner(s, vecmath_sa, VECMATH_COUNT(vecmath_sa)));
-		__m256 r_over_s_far = _mm256_div_ps(vecmath_horner(s, vecmath_rb, VECMATH_COUNT(vecmath_rb)),
-						    vecmath_horner(s, vecmath_sb, VECMATH_COUNT(vecmath_sb)));
-		r_over_s = _mm256_blendv_ps(r_over_s_far, r_over_s, near);
+		__m256i near = vecmath_below(abs_bits, 0x4036db6e), far = _mm256_andnot_si256(near, below6);
+		__m256 r_over_s = _mm256_setzero_ps();
+		if (!_mm256_testz_si256(near, below6))
+			r_over_s = _mm256_div_ps(vecmath_horner(s, vecmath_ra, VECMATH_COUNT(vecmath_ra)),
+						 vecmath_horner(s, vecmath_sa, VECMATH_COUNT(vecmath_sa)));
+		if (!_mm256_testz_si256(far, far))
+			r_over_s = _mm256_blendv_ps(
+				r_over_s,
+				_mm256_div_ps(vecmath_horner(s, vecmath_rb, VECMATH_COUNT(vecmath_rb)),
+					      vecmath_horner(s, vecmath_sb, VECMATH_COUNT(vecmath_sb))),
+				_mm256_castsi256_ps(far));
 		__m256 z = _mm256_castsi256_ps(_mm256_and_si256(abs_bits, _mm256_set1_epi32((int)0xfffff000)));
-		__m256 a = _mm256_sub_ps(_mm256_mul_ps(_mm256_xor_ps(z, _mm256_set1_ps(-0.0f)), z),
-					 _mm256_set1_ps(0.5625f));
+		__m256 a = _mm256_sub_ps(_mm256_mul_ps(_mm256_xor_ps(z, _mm256_set1_ps(-0.0f)), z), _mm256_set1_ps(0.5625f));
 		__m256 b = _mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(z, ax), _mm256_add_ps(z, ax)), r_over_s);
-		/* lanes outside this range get 0 as both arguments: glibc's main path, not its slow one */
-		a = _mm256_and_ps(a, _mm256_castsi256_ps(outer));
-		b = _mm256_and_ps(b, _mm256_castsi256_ps(outer));
-		__m256 r = _mm256_mul_ps(vecmath_expf8_main(a), vecmath_expf8_main(b));
-		__m256 r_over_x = _mm256_div_ps(r, ax);
-		__m256 o = _mm256_blendv_ps(_mm256_sub_ps(one, r_over_x), _mm256_sub_ps(r_over_x, one), negative);
-		y = _mm256_blendv_ps(y, o, _mm256_castsi256_ps(outer));
+		/* lanes from 6 up get 0 as both arguments: glibc's main path, not its slow one */
+		a = _mm256_and_ps(a, _mm256_castsi256_ps(below6));
+		b = _mm256_and_ps(b, _mm256_castsi256_ps(below6));
+		__m256 r_over_x = _mm256_div_ps(_mm256_mul_ps(vecmath_expf8_main(a), vecmath_expf8_main(b)), ax);
+		y = _mm256_blendv_ps(_mm256_sub_ps(one, r_over_x), _mm256_sub_ps(r_over_x, one),
+				     _mm256_castsi256_ps(_mm256_srai_epi32(_mm256_castps_si256(x), 31)));
 	}
-
-	/* |x| >= 6: ±(1 − 1e-30), 1 in float; inf and NaN: (1 − 2·signbit) + 1/x */
-	__m256i big = _mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x40bfffff));
-	if (!_mm256_testz_si256(big, big)) {
+	if (!_mm256_testc_si256(below6, _mm256_set1_epi32(-1))) { /* some lane from 6 up */
 		__m256 unit = _mm256_or_ps(one, sign);
 		__m256i nonfinite = _mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x7f7fffff));
 		unit = _mm256_blendv_ps(unit, _mm256_add_ps(unit, _mm256_div_ps(one, x)), _mm256_castsi256_ps(nonfinite));
-		y = _mm256_blendv_ps(y, unit, _mm256_castsi256_ps(big));
+		y = _mm256_blendv_ps(unit, y, _mm256_castsi256_ps(below6));
 	}
 	return y;
+}
+
+__attribute__((target("avx2"))) static inline __m256i vecmath_abs_bits(__m256 x)
+{
+	return _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
+}
+
+/* The three ranges, each computed only when a lane falls in it, the lanes then chosen by mask. */
+__attribute__((target("avx2"))) __m256 vecmath_erff8(__m256 x)
+{
+	const __m256i abs_bits = vecmath_abs_bits(x);
+	__m256i small = vecmath_below(abs_bits, 0x3f580000), below_outer = vecmath_below(abs_bits, 0x3fa00000);
+	__m256i middle = _mm256_andnot_si256(small, below_outer);
+	__m256 y = _mm256_setzero_ps();
+	if (!_mm256_testz_si256(small, small))
+		y = vecmath_erff8_small(x, abs_bits);
+	if (!_mm256_testz_si256(middle, middle))
+		y = _mm256_blendv_ps(y, vecmath_erff8_middle(x, abs_bits), _mm256_castsi256_ps(middle));
+	if (!_mm256_testc_si256(below_outer, _mm256_set1_epi32(-1)))
+		y = _mm256_blendv_ps(vecmath_erff8_outer(x, abs_bits), y, _mm256_castsi256_ps(below_outer));
+	return y;
+}
+
+/* The lanes of one range gathered from a run of values, 8 to a vector. */
+struct vecmath_pending {
+	float x[VECMATH_RUN + 8]; /* the lanes' inputs */
+	uint16_t at[VECMATH_RUN]; /* and their places in the run */
+	int n;
+};
+
+/* Appends the lanes of V set in MASK (a movemask) to P; AT0 is V's place in the run. */
+static inline void vecmath_pend(struct vecmath_pending *p, const float *v, unsigned mask, int at0)
+{
+	while (mask) {
+		int k = __builtin_ctz(mask);
+		p->x[p->n] = v[k];
+		p->at[p->n++] = (uint16_t)(at0 + k);
+		mask &= mask - 1;
+	}
+}
+
+/* Runs RANGE on P's lanes 8 at a time (the last vector filled with its first lane's input) and
+ * stores each result at its place in Y. */
+__attribute__((target("avx2"))) static void vecmath_flush(struct vecmath_pending *p, float *y,
+							   __m256 (*range)(__m256 x, __m256i abs_bits))
+{
+	for (int i = p->n; i < p->n + 8 && p->n > 0; i++)
+		p->x[i] = p->x[0];
+	for (int i = 0; i < p->n; i += 8) {
+		__m256 x = _mm256_loadu_ps(p->x + i);
+		float out[8];
+		_mm256_storeu_ps(out, range(x, vecmath_abs_bits(x)));
+		for (int k = 0; k < 8 && i + k < p->n; k++)
+			y[p->at[i + k]] = out[k];
+	}
+	p->n = 0;
+}
+
+__attribute__((target("avx2"))) static __m256 vecmath_erff8_middle_call(__m256 x, __m256i abs_bits)
+{
+	return vecmath_erff8_middle(x, abs_bits);
+}
+
+/* Runs of VECMATH_RUN values: every vector through the small range's code (most GELU inputs are
+ * there), the others' lanes gathered by range and computed 8 at a time, so that the costly outer
+ * range runs once per 8 such values, not once per vector that holds one (erff8's blend). */
+__attribute__((target("avx2"))) void vecmath_erff_n(const float *x, float *y, size_t count)
+{
+	struct vecmath_pending middle = {.n = 0}, outer = {.n = 0};
+	for (size_t run = 0; run < count; run += VECMATH_RUN) {
+		size_t len = count - run < VECMATH_RUN ? count - run : VECMATH_RUN;
+		for (size_t i = 0; i < len; i += 8) {
+			bool whole = i + 8 <= len;
+			float v[8] = {0};
+			if (!whole)
+				memcpy(v, x + run + i, (len - i) * sizeof *v);
+			const float *in = whole ? x + run + i : v;
+			__m256 xv = _mm256_loadu_ps(in);
+			__m256i abs_bits = vecmath_abs_bits(xv);
+			__m256i small = vecmath_below(abs_bits, 0x3f580000), below_outer = vecmath_below(abs_bits, 0x3fa00000);
+			unsigned lanes = whole ? 0xffu : (1u << (len - i)) - 1;
+			unsigned small_mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(small)) & lanes;
+			unsigned below_mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(below_outer)) & lanes;
+			if (below_mask != small_mask)
+				vecmath_pend(&middle, in, below_mask & ~small_mask, (int)i);
+			if (lanes != below_mask)
+				vecmath_pend(&outer, in, lanes & ~below_mask, (int)i);
+			if (!small_mask)
+				continue;
+			/* every lane written, the others' overwritten by the flushes below (Y may be X: their
+			 * inputs are in the pending lists already) */
+			__m256 yv = vecmath_erff8_small(xv, abs_bits);
+			if (whole)
+				_mm256_storeu_ps(y + run + i, yv);
+			else {
+				float out[8];
+				_mm256_storeu_ps(out, yv);
+				memcpy(y + run + i, out, (len - i) * sizeof *out);
+			}
+		}
+		vecmath_flush(&middle, y + run, vecmath_erff8_middle_call);
+		vecmath_flush(&outer, y + run, vecmath_erff8_outer);
+	}
 }
 #endif
