@@ -38,12 +38,20 @@ static float vecmath_test_erff(float x)
 	return erff(x);
 }
 
+static float vecmath_test_tanhf(float x)
+{
+	return tanhf(x);
+}
+
 static const struct vecfn fns[] = {
 	{"expf", vecmath_test_expf, vecmath_expf8, NULL, {0x42aeac50, 0x42b17218, 0x42cff1b5, 0x7f800000}},
 	{"erff", vecmath_test_erff, vecmath_erff8, NULL,
 	 {0x04000000, 0x31800000, 0x3f580000, 0x3fa00000, 0x4036db6e, 0x40c00000, 0x7f800000}},
 	{"erff_n", vecmath_test_erff, NULL, vecmath_erff_n,
 	 {0x04000000, 0x31800000, 0x3f580000, 0x3fa00000, 0x4036db6e, 0x40c00000, 0x7f800000}},
+	{"tanhf", vecmath_test_tanhf, vecmath_tanhf8, /* expm1f's through 2|x|: 2^-25, 0.5 and 1.5 ln2, k 23, 27 ln2, k 57 */
+	 {0x24000000, 0x32800000, 0x3e317219, 0x3f051592, 0x3f800000, 0x40f98872, 0x4115b844, 0x419ca6b9, 0x41b00000,
+	  0x7f800000}},
 };
 
 static uint32_t bits_of(float f)

@@ -1,0 +1,139 @@
+/* vecmath-tanhf.c -- glibc 2.36's tanhf, 8 floats at a time on AVX2, bit for bit (see vecmath.h).
+ *
+ * glibc's s_tanhf.c is fdlibm's: by |x|, below 2^-55 x·(1 + x); below 1 −t/(t + 2) with
+ * t = expm1f(−2|x|); below 22 1 − 2/(t + 2) with t = expm1f(2|x|); above ±1; the sign put back.
+ * Its expm1f (s_expm1f.c, fdlibm's) reduces x to r = x − k·ln2 in two parts, hi − lo, approximates
+ * expm1 on r by a rational in r²/2, and rebuilds 2^k·(1 + expm1(r)) − 1 in one of five ways by k,
+ * the larger ones by adding k to the exponent bits. Every step is one float SSE operation in
+ * libm.so (read from its disassembly); here each is the same operation on 8 lanes, no FMA. */
+#include "config.h"
+
+#include "engine/vecmath.h"
+
+#ifdef VECMATH_AVX2
+#include <stdint.h>
+
+__attribute__((target("avx2"))) static inline __m256i vecmath_tanhf_below(__m256i abs_bits, uint32_t bound) /* |x| < the float with these bits */
+{
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)bound), abs_bits);
+}
+
+__attribute__((target("avx2"))) static inline __m256 vecmath_tanhf_ps(__m256i mask)
+{
+	return _mm256_castsi256_ps(mask);
+}
+
+/* expm1f of the arguments tanhf gives it: 0 (lanes tanhf does not need), −2 < x <= −2^-54 and
+ * 2 <= x < 44. So not its overflow, NaN and x < −27·ln2 paths, nor k = 1 (0.5·ln2 < x <= 1.5·ln2). */
+__attribute__((target("avx2"))) static __m256 vecmath_tanhf_expm1f8(__m256 x)
+{
+	const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
+	const __m256i abs_bits = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
+	const __m256i negative = _mm256_srai_epi32(_mm256_castps_si256(x), 31);
+
+	/* k: x/ln2 ± 0.5 truncated; ±1 for |x| <= 1.5·ln2 (0x3f851591); 0 for |x| <= 0.5·ln2 (0x3eb17218) */
+	__m256 signed_half = _mm256_blendv_ps(half, _mm256_set1_ps(-0.5f), vecmath_tanhf_ps(negative));
+	__m256i k = _mm256_cvttps_epi32(_mm256_add_ps(signed_half, _mm256_mul_ps(_mm256_set1_ps(0x1.715476p+0f), x)));
+	k = _mm256_blendv_epi8(k, _mm256_or_si256(negative, _mm256_set1_epi32(1)), vecmath_tanhf_below(abs_bits, 0x3f851592));
+	k = _mm256_andnot_si256(vecmath_tanhf_below(abs_bits, 0x3eb17219), k);
+
+	/* r = hi − lo with hi = x − k·ln2_hi, lo = k·ln2_lo; c what r lost. k = 0 and ±1 give glibc's
+	 * hi = x, lo = 0 and hi = x ∓ ln2_hi, lo = ±ln2_lo exactly (the products are exact). */
+	__m256 t = _mm256_cvtepi32_ps(k);
+	__m256 hi = _mm256_sub_ps(x, _mm256_mul_ps(t, _mm256_set1_ps(0x1.62e3p-1f)));
+	__m256 lo = _mm256_mul_ps(t, _mm256_set1_ps(0x1.2fefa2p-17f));
+	__m256 r = _mm256_sub_ps(hi, lo);
+	__m256 c = _mm256_sub_ps(_mm256_sub_ps(hi, r), lo);
+
+	/* hxs = r·r/2, r1 = 1 + hxs·(Q1 + hxs·(Q2 + ... Q5)), t = 3 − r1·r/2,
+	 * e = hxs·((r1 − t)/(6 − r·t)) */
+	__m256 hfx = _mm256_mul_ps(r, half);
+	__m256 hxs = _mm256_mul_ps(r, hfx);
+	__m256 r1 = _mm256_set1_ps(-0x1.afdb76p-23f);
+	r1 = _mm256_add_ps(_mm256_set1_ps(0x1.0cfca8p-18f), _mm256_mul_ps(hxs, r1));
+	r1 = _mm256_add_ps(_mm256_set1_ps(-0x1.4ce19ap-14f), _mm256_mul_ps(hxs, r1));
+	r1 = _mm256_add_ps(_mm256_set1_ps(0x1.a01a02p-10f), _mm256_mul_ps(hxs, r1));
+	r1 = _mm256_add_ps(_mm256_set1_ps(-0x1.111112p-5f), _mm256_mul_ps(hxs, r1));
+	r1 = _mm256_add_ps(one, _mm256_mul_ps(hxs, r1));
+	__m256 tt = _mm256_sub_ps(_mm256_set1_ps(3.0f), _mm256_mul_ps(r1, hfx));
+	__m256 e = _mm256_mul_ps(hxs, _mm256_div_ps(_mm256_sub_ps(r1, tt),
+						     _mm256_sub_ps(_mm256_set1_ps(6.0f), _mm256_mul_ps(r, tt))));
+
+	/* k = 0: r − (r·e − hxs) */
+	__m256 y = _mm256_sub_ps(r, _mm256_sub_ps(_mm256_mul_ps(r, e), hxs));
+	/* k ≠ 0: e = (r·(e − c) − c) − hxs, then by k */
+	e = _mm256_sub_ps(_mm256_sub_ps(_mm256_mul_ps(r, _mm256_sub_ps(e, c)), c), hxs);
+	const __m256i exponent = _mm256_slli_epi32(k, 23);
+	__m256i minus_one = _mm256_cmpeq_epi32(k, _mm256_set1_epi32(-1));
+	if (!_mm256_testz_si256(minus_one, minus_one)) { /* 0.5·(r − e) − 0.5 */
+		__m256 m = _mm256_sub_ps(_mm256_mul_ps(_mm256_sub_ps(r, e), half), half);
+		y = _mm256_blendv_ps(y, m, vecmath_tanhf_ps(minus_one));
+	}
+	__m256i far = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-1), k),
+				      _mm256_cmpgt_epi32(k, _mm256_set1_epi32(56)));
+	if (!_mm256_testz_si256(far, far)) { /* k <= −2 or k > 56: (1 − (e − r))·2^k − 1 */
+		__m256 f = _mm256_sub_ps(one, _mm256_sub_ps(e, r));
+		f = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(f), exponent));
+		y = _mm256_blendv_ps(y, _mm256_sub_ps(f, one), vecmath_tanhf_ps(far));
+	}
+	__m256i low = _mm256_and_si256(_mm256_cmpgt_epi32(k, _mm256_set1_epi32(1)),
+				       _mm256_cmpgt_epi32(_mm256_set1_epi32(23), k));
+	if (!_mm256_testz_si256(low, low)) { /* 2 <= k <= 22: ((1 − 2^-k) − (e − r))·2^k */
+		__m256i one_less = _mm256_sub_epi32(_mm256_set1_epi32(0x3f800000),
+						    _mm256_srlv_epi32(_mm256_set1_epi32(0x1000000), k));
+		__m256 l = _mm256_sub_ps(_mm256_castsi256_ps(one_less), _mm256_sub_ps(e, r));
+		l = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(l), exponent));
+		y = _mm256_blendv_ps(y, l, vecmath_tanhf_ps(low));
+	}
+	__m256i high = _mm256_and_si256(_mm256_cmpgt_epi32(k, _mm256_set1_epi32(22)),
+					_mm256_cmpgt_epi32(_mm256_set1_epi32(57), k));
+	if (!_mm256_testz_si256(high, high)) { /* 23 <= k <= 56: ((r − (e + 2^-k)) + 1)·2^k */
+		__m256i two_to_minus_k = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(0x7f), k), 23);
+		__m256 h = _mm256_sub_ps(r, _mm256_add_ps(e, _mm256_castsi256_ps(two_to_minus_k)));
+		h = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(_mm256_add_ps(h, one)), exponent));
+		y = _mm256_blendv_ps(y, h, vecmath_tanhf_ps(high));
+	}
+	/* |x| < 2^-25: x itself */
+	return _mm256_blendv_ps(y, x, vecmath_tanhf_ps(vecmath_tanhf_below(abs_bits, 0x33000000)));
+}
+
+/* tanhf's ranges of |x|, each computed only when a lane falls in it, the lanes then chosen by mask. */
+__attribute__((target("avx2"))) __m256 vecmath_tanhf8(__m256 x)
+{
+	const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
+	const __m256i abs_bits = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
+	const __m256 ax = _mm256_castsi256_ps(abs_bits);
+	const __m256 sign = _mm256_castsi256_ps(_mm256_andnot_si256(abs_bits, _mm256_castps_si256(x)));
+	__m256 y;
+
+	/* |x| < 2^-55, ±0 too: x·(1 + x), sign included */
+	__m256i tiny = vecmath_tanhf_below(abs_bits, 0x24000000);
+	if (!_mm256_testz_si256(tiny, tiny))
+		y = _mm256_mul_ps(_mm256_add_ps(one, x), x);
+	else
+		y = _mm256_setzero_ps();
+
+	/* 2^-55 <= |x| < 22: below 1 −t/(t + 2), t = expm1f(−2|x|); above 1 − 2/(t + 2), t = expm1f(2|x|);
+	 * ± by x's sign. Other lanes give expm1f 0. */
+	__m256i middle = _mm256_andnot_si256(tiny, vecmath_tanhf_below(abs_bits, 0x41b00000));
+	if (!_mm256_testz_si256(middle, middle)) {
+		__m256 above_one = vecmath_tanhf_ps(_mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x3f7fffff)));
+		__m256 arg = _mm256_blendv_ps(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)), _mm256_add_ps(ax, ax), above_one);
+		__m256 t = vecmath_tanhf_expm1f8(_mm256_and_ps(arg, vecmath_tanhf_ps(middle)));
+		__m256 t2 = _mm256_add_ps(t, two);
+		__m256 z = _mm256_blendv_ps(_mm256_div_ps(_mm256_xor_ps(t, _mm256_set1_ps(-0.0f)), t2),
+					    _mm256_sub_ps(one, _mm256_div_ps(two, t2)), above_one);
+		y = _mm256_blendv_ps(y, _mm256_xor_ps(z, sign), vecmath_tanhf_ps(middle));
+	}
+
+	/* |x| >= 22: ±(1 − 1e-30), 1 in float; inf and NaN: 1/x ± 1 */
+	__m256i big = _mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x41afffff));
+	if (!_mm256_testz_si256(big, big)) {
+		__m256 unit = _mm256_or_ps(one, sign);
+		__m256i nonfinite = _mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x7f7fffff));
+		unit = _mm256_blendv_ps(unit, _mm256_add_ps(_mm256_div_ps(one, x), unit), vecmath_tanhf_ps(nonfinite));
+		y = _mm256_blendv_ps(y, unit, vecmath_tanhf_ps(big));
+	}
+	return y;
+}
+#endif
