@@ -631,7 +631,7 @@ START_TEST(test_vector_math)
 	static float soft[2][ROWS][MAXLEN];
 	int nin;
 	float *in = act_inputs(&nin);
-	float *act_out[2][NACT];
+	float *act_out[2][NACT], *cap_out[2];
 	const char *saved = getenv("ATTNSCOPE_VECTOR_MATH");
 	bool avx2 = false;
 	for (int path = 0; path < 2; path++) { /* 0: the CPU's, 1: scalar */
@@ -646,7 +646,7 @@ START_TEST(test_vector_math)
 #if defined(__x86_64__)
 		__builtin_cpu_init();
 		if (path == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !gemm_avx512()) {
-			ck_assert_str_eq(name, "AVX2 (glibc's expf and erff bit for bit)");
+			ck_assert_str_eq(name, "AVX2 (glibc's expf, erff, tanhf bit for bit)");
 			avx2 = true;
 		}
 #endif
@@ -665,8 +665,20 @@ START_TEST(test_vector_math)
 			memcpy(act_out[path][a], in, (size_t)nin * sizeof(float));
 			ops_activation(acts[a], act_out[path][a], (size_t)nin);
 		}
+		cap_out[path] = malloc((size_t)nin * sizeof(float)); /* Gemma 2's soft-capping of the scores at 50 */
+		ck_assert_ptr_nonnull(cap_out[path]);
+		memcpy(cap_out[path], in, (size_t)nin * sizeof(float));
+		ops_softcap(cap_out[path], (size_t)nin, 50.0f);
 		printf("vector math %-20s SiLU %.2g, softmax %.2g from double\n", name, silu, soft_worst);
 	}
+	int cap_differ = 0;
+	for (int i = 0; i < nin; i++)
+		cap_differ += memcmp(&cap_out[0][i], &cap_out[1][i], sizeof(float)) != 0 &&
+			      !(isnan(cap_out[0][i]) && isnan(cap_out[1][i]));
+	printf("soft-capping: %d of %d values differ from the scalar path's\n", cap_differ, nin);
+	ck_assert_msg(!avx2 || cap_differ == 0, "AVX2 soft-capping: %d of %d values differ", cap_differ, nin);
+	free(cap_out[0]);
+	free(cap_out[1]);
 	for (int a = 0; a < NACT; a++) {
 		int act_differ = 0;
 		for (int i = 0; i < nin; i++) {
