@@ -1805,6 +1805,7 @@ int main(int argc, char **argv)
 			bench_busy_stop(busy, k);
 		}
 		bench_keystroke(m, 128, quick ? 1 : 3, 0);
+		bench_stages(m, 32, quick ? 3 : 10); /* a keystroke's forward */
 		bench_stages(m, 128, quick ? 1 : 3);
 		if (s->gpt2) {
 			below += bench_keystroke_append(m, 128, quick ? 1 : 3, 30);
