@@ -7,6 +7,7 @@
 #include "views/actions.h"
 #include "tui/lineedit.h"
 #include "views/registry.h"
+#include "testutil.h"
 
 START_TEST(table_is_complete_and_conflict_free)
 {
@@ -152,9 +153,5 @@ int main(void)
 	tcase_add_test(tc, rebinding);
 	tcase_add_test(tc, line_editing);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, false);
 }

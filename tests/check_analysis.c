@@ -813,9 +813,5 @@ static Suite *analysis_suite(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	SRunner *sr = srunner_create(analysis_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(analysis_suite(), false);
 }

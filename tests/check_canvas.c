@@ -10,6 +10,7 @@
 #include "draw/tokstrip.h"
 #include "trace/tokentext.h"
 #include "ui/synth.h"
+#include "testutil.h"
 
 static struct palette pal_for(enum color_depth depth, bool utf8)
 {
@@ -374,9 +375,5 @@ int main(void)
 	tcase_add_test(tc, token_strip_rows);
 	tcase_add_test(tc, token_strip_encdec);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, false);
 }

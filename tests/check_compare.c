@@ -12,6 +12,7 @@
 #include "trace/headscore.h"
 #include "analysis/heatdata.h"
 #include "draw/theme.h"
+#include "testutil.h"
 
 /* A 1-layer, 1-head trace of N tokens with ids IDS and attention ATTN[n][n]. */
 static struct trace *mk(int n, const int *ids, const float *attn)
@@ -115,9 +116,5 @@ int main(void)
 	tcase_add_test(tc, test_compare_tv);
 	tcase_add_test(tc, test_compare_diverging);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, false);
 }

@@ -16,6 +16,7 @@
 #include "tui/print.h"
 #include "tui/ui.h"
 #include "ui/synth.h"
+#include "testutil.h"
 
 #define TEXT "the cat sat on the mat and the dog sat on the log"
 
@@ -194,10 +195,5 @@ int main(void)
 	tcase_add_test(tc, dots_pair_key_heads_and_window);
 	tcase_add_test(tc, print_names_the_shape);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, true);
 }

@@ -733,9 +733,5 @@ static Suite *engine_suite(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0); /* keep output of forked tests that fail */
-	SRunner *sr = srunner_create(engine_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(engine_suite(), false);
 }

@@ -14,6 +14,7 @@
 
 #include "engine/gemm.h"
 #include "engine/gemmtune.h"
+#include "testutil.h"
 
 static enum gemm_lib slow_lib; /* the library test_run makes three times slower */
 
@@ -205,9 +206,5 @@ int main(void)
 	tcase_add_test(tc, test_path);
 	tcase_add_test(tc, test_process_choice);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, false);
 }

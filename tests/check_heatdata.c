@@ -7,6 +7,7 @@
 
 #include "analysis/heatdata.h"
 #include "ui/synth.h"
+#include "testutil.h"
 
 START_TEST(pooling_math)
 {
@@ -210,9 +211,5 @@ int main(void)
 	tcase_add_test(tc, scales);
 	tcase_add_test(tc, cross_rows_and_columns);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, false);
 }

@@ -154,9 +154,5 @@ static Suite *lmhead_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(lmhead_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(lmhead_suite(), false);
 }

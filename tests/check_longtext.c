@@ -316,9 +316,5 @@ int main(void)
 	tcase_add_test(tc, test_recompute_hook);
 	tcase_add_test(tc, test_recompute_stop);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, false);
 }

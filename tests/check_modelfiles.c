@@ -18,6 +18,7 @@
 #include "engine/model.h"
 #include "engine/mxfp4.h"
 #include "engine/safetensors.h"
+#include "testutil.h"
 
 #define HID 4   /* hidden size of the synthetic model */
 #define INTER 8 /* intermediate size */
@@ -570,9 +571,5 @@ static Suite *modelfiles_suite(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	SRunner *sr = srunner_create(modelfiles_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(modelfiles_suite(), false);
 }

@@ -11,6 +11,7 @@
 #include "tui/print.h"
 #include "tui/ui.h"
 #include "ui/synth.h"
+#include "testutil.h"
 
 static const char *golden_dir(void)
 {
@@ -222,10 +223,5 @@ int main(void)
 	tcase_add_test(tc, errors);
 	tcase_add_test(tc, redraw_benchmark_runs);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, true);
 }

@@ -12,6 +12,7 @@
 #include "engine/model.h"
 #include "tui/runner.h"
 #include "ui/synth.h"
+#include "testutil.h"
 
 struct fake {
 	int delay_ms;
@@ -311,9 +312,5 @@ int main(void)
 	tcase_add_test(tc, ablation_rides_along);
 	tcase_add_test(tc, target_rides_along);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, false);
 }

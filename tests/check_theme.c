@@ -8,6 +8,7 @@
 #include "base/datadir.h"
 #include "draw/theme.h"
 #include "tui/userconf.h"
+#include "testutil.h"
 
 static struct theme th;
 static struct err e;
@@ -231,9 +232,5 @@ int main(void)
 	tcase_add_test(tc, depth_from_environment);
 	tcase_add_test(tc, config_settings_and_keys);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, false);
 }

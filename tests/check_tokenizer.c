@@ -868,10 +868,7 @@ int main(void)
 {
 	if (fixtures_load() < 0)
 		return EXIT_FAILURE;
-	SRunner *sr = srunner_create(tokenizer_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int failed = testutil_run_suite(tokenizer_suite(), false);
 	fixtures_free();
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return failed;
 }

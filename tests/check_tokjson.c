@@ -478,9 +478,5 @@ static Suite *tokjson_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tokjson_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(tokjson_suite(), false);
 }

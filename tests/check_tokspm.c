@@ -493,11 +493,8 @@ int main(void)
 	tcase_add_test(tc, test_roberta_tokenizer_json);
 	tcase_add_test(tc, test_hostile_models);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int failed = testutil_run_suite(s, false);
 	for (size_t m = 0; m < N_MODELS; m++)
 		tokenizer_free(toks[m]);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return failed;
 }

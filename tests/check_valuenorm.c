@@ -14,6 +14,7 @@
 #include "analysis/valnorm.h"
 #include "analysis/words.h"
 #include "engine/prefix.h"
+#include "testutil.h"
 
 /* A trace of 2 layers × 2 heads over 4 tokens: causal-looking rows A (each row i spreads its weight
  * over keys 0..i) and norms F[l][h][j] = 1 + l + h + j. */
@@ -175,9 +176,5 @@ int main(void)
 	tcase_add_test(tc, test_valnorm_refusals);
 	tcase_add_test(tc, test_valnorm_prefix);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, false);
 }

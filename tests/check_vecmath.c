@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "engine/vecmath.h"
+#include "testutil.h"
 
 #ifdef VECMATH_AVX2
 struct vecfn {
@@ -172,9 +173,5 @@ int main(void)
 	tcase_add_loop_test(tc, test_against_libm, 0, (int)(sizeof fns / sizeof fns[0]));
 #endif
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, false);
 }

@@ -171,9 +171,5 @@ int main(void)
 	tcase_add_test(tc, test_words_merge_rect_by_hand);
 	tcase_add_test(tc, test_words_maps_rollout);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run_suite(s, false);
 }

@@ -10,6 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+int testutil_run_suite(Suite *s, bool nofork)
+{
+	SRunner *sr = srunner_create(s);
+	if (nofork)
+		srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 const char *testutil_srcdir(void)
 {
 	const char *s = getenv("top_srcdir");

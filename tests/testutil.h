@@ -1,9 +1,16 @@
-/* testutil.h -- what the check suites share: where the source tree and the shared reference are,
- * formatted strings, and scratch folders under /tmp. Failures abort the test (ck_assert). */
+/* testutil.h -- what the check suites share: running a suite, where the source tree and the shared
+ * reference are, formatted strings, and scratch folders under /tmp. Failures abort the test
+ * (ck_assert). */
 #ifndef ATTNSCOPE_TESTUTIL_H
 #define ATTNSCOPE_TESTUTIL_H
 
+#include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
+
+/* Runs suite S (each test in a child process unless NOFORK) and frees it: EXIT_SUCCESS when every
+ * test passed, EXIT_FAILURE otherwise. */
+int testutil_run_suite(Suite *s, bool nofork);
 
 /* The source tree: $top_srcdir (set by make check) or the configure-time path. */
 const char *testutil_srcdir(void);

@@ -192,18 +192,27 @@ static void dump_changed(FILE *out, const struct trace *a, const struct trace *b
 	}
 }
 
+/* What "compare" and its "decoder" both hold, their members indented by IND: B's tokens and ids, the
+ * matching rows, each head's change ("changed", its list left open). */
+static void dump_json_compare_common(const struct trace *t, const struct trace *b, const struct dump_select *sel,
+				     const char *ind, FILE *out)
+{
+	fputs("\"tokens\": [", out);
+	dump_strings(out, b->tokens, b->n);
+	fprintf(out, "],\n%s\"ids\": [", ind);
+	dump_ints(out, b->ids, b->n);
+	fprintf(out, "],\n%s\"common_prefix\": %d, \"matching_rows\": %d,\n%s\"changed\": [", ind, compare_prefix(t, b),
+		compare_rows(t, b), ind);
+	dump_changed(out, t, b, sel, compare_tv);
+}
+
 /* ... of an encoder-decoder, the "decoder" of "compare": B's decoder input, the matching decoder rows, each
  * head's change of self-attention ("changed") and cross-attention ("cross_changed"), B's attentions. */
 static void dump_json_compare_decoder(const struct trace *t, const struct trace *b, const struct dump_select *sel,
 				      FILE *out)
 {
-	fputs(",\n \"decoder\": {\"tokens\": [", out);
-	dump_strings(out, b->tokens, b->n);
-	fputs("],\n  \"ids\": [", out);
-	dump_ints(out, b->ids, b->n);
-	fprintf(out, "],\n  \"common_prefix\": %d, \"matching_rows\": %d,\n  \"changed\": [", compare_prefix(t, b),
-		compare_rows(t, b));
-	dump_changed(out, t, b, sel, compare_tv);
+	fputs(",\n \"decoder\": {", out);
+	dump_json_compare_common(t, b, sel, "  ", out);
 	fputs("],\n  \"cross_changed\": [", out);
 	dump_changed(out, t, b, sel, compare_tv_cross);
 	fputs("],\n  \"attentions\": ", out);
@@ -216,13 +225,8 @@ static void dump_json_compare_decoder(const struct trace *t, const struct trace 
 /* "compare": the second text's tokens and attentions, the matching rows, each head's change. */
 static void dump_json_compare(const struct trace *t, const struct trace *b, const struct dump_select *sel, FILE *out)
 {
-	fputs(",\n\"compare\": {\"tokens\": [", out);
-	dump_strings(out, b->tokens, b->n);
-	fputs("],\n \"ids\": [", out);
-	dump_ints(out, b->ids, b->n);
-	fprintf(out, "],\n \"common_prefix\": %d, \"matching_rows\": %d,\n \"changed\": [", compare_prefix(t, b),
-		compare_rows(t, b));
-	dump_changed(out, t, b, sel, compare_tv);
+	fputs(",\n\"compare\": {", out);
+	dump_json_compare_common(t, b, sel, " ", out);
 	fputs("],\n \"attentions\": ", out);
 	dump_per_head(out, b, sel, trace_attn, b->n);
 	if (t->decoder && b->decoder) /* only for an encoder-decoder model: the other dumps stay as they were */
