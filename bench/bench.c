@@ -656,17 +656,20 @@ static int bench_corpus_peer(const struct model *m, const char *dir, int texts, 
 	       "  masked as BertModel masks them, attentions returned (bench/torch_families.py, inference_mode)\n",
 	       torch_peer_version(p), (unsigned long long)tokens);
 	for (int ti = 0; ti < n_threads; ti++) {
-		double load[1] = {-1}, d = 0;
-		int used = 0;
+		double load[1] = {-1}, d = 0, cpu = 0;
+		int used = 0, blas = 0;
 		if (getloadavg(load, 1) < 1)
 			load[0] = -1;
-		double secs = torch_peer_corpus(p, path, 16, threads[ti], 1, &used, &d, why, sizeof why);
+		double secs = torch_peer_corpus(p, path, 16, threads[ti], 1, &used, &d, &cpu, &blas, why, sizeof why);
 		if (secs < 0) {
 			printf("  PyTorch stopped: %s\n", why);
 			break;
 		}
-		printf("    %d thread%s: %.1f s, %.1f texts/s (load average %.1f before)\n", used, used > 1 ? "s" : "",
-		       secs, texts / secs, load[0]);
+		char bl[48] = "";
+		if (blas > 0) /* torch.set_num_threads bounds OpenMP, not the system OpenBLAS under Debian's torch */
+			snprintf(bl, sizeof bl, " (products: OpenBLAS, %d thread%s)", blas, blas > 1 ? "s" : "");
+		printf("    %d thread%s%s: %.1f s, %.1f texts/s; CPU %.1f s, load average %.1f before\n", used,
+		       used > 1 ? "s" : "", bl, secs, texts / secs, cpu, load[0]);
 		diff = d > diff ? d : diff;
 		if (secs < best)
 			best = secs, best_t = used;

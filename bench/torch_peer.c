@@ -175,13 +175,13 @@ int torch_peer_check(struct torch_peer *p, const char *dump, double *worst, doub
 }
 
 double torch_peer_corpus(struct torch_peer *p, const char *path, int batch, int threads, int reps, int *used,
-			 double *diff, char *why, size_t whysz)
+			 double *diff, double *cpu, int *blas, char *why, size_t whysz)
 {
 	double s;
 	fprintf(p->to, "corpus %s %d %d %d\n", path, batch, threads, reps);
 	if (peer_reply(p, "corpus", why, whysz) < 0)
 		return -1;
-	if (sscanf(p->line, "corpus %lf %d %lf", &s, used, diff) != 3) {
+	if (sscanf(p->line, "corpus %lf %d %lf %lf %d", &s, used, diff, cpu, blas) != 5) {
 		snprintf(why, whysz, "unexpected reply: %s", p->line);
 		return -1;
 	}

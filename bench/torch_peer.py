@@ -14,14 +14,19 @@ It loads MODEL_DIR with bench/torch_families.py, then answers one reply per comm
                                                           largest difference, mean of each row's
                                                           largest weight, largest per layer
   corpus PATH BATCH THREADS REPS
-                           -> "corpus BEST_S THREADS DIFF" corpus mode's yardstick (BERT only): every
+                           -> "corpus BEST_S THREADS DIFF CPU_S BLAS_THREADS"
+                                                          corpus mode's yardstick (BERT only): every
                                                           text of PATH (token ids, one text a line)
                                                           through the model in file order, BATCH
                                                           texts padded to the longest of them and
                                                           masked as BertModel masks (attention_mask),
                                                           attentions returned, at THREADS threads:
                                                           one batch uncounted, then the best of REPS
-                                                          passes over the file, in seconds. First it
+                                                          passes over the file, in seconds (CPU_S:
+                                                          the process's CPU time in it; BLAS_THREADS:
+                                                          the threads of the OpenBLAS that torch's
+                                                          products run on, which THREADS does not
+                                                          bound; 0 when none is loaded). First it
                                                           checks that the first two texts padded in
                                                           one batch give, on their real rows, the
                                                           attentions of each text alone: DIFF, the
@@ -77,8 +82,24 @@ def corpus_check(torch, model, texts):
     return worst
 
 
+def blas_threads():
+    """The thread count of the OpenBLAS loaded in this process (Debian's torch is built with
+    BLAS_INFO=generic and calls the system libblas for its float32 products; torch.set_num_threads
+    bounds OpenMP, not OpenBLAS's own threads), or 0 when no OpenBLAS is loaded."""
+    import ctypes
+    with open("/proc/self/maps") as f:
+        libs = sorted({line.split()[-1] for line in f if "blas" in line.rsplit("/", 1)[-1]})
+    for path in libs:
+        try:
+            return int(ctypes.CDLL(path).openblas_get_num_threads())
+        except (OSError, AttributeError):
+            continue
+    return 0
+
+
 def corpus_time(torch, model, path, batch, threads, reps):
-    """Corpus mode's PyTorch yardstick (see the top): (best seconds, threads used, check's difference)."""
+    """Corpus mode's PyTorch yardstick (see the top): (best seconds, threads used, check's difference,
+    CPU seconds of the best pass: on a shared machine the wall time also holds the neighbours' share)."""
     if getattr(model, "causal", True):
         raise ValueError("the corpus yardstick runs the BERT model only")
     if batch < 1 or reps < 1:
@@ -92,15 +113,17 @@ def corpus_time(torch, model, path, batch, threads, reps):
     if not diff <= 1e-5:
         raise ValueError(f"padded batch differs from the texts run alone by {diff:.3g} (> 1e-5)")
     batches = [padded_batch(torch, texts[i:i + batch]) for i in range(0, len(texts), batch)]
-    best = float("inf")
+    best, cpu = float("inf"), 0.0
     with torch.inference_mode():
         model(batches[0][0], attention_mask=batches[0][1])  # warm-up: the allocator and the thread pool
         for _ in range(reps):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             for ids, mask in batches:
                 model(ids, attention_mask=mask)  # attentions returned, as output_attentions
-            best = min(best, time.perf_counter() - t0)
-    return best, torch.get_num_threads(), diff
+            dt = time.perf_counter() - t0
+            if dt < best:
+                best, cpu = dt, time.process_time() - c0
+    return best, torch.get_num_threads(), diff, cpu, blas_threads()
 
 
 def serve(model, out):
@@ -142,8 +165,9 @@ def serve(model, out):
                     worst, per_layer, sharp = torch_check.compare(model, json.load(f))
                 reply(out, "check %.6g %.4f %s" % (worst, sharp, " ".join("%.2g" % d for d in per_layer)))
             elif cmd == "corpus":
-                best, used, diff = corpus_time(torch, model, args[0], int(args[1]), int(args[2]), int(args[3]))
-                reply(out, f"corpus {best:.3f} {used} {diff:.3g}")
+                best, used, diff, cpu, blas = corpus_time(torch, model, args[0], int(args[1]), int(args[2]),
+                                                          int(args[3]))
+                reply(out, f"corpus {best:.3f} {used} {diff:.3g} {cpu:.3f} {blas}")
             else:
                 reply(out, f"error unknown command {cmd}")
         except (ValueError, IndexError, KeyError, OSError, RuntimeError) as e:
