@@ -110,12 +110,15 @@ class BertBlock(nn.Module):
         self.down = nn.Linear(inter, hidden)
         self.out_norm = nn.LayerNorm(hidden, eps=eps)
 
-    def forward(self, x):
-        # x [B, n, hidden]; every token attends to every token (no padding in one text)
+    def forward(self, x, mask=None):
+        # x [B, n, hidden]; every token attends to every token but the padding: MASK [B, 1, 1, n] is
+        # added to the scores (0 on a text's keys, float32's lowest on padded ones; None: no padding)
         q = split_heads(self.query(x), self.heads)     # [B, H, n, d]
         k = split_heads(self.key(x), self.heads)
         v = split_heads(self.value(x), self.heads)
         scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+        if mask is not None:
+            scores = scores + mask
         probs = torch.softmax(scores, dim=-1)          # [B, H, n, n]
         a = self.attn_norm(self.attn_dense(merge_heads(torch.matmul(probs, v))) + x)
         return self.out_norm(self.down(self.act(self.up(a))) + a), probs
@@ -155,15 +158,21 @@ class Bert(nn.Module):
         for i, b in enumerate(self.blocks):
             b.load(w, f"encoder.layer.{i}")
 
-    def forward(self, ids, type_ids=None):
-        """ids [B, n] -> (last hidden [B, n, hidden], attentions: per layer [B, H, n, n])"""
+    def forward(self, ids, type_ids=None, attention_mask=None):
+        """ids [B, n] -> (last hidden [B, n, hidden], attentions: per layer [B, H, n, n]).
+        attention_mask [B, n]: 1 on a text's tokens, 0 on padding, as BertModel takes it; it becomes
+        BertModel's extended mask, (1 - mask) * float32's lowest, added to every head's scores, so a
+        padded key gets no weight (padded query rows are computed but mean nothing). None: no padding."""
         if type_ids is None:
             type_ids = torch.zeros_like(ids)
+        mask = None
+        if attention_mask is not None:
+            mask = (1.0 - attention_mask[:, None, None, :].to(torch.float32)) * torch.finfo(torch.float32).min
         pos = torch.arange(ids.shape[1]).unsqueeze(0)
         x = self.norm(self.word(ids) + self.position(pos) + self.token_type(type_ids))
         attentions = []
         for b in self.blocks:
-            x, probs = b(x)
+            x, probs = b(x, mask)
             attentions.append(probs)
         return x, attentions
 

@@ -174,6 +174,20 @@ int torch_peer_check(struct torch_peer *p, const char *dump, double *worst, doub
 	return 0;
 }
 
+double torch_peer_corpus(struct torch_peer *p, const char *path, int batch, int threads, int reps, int *used,
+			 double *diff, double *cpu, int *blas, char *why, size_t whysz)
+{
+	double s;
+	fprintf(p->to, "corpus %s %d %d %d\n", path, batch, threads, reps);
+	if (peer_reply(p, "corpus", why, whysz) < 0)
+		return -1;
+	if (sscanf(p->line, "corpus %lf %d %lf %lf %d", &s, used, diff, cpu, blas) != 5) {
+		snprintf(why, whysz, "unexpected reply: %s", p->line);
+		return -1;
+	}
+	return s;
+}
+
 void torch_peer_stop(struct torch_peer *p)
 {
 	if (!p)

@@ -25,6 +25,14 @@ float *torch_peer_attn(struct torch_peer *p, int *layers, int *heads, int *n, ch
  * attend uniformly) and the per-layer differences as text (PER_LAYER). 0, or -1. */
 int torch_peer_check(struct torch_peer *p, const char *dump, double *worst, double *sharp, char *per_layer,
 		     size_t plsz, char *why, size_t whysz);
+/* Corpus mode's yardstick: every text of PATH (token ids, one text a line) through the BERT model in
+ * padded, masked batches of BATCH, attentions returned, at THREADS threads, best of REPS passes:
+ * seconds (-1 on an error), with the threads used in *USED, in *DIFF how far two texts' padded
+ * attentions were from their runs alone (the peer refuses above 1e-5), the CPU seconds of that
+ * pass in *CPU and in *BLAS the threads of the OpenBLAS its products ran on (THREADS does not bound
+ * them; 0: no OpenBLAS loaded). */
+double torch_peer_corpus(struct torch_peer *p, const char *path, int batch, int threads, int reps, int *used,
+			 double *diff, double *cpu, int *blas, char *why, size_t whysz);
 /* Close its input and wait for it. NULL is fine. */
 void torch_peer_stop(struct torch_peer *p);
 
