@@ -30,6 +30,15 @@ ATTNSCOPE_GEMM=auto gemm_verbose; expect_eq "--version --verbose status" $? 0
 expect_eq "--version --verbose first line" "$(head -n1 "$TMP/out")" "attnscope 0.1.0"
 expect_eq "--version --verbose classes" "$(($(classes OpenBLAS) + $(classes oneDNN)))" 3
 expect_grep "--version --verbose rows block" "$TMP/out" "rows block of token reuse: [1-9]"
+# the vector math path: on a CPU with AVX2 and FMA (and no AVX-512 oneDNN pass) glibc's functions bit for bit
+if grep -q " avx2 " /proc/cpuinfo && grep -q " fma " /proc/cpuinfo && ! grep -q " avx512f " /proc/cpuinfo; then
+	want="AVX2 (glibc's expf, erff, tanhf bit for bit)"
+else
+	want="."
+fi
+expect_grep "--version --verbose vector math" "$TMP/out" "^vector math of the activations and the softmax: $want"
+ATTNSCOPE_VECTOR_MATH=off ATTNSCOPE_GEMM=openblas "$BIN" --version --verbose >"$TMP/out-scalar" 2>&1
+expect_grep "--version --verbose, ATTNSCOPE_VECTOR_MATH=off" "$TMP/out-scalar" "^vector math of the activations and the softmax: none (scalar libm)\$"
 if grep -q "built without oneDNN" "$TMP/out"; then
 	expect_eq "OpenBLAS alone" "$(classes OpenBLAS)" 3
 	ATTNSCOPE_GEMM=dnnl gemm_verbose; expect_grep "ATTNSCOPE_GEMM=dnnl without oneDNN" "$TMP/err" "built without oneDNN"

@@ -17,6 +17,7 @@
 #include "engine/gemm.h"
 #include "engine/lmhead.h"
 #include "engine/model.h"
+#include "engine/ops.h"
 #include "tui/print.h"
 #include "tui/ui.h"
 #include "tui/userconf.h"
@@ -313,7 +314,8 @@ static int resolve_default_model(struct options *o)
 	return 0;
 }
 
-/* --version --verbose: the products' libraries (measuring them if no cache file holds them). */
+/* --version --verbose: the products' libraries (measuring them if no cache file holds them), and
+ * the vector math of the activations and the softmax (which follows from them). */
 static void print_gemm(void)
 {
 	size_t len = gemm_describe(NULL, 0);
@@ -323,6 +325,7 @@ static void print_gemm(void)
 		fputs(buf, stdout);
 	}
 	free(buf);
+	printf("vector math of the activations and the softmax: %s\n", ops_vector_math());
 }
 
 /* Parse the command line into O. Returns 0 to go on, 1 to exit 0 (help/version), 2 on usage error,
