@@ -243,11 +243,6 @@ __attribute__((target("avx2"))) static void vecmath_flush(struct vecmath_pending
 	p->n = 0;
 }
 
-__attribute__((target("avx2"))) static __m256 vecmath_erff8_middle_call(__m256 x, __m256i abs_bits)
-{
-	return vecmath_erff8_middle(x, abs_bits);
-}
-
 /* Runs of VECMATH_RUN values: every vector through the small range's code (most GELU inputs are
  * there), the others' lanes gathered by range and computed 8 at a time, so that the costly outer
  * range runs once per 8 such values, not once per vector that holds one (erff8's blend). */
@@ -285,7 +280,7 @@ __attribute__((target("avx2"))) void vecmath_erff_n(const float *x, float *y, si
 				memcpy(y + run + i, out, (len - i) * sizeof *out);
 			}
 		}
-		vecmath_flush(&middle, y + run, vecmath_erff8_middle_call);
+		vecmath_flush(&middle, y + run, vecmath_erff8_middle);
 		vecmath_flush(&outer, y + run, vecmath_erff8_outer);
 	}
 }
