@@ -1,0 +1,235 @@
+/* gemmkern.c -- attnscope's own AVX2 sgemm, its sums fixed by the depth alone (see gemmkern.h).
+ *
+ * One kernel of outer products: a tile of 4 rows of A against 24 columns of op(B) keeps 12
+ * accumulators of 8 floats; each element of C is one chain of fused multiply-adds in depth order,
+ * carried from one depth block to the next through memory (a float stored and loaded back is the
+ * same float). Both operands are copied first into the order the kernel reads them (as every fast
+ * GEMM does): A's block as [depth][4 rows] per tile, op(B)'s as [depth][24 columns] per panel,
+ * transposing B when it is [n][k] (a torch Linear's weight). The copies also free the kernel from
+ * the cache conflicts of rows 3 or 12 KB apart. Rows past A's last row and columns past B's last
+ * column are copied as zeros: every element is computed by the same instructions wherever it sits,
+ * so a row's sums depend neither on the other rows of the call nor on the columns.
+ * Blocks: MC rows x NC columns of C at a time (their running sums in PART), depth in blocks of KC;
+ * a panel of B (KC x 24 floats, 24 KB) stays in L1 while the tiles of A's block (96 KB) come from
+ * L2. With B copied once per block of MC rows, up to MC rows read the weights once. */
+#include "config.h"
+
+#include "engine/gemmkern.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define GEMMKERN_X86 1
+#endif
+
+#define KC GEMMKERN_KC
+#define MR 4  /* rows of a tile */
+#define NR 24 /* columns of a tile */
+#define MC 96 /* rows of C per block, a multiple of MR */
+#define NC 192 /* columns of C per block, a multiple of NR */
+#define PF 64 /* floats ahead that pack_bt prefetches each row of B */
+
+bool gemmkern_available(void)
+{
+#ifdef GEMMKERN_X86
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+	return false;
+#endif
+}
+
+#ifdef GEMMKERN_X86
+
+#define TARGET __attribute__((target("avx2,fma")))
+
+/* P[r][0 .. 24) (rows NC apart) = P + the block's products of the tile's rows of A (AP [kc][4]) and
+ * the panel of B (BP [kc][24]), each element's chain continued from P (from 0 when FIRST). */
+TARGET static void tile(const float *ap, const float *bp, int kc, float *p, bool first)
+{
+	__m256 c00, c01, c02, c10, c11, c12, c20, c21, c22, c30, c31, c32;
+	if (first) {
+		c00 = c01 = c02 = c10 = c11 = c12 = c20 = c21 = c22 = c30 = c31 = c32 = _mm256_setzero_ps();
+	} else {
+		c00 = _mm256_loadu_ps(p), c01 = _mm256_loadu_ps(p + 8), c02 = _mm256_loadu_ps(p + 16);
+		c10 = _mm256_loadu_ps(p + NC), c11 = _mm256_loadu_ps(p + NC + 8), c12 = _mm256_loadu_ps(p + NC + 16);
+		c20 = _mm256_loadu_ps(p + 2 * NC), c21 = _mm256_loadu_ps(p + 2 * NC + 8);
+		c22 = _mm256_loadu_ps(p + 2 * NC + 16);
+		c30 = _mm256_loadu_ps(p + 3 * NC), c31 = _mm256_loadu_ps(p + 3 * NC + 8);
+		c32 = _mm256_loadu_ps(p + 3 * NC + 16);
+	}
+	for (int d = 0; d < kc; d++, bp += NR, ap += MR) {
+		__m256 w0 = _mm256_load_ps(bp), w1 = _mm256_load_ps(bp + 8), w2 = _mm256_load_ps(bp + 16);
+		__m256 x = _mm256_broadcast_ss(ap);
+		c00 = _mm256_fmadd_ps(x, w0, c00);
+		c01 = _mm256_fmadd_ps(x, w1, c01);
+		c02 = _mm256_fmadd_ps(x, w2, c02);
+		x = _mm256_broadcast_ss(ap + 1);
+		c10 = _mm256_fmadd_ps(x, w0, c10);
+		c11 = _mm256_fmadd_ps(x, w1, c11);
+		c12 = _mm256_fmadd_ps(x, w2, c12);
+		x = _mm256_broadcast_ss(ap + 2);
+		c20 = _mm256_fmadd_ps(x, w0, c20);
+		c21 = _mm256_fmadd_ps(x, w1, c21);
+		c22 = _mm256_fmadd_ps(x, w2, c22);
+		x = _mm256_broadcast_ss(ap + 3);
+		c30 = _mm256_fmadd_ps(x, w0, c30);
+		c31 = _mm256_fmadd_ps(x, w1, c31);
+		c32 = _mm256_fmadd_ps(x, w2, c32);
+	}
+	_mm256_storeu_ps(p, c00), _mm256_storeu_ps(p + 8, c01), _mm256_storeu_ps(p + 16, c02);
+	_mm256_storeu_ps(p + NC, c10), _mm256_storeu_ps(p + NC + 8, c11), _mm256_storeu_ps(p + NC + 16, c12);
+	_mm256_storeu_ps(p + 2 * NC, c20), _mm256_storeu_ps(p + 2 * NC + 8, c21), _mm256_storeu_ps(p + 2 * NC + 16, c22);
+	_mm256_storeu_ps(p + 3 * NC, c30), _mm256_storeu_ps(p + 3 * NC + 8, c31), _mm256_storeu_ps(p + 3 * NC + 16, c32);
+}
+
+/* ROWS rows x KC depths of A (LDA apart) into AP, tile by tile: [tile][kc][4], zero past ROWS. */
+TARGET static void pack_a(const float *a, int lda, int rows, int kc, float *ap)
+{
+	for (int i = 0; i < rows; i += MR, ap += (size_t)kc * MR) {
+		const float *r0 = a + (size_t)i * lda;
+		int d = 0;
+		if (rows - i >= MR)
+			for (; d + 8 <= kc; d += 8) { /* 4 rows x 8 depths transposed */
+				__m256 x0 = _mm256_loadu_ps(r0 + d), x1 = _mm256_loadu_ps(r0 + lda + d),
+				       x2 = _mm256_loadu_ps(r0 + 2 * (size_t)lda + d), x3 = _mm256_loadu_ps(r0 + 3 * (size_t)lda + d);
+				__m256 t0 = _mm256_unpacklo_ps(x0, x1), t1 = _mm256_unpackhi_ps(x0, x1),
+				       t2 = _mm256_unpacklo_ps(x2, x3), t3 = _mm256_unpackhi_ps(x2, x3);
+				__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee),
+				       u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+				float *o = ap + (size_t)d * MR;
+				_mm256_store_ps(o, _mm256_permute2f128_ps(u0, u1, 0x20));
+				_mm256_store_ps(o + 8, _mm256_permute2f128_ps(u2, u3, 0x20));
+				_mm256_store_ps(o + 16, _mm256_permute2f128_ps(u0, u1, 0x31));
+				_mm256_store_ps(o + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
+			}
+		for (; d < kc; d++) /* the last depths, or a tile past A's last row */
+			for (int t = 0; t < MR; t++)
+				ap[(size_t)d * MR + t] = i + t < rows ? r0[(size_t)t * lda + d] : 0.0f;
+	}
+}
+
+/* KC depths x COLS columns of B [k][n] (from its block's first depth and column) into BP, panel by
+ * panel: [panel][kc][24], zero past COLS. */
+TARGET static void pack_b(const float *b, int ldb, int kc, int cols, float *bp)
+{
+	for (int j = 0; j < cols; j += NR, bp += (size_t)kc * NR) {
+		const float *s = b + j;
+		float *o = bp;
+		if (cols - j >= NR) { /* vector copies: a small memcpy becomes rep movsq, slow on AMD */
+			for (int d = 0; d < kc; d++, s += ldb, o += NR) {
+				__builtin_prefetch(s + 8 * (size_t)ldb); /* rows 3 or 12 KB apart: ahead by hand */
+				__builtin_prefetch(s + 8 * (size_t)ldb + 16);
+				__m256 v0 = _mm256_loadu_ps(s), v1 = _mm256_loadu_ps(s + 8), v2 = _mm256_loadu_ps(s + 16);
+				_mm256_store_ps(o, v0), _mm256_store_ps(o + 8, v1), _mm256_store_ps(o + 16, v2);
+			}
+		} else {
+			for (int d = 0; d < kc; d++, s += ldb, o += NR)
+				for (int c = 0; c < NR; c++)
+					o[c] = j + c < cols ? s[c] : 0.0f;
+		}
+	}
+}
+
+/* The same from Bᵀ: B [n][k], so column c of op(B) is row c of B: 8 x 8 blocks transposed. */
+TARGET static void pack_bt(const float *b, int ldb, int kc, int cols, float *bp)
+{
+	for (int j = 0; j < cols; j += NR, bp += (size_t)kc * NR) {
+		int d = 0;
+		if (cols - j >= NR) {
+			for (; d + 8 <= kc; d += 8)
+				for (int c0 = 0; c0 < NR; c0 += 8) {
+					const float *s = b + (size_t)(j + c0) * ldb + d;
+					if (d % 16 == 0) /* 24 rows at once: more streams than the prefetcher follows */
+						for (int r = 0; r < 8; r++)
+							__builtin_prefetch(s + (size_t)r * ldb + PF);
+					__m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ldb),
+					       r2 = _mm256_loadu_ps(s + 2 * (size_t)ldb), r3 = _mm256_loadu_ps(s + 3 * (size_t)ldb),
+					       r4 = _mm256_loadu_ps(s + 4 * (size_t)ldb), r5 = _mm256_loadu_ps(s + 5 * (size_t)ldb),
+					       r6 = _mm256_loadu_ps(s + 6 * (size_t)ldb), r7 = _mm256_loadu_ps(s + 7 * (size_t)ldb);
+					__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
+					       t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
+					       t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+					       t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+					__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee),
+					       u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee),
+					       u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee),
+					       u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+					float *o = bp + (size_t)d * NR + c0;
+					_mm256_store_ps(o, _mm256_permute2f128_ps(u0, u4, 0x20));
+					_mm256_store_ps(o + NR, _mm256_permute2f128_ps(u1, u5, 0x20));
+					_mm256_store_ps(o + 2 * NR, _mm256_permute2f128_ps(u2, u6, 0x20));
+					_mm256_store_ps(o + 3 * NR, _mm256_permute2f128_ps(u3, u7, 0x20));
+					_mm256_store_ps(o + 4 * NR, _mm256_permute2f128_ps(u0, u4, 0x31));
+					_mm256_store_ps(o + 5 * NR, _mm256_permute2f128_ps(u1, u5, 0x31));
+					_mm256_store_ps(o + 6 * NR, _mm256_permute2f128_ps(u2, u6, 0x31));
+					_mm256_store_ps(o + 7 * NR, _mm256_permute2f128_ps(u3, u7, 0x31));
+				}
+		}
+		for (; d < kc; d++) /* the last depths, or a panel past B's last row */
+			for (int c = 0; c < NR; c++)
+				bp[(size_t)d * NR + c] = j + c < cols ? b[(size_t)(j + c) * ldb + d] : 0.0f;
+	}
+}
+
+/* C = ALPHA · PART + BETA · C for MC x NC elements. */
+TARGET static void store_c(int mc, int nc, const float *part, float alpha, float beta, float *c, int ldc)
+{
+	__m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+	for (int i = 0; i < mc; i++, part += NC, c += ldc) {
+		int j = 0;
+		for (; j + 8 <= nc; j += 8) {
+			__m256 v = _mm256_load_ps(part + j);
+			if (alpha != 1.0f)
+				v = _mm256_mul_ps(va, v);
+			if (beta == 1.0f)
+				v = _mm256_add_ps(v, _mm256_loadu_ps(c + j));
+			else if (beta != 0.0f)
+				v = _mm256_add_ps(v, _mm256_mul_ps(vb, _mm256_loadu_ps(c + j)));
+			_mm256_storeu_ps(c + j, v);
+		}
+		for (; j < nc; j++) {
+			float v = alpha == 1.0f ? part[j] : alpha * part[j];
+			c[j] = beta == 0.0f ? v : beta == 1.0f ? v + c[j] : v + beta * c[j];
+		}
+	}
+}
+
+void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+		    int ldb, float beta, float *c, int ldc)
+{
+	static _Thread_local float part[MC * NC] __attribute__((aligned(64))),
+		ap[MC * KC] __attribute__((aligned(64))), bp[KC * NC] __attribute__((aligned(64)));
+	for (int j0 = 0; j0 < n; j0 += NC) {
+		int nc = n - j0 < NC ? n - j0 : NC;
+		for (int i0 = 0; i0 < m; i0 += MC) {
+			int mc = m - i0 < MC ? m - i0 : MC;
+			if (k == 0)
+				memset(part, 0, sizeof part);
+			for (int d0 = 0; d0 < k; d0 += KC) {
+				int kc = k - d0 < KC ? k - d0 : KC;
+				if (trans_b)
+					pack_bt(b + (size_t)j0 * ldb + d0, ldb, kc, nc, bp);
+				else
+					pack_b(b + (size_t)d0 * ldb + j0, ldb, kc, nc, bp);
+				pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
+				for (int j = 0; j < nc; j += NR)
+					for (int i = 0; i < mc; i += MR)
+						tile(ap + (size_t)i * kc, bp + (size_t)j * kc, kc, part + (size_t)i * NC + j, d0 == 0);
+			}
+			store_c(mc, nc, part, alpha, beta, c + (size_t)i0 * ldc + j0, ldc);
+		}
+	}
+}
+
+#else /* not x86-64: never called (gemmkern_available is false) */
+
+void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+		    int ldb, float beta, float *c, int ldc)
+{
+	(void)trans_b, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b, (void)ldb, (void)beta,
+		(void)c, (void)ldc;
+}
+
+#endif
