@@ -28,7 +28,7 @@ gemm_verbose() { ATTNSCOPE_GEMM_CACHE=$G "$BIN" --version --verbose >"$TMP/out" 
 classes() { grep -c "^  k[<>=0-9]* *$1 " "$TMP/out"; }
 ATTNSCOPE_GEMM=auto gemm_verbose; expect_eq "--version --verbose status" $? 0
 expect_eq "--version --verbose first line" "$(head -n1 "$TMP/out")" "attnscope 0.1.0"
-expect_eq "--version --verbose classes" "$(($(classes OpenBLAS) + $(classes oneDNN)))" 3
+expect_eq "--version --verbose classes" "$(($(classes OpenBLAS) + $(classes oneDNN) + $(classes attnscope)))" 3
 expect_grep "--version --verbose rows block" "$TMP/out" "rows block of token reuse: [1-9]"
 # the vector math path: on a CPU with AVX2 and FMA (and no AVX-512 oneDNN pass) glibc's functions bit for bit
 if grep -q " avx2 " /proc/cpuinfo && grep -q " fma " /proc/cpuinfo && ! grep -q " avx512f " /proc/cpuinfo; then
@@ -39,12 +39,12 @@ fi
 expect_grep "--version --verbose vector math" "$TMP/out" "^vector math of the activations and the softmax: $want"
 ATTNSCOPE_VECTOR_MATH=off ATTNSCOPE_GEMM=openblas "$BIN" --version --verbose >"$TMP/out-scalar" 2>&1
 expect_grep "--version --verbose, ATTNSCOPE_VECTOR_MATH=off" "$TMP/out-scalar" "^vector math of the activations and the softmax: none (scalar libm)\$"
-if grep -q "built without oneDNN" "$TMP/out"; then
+if grep -q "OpenBLAS only" "$TMP/out"; then # neither oneDNN built in nor AVX2 and FMA: nothing to measure
 	expect_eq "OpenBLAS alone" "$(classes OpenBLAS)" 3
 	ATTNSCOPE_GEMM=dnnl gemm_verbose; expect_grep "ATTNSCOPE_GEMM=dnnl without oneDNN" "$TMP/err" "built without oneDNN"
 else
 	expect_grep "GEMM measured" "$TMP/out" "measured in [0-9]* ms; cache file $G\$"
-	expect_grep "GEMM cache key" "$G" "^key .*oneDNN"
+	expect_grep "GEMM cache key" "$G" "^key .*oneDNN .* attnscope "
 	ATTNSCOPE_GEMM=auto gemm_verbose; expect_grep "GEMM cache read" "$TMP/out" "read from the cache; cache file $G\$"
 	expect_eq "GEMM cache read quietly" "$(cat "$TMP/err")" ""
 	sed 's/^key .*/key another CPU/' "$G" >"$G.other" && mv "$G.other" "$G"
@@ -52,15 +52,30 @@ else
 	expect_grep "another machine's cache: message" "$TMP/err" "GEMM cache $G ignored (measured on another CPU or library (another CPU)); measured again"
 	expect_grep "another machine's cache: measured" "$TMP/out" "measured in [0-9]* ms"
 	expect_nogrep "another machine's cache: replaced" "$G" "^key another CPU"
-	printf 'attnscope-gemm 1\nkey %s\nclass 0 dnnl 1 2 \377\n' "$(sed -n 's/^key //p' "$G")" >"$G"
+	printf 'attnscope-gemm 2\nkey %s\nclass 0 dnnl 1 2 \377\n' "$(sed -n 's/^key //p' "$G")" >"$G"
 	ATTNSCOPE_GEMM=auto gemm_verbose; expect_eq "corrupt cache: status" $? 0
 	expect_grep "corrupt cache: message" "$TMP/err" "GEMM cache $G ignored (a bad rate in class 0); measured again"
 	expect_grep "corrupt cache: measured" "$TMP/out" "measured in [0-9]* ms"
+	printf 'attnscope-gemm 1\nkey %s\nclass 0 dnnl 1 2 3 4 5 6 7 8\n' "$(sed -n 's/^key //p' "$G")" >"$G"
+	ATTNSCOPE_GEMM=auto gemm_verbose; expect_eq "an older version's cache: measured again quietly" "$(cat "$TMP/err")" ""
+	expect_grep "an older version's cache: measured" "$TMP/out" "measured in [0-9]* ms"
+	expect_grep "an older version's cache: replaced" "$G" "^attnscope-gemm 2\$"
 	ATTNSCOPE_GEMM=openblas gemm_verbose; expect_grep "ATTNSCOPE_GEMM=openblas" "$TMP/out" "forced by ATTNSCOPE_GEMM=openblas"
 	expect_eq "ATTNSCOPE_GEMM=openblas classes" "$(classes OpenBLAS)" 3
-	ATTNSCOPE_GEMM=dnnl gemm_verbose; expect_eq "ATTNSCOPE_GEMM=dnnl classes" "$(classes oneDNN)" 3
+	if grep -q "| oneDNN none |" "$G"; then
+		ATTNSCOPE_GEMM=dnnl gemm_verbose; expect_grep "ATTNSCOPE_GEMM=dnnl without oneDNN" "$TMP/err" "built without oneDNN"
+	else
+		ATTNSCOPE_GEMM=dnnl gemm_verbose; expect_eq "ATTNSCOPE_GEMM=dnnl classes" "$(classes oneDNN)" 3
+	fi
+	if grep -q "| attnscope none\$" "$G"; then
+		ATTNSCOPE_GEMM=attnscope gemm_verbose; expect_grep "ATTNSCOPE_GEMM=attnscope without AVX2" "$TMP/err" "lacks AVX2 or FMA"
+	else # attnscope's kernel: a row's sums do not depend on the other rows (gemmkern.h)
+		ATTNSCOPE_GEMM=attnscope gemm_verbose; expect_eq "ATTNSCOPE_GEMM=attnscope classes" "$(classes attnscope)" 3
+		expect_grep "ATTNSCOPE_GEMM=attnscope: every token reused" "$TMP/out" "rows block of token reuse: 1\$"
+		expect_grep "ATTNSCOPE_GEMM=attnscope: named" "$TMP/out" "^GEMM: attnscope's AVX2 kernel, forced"
+	fi
 fi
-ATTNSCOPE_GEMM=fast gemm_verbose; expect_grep "ATTNSCOPE_GEMM=fast" "$TMP/err" "ATTNSCOPE_GEMM=fast is not openblas, dnnl or auto: auto"
+ATTNSCOPE_GEMM=fast gemm_verbose; expect_grep "ATTNSCOPE_GEMM=fast" "$TMP/err" "ATTNSCOPE_GEMM=fast is not openblas, dnnl, attnscope or auto: auto"
 "$BIN" --verbose >"$TMP/out" 2>&1; expect_eq "--verbose alone status" $? 2
 expect_grep "--verbose alone" "$TMP/out" "^attnscope: --verbose goes with --version$"
 "$BIN" --frobnicate >"$TMP/out" 2>&1; expect_eq "unknown option status" $? 2

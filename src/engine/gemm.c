@@ -1,6 +1,7 @@
-/* gemm.c -- the engine's matrix product on OpenBLAS or oneDNN, chosen per shape class (see gemm.h).
- * With oneDNN built in, each class of the forward's products (gemmtune.h) runs on the library that
- * measured faster on this machine (gemmtune.c; cached, ATTNSCOPE_GEMM forces one). On this
+/* gemm.c -- the engine's matrix product on OpenBLAS, oneDNN or attnscope's own AVX2 kernel, chosen
+ * per shape class (see gemm.h). Each class of the forward's products (gemmtune.h) runs on the
+ * library that measured fastest on this machine among those available (gemmtune.c; cached,
+ * ATTNSCOPE_GEMM forces one). On this
  * project's reference machine (Zen 4, where OpenBLAS is held to its Haswell kernels) oneDNN's
  * AVX-512 sgemm ran twice as fast as OpenBLAS's on one core; on a 2-core Zen EPYC with AVX2 its AVX2
  * kernels ran 10-40 % faster than OpenBLAS's Zen ones at 8..512 rows. oneDNN's kernels read past
@@ -9,6 +10,7 @@
 
 #include "engine/gemm.h"
 
+#include "engine/gemmkern.h"
 #include "engine/gemmtune.h"
 
 #include "base/progress.h"
@@ -100,6 +102,10 @@ static void dnnl_describe(char *out, size_t size)
 static void gemm_lib(enum gemm_lib lib, bool trans_b, int m, int n, int k, float alpha, const float *a, int lda,
 		     const float *b, int ldb, float beta, float *c, int ldc)
 {
+	if (lib == GEMM_LIB_OWN) { /* chosen only where gemmkern_available() */
+		gemmkern_sgemm(trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+		return;
+	}
 #ifdef GEMM_DNNL
 	if (lib == GEMM_LIB_DNNL) {
 		gemm_onednn(trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -164,29 +170,41 @@ static void gemm_note(const char *fmt, const char *a, const char *b)
 
 static void gemm_measure_rows(void);
 
+/* The version of attnscope's kernel in the cache key: a new kernel is measured again. */
+#define GEMMKERN_VERSION "AVX2 4x24 v1"
+
 static void gemm_tune_init(void)
 {
 	char isa[128] = "none", why[300];
+	unsigned available = 1u << GEMM_LIB_OPENBLAS;
 #ifdef GEMM_DNNL
 	dnnl_describe(isa, sizeof isa);
+	available |= 1u << GEMM_LIB_DNNL;
 #endif
-	gemmtune_key(isa, tune.key, sizeof tune.key);
+	if (gemmkern_available())
+		available |= 1u << GEMM_LIB_OWN;
+	gemmtune_key(isa, available >> GEMM_LIB_OWN & 1 ? GEMMKERN_VERSION : NULL, tune.key, sizeof tune.key);
 	gemmtune_path(tune_path, sizeof tune_path);
 	const char *env = getenv("ATTNSCOPE_GEMM");
 	int forced = -1;
-	if (env && strcmp(env, "openblas") == 0)
-		forced = GEMM_LIB_OPENBLAS;
-	else if (env && strcmp(env, "dnnl") == 0)
-		forced = GEMM_LIB_DNNL;
-	else if (env && *env && strcmp(env, "auto") != 0)
-		gemm_note("ATTNSCOPE_GEMM=%s%s is not openblas, dnnl or auto: auto", env, "");
+	for (int l = 0; env && l < GEMM_LIBS; l++)
+		if (strcmp(env, gemmtune_lib_name((enum gemm_lib)l)) == 0)
+			forced = l;
+	if (env && *env && forced < 0 && strcmp(env, "auto") != 0)
+		gemm_note("ATTNSCOPE_GEMM=%s%s is not openblas, dnnl, attnscope or auto: auto", env, "");
+	if (forced == GEMM_LIB_DNNL && !(available >> GEMM_LIB_DNNL & 1)) {
+		gemm_note("ATTNSCOPE_GEMM=dnnl: %sbuilt without oneDNN (configure --with-gemm)%s; auto", "", "");
+		forced = -1;
+	}
+	if (forced == GEMM_LIB_OWN && !(available >> GEMM_LIB_OWN & 1)) {
+		gemm_note("ATTNSCOPE_GEMM=attnscope: %sthe CPU lacks AVX2 or FMA%s; auto", "", "");
+		forced = -1;
+	}
 	gemm_serial_begin(); /* OpenBLAS single-threaded, as in the forward's own threads */
-#ifndef GEMM_DNNL
-	if (forced == GEMM_LIB_DNNL)
-		gemm_note("ATTNSCOPE_GEMM=dnnl: %sbuilt without oneDNN (configure --with-gemm)%s; OpenBLAS", "", "");
-	forced = GEMM_LIB_OPENBLAS;
-	snprintf(tune_how, sizeof tune_how, "OpenBLAS only (built without oneDNN)");
-#endif
+	if (forced < 0 && available == 1u << GEMM_LIB_OPENBLAS) {
+		forced = GEMM_LIB_OPENBLAS;
+		snprintf(tune_how, sizeof tune_how, "OpenBLAS only (built without oneDNN, CPU without AVX2 and FMA)");
+	}
 	if (forced >= 0) {
 		for (int c = 0; c < GEMM_CLASSES; c++)
 			tune.lib[c] = forced;
@@ -202,7 +220,7 @@ static void gemm_tune_init(void)
 			if (rc < 0)
 				gemm_note("GEMM cache %s ignored (%s); measured again", tune_path, why);
 			double t0 = progress_now();
-			gemmtune_measure(&tune, gemm_tune_run);
+			gemmtune_measure(&tune, gemm_tune_run, available);
 			snprintf(tune_how, sizeof tune_how, "measured in %.0f ms", (progress_now() - t0) * 1e3);
 			if (gemmtune_save(tune_path, &tune, why, sizeof why) < 0)
 				gemm_note("GEMM cache %s not written (%s)", tune_path, why);
@@ -242,12 +260,17 @@ static bool gemm_any(enum gemm_lib lib)
 	return gemm_uses(lib);
 }
 
-/* OpenBLAS threads a call itself; oneDNN's calls run on one thread. With any class on oneDNN the
- * engine shares all the work between its own threads (OpenBLAS then held to one thread for the
- * whole pass), so every call is single-threaded whatever its library. */
+/* OpenBLAS threads a call itself; oneDNN's calls and attnscope's kernel's run on one thread. With
+ * any class on those the engine shares all the work between its own threads (OpenBLAS then held to
+ * one thread for the whole pass), so every call is single-threaded whatever its library. */
 bool gemm_threads_itself(void)
 {
-	return !gemm_any(GEMM_LIB_DNNL);
+	return !gemm_any(GEMM_LIB_DNNL) && !gemm_any(GEMM_LIB_OWN);
+}
+
+int gemm_tile_columns(void)
+{
+	return gemm_any(GEMM_LIB_OWN) ? 192 : gemm_any(GEMM_LIB_DNNL) ? 128 : 64;
 }
 
 /* OpenBLAS's rows. Measured with 0.3.21's Zen kernels: single-threaded, it takes the rows of A 12
@@ -358,23 +381,37 @@ int gemm_row_block(void)
 bool gemm_avx512(void)
 {
 #ifdef GEMM_DNNL
-	return dnnl_avx512() && !gemm_any(GEMM_LIB_OPENBLAS);
+	return dnnl_avx512() && !gemm_any(GEMM_LIB_OPENBLAS) && !gemm_any(GEMM_LIB_OWN);
 #else
 	return false;
 #endif
 }
 
+/* The libraries the classes run on, named (the choice is fixed once made, so one buffer serves). */
+static char backend_name[160];
+static pthread_once_t backend_once = PTHREAD_ONCE_INIT;
+
+static void gemm_backend_once(void)
+{
+	int used = 0, n = 0;
+	for (int l = 0; l < GEMM_LIBS; l++)
+		if (gemm_uses((enum gemm_lib)l)) {
+			const char *title = l == GEMM_LIB_OWN ? "attnscope's AVX2 kernel" : gemmtune_lib_title((enum gemm_lib)l);
+#ifdef GEMM_DNNL
+			if (l == GEMM_LIB_DNNL && dnnl_avx512())
+				title = "oneDNN (AVX-512)";
+#endif
+			used += snprintf(backend_name + used, sizeof backend_name - (size_t)used, "%s%s", n++ ? " and " : "", title);
+		}
+	if (n > 1)
+		snprintf(backend_name + used, sizeof backend_name - (size_t)used, ", by shape");
+}
+
 const char *gemm_backend(void)
 {
-	bool dnnl = gemm_any(GEMM_LIB_DNNL), blas = gemm_any(GEMM_LIB_OPENBLAS);
-#ifdef GEMM_DNNL
-	if (dnnl)
-		return !blas ? (dnnl_avx512() ? "oneDNN (AVX-512)" : "oneDNN") : "OpenBLAS and oneDNN, by shape";
-#else
-	(void)dnnl;
-	(void)blas;
-#endif
-	return "OpenBLAS";
+	gemm_tune_once();
+	pthread_once(&backend_once, gemm_backend_once);
+	return backend_name;
 }
 
 size_t gemm_describe(char *out, size_t size)
@@ -384,8 +421,9 @@ size_t gemm_describe(char *out, size_t size)
 #define PUT(...) (used += (size_t)snprintf(used < size ? out + used : NULL, used < size ? size - used : 0, __VA_ARGS__))
 	PUT("GEMM: %s, %s; cache file %s\n", gemm_backend(), tune_how, tune_path);
 	PUT("  key: %s\n", tune.key);
-	PUT("  %-11s %-9s %-31s %s\n", "class", "library", "OpenBLAS GFLOP/s", "oneDNN GFLOP/s");
-	PUT("  %-11s %-9s %-31s %s\n", "(depth)", "", "(1 thread, 8/32/128/512 rows)", "(same)");
+	PUT("  %-11s %-10s %-31s %-31s %s\n", "class", "library", "OpenBLAS GFLOP/s", "oneDNN GFLOP/s",
+	    "attnscope GFLOP/s");
+	PUT("  %-11s %-10s %-31s %-31s %s\n", "(depth)", "", "(1 thread, 8/32/128/512 rows)", "(same)", "(same)");
 	for (int c = 0; c < GEMM_CLASSES; c++) {
 		char r[GEMM_LIBS][64];
 		for (int l = 0; l < GEMM_LIBS; l++) {
@@ -397,8 +435,8 @@ size_t gemm_describe(char *out, size_t size)
 			for (int s = 0; s < GEMM_SIZES; s++)
 				w += snprintf(r[l] + w, sizeof r[l] - (size_t)w, "%s%.1f", s ? " " : "", tune.rate[c][l][s]);
 		}
-		PUT("  %-11s %-9s %-31s %s\n", gemmtune_class_name(c), tune.lib[c] == GEMM_LIB_DNNL ? "oneDNN" : "OpenBLAS",
-		    r[0], r[1]);
+		PUT("  %-11s %-10s %-31s %-31s %s\n", gemmtune_class_name(c), gemmtune_lib_title((enum gemm_lib)tune.lib[c]),
+		    r[0], r[1], r[2]);
 	}
 	PUT("  rows block of token reuse: %d%s\n", row_block, row_block ? "" : " (no reuse)");
 	if (*tune_note)

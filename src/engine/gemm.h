@@ -1,7 +1,8 @@
-/* gemm.h -- the matrix product the engine runs, on OpenBLAS, or with oneDNN built in (configure
- * --with-gemm) on the library that measured faster on this machine for the product's shape class
- * (gemmtune.h; the choice cached per CPU and libraries, ATTNSCOPE_GEMM=openblas|dnnl|auto forces
- * it), so forward.c and weights.c call one function whichever it is (private to the engine). */
+/* gemm.h -- the matrix product the engine runs, on the library that measured fastest on this machine
+ * for the product's shape class among OpenBLAS, oneDNN (when built in: configure --with-gemm) and
+ * attnscope's own kernel (CPUs with AVX2 and FMA: gemmkern.h) (gemmtune.h; the choice cached per
+ * CPU and libraries, ATTNSCOPE_GEMM=openblas|dnnl|attnscope|auto forces it), so forward.c and
+ * weights.c call one function whichever it is (private to the engine). */
 #ifndef ATTNSCOPE_GEMM_H
 #define ATTNSCOPE_GEMM_H
 
@@ -14,18 +15,23 @@ void gemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int ld
 	  float beta, float *c, int ldc);
 
 /* True when the library threads one call itself (OpenBLAS for every class): the engine then leaves
- * a lone large product to it. False (oneDNN for some class): one call is single-threaded and the engine shares the work
- * between its own threads (weights_parallel), cut into pieces whose shapes do not depend on the
- * thread count, so every thread count computes the same sums. */
+ * a lone large product to it. False (oneDNN or attnscope's kernel for some class): one call is
+ * single-threaded and the engine shares the work between its own threads (weights_parallel), cut
+ * into pieces whose shapes do not depend on the thread count, so every thread count computes the
+ * same sums. */
 bool gemm_threads_itself(void);
+
+/* Columns a weight tile (weights.c) is a multiple of: 64 on OpenBLAS; 128 with oneDNN (its 64-column
+ * tiles ran at 60 % of its rate); 192 with attnscope's kernel (whole panels of its 24 columns). */
+int gemm_tile_columns(void);
 
 /* Rows of A in a block B such that a row of C gets the very same sums in every call that starts a
  * multiple of B rows after a whole call's first row and ends on the same row, single-threaded (a run
  * reusing a text's first tokens computes the others so: model_run_reuse), on every class's
  * library. Measured at the first call (with the choice of libraries): 12 on OpenBLAS's Zen kernels
- * (and whenever a class runs on OpenBLAS); on oneDNN alone, as gemm.c calls it, 1 where its sums do
- * not depend on the number of keys either (AVX-512), else 8 (AVX2: attnscore_block); 0 when no block
- * up to 48 rows holds: no reuse. */
+ * (and whenever a class runs on OpenBLAS); 1 on attnscope's kernel, and on oneDNN as gemm.c calls
+ * it where its sums do not depend on the number of keys either (AVX-512), else 8 (AVX2:
+ * attnscore_block); 0 when no block up to 48 rows holds: no reuse. */
 int gemm_row_block(void);
 
 /* True when oneDNN's AVX-512 kernels run every class of products. The engine's AVX-512 vector math (ops.c's

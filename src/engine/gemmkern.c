@@ -14,6 +14,12 @@
  * L2. With B copied once per block of MC rows, up to MC rows read the weights once. */
 #include "config.h"
 
+/* The kernel's speed is this file's reason to be: a debug build (-O0) still optimizes it, or it
+ * would run 20 times slower, and the measured choice (gemmtune.c) would never take it there. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O2")
+#endif
+
 #include "engine/gemmkern.h"
 
 #include <string.h>
@@ -98,11 +104,11 @@ TARGET static void pack_a(const float *a, int lda, int rows, int kc, float *ap)
 				       t2 = _mm256_unpacklo_ps(x2, x3), t3 = _mm256_unpackhi_ps(x2, x3);
 				__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee),
 				       u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-				float *o = ap + (size_t)d * MR;
-				_mm256_store_ps(o, _mm256_permute2f128_ps(u0, u1, 0x20));
-				_mm256_store_ps(o + 8, _mm256_permute2f128_ps(u2, u3, 0x20));
-				_mm256_store_ps(o + 16, _mm256_permute2f128_ps(u0, u1, 0x31));
-				_mm256_store_ps(o + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
+				float *o = ap + (size_t)d * MR; /* a tile is 16·KC bytes: not always aligned */
+				_mm256_storeu_ps(o, _mm256_permute2f128_ps(u0, u1, 0x20));
+				_mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(u2, u3, 0x20));
+				_mm256_storeu_ps(o + 16, _mm256_permute2f128_ps(u0, u1, 0x31));
+				_mm256_storeu_ps(o + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
 			}
 		for (; d < kc; d++) /* the last depths, or a tile past A's last row */
 			for (int t = 0; t < MR; t++)
@@ -115,62 +121,65 @@ TARGET static void pack_a(const float *a, int lda, int rows, int kc, float *ap)
 TARGET static void pack_b(const float *b, int ldb, int kc, int cols, float *bp)
 {
 	for (int j = 0; j < cols; j += NR, bp += (size_t)kc * NR) {
+		int w = cols - j < NR ? cols - j : NR, w8 = w / 8 * 8; /* columns, in whole vectors */
 		const float *s = b + j;
 		float *o = bp;
-		if (cols - j >= NR) { /* vector copies: a small memcpy becomes rep movsq, slow on AMD */
-			for (int d = 0; d < kc; d++, s += ldb, o += NR) {
-				__builtin_prefetch(s + 8 * (size_t)ldb); /* rows 3 or 12 KB apart: ahead by hand */
-				__builtin_prefetch(s + 8 * (size_t)ldb + 16);
-				__m256 v0 = _mm256_loadu_ps(s), v1 = _mm256_loadu_ps(s + 8), v2 = _mm256_loadu_ps(s + 16);
-				_mm256_store_ps(o, v0), _mm256_store_ps(o + 8, v1), _mm256_store_ps(o + 16, v2);
-			}
-		} else {
-			for (int d = 0; d < kc; d++, s += ldb, o += NR)
-				for (int c = 0; c < NR; c++)
-					o[c] = j + c < cols ? s[c] : 0.0f;
+		for (int d = 0; d < kc; d++, s += ldb, o += NR) {
+			__builtin_prefetch(s + 8 * (size_t)ldb); /* rows 3 or 12 KB apart: ahead by hand */
+			__builtin_prefetch(s + 8 * (size_t)ldb + 16);
+			int c = 0;
+			for (; c < w8; c += 8) /* vector copies: a small memcpy becomes rep movsq, slow on AMD */
+				_mm256_store_ps(o + c, _mm256_loadu_ps(s + c));
+			for (; c < w; c++)
+				o[c] = s[c];
+			for (; c < NR; c++)
+				o[c] = 0.0f;
 		}
 	}
+}
+
+/* Rows S[0], S[LD], .. S[7 LD] (8 columns of op(B)), depths D .. D+7, transposed into O [8][24]. */
+TARGET static inline void transpose8(const float *s, size_t ld, float *o)
+{
+	__m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ld), r2 = _mm256_loadu_ps(s + 2 * ld),
+	       r3 = _mm256_loadu_ps(s + 3 * ld), r4 = _mm256_loadu_ps(s + 4 * ld), r5 = _mm256_loadu_ps(s + 5 * ld),
+	       r6 = _mm256_loadu_ps(s + 6 * ld), r7 = _mm256_loadu_ps(s + 7 * ld);
+	__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+	       t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+	       t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+	__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee),
+	       u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee),
+	       u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee),
+	       u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+	_mm256_store_ps(o, _mm256_permute2f128_ps(u0, u4, 0x20));
+	_mm256_store_ps(o + NR, _mm256_permute2f128_ps(u1, u5, 0x20));
+	_mm256_store_ps(o + 2 * NR, _mm256_permute2f128_ps(u2, u6, 0x20));
+	_mm256_store_ps(o + 3 * NR, _mm256_permute2f128_ps(u3, u7, 0x20));
+	_mm256_store_ps(o + 4 * NR, _mm256_permute2f128_ps(u0, u4, 0x31));
+	_mm256_store_ps(o + 5 * NR, _mm256_permute2f128_ps(u1, u5, 0x31));
+	_mm256_store_ps(o + 6 * NR, _mm256_permute2f128_ps(u2, u6, 0x31));
+	_mm256_store_ps(o + 7 * NR, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
 /* The same from Bᵀ: B [n][k], so column c of op(B) is row c of B: 8 x 8 blocks transposed. */
 TARGET static void pack_bt(const float *b, int ldb, int kc, int cols, float *bp)
 {
-	for (int j = 0; j < cols; j += NR, bp += (size_t)kc * NR) {
-		int d = 0;
-		if (cols - j >= NR) {
-			for (; d + 8 <= kc; d += 8)
-				for (int c0 = 0; c0 < NR; c0 += 8) {
-					const float *s = b + (size_t)(j + c0) * ldb + d;
+	for (int j = 0; j < cols; j += NR, bp += (size_t)kc * NR)
+		for (int c0 = 0; c0 < NR; c0 += 8) {
+			const float *s = b + (size_t)(j + c0) * ldb;
+			float *o = bp + c0;
+			int d = 0;
+			if (j + c0 + 8 <= cols)
+				for (; d + 8 <= kc; d += 8) {
 					if (d % 16 == 0) /* 24 rows at once: more streams than the prefetcher follows */
 						for (int r = 0; r < 8; r++)
-							__builtin_prefetch(s + (size_t)r * ldb + PF);
-					__m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ldb),
-					       r2 = _mm256_loadu_ps(s + 2 * (size_t)ldb), r3 = _mm256_loadu_ps(s + 3 * (size_t)ldb),
-					       r4 = _mm256_loadu_ps(s + 4 * (size_t)ldb), r5 = _mm256_loadu_ps(s + 5 * (size_t)ldb),
-					       r6 = _mm256_loadu_ps(s + 6 * (size_t)ldb), r7 = _mm256_loadu_ps(s + 7 * (size_t)ldb);
-					__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1),
-					       t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3),
-					       t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
-					       t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-					__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee),
-					       u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee),
-					       u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee),
-					       u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-					float *o = bp + (size_t)d * NR + c0;
-					_mm256_store_ps(o, _mm256_permute2f128_ps(u0, u4, 0x20));
-					_mm256_store_ps(o + NR, _mm256_permute2f128_ps(u1, u5, 0x20));
-					_mm256_store_ps(o + 2 * NR, _mm256_permute2f128_ps(u2, u6, 0x20));
-					_mm256_store_ps(o + 3 * NR, _mm256_permute2f128_ps(u3, u7, 0x20));
-					_mm256_store_ps(o + 4 * NR, _mm256_permute2f128_ps(u0, u4, 0x31));
-					_mm256_store_ps(o + 5 * NR, _mm256_permute2f128_ps(u1, u5, 0x31));
-					_mm256_store_ps(o + 6 * NR, _mm256_permute2f128_ps(u2, u6, 0x31));
-					_mm256_store_ps(o + 7 * NR, _mm256_permute2f128_ps(u3, u7, 0x31));
+							__builtin_prefetch(s + (size_t)r * ldb + d + PF);
+					transpose8(s + d, (size_t)ldb, o + (size_t)d * NR);
 				}
+			for (; d < kc; d++) /* the last depths, or columns past B's last row */
+				for (int c = 0; c < 8; c++)
+					o[(size_t)d * NR + c] = j + c0 + c < cols ? s[(size_t)c * ldb + d] : 0.0f;
 		}
-		for (; d < kc; d++) /* the last depths, or a panel past B's last row */
-			for (int c = 0; c < NR; c++)
-				bp[(size_t)d * NR + c] = j + c < cols ? b[(size_t)(j + c) * ldb + d] : 0.0f;
-	}
 }
 
 /* C = ALPHA · PART + BETA · C for MC x NC elements. */

@@ -1,5 +1,5 @@
-/* gemmtune.c -- time OpenBLAS and oneDNN on the engine's shape classes and keep the choice (see
- * gemmtune.h). On a 2-core AMD EPYC (AVX2 and FMA, OpenBLAS 0.3.21's Zen kernels) oneDNN 2.6's AVX2
+/* gemmtune.c -- time OpenBLAS, oneDNN and attnscope's kernel on the engine's shape classes and keep
+ * the choice (see gemmtune.h). On a 2-core AMD EPYC (AVX2 and FMA, OpenBLAS 0.3.21's Zen kernels) oneDNN 2.6's AVX2
  * sgemm ran 10-40 % faster than OpenBLAS's at 8..512 rows, single-threaded; on AVX-512 machines it
  * ran twice as fast; elsewhere it may lose: hence a measurement rather than a rule. */
 #include "config.h"
@@ -18,7 +18,18 @@
 
 const int gemmtune_rows[GEMM_SIZES] = {8, 32, 128, 512};
 
-static const char *const lib_name[GEMM_LIBS] = {"openblas", "dnnl"};
+static const char *const lib_name[GEMM_LIBS] = {"openblas", "dnnl", "attnscope"};
+static const char *const lib_title[GEMM_LIBS] = {"OpenBLAS", "oneDNN", "attnscope"};
+
+const char *gemmtune_lib_name(enum gemm_lib lib)
+{
+	return (unsigned)lib < GEMM_LIBS ? lib_name[lib] : "?";
+}
+
+const char *gemmtune_lib_title(enum gemm_lib lib)
+{
+	return (unsigned)lib < GEMM_LIBS ? lib_title[lib] : "?";
+}
 
 int gemmtune_class(bool trans_b, int k)
 {
@@ -32,16 +43,17 @@ const char *gemmtune_class_name(int cls)
 	return cls >= 0 && cls < GEMM_CLASSES ? names[cls] : "?";
 }
 
-/* Each class's timed shape: depth K and columns N as the forward calls them (a head's 64 dims
- * against 256 keys; a weight tile of 128 outputs from 768 inputs, of 64 from 3072). */
-static void tune_shape(int cls, int *n, int *k)
+/* Each class's timed shape on LIB: depth K and columns N as the forward calls them (a head's 64 dims
+ * against 256 keys; a weight tile of 128 outputs from 768 inputs, of 64 from 3072; attnscope's
+ * kernel gets tiles of 192 columns: gemm_tile_columns). */
+static void tune_shape(int cls, int lib, int *n, int *k)
 {
 	static const int ks[GEMM_CLASSES] = {64, 768, 3072}, ns[GEMM_CLASSES] = {256, 128, 64};
 	*k = ks[cls];
-	*n = ns[cls];
+	*n = lib == GEMM_LIB_OWN && cls > 0 ? 192 : ns[cls];
 }
 
-void gemmtune_key(const char *dnnl_isa, char *out, size_t size)
+void gemmtune_key(const char *dnnl_isa, const char *own, char *out, size_t size)
 {
 	char model[256] = "unknown CPU", line[1024];
 	FILE *f = fopen("/proc/cpuinfo", "r");
@@ -65,7 +77,8 @@ void gemmtune_key(const char *dnnl_isa, char *out, size_t size)
 	for (size_t i = 0; i < sizeof feat / sizeof feat[0]; i++)
 		if (has[i])
 			snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%s", *flags ? "," : "", feat[i]);
-	snprintf(out, size, "%s | %s | %s | oneDNN %s", model, flags, openblas_get_config(), dnnl_isa ? dnnl_isa : "none");
+	snprintf(out, size, "%s | %s | %s | oneDNN %s | attnscope %s", model, flags, openblas_get_config(),
+		 dnnl_isa ? dnnl_isa : "none", own ? own : "none");
 	for (char *p = out; *p; p++) /* one line */
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
@@ -87,7 +100,7 @@ void gemmtune_path(char *out, size_t size)
 	snprintf(out, size, "%s/.cache/attnscope/gemm", v ? v : "");
 }
 
-void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run)
+void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run, unsigned available)
 {
 	size_t maxa = 512u * 3072, maxb = 3072u * 256, maxc = 512u * 256;
 	float *a = malloc((maxa + maxb + maxc) * sizeof(float));
@@ -101,15 +114,17 @@ void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run)
 		a[i] = (float)((i * 7919u) % 2001u) / 1000.0f - 1.0f;
 	for (int c = 0; c < GEMM_CLASSES; c++) {
 		int n, k;
-		tune_shape(c, &n, &k);
 		double best[GEMM_LIBS][GEMM_SIZES][2]; /* [library][size][layout: B, Bt] seconds */
 		for (int l = 0; l < GEMM_LIBS; l++)
 			for (int s = 0; s < GEMM_SIZES; s++)
 				best[l][s][0] = best[l][s][1] = 1e30;
-		for (int round = 0; round < 3; round++) /* the libraries in turns: both see the same load */
+		for (int round = 0; round < 3; round++) /* the libraries in turns: all see the same load */
 			for (int s = 0; s < GEMM_SIZES; s++)
 				for (int tb = 0; tb < 2; tb++)
 					for (int l = 0; l < GEMM_LIBS; l++) {
+						if (!(available >> l & 1) && l != GEMM_LIB_OPENBLAS)
+							continue;
+						tune_shape(c, l, &n, &k);
 						int m = gemmtune_rows[s];
 						double flops = 2.0 * m * n * k;
 						int iters = flops >= 4e6 ? 1 : (int)(4e6 / flops);
@@ -120,15 +135,20 @@ void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run)
 						if (dt < best[l][s][tb])
 							best[l][s][tb] = dt;
 					}
-		double cost[GEMM_LIBS] = {0, 0};
-		for (int l = 0; l < GEMM_LIBS; l++)
+		double cost[GEMM_LIBS] = {0};
+		for (int l = 0; l < GEMM_LIBS; l++) {
+			if (!(available >> l & 1) && l != GEMM_LIB_OPENBLAS)
+				continue;
+			tune_shape(c, l, &n, &k);
 			for (int s = 0; s < GEMM_SIZES; s++) {
 				double dt = best[l][s][0] + best[l][s][1]; /* both layouts' products */
 				double r = 2 * 2.0 * gemmtune_rows[s] * n * k / (dt > 0 ? dt : 1e-9) * 1e-9;
 				t->rate[c][l][s] = (float)r;
 				cost[l] += 1 / r;
 			}
-		t->lib[c] = cost[GEMM_LIB_DNNL] < cost[GEMM_LIB_OPENBLAS] ? GEMM_LIB_DNNL : GEMM_LIB_OPENBLAS;
+			if (cost[l] < cost[t->lib[c]])
+				t->lib[c] = l;
+		}
 	}
 	free(a);
 }
@@ -145,10 +165,13 @@ double gemmtune_rate(const struct gemm_tune *t, int cls, enum gemm_lib lib)
 }
 
 /* The file, a few lines of text:
- *   attnscope-gemm 1
+ *   attnscope-gemm 2
  *   key <gemmtune_key>
- *   class <0..2> <openblas|dnnl> <rates on OpenBLAS at 8 32 128 512 rows> <the same on oneDNN>  (x3) */
-#define TUNE_MAGIC "attnscope-gemm 1"
+ *   class <0..2> <openblas|dnnl|attnscope> <rates on OpenBLAS at 8 32 128 512 rows> <the same on
+ *         oneDNN> <the same on attnscope's kernel>  (x3; 0 where not measured)
+ * Version 1 (two libraries) is left to be measured again. */
+#define TUNE_MAGIC "attnscope-gemm 2"
+#define TUNE_MAGIC_OLD "attnscope-gemm 1"
 
 int gemmtune_load(const char *path, const char *key, struct gemm_tune *t, char *why, size_t why_size)
 {
@@ -162,7 +185,14 @@ int gemmtune_load(const char *path, const char *key, struct gemm_tune *t, char *
 	struct gemm_tune r;
 	memset(&r, 0, sizeof r);
 	snprintf(why, why_size, "not an attnscope GEMM cache file");
-	if (!fgets(line, sizeof line, f) || strcmp(line, TUNE_MAGIC "\n") != 0)
+	if (!fgets(line, sizeof line, f))
+		goto out;
+	if (strcmp(line, TUNE_MAGIC_OLD "\n") == 0) {
+		snprintf(why, why_size, "an older format");
+		rc = 1;
+		goto out;
+	}
+	if (strcmp(line, TUNE_MAGIC "\n") != 0)
 		goto out;
 	if (!fgets(line, sizeof line, f) || strncmp(line, "key ", 4) != 0 || !strchr(line, '\n'))
 		goto out;
@@ -180,7 +210,10 @@ int gemmtune_load(const char *path, const char *key, struct gemm_tune *t, char *
 			snprintf(why, why_size, "a bad line: %.60s", line);
 			goto out;
 		}
-		r.lib[c] = strcmp(lib, "dnnl") == 0 ? GEMM_LIB_DNNL : strcmp(lib, "openblas") == 0 ? GEMM_LIB_OPENBLAS : -1;
+		r.lib[c] = -1;
+		for (int l = 0; l < GEMM_LIBS; l++)
+			if (strcmp(lib, lib_name[l]) == 0)
+				r.lib[c] = l;
 		if (r.lib[c] < 0) {
 			snprintf(why, why_size, "an unknown library %.20s", lib);
 			goto out;
@@ -243,7 +276,7 @@ int gemmtune_save(const char *path, const struct gemm_tune *t, char *why, size_t
 	}
 	fprintf(f, TUNE_MAGIC "\nkey %s\n", t->key);
 	for (int c = 0; c < GEMM_CLASSES; c++) {
-		fprintf(f, "class %d %s", c, lib_name[t->lib[c] == GEMM_LIB_DNNL]);
+		fprintf(f, "class %d %s", c, gemmtune_lib_name((enum gemm_lib)t->lib[c]));
 		for (int l = 0; l < GEMM_LIBS; l++)
 			for (int s = 0; s < GEMM_SIZES; s++)
 				fprintf(f, " %.2f", t->rate[c][l][s]);

@@ -1,13 +1,14 @@
-/* gemmtune.h -- which GEMM library runs each shape class of the engine's products: OpenBLAS or
- * oneDNN, chosen by timing both once on the machine and kept in a cache file keyed by the CPU and
- * both libraries (gemm.c holds the choice; private to the engine, and to tests/check_gemm.c). */
+/* gemmtune.h -- which GEMM library runs each shape class of the engine's products: OpenBLAS,
+ * oneDNN or attnscope's own AVX2 kernel (gemmkern.h), chosen by timing those available once on the
+ * machine and kept in a cache file keyed by the CPU and the libraries (gemm.c holds the choice;
+ * private to the engine, and to tests/check_gemm.c). */
 #ifndef ATTNSCOPE_GEMMTUNE_H
 #define ATTNSCOPE_GEMMTUNE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-enum gemm_lib { GEMM_LIB_OPENBLAS, GEMM_LIB_DNNL, GEMM_LIBS };
+enum gemm_lib { GEMM_LIB_OPENBLAS, GEMM_LIB_DNNL, GEMM_LIB_OWN, GEMM_LIBS };
 
 /* Classes by depth k: ≤ 128 (a head's q·kᵀ scores and per-head output projection, every product
  * of the small test models), ≤ 1024 (projections and MLP up from the hidden size), more (MLP down);
@@ -36,23 +37,30 @@ const char *gemmtune_class_name(int cls);
 extern const int gemmtune_rows[GEMM_SIZES];
 
 /* Hardware and libraries the rates depend on: CPU model name, its AVX2/FMA/AVX-512 flags, OpenBLAS's
- * configuration (version and core), oneDNN's version and effective ISA (DNNL_ISA, or "none"). */
-void gemmtune_key(const char *dnnl_isa, char *out, size_t size);
+ * configuration (version and core), oneDNN's version and effective ISA (DNNL_ISA, or "none"), the
+ * version of attnscope's kernel (OWN, or "none"). */
+void gemmtune_key(const char *dnnl_isa, const char *own, char *out, size_t size);
+
+/* The library's name in the cache file ("openblas", "dnnl", "attnscope") and for people
+ * ("OpenBLAS", "oneDNN", "attnscope"). */
+const char *gemmtune_lib_name(enum gemm_lib lib);
+const char *gemmtune_lib_title(enum gemm_lib lib);
 
 /* The cache file: $ATTNSCOPE_GEMM_CACHE, else $XDG_CACHE_HOME/attnscope/gemm, else
  * ~/.cache/attnscope/gemm. */
 void gemmtune_path(char *out, size_t size);
 
-/* Time RUN on both libraries for every class and size (single-threaded; the best of a few rounds;
- * about 0.2 s in all on a 2-core EPYC) and choose per class the library that takes less time for
- * the same work at each size (the lower sum of 1/rate). T->key is left as it is. */
-void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run);
+/* Time RUN on the libraries in AVAILABLE (bits 1 << enum gemm_lib; OpenBLAS always) for every
+ * class and size (single-threaded; the best of a few rounds; about 0.3 s in all on a 2-core EPYC)
+ * and choose per class the library that takes least time for the same work at each size (the
+ * lowest sum of 1/rate). The others' rates are 0. T->key is left as it is. */
+void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run, unsigned available);
 
 /* The harmonic mean of a class's rates on LIB over the sizes (GFLOP/s; 0 when not measured). */
 double gemmtune_rate(const struct gemm_tune *t, int cls, enum gemm_lib lib);
 
-/* Read PATH into T if it holds a choice for KEY: 0 read, 1 no file, -1 ignored (corrupt, another
- * machine's or library's: WHY says which in a few words). */
+/* Read PATH into T if it holds a choice for KEY: 0 read, 1 no file (or one in an older format), -1
+ * ignored (corrupt, another machine's or library's: WHY says which in a few words). */
 int gemmtune_load(const char *path, const char *key, struct gemm_tune *t, char *why, size_t why_size);
 
 /* Write T to PATH (its folders made as needed; through a temporary file renamed, so concurrent

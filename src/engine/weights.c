@@ -217,11 +217,11 @@ static const float *wcache_get(struct wcache *c, const struct weight *w)
 /* Bytes of float32 weights a tile holds: about a core's L2, so sgemm reads the tile from cache
  * right after its conversion wrote it. Tests make it tiny to cut small matrices into many tiles. */
 static size_t tile_bytes = 512u << 10;
-/* Tiles are whole multiples of 64 rows or columns, and at least this many (wide inputs: sgemm
- * repacks X for every tile, so a tile must not be thin). Measured on Llama-3.1-8B's down projection (14336
- * inputs) at 32 tokens, 9-row tiles ran 1.6 times slower than one sgemm, 64-row ones as fast. oneDNN
- * wants 128: on bert-base's down projection (3072 inputs) its 64-row tiles ran at 60 % of its rate.
- * 0 = that default. */
+/* Tiles are whole multiples of gemm_tile_columns() rows or columns, and at least that many (wide
+ * inputs: sgemm repacks X for every tile, so a tile must not be thin). Measured on Llama-3.1-8B's
+ * down projection (14336 inputs) at 32 tokens, 9-row tiles ran 1.6 times slower than one sgemm,
+ * 64-row ones as fast. oneDNN wants 128: on bert-base's down projection (3072 inputs) its 64-row
+ * tiles ran at 60 % of its rate. 0 = that default; tests set 1. */
 static int tile_min_step = 0;
 
 void weight_set_tile_bytes(size_t bytes)
@@ -365,9 +365,9 @@ static void tile_item(void *ctx, int item, float *scratch)
 static int tile_step(int in)
 {
 	int step = (int)(tile_bytes / sizeof(float) / (in ? in : 1));
-	int min = tile_min_step ? tile_min_step : gemm_threads_itself() ? 64 : 128;
-	step = step >= 64 ? step / 64 * 64 : step < 1 ? 1 : step;
-	return step < min ? min : step;
+	int unit = tile_min_step ? tile_min_step : gemm_tile_columns();
+	step = step >= unit ? step / unit * unit : step < 1 ? 1 : step;
+	return step < unit ? unit : step;
 }
 
 bool weight_tiled(const struct weight *w, bool transposed)
