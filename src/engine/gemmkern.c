@@ -15,9 +15,13 @@
 #include "config.h"
 
 /* The kernel's speed is this file's reason to be: a debug build (-O0) still optimizes it, or it
- * would run 20 times slower, and the measured choice (gemmtune.c) would never take it there. */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("O2")
+ * would run 20 times slower, and the measured choice (gemmtune.c) would never take it there. And no
+ * contraction: under -std=gnu11 an optimized build fuses store_c's beta · C + sum into one FMA, a
+ * debug build does not, and the bits would depend on the build (check_gemmkern caught it). */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("O2", "fp-contract=off")
 #endif
 
 #include "engine/gemmkern.h"
