@@ -124,21 +124,16 @@ TARGET static void pack_a(const float *a, int lda, int rows, int kc, float *ap)
  * panel: [panel][kc][24], zero past COLS. */
 TARGET static void pack_b(const float *b, int ldb, int kc, int cols, float *bp)
 {
-	for (int j = 0; j < cols; j += NR, bp += (size_t)kc * NR) {
-		int w = cols - j < NR ? cols - j : NR, w8 = w / 8 * 8; /* columns, in whole vectors */
-		const float *s = b + j;
-		float *o = bp;
-		for (int d = 0; d < kc; d++, s += ldb, o += NR) {
-			__builtin_prefetch(s + 8 * (size_t)ldb); /* rows 3 or 12 KB apart: ahead by hand */
-			__builtin_prefetch(s + 8 * (size_t)ldb + 16);
-			int c = 0;
-			for (; c < w8; c += 8) /* vector copies: a small memcpy becomes rep movsq, slow on AMD */
-				_mm256_store_ps(o + c, _mm256_loadu_ps(s + c));
-			for (; c < w; c++)
-				o[c] = s[c];
-			for (; c < NR; c++)
-				o[c] = 0.0f;
-		}
+	int panels = (cols + NR - 1) / NR, whole = cols / 8 * 8; /* columns in whole vectors */
+	for (int d = 0; d < kc; d++, b += ldb) { /* a row of the block at a time: its bytes are contiguous */
+		for (int c = 0; c < cols; c += 16)
+			__builtin_prefetch(b + 4 * (size_t)ldb + c); /* rows 3 or 12 KB apart: ahead by hand */
+		float *o = bp + (size_t)d * NR;
+		int c = 0;
+		for (; c < whole; c += 8) /* vector copies: a small memcpy becomes rep movsq, slow on AMD */
+			_mm256_store_ps(o + (size_t)(c / NR) * kc * NR + c % NR, _mm256_loadu_ps(b + c));
+		for (; c < panels * NR; c++)
+			o[(size_t)(c / NR) * kc * NR + c % NR] = c < cols ? b[c] : 0.0f;
 	}
 }
 

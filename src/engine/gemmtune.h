@@ -52,9 +52,13 @@ void gemmtune_path(char *out, size_t size);
 
 /* Time RUN on the libraries in AVAILABLE (bits 1 << enum gemm_lib; OpenBLAS always) for every
  * class and size (single-threaded; the best of a few rounds; about 0.3 s in all on a 2-core EPYC)
- * and choose per class the library that takes least time for the same work at each size (the
- * lowest sum of 1/rate). The others' rates are 0. T->key is left as it is. */
+ * and choose per class with gemmtune_choose. The others' rates are 0. T->key is left as it is. */
 void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run, unsigned available);
+
+/* The library for class CLS by T's rates (0: not measured): the one that takes least time for the
+ * same work at each size (the lowest sum of 1/rate), but attnscope's kernel unless another is more
+ * than 10 % faster (token reuse of every token on it). */
+int gemmtune_choose(const struct gemm_tune *t, int cls);
 
 /* The harmonic mean of a class's rates on LIB over the sizes (GFLOP/s; 0 when not measured). */
 double gemmtune_rate(const struct gemm_tune *t, int cls, enum gemm_lib lib);
