@@ -39,6 +39,8 @@
 #define MC 96 /* rows of C per block, a multiple of MR */
 #define NC 192 /* columns of C per block, a multiple of NR */
 #define PF 64 /* floats ahead that pack_bt prefetches each row of B */
+#define STREAM_AHEAD 4 /* rows ahead that stream_rows prefetches */
+#define STREAM_ROWS 2  /* rows of A up to which B [k][n] is streamed (at 4 rows it ran slower than tiles) */
 
 bool gemmkern_available(void)
 {
@@ -181,14 +183,14 @@ TARGET static void pack_bt(const float *b, int ldb, int kc, int cols, float *bp)
 		}
 }
 
-/* C = ALPHA · PART + BETA · C for MC x NC elements. */
-TARGET static void store_c(int mc, int nc, const float *part, float alpha, float beta, float *c, int ldc)
+/* C = ALPHA · PART + BETA · C for MC x NC elements, PART's rows LDP apart. */
+TARGET static void store_c(int mc, int nc, const float *part, int ldp, float alpha, float beta, float *c, int ldc)
 {
 	__m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-	for (int i = 0; i < mc; i++, part += NC, c += ldc) {
+	for (int i = 0; i < mc; i++, part += ldp, c += ldc) {
 		int j = 0;
 		for (; j + 8 <= nc; j += 8) {
-			__m256 v = _mm256_load_ps(part + j);
+			__m256 v = _mm256_loadu_ps(part + j); /* rows LDP apart: aligned only when LDP is a multiple of 8 */
 			if (alpha != 1.0f)
 				v = _mm256_mul_ps(va, v);
 			if (beta == 1.0f)
@@ -204,11 +206,38 @@ TARGET static void store_c(int mc, int nc, const float *part, float alpha, float
 	}
 }
 
+/* A row or two of A (M <= STREAM_ROWS) against B [k][n]: B read a whole row of the call's columns at a time,
+ * as it lies (blocks of NC columns read 768-byte pieces 12 KB apart, which memory serves at a third
+ * of its rate); each element's chain of fused multiply-adds runs on through ACC [m][n], in the
+ * order tile's does. */
+TARGET static void stream_rows(int m, int n, int k, const float *a, int lda, const float *b, int ldb, float *acc)
+{
+	memset(acc, 0, (size_t)m * n * sizeof *acc);
+	for (int d = 0; d < k; d++, b += ldb) {
+		for (int j = 0; j < n; j += 16)
+			__builtin_prefetch(b + STREAM_AHEAD * (size_t)ldb + j);
+		for (int i = 0; i < m; i++) {
+			float x = a[(size_t)i * lda + d], *o = acc + (size_t)i * n;
+			__m256 vx = _mm256_set1_ps(x);
+			int j = 0;
+			for (; j + 8 <= n; j += 8)
+				_mm256_storeu_ps(o + j, _mm256_fmadd_ps(vx, _mm256_loadu_ps(b + j), _mm256_loadu_ps(o + j)));
+			for (; j < n; j++) /* the same fused multiply-add, one lane */
+				o[j] = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(x), _mm_set_ss(b[j]), _mm_set_ss(o[j])));
+		}
+	}
+}
+
 void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
 		    int ldb, float beta, float *c, int ldc)
 {
 	static _Thread_local float part[MC * NC] __attribute__((aligned(64))),
 		ap[MC * KC] __attribute__((aligned(64))), bp[KC * NC] __attribute__((aligned(64)));
+	if (!trans_b && m <= STREAM_ROWS && (size_t)m * n <= sizeof part / sizeof *part) {
+		stream_rows(m, n, k, a, lda, b, ldb, part);
+		store_c(m, n, part, n, alpha, beta, c, ldc);
+		return;
+	}
 	for (int j0 = 0; j0 < n; j0 += NC) {
 		int nc = n - j0 < NC ? n - j0 : NC;
 		for (int i0 = 0; i0 < m; i0 += MC) {
@@ -226,12 +255,34 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 					for (int i = 0; i < mc; i += MR)
 						tile(ap + (size_t)i * kc, bp + (size_t)j * kc, kc, part + (size_t)i * NC + j, d0 == 0);
 			}
-			store_c(mc, nc, part, alpha, beta, c + (size_t)i0 * ldc + j0, ldc);
+			store_c(mc, nc, part, NC, alpha, beta, c + (size_t)i0 * ldc + j0, ldc);
 		}
 	}
 }
 
 #else /* not x86-64: never called (gemmkern_available is false) */
+
+/* A row or two of A (M <= STREAM_ROWS) against B [k][n]: B read a whole row of the call's columns at a time,
+ * as it lies (blocks of NC columns read 768-byte pieces 12 KB apart, which memory serves at a third
+ * of its rate); each element's chain of fused multiply-adds runs on through ACC [m][n], in the
+ * order tile's does. */
+TARGET static void stream_rows(int m, int n, int k, const float *a, int lda, const float *b, int ldb, float *acc)
+{
+	memset(acc, 0, (size_t)m * n * sizeof *acc);
+	for (int d = 0; d < k; d++, b += ldb) {
+		for (int j = 0; j < n; j += 16)
+			__builtin_prefetch(b + STREAM_AHEAD * (size_t)ldb + j);
+		for (int i = 0; i < m; i++) {
+			float x = a[(size_t)i * lda + d], *o = acc + (size_t)i * n;
+			__m256 vx = _mm256_set1_ps(x);
+			int j = 0;
+			for (; j + 8 <= n; j += 8)
+				_mm256_storeu_ps(o + j, _mm256_fmadd_ps(vx, _mm256_loadu_ps(b + j), _mm256_loadu_ps(o + j)));
+			for (; j < n; j++) /* the same fused multiply-add, one lane */
+				o[j] = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(x), _mm_set_ss(b[j]), _mm_set_ss(o[j])));
+		}
+	}
+}
 
 void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
 		    int ldb, float beta, float *c, int ldc)
