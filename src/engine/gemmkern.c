@@ -11,7 +11,10 @@
  * so a row's sums depend neither on the other rows of the call nor on the columns.
  * Blocks: MC rows x NC columns of C at a time (their running sums in PART), depth in blocks of KC;
  * a panel of B (KC x 24 floats, 24 KB) stays in L1 while the tiles of A's block (96 KB) come from
- * L2. With B copied once per block of MC rows, up to MC rows read the weights once. */
+ * L2. With B copied once per block of MC rows, up to MC rows read the weights once.
+ * A row or two against B [k][n] (the one new token of a causal text's keystroke, GPT-2's layout)
+ * skip the tiles: B streams a whole row of the call at a time, each element's chain run on in
+ * PART in the same order (stream_rows). */
 #include "config.h"
 
 /* The kernel's speed is this file's reason to be: a debug build (-O0) still optimizes it, or it
