@@ -209,10 +209,10 @@ TARGET static void store_c(int mc, int nc, const float *part, int ldp, float alp
 	}
 }
 
-/* A row or two of A (M <= STREAM_ROWS) against B [k][n]: B read a whole row of the call's columns at a time,
- * as it lies (blocks of NC columns read 768-byte pieces 12 KB apart, which memory serves at a third
- * of its rate); each element's chain of fused multiply-adds runs on through ACC [m][n], in the
- * order tile's does. */
+/* A row or two of A (M <= STREAM_ROWS) against B [k][n]: B read a whole row of the call's columns
+ * at a time, as it lies (blocks of NC columns read 768-byte pieces 12 KB apart, which memory serves
+ * at a third of its rate); each element's chain of fused multiply-adds runs on through ACC [m][n],
+ * in the order tile's does. */
 TARGET static void stream_rows(int m, int n, int k, const float *a, int lda, const float *b, int ldb, float *acc)
 {
 	memset(acc, 0, (size_t)m * n * sizeof *acc);
@@ -264,28 +264,6 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 }
 
 #else /* not x86-64: never called (gemmkern_available is false) */
-
-/* A row or two of A (M <= STREAM_ROWS) against B [k][n]: B read a whole row of the call's columns at a time,
- * as it lies (blocks of NC columns read 768-byte pieces 12 KB apart, which memory serves at a third
- * of its rate); each element's chain of fused multiply-adds runs on through ACC [m][n], in the
- * order tile's does. */
-TARGET static void stream_rows(int m, int n, int k, const float *a, int lda, const float *b, int ldb, float *acc)
-{
-	memset(acc, 0, (size_t)m * n * sizeof *acc);
-	for (int d = 0; d < k; d++, b += ldb) {
-		for (int j = 0; j < n; j += 16)
-			__builtin_prefetch(b + STREAM_AHEAD * (size_t)ldb + j);
-		for (int i = 0; i < m; i++) {
-			float x = a[(size_t)i * lda + d], *o = acc + (size_t)i * n;
-			__m256 vx = _mm256_set1_ps(x);
-			int j = 0;
-			for (; j + 8 <= n; j += 8)
-				_mm256_storeu_ps(o + j, _mm256_fmadd_ps(vx, _mm256_loadu_ps(b + j), _mm256_loadu_ps(o + j)));
-			for (; j < n; j++) /* the same fused multiply-add, one lane */
-				o[j] = _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(x), _mm_set_ss(b[j]), _mm_set_ss(o[j])));
-		}
-	}
-}
 
 void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
 		    int ldb, float beta, float *c, int ldc)
