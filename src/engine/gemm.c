@@ -170,9 +170,6 @@ static void gemm_note(const char *fmt, const char *a, const char *b)
 
 static void gemm_measure_rows(void);
 
-/* The version of attnscope's kernel in the cache key: a new kernel is measured again. */
-#define GEMMKERN_VERSION "AVX2 4x24 v1"
-
 static void gemm_tune_init(void)
 {
 	char isa[128] = "none", why[300];

@@ -42,7 +42,7 @@
 #define MC 96 /* rows of C per block, a multiple of MR */
 #define NC 192 /* columns of C per block, a multiple of NR */
 #define PF 64 /* floats ahead that pack_bt prefetches each row of B */
-#define STREAM_AHEAD 4 /* rows ahead that stream_rows prefetches */
+#define ROWS_AHEAD 4 /* rows of B [k][n] that pack_b and stream_rows prefetch ahead */
 #define STREAM_ROWS 2  /* rows of A up to which B [k][n] is streamed (at 4 rows it ran slower than tiles) */
 
 bool gemmkern_available(void)
@@ -132,7 +132,7 @@ TARGET static void pack_b(const float *b, int ldb, int kc, int cols, float *bp)
 	int panels = (cols + NR - 1) / NR, whole = cols / 8 * 8; /* columns in whole vectors */
 	for (int d = 0; d < kc; d++, b += ldb) { /* a row of the block at a time: its bytes are contiguous */
 		for (int c = 0; c < cols; c += 16)
-			__builtin_prefetch(b + 4 * (size_t)ldb + c); /* rows 3 or 12 KB apart: ahead by hand */
+			__builtin_prefetch(b + ROWS_AHEAD * (size_t)ldb + c); /* rows 3 or 12 KB apart: ahead by hand */
 		float *o = bp + (size_t)d * NR;
 		int c = 0;
 		for (; c < whole; c += 8) /* vector copies: a small memcpy becomes rep movsq, slow on AMD */
@@ -218,7 +218,7 @@ TARGET static void stream_rows(int m, int n, int k, const float *a, int lda, con
 	memset(acc, 0, (size_t)m * n * sizeof *acc);
 	for (int d = 0; d < k; d++, b += ldb) {
 		for (int j = 0; j < n; j += 16)
-			__builtin_prefetch(b + STREAM_AHEAD * (size_t)ldb + j);
+			__builtin_prefetch(b + ROWS_AHEAD * (size_t)ldb + j);
 		for (int i = 0; i < m; i++) {
 			float x = a[(size_t)i * lda + d], *o = acc + (size_t)i * n;
 			__m256 vx = _mm256_set1_ps(x);

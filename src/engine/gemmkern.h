@@ -12,6 +12,9 @@
 
 #include <stdbool.h>
 
+/* The kernel's version, in the GEMM cache's key (gemmtune.h): a new kernel is measured again. */
+#define GEMMKERN_VERSION "AVX2 4x24 v1"
+
 /* True when the CPU runs the kernel (AVX2 and FMA, and the OS saves the AVX registers). */
 bool gemmkern_available(void);
 

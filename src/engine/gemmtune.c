@@ -104,6 +104,12 @@ void gemmtune_path(char *out, size_t size)
 	snprintf(out, size, "%s/.cache/attnscope/gemm", v ? v : "");
 }
 
+/* Whether library L is timed: in AVAILABLE, or OpenBLAS (always there). */
+static bool tune_timed(unsigned available, int l)
+{
+	return l == GEMM_LIB_OPENBLAS || (available >> l & 1);
+}
+
 void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run, unsigned available)
 {
 	size_t maxa = 512u * 3072, maxb = 3072u * 256, maxc = 512u * 256;
@@ -126,7 +132,7 @@ void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run, unsigned available)
 			for (int s = 0; s < GEMM_SIZES; s++)
 				for (int tb = 0; tb < 2; tb++)
 					for (int l = 0; l < GEMM_LIBS; l++) {
-						if (!(available >> l & 1) && l != GEMM_LIB_OPENBLAS)
+						if (!tune_timed(available, l))
 							continue;
 						tune_shape(c, l, &n, &k);
 						int m = gemmtune_rows[s];
@@ -140,7 +146,7 @@ void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run, unsigned available)
 							best[l][s][tb] = dt;
 					}
 		for (int l = 0; l < GEMM_LIBS; l++) {
-			if (!(available >> l & 1) && l != GEMM_LIB_OPENBLAS)
+			if (!tune_timed(available, l))
 				continue;
 			tune_shape(c, l, &n, &k);
 			for (int s = 0; s < GEMM_SIZES; s++) {
