@@ -172,8 +172,12 @@ static void model_start_prefault(struct model *m)
 		m->prefault_idle = true;
 		return;
 	}
+	/* not idle from before the thread starts: done with a small model before this line ran, it had
+	 * its "idle" overwritten, and model_promote_weights never started the copies (1 run in 10) */
+	m->prefault_idle = false;
 	m->prefault_running = pthread_create(&m->prefault, NULL, model_prefault_main, m) == 0;
-	m->prefault_idle = !m->prefault_running;
+	if (!m->prefault_running)
+		m->prefault_idle = true;
 }
 
 void model_promote_weights(struct model *m)
