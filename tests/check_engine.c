@@ -17,6 +17,7 @@
 #include "engine/model-internal.h"
 #include "engine/model.h"
 #include "engine/ops.h"
+#include "engine/weights.h"
 #include "refcase.h"
 #include "testutil.h"
 
@@ -318,6 +319,19 @@ START_TEST(test_weight_paths)
 		weight_set_tile_bytes(0);
 		ck_assert_uint_eq(model_bytes_cached(m), 0);
 		assert_traces_identical(whole, tiled, names[i]);
+		/* the explorer's packed copies (model_promote_weights): the same numbers again (default tiles:
+		 * on OpenBLAS the tiles' shapes move the last bits) */
+		struct trace *plain = NULL, *packed = NULL;
+		ck_assert_msg(model_run_ids(m, ids, NULL, 24, NULL, &plain, &e) == 0, "%s", e.msg);
+		model_promote_weights(m);
+		model_wait_prefault(m);
+		bool own = gemm_packs(m->fam.linear == LINEAR_OUT_IN, m->info.hidden);
+		ck_assert_msg(own == (model_bytes_packed(m) > 0), "%s: %zu bytes packed, kernel %d", names[i],
+			      model_bytes_packed(m), own);
+		ck_assert_msg(model_run_ids(m, ids, NULL, 24, NULL, &packed, &e) == 0, "%s", e.msg);
+		assert_traces_identical(plain, packed, names[i]);
+		trace_free(plain);
+		trace_free(packed);
 		trace_free(whole);
 		trace_free(tiled);
 		model_close(m);
@@ -357,7 +371,7 @@ START_TEST(test_weight_whole)
 	weight_set_tile_bytes(16 * 4 * 3); /* many tiles */
 	for (int transposed = 0; transposed < 2; transposed++)
 		for (int with_bias = 0; with_bias < 2; with_bias++) {
-			struct weight w = {(const uint8_t *)wf, ST_F32, transposed ? OUT : IN, transposed ? IN : OUT, wf, -1};
+			struct weight w = {(const uint8_t *)wf, ST_F32, transposed ? OUT : IN, transposed ? IN : OUT, wf, -1, NULL, 0};
 			const float *b = with_bias ? bias : NULL;
 			openblas_set_num_threads(1);
 			for (int i = 0; i < N * LDY; i++)
@@ -379,7 +393,7 @@ START_TEST(test_weight_whole)
 			ck_assert_msg(worst < 1e-4, "whole matrix, transposed %d bias %d: off by %g", transposed, with_bias,
 				      worst);
 			/* BF16 (converted by tile) and several threads: the tiles' very sums */
-			struct weight wb = {(const uint8_t *)bf, ST_BF16, w.rows, w.cols, NULL, -1};
+			struct weight wb = {(const uint8_t *)bf, ST_BF16, w.rows, w.cols, NULL, -1, NULL, 0};
 			weight_linear_whole(NULL, x, N, IN, OUT, &wb, transposed, b, whole, LDY);
 			ck_assert(!memcmp(whole, tiles, N * LDY * sizeof *whole));
 			if (threads > 1) {
@@ -392,6 +406,80 @@ START_TEST(test_weight_whole)
 	openblas_set_num_threads(threads);
 	weight_set_tile_bytes(0);
 	free(wf), free(x), free(bias), free(tiles), free(whole), free(bf);
+}
+END_TEST
+
+/* A packed copy (weights.h) gives weight_linear and weight_linear_whole the very bits of the
+ * unpacked paths: F32 and BF16, both layouts, with and without bias, 1, 2 and 37 rows, in whole
+ * blocks of tiles and in tiles off the copy's blocks (which must not use it). */
+START_TEST(test_weight_packed)
+{
+	enum { N = 37, IN = 300, OUT = 450, LDY = 460 };
+	if (!gemm_packs(true, IN) || !gemm_packs(false, IN)) {
+		printf("check_engine: packed weights: the products of depth %d are not on attnscope's kernel here, skipped\n", IN);
+		return;
+	}
+	float *wf = malloc(IN * OUT * sizeof *wf), *x = malloc(N * IN * sizeof *x), *bias = malloc(OUT * sizeof *bias);
+	float *want = malloc(N * LDY * sizeof *want), *got = malloc(N * LDY * sizeof *got);
+	uint16_t *bf = malloc(IN * OUT * sizeof *bf);
+	ck_assert(wf && x && bias && want && got && bf);
+	uint32_t r = 11;
+	for (int i = 0; i < IN * OUT + N * IN + OUT; i++) {
+		r = r * 1664525u + 1013904223u;
+		float v = (float)(r >> 8) / 8388608.0f - 1.0f;
+		if (i < IN * OUT)
+			wf[i] = v;
+		else if (i < IN * OUT + N * IN)
+			x[i - IN * OUT] = v;
+		else
+			bias[i - IN * OUT - N * IN] = v;
+	}
+	for (int i = 0; i < IN * OUT; i++) { /* BF16: wf's top halves */
+		uint32_t u;
+		memcpy(&u, &wf[i], 4);
+		bf[i] = (uint16_t)(u >> 16);
+	}
+	static const size_t tiles[] = {0, 192 * IN * 4, 16 * 4 * 3}; /* default; 192-row tiles; tiny tiles off the blocks */
+	int threads = openblas_get_num_threads();
+	static const int rows[] = {1, 2, N};
+	for (int transposed = 0; transposed < 2; transposed++)
+		for (int half = 0; half < 2; half++) {
+			struct weight w = {(const uint8_t *)wf, ST_F32, transposed ? OUT : IN, transposed ? IN : OUT, wf, -1, NULL, 0};
+			if (half)
+				w = (struct weight){(const uint8_t *)bf, ST_BF16, w.rows, w.cols, NULL, -1, NULL, 0};
+			struct weight p = w;
+			ck_assert_int_eq(weight_pack(&p, transposed, 0), 0); /* over the budget: no copy */
+			ck_assert_ptr_null(weight_packed(&p));
+			long long bytes = weight_pack(&p, transposed, SIZE_MAX);
+			ck_assert_int_eq(bytes, (long long)((OUT + 23) / 24 * 24) * IN * (long long)sizeof(float));
+			ck_assert_ptr_nonnull(weight_packed(&p));
+			ck_assert_int_eq(weight_pack(&p, transposed, SIZE_MAX), 0); /* packed already */
+			for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++)
+				for (size_t n = 0; n < sizeof rows / sizeof rows[0]; n++)
+					for (int with_bias = 0; with_bias < 2; with_bias++) {
+						const float *b = with_bias ? bias : NULL;
+						weight_set_tile_bytes(tiles[t]);
+						for (int i = 0; i < N * LDY; i++)
+							want[i] = got[i] = -7.0f;
+						weight_linear(NULL, x, rows[n], IN, OUT, &w, transposed, b, want, LDY);
+						weight_linear(NULL, x, rows[n], IN, OUT, &p, transposed, b, got, LDY);
+						ck_assert_msg(!memcmp(want, got, N * LDY * sizeof *got),
+							      "packed, transposed %d %s tiles %zu rows %d bias %d", transposed,
+							      half ? "BF16" : "F32", tiles[t], rows[n], with_bias);
+						for (int i = 0; i < N * LDY; i++)
+							got[i] = -7.0f;
+						openblas_set_num_threads(1); /* one thread: the whole matrix at once */
+						weight_linear_whole(NULL, x, rows[n], IN, OUT, &p, transposed, b, got, LDY);
+						openblas_set_num_threads(threads);
+						ck_assert_msg(!memcmp(want, got, N * LDY * sizeof *got),
+							      "packed whole, transposed %d %s rows %d bias %d", transposed,
+							      half ? "BF16" : "F32", rows[n], with_bias);
+					}
+			weight_unpack(&p);
+			ck_assert_ptr_null(weight_packed(&p));
+		}
+	weight_set_tile_bytes(0);
+	free(wf), free(x), free(bias), free(want), free(got), free(bf);
 }
 END_TEST
 
@@ -723,6 +811,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_demo_models);
 	tcase_add_test(tc, test_weight_paths);
 	tcase_add_test(tc, test_weight_whole);
+	tcase_add_test(tc, test_weight_packed);
 	tcase_add_test(tc, test_prefix_reuse);
 	tcase_add_test(tc, test_vector_math);
 	tcase_add_test(tc, test_gemm_rows);

@@ -8,7 +8,9 @@
  *   - a row's bits do not depend on the other rows of the call, nor a column's on the other columns,
  *     nor a query's on zero probabilities past its keys;
  *   - a NaN or an infinity reaches the outputs that use it and no other (0 · inf is NaN: no zero is
- *     skipped).
+ *     skipped);
+ *   - from a packed copy of op(B) (gemmkern_pack), the very same bits, and a copy's part from a
+ *     block of columns on (J0 · K floats in) the same bits as those columns alone.
  * Skipped on a CPU without AVX2 and FMA, and said so. Built with -ffp-contract=off (tests.am): the
  * scalar reference's alpha · sum + beta · C must stay two roundings. */
 #include "config.h"
@@ -444,6 +446,67 @@ START_TEST(test_special_values)
 }
 END_TEST
 
+/* A packed copy of T's op(B) in a buffer of exactly gemmkern_packed_floats (ASan and valgrind see
+ * a write or read past it), 32-byte aligned as gemmkern.h asks. */
+static float *packed_copy(const struct call *t)
+{
+	size_t floats = gemmkern_packed_floats(t->n, t->k);
+	void *p = NULL;
+	ck_assert_int_eq(posix_memalign(&p, 32, (floats ? floats : 1) * sizeof(float)), 0);
+	mark_point();
+	gemmkern_pack(t->trans_b, t->n, t->k, t->b.p, t->b.ld, p);
+	return p;
+}
+
+/* Columns J0 .. of T from the packed copy PK's part from J0 (with B itself too when WITH_B) equal
+ * the unpacked whole call's (T->c, run before). */
+static void assert_packed_columns(const struct call *t, const float *pk, int j0, bool with_b)
+{
+	struct mat c = mat_copy(&t->c0);
+	const float *b = t->trans_b ? at(&t->b, j0, 0) : at(&t->b, 0, j0);
+	mark_point();
+	gemmkern_sgemm_packed(t->trans_b, t->m, t->n - j0, t->k, t->alpha, t->a.p, t->a.ld, with_b ? b : NULL,
+			      t->b.ld, pk + (size_t)j0 * t->k, t->beta, at(&c, 0, j0), c.ld);
+	struct call part = *t;
+	part.c = c;
+	long e = first_difference(&part, &t->c, 0, t->m, j0, t->n);
+	if (e >= 0) {
+		char *name = call_name(t);
+		ck_abort_msg("%s: from the packed copy%s, columns %d on: C[%ld][%ld] = %a, from B %a", name,
+			     with_b ? " and B" : "", j0, e / t->n, e % t->n, (double)c.p[e / t->n * c.ld + e % t->n],
+			     (double)*at(&t->c, (int)(e / t->n), (int)(e % t->n)));
+	}
+	if (j0 == 0) {
+		part.c0 = t->c0;
+		assert_outside_untouched(&part);
+	}
+	free(c.base);
+}
+
+/* Shapes on and around the panels (24), blocks (192 columns, 128 depths, 96 rows) and streaming (a
+ * row or two against B [k][n]). */
+START_TEST(test_packed)
+{
+	if (!cpu_ok("packed"))
+		return;
+	static const int shapes[][3] = {/* m, n, k */ {1, 1, 1},	{2, 24, 128},	{3, 25, 129},	{5, 191, 257},
+					{97, 193, 300}, {4, 400, 64},	{13, 384, 700}, {1, 768, 300},
+					{2, 50, 1000},	{200, 30, 7},	{1, 200, 0}};
+	static const float ab[][2] = {{1.0f, 0.0f}, {1.0f, 1.0f}, {0.5f, 0.75f}, {-2.0f, 0.0f}};
+	for (int s = 0; s < COUNT(shapes); s++) {
+		const int *sh = shapes[s];
+		struct call t = call_new(_i, sh[0], sh[1], sh[2], ab[s % 4][0], ab[s % 4][1], s, s, 46u + (unsigned)s);
+		call_run(&t);
+		float *pk = packed_copy(&t);
+		for (int j0 = 0; j0 < t.n; j0 += GEMMKERN_NC)
+			for (int with_b = 0; with_b <= 1; with_b++)
+				assert_packed_columns(&t, pk, j0, with_b);
+		free(pk);
+		call_free(&t);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gemmkern");
@@ -453,7 +516,8 @@ int main(void)
 		int layouts; /* 2: run for B [k][n] (_i 0) and B [n][k] (_i 1) */
 	} cases[] = {{"double", test_against_double, 2},	{"order", test_summation_order, 2},
 		     {"rows", test_rows_independent, 2},	{"columns", test_columns_independent, 2},
-		     {"keys", test_keys_independent, 1},	{"specials", test_special_values, 1}};
+		     {"keys", test_keys_independent, 1},	{"specials", test_special_values, 1},
+		     {"packed", test_packed, 2}};
 	for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
 		TCase *tc = tcase_create(cases[i].name);
 		tcase_set_timeout(tc, 600); /* minutes under valgrind */

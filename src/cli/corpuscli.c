@@ -127,6 +127,7 @@ int corpuscli_run(const struct corpuscli_opts *o)
 			fprintf(stderr, "attnscope: %s\n", e.msg);
 			return 1;
 		}
+		model_promote_weights(m); /* many forward passes: packed copies, made in the background */
 		struct corpusrun_opts ro;
 		corpuscli_run_opts(o, &ro);
 		ro.progress = isatty(STDERR_FILENO) ? stderr : NULL;

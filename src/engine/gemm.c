@@ -242,6 +242,34 @@ void gemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int ld
 		 ldc);
 }
 
+bool gemm_packs(bool trans_b, int k)
+{
+	gemm_tune_once();
+	return tune.lib[gemmtune_class(trans_b, k)] == GEMM_LIB_OWN;
+}
+
+size_t gemm_packed_floats(int n, int k)
+{
+	return gemmkern_packed_floats(n, k);
+}
+
+int gemm_packed_block(void)
+{
+	return GEMMKERN_NC;
+}
+
+void gemm_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out)
+{
+	gemmkern_pack(trans_b, n, k, b, ldb, out);
+}
+
+void gemm_packed(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
+		 const float *packed, float beta, float *c, int ldc)
+{
+	if (m > 0 && n > 0)
+		gemmkern_sgemm_packed(trans_b, m, n, k, alpha, a, lda, b, ldb, packed, beta, c, ldc);
+}
+
 /* Whether a class runs on LIB (within gemm_tune_init; gemm_any after it). */
 static bool gemm_uses(enum gemm_lib lib)
 {
@@ -267,7 +295,7 @@ bool gemm_threads_itself(void)
 
 int gemm_tile_columns(void)
 {
-	return gemm_any(GEMM_LIB_OWN) ? 192 : gemm_any(GEMM_LIB_DNNL) ? 128 : 64;
+	return gemm_any(GEMM_LIB_OWN) ? GEMMKERN_NC : gemm_any(GEMM_LIB_DNNL) ? 128 : 64;
 }
 
 /* OpenBLAS's rows. Measured with 0.3.21's Zen kernels: single-threaded, it takes the rows of A 12

@@ -25,6 +25,21 @@ bool gemm_threads_itself(void);
  * tiles ran at 60 % of its rate); 192 with attnscope's kernel (whole panels of its 24 columns). */
 int gemm_tile_columns(void);
 
+/* Packed weights (gemmkern.h): whether products of depth K in TRANS_B's layout run on attnscope's
+ * kernel, which can read op(B) from a copy packed once in its order (gemm_pack) instead of packing
+ * it in every call: the same bits, the copy's memory for the time. */
+bool gemm_packs(bool trans_b, int k);
+/* Floats of the packed copy of op(B) [k][n]; columns of op(B) per block of it (a tile starting at a
+ * multiple of these columns, J0, has its own packed copy at J0 · K). */
+size_t gemm_packed_floats(int n, int k);
+int gemm_packed_block(void);
+/* Pack op(B) (B as gemm() takes it) into OUT (gemm_packed_floats, 32-byte aligned). Only where
+ * gemm_packs(TRANS_B, K). */
+void gemm_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out);
+/* gemm() with op(B) from PACKED; B itself too when at hand, else NULL. Only where gemm_packs. */
+void gemm_packed(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
+		 const float *packed, float beta, float *c, int ldc);
+
 /* Rows of A in a block B such that a row of C gets the very same sums in every call that starts a
  * multiple of B rows after a whole call's first row and ends on the same row, single-threaded (a run
  * reusing a text's first tokens computes the others so: model_run_reuse), on every class's

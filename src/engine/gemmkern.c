@@ -10,8 +10,11 @@
  * column are copied as zeros: every element is computed by the same instructions wherever it sits,
  * so a row's sums depend neither on the other rows of the call nor on the columns.
  * Blocks: MC rows x NC columns of C at a time (their running sums in PART), depth in blocks of KC;
- * a panel of B (KC x 24 floats, 24 KB) stays in L1 while the tiles of A's block (96 KB) come from
- * L2. With B copied once per block of MC rows, up to MC rows read the weights once.
+ * a panel of B (KC x 24 floats, 12 KB) stays in L1 while the tiles of A's block (48 KB) come from
+ * L2 (with KC 256 the panel and a tile of A no longer both fitted in L1 once the next panel was
+ * fetched: a 32-row call from a packed copy ran at 65-70 GFLOP/s, against 83-86 with KC 128). With
+ * B copied once per block of MC rows, up to MC rows read the weights once. A copy of B packed
+ * beforehand (gemmkern_pack: a weight, kept) is laid out in the order the blocks read it.
  * A row or two against B [k][n] (the one new token of a causal text's keystroke, GPT-2's layout)
  * skip the tiles: B streams a whole row of the call at a time, each element's chain run on in
  * PART in the same order (stream_rows). */
@@ -40,7 +43,7 @@
 #define MR 4  /* rows of a tile */
 #define NR 24 /* columns of a tile */
 #define MC 96 /* rows of C per block, a multiple of MR */
-#define NC 192 /* columns of C per block, a multiple of NR */
+#define NC GEMMKERN_NC
 #define PF 64 /* floats ahead that pack_bt prefetches each row of B */
 #define ROWS_AHEAD 4 /* rows of B [k][n] that pack_b and stream_rows prefetch ahead */
 #define STREAM_ROWS 2  /* rows of A up to which B [k][n] is streamed (at 4 rows it ran slower than tiles) */
@@ -231,11 +234,30 @@ TARGET static void stream_rows(int m, int n, int k, const float *a, int lda, con
 	}
 }
 
+/* Running sums and copies of the blocks, one set per thread (360 KB). */
+static _Thread_local float part[MC * NC] __attribute__((aligned(64))), ap[MC * KC] __attribute__((aligned(64))),
+	bp[KC * NC] __attribute__((aligned(64)));
+
+/* The tiles of one block: MC rows of A (copied in AP) against NC columns of op(B) at depths D0 ..
+ * D0+KC (copied in BP, panels KC x 24 one after another), their chains continued in PART. From a
+ * packed copy the panels come from memory the first time: the next one is fetched while the
+ * current one's tiles run (AHEAD). */
+TARGET static void block_tiles(const float *bpanels, int mc, int nc, int kc, bool first, bool ahead)
+{
+	int lines = kc * NR / 16, tiles = (mc + MR - 1) / MR, per = (lines + tiles - 1) / tiles;
+	for (int j = 0; j < nc; j += NR) {
+		const float *panel = bpanels + (size_t)j * kc, *next = panel + (size_t)kc * NR;
+		for (int i = 0, l = 0; i < mc; i += MR) {
+			for (int q = 0; ahead && q < per && l < lines; q++, l++) /* spread over the panel's tiles */
+				__builtin_prefetch(next + (size_t)l * 16);
+			tile(ap + (size_t)i * kc, panel, kc, part + (size_t)i * NC + j, first);
+		}
+	}
+}
+
 void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
 		    int ldb, float beta, float *c, int ldc)
 {
-	static _Thread_local float part[MC * NC] __attribute__((aligned(64))),
-		ap[MC * KC] __attribute__((aligned(64))), bp[KC * NC] __attribute__((aligned(64)));
 	if (!trans_b && m <= STREAM_ROWS && (size_t)m * n <= sizeof part / sizeof *part) {
 		stream_rows(m, n, k, a, lda, b, ldb, part);
 		store_c(m, n, part, n, alpha, beta, c, ldc);
@@ -254,9 +276,53 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 				else
 					pack_b(b + (size_t)d0 * ldb + j0, ldb, kc, nc, bp);
 				pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
-				for (int j = 0; j < nc; j += NR)
-					for (int i = 0; i < mc; i += MR)
-						tile(ap + (size_t)i * kc, bp + (size_t)j * kc, kc, part + (size_t)i * NC + j, d0 == 0);
+				block_tiles(bp, mc, nc, kc, d0 == 0, false);
+			}
+			store_c(mc, nc, part, NC, alpha, beta, c + (size_t)i0 * ldc + j0, ldc);
+		}
+	}
+}
+
+/* The packed layout (gemmkern.h): block J0 of NC columns at J0 · K (the blocks before it are whole,
+ * NC x K each); in it, depth block D0 at D0 · NCP (its width rounded up to whole panels); in that,
+ * panel P at P · KC · 24. So the kernel reads a packed copy from start to end, as it walks it. */
+static size_t packed_at(int j0, int d0, int k, int ncp)
+{
+	return (size_t)j0 * k + (size_t)d0 * ncp;
+}
+
+void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out)
+{
+	for (int j0 = 0; j0 < n; j0 += NC) {
+		int nc = n - j0 < NC ? n - j0 : NC, ncp = (nc + NR - 1) / NR * NR;
+		for (int d0 = 0; d0 < k; d0 += KC) {
+			int kc = k - d0 < KC ? k - d0 : KC;
+			float *o = out + packed_at(j0, d0, k, ncp);
+			if (trans_b)
+				pack_bt(b + (size_t)j0 * ldb + d0, ldb, kc, nc, o);
+			else
+				pack_b(b + (size_t)d0 * ldb + j0, ldb, kc, nc, o);
+		}
+	}
+}
+
+void gemmkern_sgemm_packed(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+			   int ldb, const float *packed, float beta, float *c, int ldc)
+{
+	if (b && !trans_b && m <= STREAM_ROWS) { /* streaming B as it lies beat the packed tiles here */
+		gemmkern_sgemm(trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+		return;
+	}
+	for (int j0 = 0; j0 < n; j0 += NC) {
+		int nc = n - j0 < NC ? n - j0 : NC, ncp = (nc + NR - 1) / NR * NR;
+		for (int i0 = 0; i0 < m; i0 += MC) {
+			int mc = m - i0 < MC ? m - i0 : MC;
+			if (k == 0)
+				memset(part, 0, sizeof part);
+			for (int d0 = 0; d0 < k; d0 += KC) {
+				int kc = k - d0 < KC ? k - d0 : KC;
+				pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
+				block_tiles(packed + packed_at(j0, d0, k, ncp), mc, nc, kc, d0 == 0, i0 == 0);
 			}
 			store_c(mc, nc, part, NC, alpha, beta, c + (size_t)i0 * ldc + j0, ldc);
 		}
@@ -272,4 +338,21 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 		(void)c, (void)ldc;
 }
 
+void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out)
+{
+	(void)trans_b, (void)n, (void)k, (void)b, (void)ldb, (void)out;
+}
+
+void gemmkern_sgemm_packed(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+			   int ldb, const float *packed, float beta, float *c, int ldc)
+{
+	(void)trans_b, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b, (void)ldb, (void)packed,
+		(void)beta, (void)c, (void)ldc;
+}
+
 #endif
+
+size_t gemmkern_packed_floats(int n, int k)
+{
+	return (size_t)k * (size_t)((n + NR - 1) / NR * NR); /* whole panels (NC is a multiple of NR) */
+}

@@ -11,9 +11,10 @@
 #define ATTNSCOPE_GEMMKERN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* The kernel's version, in the GEMM cache's key (gemmtune.h): a new kernel is measured again. */
-#define GEMMKERN_VERSION "AVX2 4x24 v1"
+#define GEMMKERN_VERSION "AVX2 4x24 v2"
 
 /* True when the CPU runs the kernel (AVX2 and FMA, and the OS saves the AVX registers). */
 bool gemmkern_available(void);
@@ -26,6 +27,21 @@ bool gemmkern_available(void);
 void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
 		    int ldb, float beta, float *c, int ldc);
 
-#define GEMMKERN_KC 256 /* depths per block (the chains run on through memory between blocks) */
+#define GEMMKERN_KC 128 /* depths per block (the chains run on through memory between blocks) */
+#define GEMMKERN_NC 192 /* columns per block, a multiple of the tiles' 24 */
+
+/* A packed copy of op(B) [k][n]: the order the kernel reads it in, built once (for a weight used
+ * by many forward passes) instead of in every call. At 32 rows, where copying a weight tile cost a
+ * third of the call, the calls then ran 1.15 to 1.3 times as fast (check_gemmkern: the very same
+ * bits as from B itself). The copy of columns J0 .. (J0 a multiple of GEMMKERN_NC) starts at
+ * J0 · K floats: it is itself the packed copy of those columns. */
+size_t gemmkern_packed_floats(int n, int k);
+/* Pack op(B) (as gemmkern_sgemm takes B) into OUT, gemmkern_packed_floats(N, K) floats, 32-byte
+ * aligned. */
+void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out);
+/* gemmkern_sgemm's C with op(B) from its packed copy PACKED (bit for bit the same). B itself may be
+ * given too (else NULL): a row or two against B [k][n] then stream B as it lies, which ran faster. */
+void gemmkern_sgemm_packed(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
+			   int ldb, const float *packed, float beta, float *c, int ldc);
 
 #endif

@@ -106,3 +106,26 @@ int hugemap_promote(void *addr, size_t len)
 	hugemap_trim(span, at, len);
 	return 0;
 }
+
+void *hugemap_alloc(size_t size)
+{
+	if (size == 0 || size > SIZE_MAX - HUGEMAP_PAGE)
+		return NULL;
+	char *span = hugemap_reserve(size), *at = span ? hugemap_align(span) : NULL;
+	if (!span || mprotect(at, size, PROT_READ | PROT_WRITE) < 0) {
+		if (span)
+			munmap(span, size + HUGEMAP_PAGE);
+		return NULL;
+	}
+	hugemap_trim(span, at, size);
+#ifdef MADV_HUGEPAGE
+	(void)madvise(at, size, MADV_HUGEPAGE);
+#endif
+	return at;
+}
+
+void hugemap_free(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size);
+}

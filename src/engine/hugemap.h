@@ -31,4 +31,10 @@ bool hugemap_mapped_huge(const void *addr);
  * copied), which the kernel cannot map in 2 MB entries. -1 (nothing changed) on failure. */
 int hugemap_promote(void *addr, size_t len);
 
+/* SIZE bytes of zeroed read-write memory at a 2 MB boundary, in huge pages where the kernel gives
+ * them (a copy of weights the forward pass reads: packed weights, weights.h); NULL on failure.
+ * Freed by hugemap_free with the same SIZE. */
+void *hugemap_alloc(size_t size);
+void hugemap_free(void *p, size_t size);
+
 #endif

@@ -90,7 +90,7 @@ static bool lmhead_weight(struct model *m, const struct st_tensor *t, int64_t ro
 		return false;
 	if (rows ? t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols : t->ndim != 1 || t->shape[0] != cols)
 		return false;
-	*w = (struct weight){t->data, t->dtype, rows ? rows : 1, cols, NULL, -1};
+	*w = (struct weight){t->data, t->dtype, rows ? rows : 1, cols, NULL, -1, NULL, 0};
 	if (t->dtype == ST_F32 && ((uintptr_t)w->data % sizeof(float)) == 0)
 		w->f32 = (const float *)(const void *)w->data;
 	return rows == 0 || wcache_register(m->cache, w) == 0;

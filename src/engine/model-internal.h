@@ -177,6 +177,9 @@ struct model {
 	pthread_mutex_t prefault_lock; /* guards the three below */
 	bool prefault_idle;          /* no background thread will look at promote_wanted any more */
 	bool promote_wanted, promote_started;
+	size_t pack_budget;          /* bytes of packed copies allowed (weight_packed_budget, when asked) */
+	size_t packed_bytes;         /* bytes of packed copies made (atomic) */
+	double promote_seconds;      /* the background thread's time packing and promoting (once done) */
 };
 
 /* Read config.json's shape and block settings into M->info and M->arch (model-config.c). */
@@ -243,6 +246,11 @@ int model_set_cache_budget(struct model *m, size_t bytes);
 
 /* Bytes of the weights model_promote_weights moved to huge pages (the benchmark prints them). */
 size_t model_bytes_promoted(const struct model *m);
+
+/* Bytes of packed copies of the weights model_promote_weights made (weights.h), and the seconds
+ * its background thread took (after model_wait_prefault). */
+size_t model_bytes_packed(const struct model *m);
+double model_promote_seconds(const struct model *m);
 
 /* Wait for the background prefault of the weights to finish (the benchmark times it). */
 void model_wait_prefault(struct model *m);

@@ -21,6 +21,7 @@
 #include "engine/gemm.h"
 #include "trace/headsummary.h"
 #include "engine/model-internal.h"
+#include "base/progress.h"
 
 /* Bytes the kept last trace of a causal model may take (model_run_reuse): gpt2's shape takes 29 MB
  * at 128 tokens, 230 MB at 512; at 1,024 (900 MB) every run computes all its tokens. */
@@ -90,30 +91,57 @@ static void model_prefault_weight(struct model *m, const struct weight *w)
 	}
 }
 
-/* Move W's pages to huge pages where the kernel mapped its file in 4 KB ones (st_promote). */
-static void model_promote_weight(struct model *m, const struct weight *w)
+/* For the explorer's many passes: a matrix on attnscope's kernel gets a packed copy in huge pages
+ * while the budget lasts (weights.h; the forward reads the copy from then on); the others move
+ * their pages to huge pages where the kernel mapped the file in 4 KB ones (st_promote). */
+static void model_promote_weight(struct model *m, struct weight *w, bool linear)
 {
+	if (linear) {
+		long long got = weight_pack(w, m->fam.linear == LINEAR_OUT_IN, m->pack_budget - m->packed_bytes);
+		if (got > 0) {
+			__atomic_add_fetch(&m->packed_bytes, (size_t)got, __ATOMIC_RELAXED);
+			return;
+		}
+	}
 	size_t bytes = weight_bytes(w), chunk = (size_t)8 << 20;
 	for (size_t at = 0; at < bytes && !m->prefault_stop; at += chunk)
 		st_promote(&m->st, w->data + at, bytes - at < chunk ? bytes - at : chunk);
 }
 
-/* FN on every mapped weight, in the order the forward pass uses them (the token table only by its
- * rows: not here). */
-static void model_each_weight(struct model *m, void (*fn)(struct model *m, const struct weight *w))
+static void model_prefault_one(struct model *m, struct weight *w, bool linear)
 {
-	const struct weight *first[] = {&m->pos_emb, &m->type_emb, &m->emb_proj_w, &m->rel_emb};
+	(void)linear;
+	model_prefault_weight(m, w);
+}
+
+/* FN on every mapped weight, in the order the forward pass uses them (the token table only by its
+ * rows: not here); LINEAR: a layer's matrix that weight_linear multiplies by. */
+static void model_each_weight(struct model *m, void (*fn)(struct model *m, struct weight *w, bool linear))
+{
+	struct weight *first[] = {&m->pos_emb, &m->type_emb, &m->emb_proj_w, &m->rel_emb};
 	for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
 		if (first[i]->data && !m->prefault_stop)
-			fn(m, first[i]);
+			fn(m, first[i], false);
 	for (int l = 0; l < m->info.n_layers && !m->prefault_stop; l++) {
-		const struct layer_weights *w = &m->layers[l];
-		const struct weight *order[] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->mla.q_a_w, &w->mla.q_b_w,
-						&w->mla.kv_a_w, &w->mla.kv_b_w, &w->out_w, &w->gate_up_w, &w->gate_w,
-						&w->up_w, &w->down_w};
+		struct layer_weights *w = &m->layers[l];
+		struct weight *order[] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->mla.q_a_w, &w->mla.q_b_w,
+					  &w->mla.kv_a_w, &w->mla.kv_b_w, &w->out_w, &w->gate_up_w, &w->gate_w,
+					  &w->up_w, &w->down_w};
 		for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
 			if (order[i]->data && !m->prefault_stop)
-				fn(m, order[i]);
+				fn(m, order[i], true);
+	}
+}
+
+static void model_unpack_weights(struct model *m)
+{
+	for (int l = 0; l < m->info.n_layers; l++) {
+		struct layer_weights *w = &m->layers[l];
+		struct weight *order[] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->mla.q_a_w, &w->mla.q_b_w,
+					  &w->mla.kv_a_w, &w->mla.kv_b_w, &w->out_w, &w->gate_up_w, &w->gate_w,
+					  &w->up_w, &w->down_w};
+		for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+			weight_unpack(order[i]);
 	}
 }
 
@@ -131,6 +159,13 @@ static bool model_promote_claimed(struct model *m)
 	return go;
 }
 
+static void model_promote_all(struct model *m)
+{
+	double t0 = progress_now();
+	model_each_weight(m, model_promote_weight);
+	m->promote_seconds = progress_now() - t0;
+}
+
 static void model_background_priority(void)
 {
 #ifdef SYS_gettid
@@ -143,9 +178,9 @@ static void *model_prefault_main(void *arg)
 {
 	struct model *m = arg;
 	model_background_priority();
-	model_each_weight(m, model_prefault_weight);
+	model_each_weight(m, model_prefault_one);
 	if (model_promote_claimed(m))
-		model_each_weight(m, model_promote_weight);
+		model_promote_all(m);
 	return NULL;
 }
 
@@ -153,7 +188,7 @@ static void *model_promote_main(void *arg)
 {
 	struct model *m = arg;
 	model_background_priority();
-	model_each_weight(m, model_promote_weight);
+	model_promote_all(m);
 	return NULL;
 }
 
@@ -185,6 +220,8 @@ void model_promote_weights(struct model *m)
 	if (model_prefault_off())
 		return;
 	pthread_mutex_lock(&m->prefault_lock);
+	if (!m->promote_wanted)
+		m->pack_budget = weight_packed_budget();
 	m->promote_wanted = true;
 	bool start = m->prefault_idle && !m->promote_started;
 	if (start)
@@ -199,6 +236,16 @@ void model_promote_weights(struct model *m)
 size_t model_bytes_promoted(const struct model *m)
 {
 	return st_promoted_bytes(&m->st);
+}
+
+size_t model_bytes_packed(const struct model *m)
+{
+	return __atomic_load_n(&m->packed_bytes, __ATOMIC_RELAXED);
+}
+
+double model_promote_seconds(const struct model *m)
+{
+	return m->promote_seconds;
 }
 
 void model_wait_prefault(struct model *m)
@@ -398,7 +445,7 @@ static int model_bind_matrix_at(struct model *m, enum family_role role, int laye
 	if (t->dtype != ST_F32 && t->dtype != ST_F16 && t->dtype != ST_BF16)
 		return err_set(e, "%s: tensor '%s' has dtype %s; expected F32, F16 or BF16", t->file, t->name,
 			       t->dtype_name);
-	*w = (struct weight){t->data + skip, t->dtype, d0, d1, NULL, -1};
+	*w = (struct weight){t->data + skip, t->dtype, d0, d1, NULL, -1, NULL, 0};
 	if (t->dtype == ST_F32 && ((uintptr_t)w->data % sizeof(float)) == 0)
 		w->f32 = (const float *)(const void *)w->data;
 	if (wcache_register(m->cache, w) < 0)
@@ -827,6 +874,8 @@ void model_close(struct model *m)
 		return;
 	m->prefault_stop = 1;
 	model_wait_prefault(m);
+	if (m->layers)
+		model_unpack_weights(m);
 	if (m->dec) { /* a copy sharing everything but its layers */
 		free(m->dec->layers);
 		free(m->dec);

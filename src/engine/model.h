@@ -37,11 +37,14 @@ struct model_info {
 int model_open(const char *name_or_dir, struct model **out, struct err *e);
 void model_close(struct model *m);
 
-/* For a session that runs the model again and again (the explorer): in the background, copy the
- * weights to huge pages where the kernel mapped the model file in 4 KB pages (st_promote, hugemap.h).
- * After a pause to read, a forward pass then no longer waits on page-table walks: one more word on a
- * 128-token gpt2 text took 25 ms instead of 100 to 300. A one-shot run (--dump) does not ask: the
- * copy would cost it more than it saves. Nothing happens with ATTNSCOPE_PREFAULT=0. */
+/* For a session that runs the model again and again (the explorer, a corpus run): in the
+ * background, give each layer matrix whose products run on attnscope's kernel a packed copy in its
+ * order (weights.h: the calls skip packing it, the same bits), within ATTNSCOPE_PACKED_WEIGHTS (by
+ * default half the available memory); copy the other weights to huge pages where the kernel mapped
+ * the model file in 4 KB pages (st_promote, hugemap.h). After a pause to read, a forward pass then
+ * no longer waits on page-table walks: one more word on a 128-token gpt2 text took 25 ms instead of
+ * 100 to 300. A one-shot run (--dump) does not ask: the copy would cost it more than it saves.
+ * Nothing happens with ATTNSCOPE_PREFAULT=0. */
 void model_promote_weights(struct model *m);
 
 const struct model_info *model_get_info(const struct model *m);

@@ -4,11 +4,13 @@
 
 #include <cblas.h>
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "engine/gemm.h"
+#include "engine/hugemap.h"
 #include "engine/workers.h"
 
 #define MAX_THREADS WORKERS_MAX
@@ -321,6 +323,7 @@ struct tile_job {
 	int n, in, out, ldy, step; /* STEP: output rows (transposed) or columns per tile */
 	const struct weight *w;
 	const float *f;            /* W as float32 (aligned F32 file or the cache), or NULL: convert tiles */
+	const float *packed;       /* W's packed copy when the tiles start at its blocks, else NULL */
 	bool transposed, beta_one;
 	float *y;
 };
@@ -334,7 +337,11 @@ static void tile_one(struct tile_job *j, int t, float *tile)
 		float beta = j->beta_one ? 1.0f : 0.0f;
 		const float *wt;
 		int ldw;
-		if (j->transposed) { /* rows o0.. of W [out][in]: y[:, o0..] = x · tileᵀ */
+		if (j->packed) { /* the tile's columns of op(W) are a packed copy of their own */
+			wt = j->f ? j->transposed ? j->f + (size_t)o0 * j->in : j->f + o0 : NULL;
+			gemm_packed(j->transposed, j->n, no, j->in, 1.0f, j->x, j->in, wt, j->transposed ? j->in : j->out,
+				    j->packed + (size_t)o0 * j->in, beta, j->y + o0, j->ldy);
+		} else if (j->transposed) { /* rows o0.. of W [out][in]: y[:, o0..] = x · tileᵀ */
 			if (j->f) {
 				wt = j->f + (size_t)o0 * j->in;
 			} else {
@@ -380,16 +387,20 @@ void weight_linear_whole(struct wcache *cache, const float *x, int n, int in, in
 			 bool transposed, const float *b, float *y, int ldy)
 {
 	const float *f = w->f32; /* not the cache's: a matrix gets the same sums whether the cache holds it or not */
+	const float *packed = weight_packed(w);
 	int threads = weights_threads_begin();
 	weights_threads_end();
-	if (!f || threads > 1 || n == 0 || out == 0) { /* tiles: converted, or shared between threads */
+	if ((!f && !packed) || threads > 1 || n == 0 || out == 0) { /* tiles: converted, or shared between threads */
 		weight_linear(cache, x, n, in, out, w, transposed, b, y, ldy);
 		return;
 	}
 	if (b)
 		for (int i = 0; i < n; i++)
 			memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
-	gemm(transposed, n, out, in, 1.0f, x, in, f, transposed ? in : out, b ? 1.0f : 0.0f, y, ldy);
+	if (packed)
+		gemm_packed(transposed, n, out, in, 1.0f, x, in, f, transposed ? in : out, packed, b ? 1.0f : 0.0f, y, ldy);
+	else
+		gemm(transposed, n, out, in, 1.0f, x, in, f, transposed ? in : out, b ? 1.0f : 0.0f, y, ldy);
 }
 
 void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
@@ -404,16 +415,19 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 	int step = tile_step(in);
 	if (step > out)
 		step = out;
-	struct tile_job j = {x, n, in, out, ldy, step, w, f, transposed, b != NULL, y};
 	int n_tiles = (out + step - 1) / step;
+	const float *packed = weight_packed(w);
+	if (packed && n_tiles > 1 && step % gemm_packed_block() != 0) /* tiles off the copy's blocks (tests' tiny tiles) */
+		packed = NULL;
+	struct tile_job j = {x, n, in, out, ldy, step, w, f, packed, transposed, b != NULL, y};
 	if (n_tiles == 1) { /* one tile: one sgemm (threaded by OpenBLAS where it is the library) */
 		struct scratch t = {NULL, 0};
-		if (f || (t = scratch_get((size_t)step * in)).p) {
+		if (f || packed || (t = scratch_get((size_t)step * in)).p) {
 			tile_one(&j, 0, t.p);
 			scratch_put(t);
 			return;
 		}
-	} else if (weights_parallel(n_tiles, f ? 0 : (size_t)step * in, tile_item, &j) == 0) {
+	} else if (weights_parallel(n_tiles, f || packed ? 0 : (size_t)step * in, tile_item, &j) == 0) {
 		return;
 	}
 	/* No memory for a single tile: one row or column at a time (the same sums, another order). */
@@ -427,4 +441,78 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 			y[(size_t)i * ldy + k] = (b ? y[(size_t)i * ldy + k] : 0.0f) + cblas_sdot(in, x + (size_t)i * in, 1, row, 1);
 	}
 	free(row);
+}
+
+/* ---- packed copies ---- */
+
+const float *weight_packed(const struct weight *w)
+{
+	return __atomic_load_n(&w->packed, __ATOMIC_ACQUIRE);
+}
+
+long long weight_pack(struct weight *w, bool transposed, size_t budget)
+{
+	int64_t in = transposed ? w->cols : w->rows, out = transposed ? w->rows : w->cols;
+	if (!w->data || weight_packed(w) || in < 1 || out < 1 || in > INT32_MAX || out > INT32_MAX ||
+	    !gemm_packs(transposed, (int)in))
+		return 0;
+	size_t floats = gemm_packed_floats((int)out, (int)in), bytes = floats * sizeof(float);
+	if (bytes > budget)
+		return 0;
+	float *p = hugemap_alloc(bytes), *tmp = NULL;
+	int block = gemm_packed_block();
+	if (p && !w->f32 && !(tmp = malloc((size_t)block * (size_t)in * sizeof(float)))) {
+		hugemap_free(p, bytes);
+		p = NULL;
+	}
+	if (!p)
+		return -1;
+	for (int64_t o0 = 0; o0 < out; o0 += block) { /* a block of the copy at a time, from float32 */
+		int no = out - o0 < block ? (int)(out - o0) : block;
+		float *at = p + (size_t)o0 * (size_t)in;
+		if (w->f32 && transposed) {
+			gemm_pack(true, no, (int)in, w->f32 + (size_t)o0 * (size_t)in, (int)in, at);
+		} else if (w->f32) {
+			gemm_pack(false, no, (int)in, w->f32 + o0, (int)out, at);
+		} else if (transposed) {
+			weight_rows(w, o0, no, tmp);
+			gemm_pack(true, no, (int)in, tmp, (int)in, at);
+		} else {
+			weight_cols(w, o0, no, tmp);
+			gemm_pack(false, no, (int)in, tmp, no, at);
+		}
+	}
+	free(tmp);
+	w->packed_bytes = bytes;
+	__atomic_store_n(&w->packed, p, __ATOMIC_RELEASE);
+	return (long long)bytes;
+}
+
+void weight_unpack(struct weight *w)
+{
+	hugemap_free((void *)w->packed, w->packed_bytes);
+	w->packed = NULL;
+	w->packed_bytes = 0;
+}
+
+/* MemAvailable from /proc/meminfo, in bytes (0 when unknown). */
+static size_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	unsigned long long kb = 0;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (size_t)kb * 1024;
+}
+
+size_t weight_packed_budget(void)
+{
+	const char *env = getenv("ATTNSCOPE_PACKED_WEIGHTS");
+	if (env && strcmp(env, "off") == 0)
+		return 0;
+	return wcache_parse(env, mem_available() / 2);
 }

@@ -25,6 +25,9 @@ struct weight {
 	int64_t rows, cols;
 	const float *f32;     /* the mapping itself when it is aligned F32, else NULL */
 	int slot;             /* index into the cache's slots (half-precision weights), -1 = none */
+	const float *packed;  /* op(W) packed in attnscope's kernel's order (weight_pack), or NULL: set
+			       * once while forward passes may run, so read with weight_packed */
+	size_t packed_bytes;
 };
 
 /* Whole matrices converted to float32, kept while they fit a byte budget; filled in first-use
@@ -43,9 +46,9 @@ static inline bool weight_present(const struct weight *w)
 	return w->data != NULL;
 }
 
-/* Rows R0 .. R0+NR-1 of W as float32 into DST (NR x cols, dense). */
 /* Bytes W takes in its file. */
 size_t weight_bytes(const struct weight *w);
+/* Rows R0 .. R0+NR-1 of W as float32 into DST (NR x cols, dense). */
 void weight_rows(const struct weight *w, int64_t r0, int64_t nr, float *dst);
 
 /* Columns C0 .. C0+NC-1 of every row of W as float32 into DST (rows x NC, dense). */
@@ -89,6 +92,24 @@ int weights_parallel(int n, size_t scratch_floats, void (*fn)(void *ctx, int ite
  * differently with one thread than with several, and the results must not change.) */
 int weights_threads_begin(void);
 void weights_threads_end(void);
+
+/* Packed weights. A process that runs many forward passes (the explorer, a corpus run) can keep a
+ * copy of a matrix in the order attnscope's kernel reads it, when the kernel runs its products
+ * (gemm_packs): the linears then read the copy and skip packing each tile in every call (the same
+ * bits; at a keystroke's 32 tokens that packing cost the products a fifth of their time). The copy
+ * is float32 in huge pages: as large as an F32 file's matrix, twice a BF16 one's. */
+
+/* Pack W (TRANSPOSED as weight_linear takes it) unless it is packed already, it is not on the
+ * kernel, or its copy would pass BUDGET bytes. Returns the bytes the copy took (0: none made; -1:
+ * no memory). Forward passes may run meanwhile: they see the copy once it is whole. */
+long long weight_pack(struct weight *w, bool transposed, size_t budget);
+/* Free W's packed copy (no forward pass may run). */
+void weight_unpack(struct weight *w);
+/* W's packed copy, or NULL. */
+const float *weight_packed(const struct weight *w);
+/* The budget of packed copies: ATTNSCOPE_PACKED_WEIGHTS ("0" or "off": none; "512M", "2G",
+ * "unlimited", bytes), else half the memory available (MemAvailable) when asked. */
+size_t weight_packed_budget(void);
 
 /* Bytes of float32 a tile holds (0: the default, about a core's L2 cache). For tests. */
 void weight_set_tile_bytes(size_t bytes);
