@@ -91,12 +91,14 @@ static void model_prefault_weight(struct model *m, const struct weight *w)
 	}
 }
 
-/* For the explorer's many passes: a matrix on attnscope's kernel gets a packed copy in huge pages
- * while the budget lasts (weights.h; the forward reads the copy from then on); the others move
- * their pages to huge pages where the kernel mapped the file in 4 KB ones (st_promote). */
+/* For the explorer's many passes: an F32 matrix on attnscope's kernel gets a packed copy in huge
+ * pages while the budget lasts (weights.h; the forward reads the copy from then on); the others move
+ * their pages to huge pages where the kernel mapped the file in 4 KB ones (st_promote). Not F16 or
+ * BF16: the copy is float32, twice their bytes to read where a pass reads every weight for a row or
+ * two (a causal model's next token), and twice their memory. */
 static void model_promote_weight(struct model *m, struct weight *w, bool linear)
 {
-	if (linear) {
+	if (linear && w->dtype == ST_F32) {
 		long long got = weight_pack(w, m->fam.linear == LINEAR_OUT_IN, m->pack_budget - m->packed_bytes);
 		if (got > 0) {
 			__atomic_add_fetch(&m->packed_bytes, (size_t)got, __ATOMIC_RELAXED);

@@ -38,7 +38,7 @@ int model_open(const char *name_or_dir, struct model **out, struct err *e);
 void model_close(struct model *m);
 
 /* For a session that runs the model again and again (the explorer, a corpus run): in the
- * background, give each layer matrix whose products run on attnscope's kernel a packed copy in its
+ * background, give each F32 layer matrix whose products run on attnscope's kernel a packed copy in its
  * order (weights.h: the calls skip packing it, the same bits), within ATTNSCOPE_PACKED_WEIGHTS (by
  * default half the available memory); copy the other weights to huge pages where the kernel mapped
  * the model file in 4 KB pages (st_promote, hugemap.h). After a pause to read, a forward pass then
