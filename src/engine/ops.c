@@ -180,16 +180,26 @@ __attribute__((target("avx2"))) static inline __m256 ops_act8(enum activation ac
 }
 
 /* The erf GELU of COUNT values of X into OUT (times UP when UP is not NULL): erff by vecmath_erff_n,
- * 256 at a time, the rest in ops_act1's order of operations. */
-static void ops_gelu_erf_run(const float *x, const float *up, float *out, size_t count)
+ * 256 at a time, the rest in ops_act1's order of operations, 8 at a time (in scalar code these two
+ * loops took a quarter of the GELU's time). */
+__attribute__((target("avx2"))) static void ops_gelu_erf_run(const float *x, const float *up, float *out,
+								size_t count)
 {
 	float e[256];
+	const __m256 half = _mm256_set1_ps(0.5f), one = _mm256_set1_ps(1.0f), rsqrt2 = _mm256_set1_ps((float)M_SQRT1_2);
 	for (size_t at = 0; at < count; at += 256) {
-		size_t len = count - at < 256 ? count - at : 256;
-		for (size_t i = 0; i < len; i++)
+		size_t len = count - at < 256 ? count - at : 256, i = 0;
+		for (; i + 8 <= len; i += 8)
+			_mm256_storeu_ps(e + i, _mm256_mul_ps(_mm256_loadu_ps(x + at + i), rsqrt2));
+		for (; i < len; i++)
 			e[i] = x[at + i] * (float)M_SQRT1_2;
 		vecmath_erff_n(e, e, len);
-		for (size_t i = 0; i < len; i++) {
+		for (i = 0; i + 8 <= len; i += 8) { /* (0.5 · x) · (1 + erf), then · up: the scalar order */
+			__m256 g = _mm256_mul_ps(_mm256_mul_ps(half, _mm256_loadu_ps(x + at + i)),
+						 _mm256_add_ps(one, _mm256_loadu_ps(e + i)));
+			_mm256_storeu_ps(out + at + i, up ? _mm256_mul_ps(g, _mm256_loadu_ps(up + at + i)) : g);
+		}
+		for (; i < len; i++) {
 			float g = 0.5f * x[at + i] * (1.0f + e[i]);
 			out[at + i] = up ? g * up[at + i] : g;
 		}

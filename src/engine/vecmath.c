@@ -210,20 +210,37 @@ __attribute__((target("avx2"))) __m256 vecmath_erff8(__m256 x)
 
 /* The lanes of one range gathered from a run of values, 8 to a vector. */
 struct vecmath_pending {
-	float x[VECMATH_RUN + 8]; /* the lanes' inputs */
-	uint16_t at[VECMATH_RUN]; /* and their places in the run */
+	float x[VECMATH_RUN + 8];   /* the lanes' inputs (8 past the last: a whole vector is stored) */
+	int32_t at[VECMATH_RUN + 8]; /* and their places in the run */
 	int n;
 };
 
-/* Appends the lanes of V set in MASK (a movemask) to P; AT0 is V's place in the run. */
-static inline void vecmath_pend(struct vecmath_pending *p, const float *v, unsigned mask, int at0)
+/* For each 8-bit lane mask, the set lanes' numbers first (one per byte, from the lowest): the
+ * permutation that packs those lanes to the front of a vector. */
+static uint64_t vecmath_pack_order[256];
+
+__attribute__((constructor)) static void vecmath_pack_order_init(void)
 {
-	while (mask) {
-		int k = __builtin_ctz(mask);
-		p->x[p->n] = v[k];
-		p->at[p->n++] = (uint16_t)(at0 + k);
-		mask &= mask - 1;
+	for (unsigned mask = 0; mask < 256; mask++) {
+		uint64_t order = 0;
+		int n = 0;
+		for (int k = 0; k < 8; k++)
+			if (mask >> k & 1)
+				order |= (uint64_t)k << (8 * n++);
+		vecmath_pack_order[mask] = order;
 	}
+}
+
+/* Appends the lanes of XV set in MASK (a movemask) to P, packed to the front of one vector store
+ * (lane by lane this took a tenth of the GELU's time); AT0 is XV's place in the run. */
+__attribute__((target("avx2"))) static inline void vecmath_pend(struct vecmath_pending *p, __m256 xv, unsigned mask,
+								  int at0)
+{
+	__m256i order = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)vecmath_pack_order[mask]));
+	__m256i at = _mm256_add_epi32(_mm256_set1_epi32(at0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+	_mm256_storeu_ps(p->x + p->n, _mm256_permutevar8x32_ps(xv, order));
+	_mm256_storeu_si256((__m256i *)(void *)(p->at + p->n), _mm256_permutevar8x32_epi32(at, order));
+	p->n += __builtin_popcount(mask);
 }
 
 /* Runs RANGE on P's lanes 8 at a time (the last vector filled with its first lane's input) and
@@ -264,9 +281,9 @@ __attribute__((target("avx2"))) void vecmath_erff_n(const float *x, float *y, si
 			unsigned small_mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(small)) & lanes;
 			unsigned below_mask = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(below_outer)) & lanes;
 			if (below_mask != small_mask)
-				vecmath_pend(&middle, in, below_mask & ~small_mask, (int)i);
+				vecmath_pend(&middle, xv, below_mask & ~small_mask, (int)i);
 			if (lanes != below_mask)
-				vecmath_pend(&outer, in, lanes & ~below_mask, (int)i);
+				vecmath_pend(&outer, xv, lanes & ~below_mask, (int)i);
 			if (!small_mask)
 				continue;
 			/* every lane written, the others' overwritten by the flushes below (Y may be X: their
