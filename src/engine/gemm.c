@@ -263,11 +263,11 @@ void gemm_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out)
 	gemmkern_pack(trans_b, n, k, b, ldb, out);
 }
 
-void gemm_packed(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
-		 const float *packed, float beta, float *c, int ldc)
+void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *packed, float beta, float *c,
+		 int ldc)
 {
 	if (m > 0 && n > 0)
-		gemmkern_sgemm_packed(trans_b, m, n, k, alpha, a, lda, b, ldb, packed, beta, c, ldc);
+		gemmkern_sgemm_packed(m, n, k, alpha, a, lda, packed, beta, c, ldc);
 }
 
 /* Whether a class runs on LIB (within gemm_tune_init; gemm_any after it). */

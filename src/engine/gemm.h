@@ -36,9 +36,9 @@ int gemm_packed_block(void);
 /* Pack op(B) (B as gemm() takes it) into OUT (gemm_packed_floats, 32-byte aligned). Only where
  * gemm_packs(TRANS_B, K). */
 void gemm_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out);
-/* gemm() with op(B) from PACKED; B itself too when at hand, else NULL. Only where gemm_packs. */
-void gemm_packed(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b, int ldb,
-		 const float *packed, float beta, float *c, int ldc);
+/* gemm() with op(B) from its packed copy PACKED. Only where gemm_packs. */
+void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *packed, float beta, float *c,
+		 int ldc);
 
 /* Rows of A in a block B such that a row of C gets the very same sums in every call that starts a
  * multiple of B rows after a whole call's first row and ends on the same row, single-threaded (a run

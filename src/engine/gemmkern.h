@@ -39,9 +39,8 @@ size_t gemmkern_packed_floats(int n, int k);
 /* Pack op(B) (as gemmkern_sgemm takes B) into OUT, gemmkern_packed_floats(N, K) floats, 32-byte
  * aligned. */
 void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out);
-/* gemmkern_sgemm's C with op(B) from its packed copy PACKED (bit for bit the same). B itself may be
- * given too (else NULL): a row or two against B [k][n] then stream B as it lies, which ran faster. */
-void gemmkern_sgemm_packed(bool trans_b, int m, int n, int k, float alpha, const float *a, int lda, const float *b,
-			   int ldb, const float *packed, float beta, float *c, int ldc);
+/* gemmkern_sgemm's C with op(B) from its packed copy PACKED (bit for bit the same). */
+void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *packed, float beta,
+			   float *c, int ldc);
 
 #endif

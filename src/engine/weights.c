@@ -338,9 +338,7 @@ static void tile_one(struct tile_job *j, int t, float *tile)
 		const float *wt;
 		int ldw;
 		if (j->packed) { /* the tile's columns of op(W) are a packed copy of their own */
-			wt = j->f ? j->transposed ? j->f + (size_t)o0 * j->in : j->f + o0 : NULL;
-			gemm_packed(j->transposed, j->n, no, j->in, 1.0f, j->x, j->in, wt, j->transposed ? j->in : j->out,
-				    j->packed + (size_t)o0 * j->in, beta, j->y + o0, j->ldy);
+			gemm_packed(j->n, no, j->in, 1.0f, j->x, j->in, j->packed + (size_t)o0 * j->in, beta, j->y + o0, j->ldy);
 		} else if (j->transposed) { /* rows o0.. of W [out][in]: y[:, o0..] = x · tileᵀ */
 			if (j->f) {
 				wt = j->f + (size_t)o0 * j->in;
@@ -398,7 +396,7 @@ void weight_linear_whole(struct wcache *cache, const float *x, int n, int in, in
 		for (int i = 0; i < n; i++)
 			memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
 	if (packed)
-		gemm_packed(transposed, n, out, in, 1.0f, x, in, f, transposed ? in : out, packed, b ? 1.0f : 0.0f, y, ldy);
+		gemm_packed(n, out, in, 1.0f, x, in, packed, b ? 1.0f : 0.0f, y, ldy);
 	else
 		gemm(transposed, n, out, in, 1.0f, x, in, f, transposed ? in : out, b ? 1.0f : 0.0f, y, ldy);
 }
