@@ -9,8 +9,9 @@
  *     nor a query's on zero probabilities past its keys;
  *   - a NaN or an infinity reaches the outputs that use it and no other (0 · inf is NaN: no zero is
  *     skipped);
- *   - from a packed copy of op(B) (gemmkern_pack), the very same bits, and a copy's part from a
- *     block of columns on (J0 · K floats in) the same bits as those columns alone.
+ *   - from a packed copy of op(B) (gemmkern_pack), and of A too (gemmkern_pack_a), the very same
+ *     bits, and a copy's part from a block of columns on (J0 · K floats in) the same bits as those
+ *     columns alone.
  * Skipped on a CPU without AVX2 and FMA, and said so. Built with -ffp-contract=off (tests.am): the
  * scalar reference's alpha · sum + beta · C must stay two roundings. */
 #include "config.h"
@@ -458,21 +459,22 @@ static float *packed_copy(const struct call *t)
 	return p;
 }
 
-/* Columns J0 .. of T from the packed copy PK's part from J0 equal the unpacked whole call's (T->c,
- * run before). */
-static void assert_packed_columns(const struct call *t, const float *pk, int j0)
+/* Columns J0 .. of T from the packed copy PK's part from J0 (and A from its packed copy APK when
+ * not NULL) equal the unpacked whole call's (T->c, run before). */
+static void assert_packed_columns(const struct call *t, const float *apk, const float *pk, int j0)
 {
 	struct mat c = mat_copy(&t->c0);
 	mark_point();
-	gemmkern_sgemm_packed(t->m, t->n - j0, t->k, t->alpha, t->a.p, t->a.ld, pk + (size_t)j0 * t->k, t->beta,
+	gemmkern_sgemm_packed(t->m, t->n - j0, t->k, t->alpha, t->a.p, t->a.ld, apk, pk + (size_t)j0 * t->k, t->beta,
 			      at(&c, 0, j0), c.ld);
 	struct call part = *t;
 	part.c = c;
 	long e = first_difference(&part, &t->c, 0, t->m, j0, t->n);
 	if (e >= 0) {
 		char *name = call_name(t);
-		ck_abort_msg("%s: from the packed copy, columns %d on: C[%ld][%ld] = %a, from B %a", name, j0, e / t->n,
-			     e % t->n, (double)c.p[e / t->n * c.ld + e % t->n], (double)*at(&t->c, (int)(e / t->n), (int)(e % t->n)));
+		ck_abort_msg("%s: from the packed copy%s, columns %d on: C[%ld][%ld] = %a, from B %a", name,
+			     apk ? " and packed A" : "", j0, e / t->n, e % t->n, (double)c.p[e / t->n * c.ld + e % t->n],
+			     (double)*at(&t->c, (int)(e / t->n), (int)(e % t->n)));
 	}
 	if (j0 == 0) {
 		part.c0 = t->c0;
@@ -495,10 +497,15 @@ START_TEST(test_packed)
 		const int *sh = shapes[s];
 		struct call t = call_new(_i, sh[0], sh[1], sh[2], ab[s % 4][0], ab[s % 4][1], s, s, 46u + (unsigned)s);
 		call_run(&t);
-		float *pk = packed_copy(&t);
-		for (int j0 = 0; j0 < t.n; j0 += GEMMKERN_NC)
-			assert_packed_columns(&t, pk, j0);
-		free(pk);
+		size_t a_floats = gemmkern_packed_a_floats(t.m, t.k); /* exactly: ASan sees a write past it */
+		float *pk = packed_copy(&t), *apk = malloc((a_floats ? a_floats : 1) * sizeof *apk);
+		ck_assert_ptr_nonnull(apk);
+		gemmkern_pack_a(t.m, t.k, t.a.p, t.a.ld, apk);
+		for (int j0 = 0; j0 < t.n; j0 += GEMMKERN_NC) {
+			assert_packed_columns(&t, NULL, pk, j0);
+			assert_packed_columns(&t, apk, pk, j0);
+		}
+		free(pk), free(apk);
 		call_free(&t);
 	}
 }

@@ -263,11 +263,21 @@ void gemm_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out)
 	gemmkern_pack(trans_b, n, k, b, ldb, out);
 }
 
-void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *packed, float beta, float *c,
-		 int ldc)
+size_t gemm_packed_a_floats(int m, int k)
+{
+	return gemmkern_packed_a_floats(m, k);
+}
+
+void gemm_pack_a(int m, int k, const float *a, int lda, float *out)
+{
+	gemmkern_pack_a(m, k, a, lda, out);
+}
+
+void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked, const float *packed,
+		 float beta, float *c, int ldc)
 {
 	if (m > 0 && n > 0)
-		gemmkern_sgemm_packed(m, n, k, alpha, a, lda, packed, beta, c, ldc);
+		gemmkern_sgemm_packed(m, n, k, alpha, a, lda, apacked, packed, beta, c, ldc);
 }
 
 /* Whether a class runs on LIB (within gemm_tune_init; gemm_any after it). */

@@ -36,9 +36,12 @@ int gemm_packed_block(void);
 /* Pack op(B) (B as gemm() takes it) into OUT (gemm_packed_floats, 32-byte aligned). Only where
  * gemm_packs(TRANS_B, K). */
 void gemm_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out);
-/* gemm() with op(B) from its packed copy PACKED. Only where gemm_packs. */
-void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *packed, float beta, float *c,
-		 int ldc);
+/* A [m][k] packed once for the calls of a linear's tiles: gemm_packed_a_floats(M, K) floats. */
+size_t gemm_packed_a_floats(int m, int k);
+void gemm_pack_a(int m, int k, const float *a, int lda, float *out);
+/* gemm() with op(B) from its packed copy PACKED, A from APACKED when not NULL. Only where gemm_packs. */
+void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked, const float *packed,
+		 float beta, float *c, int ldc);
 
 /* Rows of A in a block B such that a row of C gets the very same sums in every call that starts a
  * multiple of B rows after a whole call's first row and ends on the same row, single-threaded (a run

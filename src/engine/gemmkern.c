@@ -243,7 +243,8 @@ static _Thread_local float part[MC * NC] __attribute__((aligned(64))), ap[MC * K
  * D0+KC (copied in BP, panels KC x 24 one after another), their chains continued in PART. From a
  * packed copy the panels come from memory the first time: the next one is fetched while the
  * current one's tiles run (AHEAD). */
-TARGET static void block_tiles(const float *bpanels, int mc, int nc, int kc, bool first, bool ahead)
+TARGET static void block_tiles(const float *ablock, const float *bpanels, int mc, int nc, int kc, bool first,
+				bool ahead)
 {
 	int lines = kc * NR / 16, tiles = (mc + MR - 1) / MR, per = (lines + tiles - 1) / tiles;
 	for (int j = 0; j < nc; j += NR) {
@@ -251,7 +252,7 @@ TARGET static void block_tiles(const float *bpanels, int mc, int nc, int kc, boo
 		for (int i = 0, l = 0; i < mc; i += MR) {
 			for (int q = 0; ahead && q < per && l < lines; q++, l++) /* spread over the panel's tiles */
 				__builtin_prefetch(next + (size_t)l * 16);
-			tile(ap + (size_t)i * kc, panel, kc, part + (size_t)i * NC + j, first);
+			tile(ablock + (size_t)i * kc, panel, kc, part + (size_t)i * NC + j, first);
 		}
 	}
 }
@@ -277,7 +278,7 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 				else
 					pack_b(b + (size_t)d0 * ldb + j0, ldb, kc, nc, bp);
 				pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
-				block_tiles(bp, mc, nc, kc, d0 == 0, false);
+				block_tiles(ap, bp, mc, nc, kc, d0 == 0, false);
 			}
 			store_c(mc, nc, part, NC, alpha, beta, c + (size_t)i0 * ldc + j0, ldc);
 		}
@@ -336,8 +337,22 @@ TARGET static void stream_packed(int m, int n, int k, const float *a, int lda, c
 	}
 }
 
-void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *packed, float beta,
-			   float *c, int ldc)
+/* A's packed copy (gemmkern.h): block I0 of MC rows at I0 · K (the blocks before it whole, MC x K
+ * each); in it, depth block D0 at D0 · MCP (its rows rounded up to whole tiles); in that, pack_a's
+ * [tile][kc][4]. */
+void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out)
+{
+	for (int i0 = 0; i0 < m; i0 += MC) {
+		int mc = m - i0 < MC ? m - i0 : MC, mcp = (mc + MR - 1) / MR * MR;
+		for (int d0 = 0; d0 < k; d0 += KC) {
+			int kc = k - d0 < KC ? k - d0 : KC;
+			pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, out + (size_t)i0 * k + (size_t)d0 * mcp);
+		}
+	}
+}
+
+void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
+			   const float *packed, float beta, float *c, int ldc)
 {
 	int ldacc = (n + NR - 1) / NR * NR;
 	if (m <= STREAM_ROWS && (size_t)m * ldacc <= sizeof part / sizeof *part) {
@@ -348,13 +363,17 @@ void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int
 	for (int j0 = 0; j0 < n; j0 += NC) {
 		int nc = n - j0 < NC ? n - j0 : NC, ncp = (nc + NR - 1) / NR * NR;
 		for (int i0 = 0; i0 < m; i0 += MC) {
-			int mc = m - i0 < MC ? m - i0 : MC;
+			int mc = m - i0 < MC ? m - i0 : MC, mcp = (mc + MR - 1) / MR * MR;
 			if (k == 0)
 				memset(part, 0, sizeof part);
 			for (int d0 = 0; d0 < k; d0 += KC) {
 				int kc = k - d0 < KC ? k - d0 : KC;
-				pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
-				block_tiles(packed + packed_at(j0, d0, k, ncp), mc, nc, kc, d0 == 0, i0 == 0);
+				const float *ablock = ap;
+				if (apacked)
+					ablock = apacked + (size_t)i0 * k + (size_t)d0 * mcp;
+				else
+					pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
+				block_tiles(ablock, packed + packed_at(j0, d0, k, ncp), mc, nc, kc, d0 == 0, i0 == 0);
 			}
 			store_c(mc, nc, part, NC, alpha, beta, c + (size_t)i0 * ldc + j0, ldc);
 		}
@@ -375,13 +394,24 @@ void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *o
 	(void)trans_b, (void)n, (void)k, (void)b, (void)ldb, (void)out;
 }
 
-void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *packed, float beta,
-			   float *c, int ldc)
+void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out)
 {
-	(void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)packed, (void)beta, (void)c, (void)ldc;
+	(void)m, (void)k, (void)a, (void)lda, (void)out;
+}
+
+void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
+			   const float *packed, float beta, float *c, int ldc)
+{
+	(void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)apacked, (void)packed, (void)beta, (void)c,
+		(void)ldc;
 }
 
 #endif
+
+size_t gemmkern_packed_a_floats(int m, int k)
+{
+	return (size_t)k * (size_t)((m + 3) / 4 * 4); /* whole tiles of 4 rows (MC is a multiple of 4) */
+}
 
 size_t gemmkern_packed_floats(int n, int k)
 {

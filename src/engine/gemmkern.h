@@ -39,8 +39,13 @@ size_t gemmkern_packed_floats(int n, int k);
 /* Pack op(B) (as gemmkern_sgemm takes B) into OUT, gemmkern_packed_floats(N, K) floats, 32-byte
  * aligned. */
 void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out);
-/* gemmkern_sgemm's C with op(B) from its packed copy PACKED (bit for bit the same). */
-void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *packed, float beta,
-			   float *c, int ldc);
+/* A packed the same way, once for the calls of a linear's tiles (each call packed it again, for
+ * each of its blocks of columns): gemmkern_packed_a_floats(M, K) floats. */
+size_t gemmkern_packed_a_floats(int m, int k);
+void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out);
+/* gemmkern_sgemm's C with op(B) from its packed copy PACKED (bit for bit the same), and A from its
+ * packed copy APACKED when not NULL (A itself is read for a row or two). */
+void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
+			   const float *packed, float beta, float *c, int ldc);
 
 #endif

@@ -282,6 +282,16 @@ static void scratch_put(struct scratch b)
 	free(b.p);
 }
 
+/* X [n][in] packed once for the tiles of a linear on a packed weight (each call would pack it again
+ * for each of its blocks of columns); without memory, none (the calls pack it). */
+static struct scratch scratch_packed_x(const float *x, int n, int in)
+{
+	struct scratch xp = scratch_get(gemm_packed_a_floats(n, in));
+	if (xp.p)
+		gemm_pack_a(n, in, x, in, xp.p);
+	return xp;
+}
+
 struct par_job {
 	void (*fn)(void *ctx, int item, float *scratch);
 	void *ctx;
@@ -324,6 +334,7 @@ struct tile_job {
 	const struct weight *w;
 	const float *f;            /* W as float32 (aligned F32 file or the cache), or NULL: convert tiles */
 	const float *packed;       /* W's packed copy when the tiles start at its blocks, else NULL */
+	const float *apacked;      /* with PACKED: X packed once for all the tiles, or NULL */
 	bool transposed, beta_one;
 	float *y;
 };
@@ -338,7 +349,8 @@ static void tile_one(struct tile_job *j, int t, float *tile)
 		const float *wt;
 		int ldw;
 		if (j->packed) { /* the tile's columns of op(W) are a packed copy of their own */
-			gemm_packed(j->n, no, j->in, 1.0f, j->x, j->in, j->packed + (size_t)o0 * j->in, beta, j->y + o0, j->ldy);
+			gemm_packed(j->n, no, j->in, 1.0f, j->x, j->in, j->apacked, j->packed + (size_t)o0 * j->in, beta,
+				    j->y + o0, j->ldy);
 		} else if (j->transposed) { /* rows o0.. of W [out][in]: y[:, o0..] = x · tileᵀ */
 			if (j->f) {
 				wt = j->f + (size_t)o0 * j->in;
@@ -395,9 +407,11 @@ void weight_linear_whole(struct wcache *cache, const float *x, int n, int in, in
 	if (b)
 		for (int i = 0; i < n; i++)
 			memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
-	if (packed)
-		gemm_packed(n, out, in, 1.0f, x, in, packed, b ? 1.0f : 0.0f, y, ldy);
-	else
+	if (packed) {
+		struct scratch xp = scratch_packed_x(x, n, in);
+		gemm_packed(n, out, in, 1.0f, x, in, xp.p, packed, b ? 1.0f : 0.0f, y, ldy);
+		scratch_put(xp);
+	} else
 		gemm(transposed, n, out, in, 1.0f, x, in, f, transposed ? in : out, b ? 1.0f : 0.0f, y, ldy);
 }
 
@@ -417,17 +431,21 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 	const float *packed = weight_packed(w);
 	if (packed && n_tiles > 1 && step % gemm_packed_block() != 0) /* tiles off the copy's blocks (tests' tiny tiles) */
 		packed = NULL;
-	struct tile_job j = {x, n, in, out, ldy, step, w, f, packed, transposed, b != NULL, y};
+	struct scratch xp = packed ? scratch_packed_x(x, n, in) : (struct scratch){NULL, 0};
+	struct tile_job j = {x, n, in, out, ldy, step, w, f, packed, xp.p, transposed, b != NULL, y};
 	if (n_tiles == 1) { /* one tile: one sgemm (threaded by OpenBLAS where it is the library) */
 		struct scratch t = {NULL, 0};
 		if (f || packed || (t = scratch_get((size_t)step * in)).p) {
 			tile_one(&j, 0, t.p);
 			scratch_put(t);
+			scratch_put(xp);
 			return;
 		}
 	} else if (weights_parallel(n_tiles, f || packed ? 0 : (size_t)step * in, tile_item, &j) == 0) {
+		scratch_put(xp);
 		return;
 	}
+	scratch_put(xp);
 	/* No memory for a single tile: one row or column at a time (the same sums, another order). */
 	float *row = malloc((size_t)in * sizeof(float));
 	for (int k = 0; row && k < out; k++) {
