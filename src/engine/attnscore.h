@@ -70,11 +70,13 @@ void attnscore_of_trace(struct attnscore *a, const struct trace *t, int layer, i
 void attnscore_logits(const struct attnscore *a, int i0, int i1, float *s);
 
 /* The queries I .. *END - 1 whose products are computed together, and the keys 0 .. return - 1 they
- * are computed with (the logits and the context). All of them at once, but for a causal model where
- * the GEMM library's sums depend on the numbers of rows and columns (gemm_row_block > 1: OpenBLAS):
- * blocks of that many queries from the text's first, each with the keys up to its last query (the
- * later ones masked), so that a query's numbers do not depend on the text's length nor on where a
- * run reusing earlier tokens starts (model_run_reuse). */
+ * are computed with (the logits and the context). All of them at once, but for a causal model:
+ * blocks of queries from the text's first, each with the keys up to its last query (the later ones
+ * masked). Where the GEMM library's sums depend on the numbers of rows and columns (gemm_row_block
+ * > 1: OpenBLAS) the blocks are that many queries, so that a query's numbers do not depend on the
+ * text's length nor on where a run reusing earlier tokens starts (model_run_reuse); where they do
+ * not (a row block of 1), 64 queries: the same bits, without the products of keys the block's
+ * queries do not see. */
 int attnscore_block(const struct trace *t, int i, int *end);
 
 /* Steps 4-5 in place on S [I1 - I0][n], the logits of query rows I0 .. I1 - 1. */
