@@ -348,6 +348,23 @@ START_TEST(test_weight_paths)
 }
 END_TEST
 
+/* A linear's case: W (NW floats), X (NX) and the bias (NB) in [-1, 1), in that order from an LCG
+ * started at SEED. */
+static void linear_case_fill(uint32_t seed, float *w, int nw, float *x, int nx, float *bias, int nb)
+{
+	uint32_t r = seed;
+	for (int i = 0; i < nw + nx + nb; i++) {
+		r = r * 1664525u + 1013904223u;
+		float v = (float)(r >> 8) / 8388608.0f - 1.0f;
+		if (i < nw)
+			w[i] = v;
+		else if (i < nw + nx)
+			x[i - nw] = v;
+		else
+			bias[i - nw - nx] = v;
+	}
+}
+
 /* A corpus batch's linears (weight_linear_whole): one product over a whole aligned F32 matrix on one
  * thread, in both layouts, with and without bias, into rows wider than the output; the same numbers as
  * the tiles' up to float32 rounding, and the tiles' own on several threads or in BF16. */
@@ -358,17 +375,7 @@ START_TEST(test_weight_whole)
 	float *tiles = malloc(N * LDY * sizeof *tiles), *whole = malloc(N * LDY * sizeof *whole);
 	uint16_t *bf = malloc(IN * OUT * sizeof *bf);
 	ck_assert(wf && x && bias && tiles && whole && bf);
-	uint32_t r = 7;
-	for (int i = 0; i < IN * OUT + N * IN + OUT; i++) {
-		r = r * 1664525u + 1013904223u;
-		float v = (float)(r >> 8) / 8388608.0f - 1.0f;
-		if (i < IN * OUT)
-			wf[i] = v;
-		else if (i < IN * OUT + N * IN)
-			x[i - IN * OUT] = v;
-		else
-			bias[i - IN * OUT - N * IN] = v;
-	}
+	linear_case_fill(7u, wf, IN * OUT, x, N * IN, bias, OUT);
 	for (int i = 0; i < IN * OUT; i++) { /* BF16 of the same matrix, made exact in float32 */
 		uint32_t u;
 		memcpy(&u, &wf[i], 4);
@@ -432,17 +439,7 @@ START_TEST(test_weight_packed)
 	float *want = malloc(N * LDY * sizeof *want), *got = malloc(N * LDY * sizeof *got);
 	uint16_t *bf = malloc(IN * OUT * sizeof *bf);
 	ck_assert(wf && x && bias && want && got && bf);
-	uint32_t r = 11;
-	for (int i = 0; i < IN * OUT + N * IN + OUT; i++) {
-		r = r * 1664525u + 1013904223u;
-		float v = (float)(r >> 8) / 8388608.0f - 1.0f;
-		if (i < IN * OUT)
-			wf[i] = v;
-		else if (i < IN * OUT + N * IN)
-			x[i - IN * OUT] = v;
-		else
-			bias[i - IN * OUT - N * IN] = v;
-	}
+	linear_case_fill(11u, wf, IN * OUT, x, N * IN, bias, OUT);
 	for (int i = 0; i < IN * OUT; i++) { /* BF16: wf's top halves */
 		uint32_t u;
 		memcpy(&u, &wf[i], 4);

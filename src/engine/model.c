@@ -116,6 +116,16 @@ static void model_prefault_one(struct model *m, struct weight *w, bool linear)
 	model_prefault_weight(m, w);
 }
 
+/* A layer's matrices that weight_linear multiplies by, in the order the forward pass uses them. */
+#define LAYER_MATRICES 13
+static void layer_matrices(struct layer_weights *w, struct weight *out[LAYER_MATRICES])
+{
+	struct weight *order[LAYER_MATRICES] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->mla.q_a_w, &w->mla.q_b_w,
+						&w->mla.kv_a_w, &w->mla.kv_b_w, &w->out_w, &w->gate_up_w, &w->gate_w,
+						&w->up_w, &w->down_w};
+	memcpy(out, order, sizeof order);
+}
+
 /* FN on every mapped weight, in the order the forward pass uses them (the token table only by its
  * rows: not here); LINEAR: a layer's matrix that weight_linear multiplies by. */
 static void model_each_weight(struct model *m, void (*fn)(struct model *m, struct weight *w, bool linear))
@@ -125,11 +135,9 @@ static void model_each_weight(struct model *m, void (*fn)(struct model *m, struc
 		if (first[i]->data && !m->prefault_stop)
 			fn(m, first[i], false);
 	for (int l = 0; l < m->info.n_layers && !m->prefault_stop; l++) {
-		struct layer_weights *w = &m->layers[l];
-		struct weight *order[] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->mla.q_a_w, &w->mla.q_b_w,
-					  &w->mla.kv_a_w, &w->mla.kv_b_w, &w->out_w, &w->gate_up_w, &w->gate_w,
-					  &w->up_w, &w->down_w};
-		for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+		struct weight *order[LAYER_MATRICES];
+		layer_matrices(&m->layers[l], order);
+		for (size_t i = 0; i < LAYER_MATRICES; i++)
 			if (order[i]->data && !m->prefault_stop)
 				fn(m, order[i], true);
 	}
@@ -138,11 +146,9 @@ static void model_each_weight(struct model *m, void (*fn)(struct model *m, struc
 static void model_unpack_weights(struct model *m)
 {
 	for (int l = 0; l < m->info.n_layers; l++) {
-		struct layer_weights *w = &m->layers[l];
-		struct weight *order[] = {&w->qkv_w, &w->q_w, &w->k_w, &w->v_w, &w->mla.q_a_w, &w->mla.q_b_w,
-					  &w->mla.kv_a_w, &w->mla.kv_b_w, &w->out_w, &w->gate_up_w, &w->gate_w,
-					  &w->up_w, &w->down_w};
-		for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+		struct weight *order[LAYER_MATRICES];
+		layer_matrices(&m->layers[l], order);
+		for (size_t i = 0; i < LAYER_MATRICES; i++)
 			weight_unpack(order[i]);
 	}
 }
