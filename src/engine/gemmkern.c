@@ -49,6 +49,12 @@
 #define ROWS_AHEAD 4 /* rows of B [k][n] that pack_b and stream_rows prefetch ahead */
 #define STREAM_ROWS 2  /* rows of A up to which B [k][n] is streamed (at 4 rows it ran slower than tiles) */
 
+/* X rounded up to a multiple of UNIT: the rows of whole tiles, the columns of whole panels. */
+static inline int round_up(int x, int unit)
+{
+	return (x + unit - 1) / unit * unit;
+}
+
 bool gemmkern_available(void)
 {
 #ifdef GEMMKERN_X86
@@ -297,7 +303,7 @@ static size_t packed_at(int j0, int d0, int k, int ncp)
 void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out)
 {
 	for (int j0 = 0; j0 < n; j0 += NC) {
-		int nc = n - j0 < NC ? n - j0 : NC, ncp = (nc + NR - 1) / NR * NR;
+		int nc = n - j0 < NC ? n - j0 : NC, ncp = round_up(nc, NR);
 		for (int d0 = 0; d0 < k; d0 += KC) {
 			int kc = k - d0 < KC ? k - d0 : KC;
 			float *o = out + packed_at(j0, d0, k, ncp);
@@ -317,7 +323,7 @@ TARGET static void stream_packed(int m, int n, int k, const float *a, int lda, c
 {
 	memset(acc, 0, (size_t)m * ldacc * sizeof *acc);
 	for (int j0 = 0; j0 < n; j0 += NC) {
-		int nc = n - j0 < NC ? n - j0 : NC, ncp = (nc + NR - 1) / NR * NR;
+		int nc = n - j0 < NC ? n - j0 : NC, ncp = round_up(nc, NR);
 		for (int d0 = 0; d0 < k; d0 += KC) {
 			int kc = k - d0 < KC ? k - d0 : KC;
 			const float *panel = packed + packed_at(j0, d0, k, ncp);
@@ -344,7 +350,7 @@ TARGET static void stream_packed(int m, int n, int k, const float *a, int lda, c
 void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out)
 {
 	for (int i0 = 0; i0 < m; i0 += MC) {
-		int mc = m - i0 < MC ? m - i0 : MC, mcp = (mc + MR - 1) / MR * MR;
+		int mc = m - i0 < MC ? m - i0 : MC, mcp = round_up(mc, MR);
 		for (int d0 = 0; d0 < k; d0 += KC) {
 			int kc = k - d0 < KC ? k - d0 : KC;
 			pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, out + (size_t)i0 * k + (size_t)d0 * mcp);
@@ -355,16 +361,16 @@ void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out)
 void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
 			   const float *packed, float beta, float *c, int ldc)
 {
-	int ldacc = (n + NR - 1) / NR * NR;
+	int ldacc = round_up(n, NR);
 	if (m <= STREAM_ROWS && (size_t)m * ldacc <= sizeof part / sizeof *part) {
 		stream_packed(m, n, k, a, lda, packed, part, ldacc);
 		store_c(m, n, part, ldacc, alpha, beta, c, ldc);
 		return;
 	}
 	for (int j0 = 0; j0 < n; j0 += NC) {
-		int nc = n - j0 < NC ? n - j0 : NC, ncp = (nc + NR - 1) / NR * NR;
+		int nc = n - j0 < NC ? n - j0 : NC, ncp = round_up(nc, NR);
 		for (int i0 = 0; i0 < m; i0 += MC) {
-			int mc = m - i0 < MC ? m - i0 : MC, mcp = (mc + MR - 1) / MR * MR;
+			int mc = m - i0 < MC ? m - i0 : MC, mcp = round_up(mc, MR);
 			if (k == 0)
 				memset(part, 0, sizeof part);
 			for (int d0 = 0; d0 < k; d0 += KC) {
@@ -411,10 +417,10 @@ void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int
 
 size_t gemmkern_packed_a_floats(int m, int k)
 {
-	return (size_t)k * (size_t)((m + 3) / 4 * 4); /* whole tiles of 4 rows (MC is a multiple of 4) */
+	return (size_t)k * (size_t)round_up(m, MR); /* whole tiles (MC is a multiple of MR) */
 }
 
 size_t gemmkern_packed_floats(int n, int k)
 {
-	return (size_t)k * (size_t)((n + NR - 1) / NR * NR); /* whole panels (NC is a multiple of NR) */
+	return (size_t)k * (size_t)round_up(n, NR); /* whole panels (NC is a multiple of NR) */
 }

@@ -433,19 +433,20 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 		packed = NULL;
 	struct scratch xp = packed ? scratch_packed_x(x, n, in) : (struct scratch){NULL, 0};
 	struct tile_job j = {x, n, in, out, ldy, step, w, f, packed, xp.p, transposed, b != NULL, y};
+	bool done = false;
 	if (n_tiles == 1) { /* one tile: one sgemm (threaded by OpenBLAS where it is the library) */
 		struct scratch t = {NULL, 0};
 		if (f || packed || (t = scratch_get((size_t)step * in)).p) {
 			tile_one(&j, 0, t.p);
 			scratch_put(t);
-			scratch_put(xp);
-			return;
+			done = true;
 		}
-	} else if (weights_parallel(n_tiles, f || packed ? 0 : (size_t)step * in, tile_item, &j) == 0) {
-		scratch_put(xp);
-		return;
+	} else {
+		done = weights_parallel(n_tiles, f || packed ? 0 : (size_t)step * in, tile_item, &j) == 0;
 	}
 	scratch_put(xp);
+	if (done)
+		return;
 	/* No memory for a single tile: one row or column at a time (the same sums, another order). */
 	float *row = malloc((size_t)in * sizeof(float));
 	for (int k = 0; row && k < out; k++) {
