@@ -1898,6 +1898,7 @@ int main(int argc, char **argv)
 		bench_keystroke(m, 128, quick ? 1 : 3, 0);
 		bench_stages(m, 32, quick ? 3 : 10); /* a keystroke's forward */
 		bench_stages(m, 128, quick ? 1 : 3);
+		bench_stages(m, 512, 1); /* where the long forward's time goes, against the 512-token ratio */
 		if (s->gpt2) {
 			below += bench_keystroke_append(m, 128, quick ? 1 : 3, 30);
 			below += bench_long_text(s, dir, size);

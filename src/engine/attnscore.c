@@ -88,15 +88,21 @@ void attnscore_logits(const struct attnscore *a, int i0, int i1, float *s)
 
 void attnscore_softmax(const struct attnscore *a, int i0, int i1, float *s)
 {
-	for (int i = i0; i < i1 && a->n_keys > 0; i++) /* cross-attention: no mask */
-		ops_softmax_range(s + (size_t)(i - i0) * a->n_keys, a->n_keys, 0, a->n_keys - 1);
-	for (int i = i0; i < i1 && a->n_keys == 0; i++) {
-		int lo, hi;
-		trace_key_range(a->t, a->layer, i, &lo, &hi); /* 4. masks */
-		if (a->sink) /* 5. softmax, with the learned sink taking part and then dropped */
-			ops_softmax_range_sink(s + (size_t)(i - i0) * a->n, a->n, lo, hi, *a->sink);
+	int n = a->n_keys > 0 ? a->n_keys : a->n;
+	for (int i = i0; i < i1;) {
+		int lo[4], hi[4], k = 0;
+		for (; k < 4 && i + k < i1; k++)
+			if (a->n_keys > 0) /* cross-attention: no mask */
+				lo[k] = 0, hi[k] = a->n_keys - 1;
+			else
+				trace_key_range(a->t, a->layer, i + k, &lo[k], &hi[k]); /* 4. masks */
+		float *si = s + (size_t)(i - i0) * n;
+		if (a->sink && a->n_keys == 0) /* 5. softmax, with the learned sink taking part and then dropped */
+			for (int r = 0; r < k; r++)
+				ops_softmax_range_sink(si + (size_t)r * n, n, lo[r], hi[r], *a->sink);
 		else
-			ops_softmax_range(s + (size_t)(i - i0) * a->n, a->n, lo, hi); /* 5. softmax */
+			ops_softmax_rows(si, n, k, lo, hi); /* 5. softmax */
+		i += k;
 	}
 }
 

@@ -35,6 +35,10 @@ void ops_softcap(float *s, size_t count, float cap);
 /* Softmax of ROW's entries LO..HI in place; the others become exactly 0 (masked keys). */
 void ops_softmax_range(float *row, int n, int lo, int hi);
 
+/* The same for ROWS consecutive rows of N from S, row r's keys LO[r]..HI[r]: the same bits, their
+ * sums run side by side. */
+void ops_softmax_rows(float *s, int n, int rows, const int *lo, const int *hi);
+
 /* The same with a learned sink logit SINK taking part (gpt-oss): softmax over [ROW LO..HI, SINK] with
  * the sink's column dropped, so the row sums to 1 minus the sink's share. As transformers' eager
  * attention: the row's max (sink included) subtracted first, then a softmax of what is left. */

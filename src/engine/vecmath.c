@@ -54,7 +54,7 @@ __attribute__((target("avx2,fma"))) static __m256 vecmath_expf8_main(__m256 x)
 	return _mm256_insertf128_ps(_mm256_castps128_ps256(lo), hi, 1);
 }
 
-__attribute__((target("avx2,fma"))) __m256 vecmath_expf8(__m256 x)
+__attribute__((target("avx2,fma"))) static inline __m256 vecmath_expf8_inline(__m256 x)
 {
 	__m256 y = vecmath_expf8_main(x);
 	__m256i bits = _mm256_castps_si256(x);
@@ -75,6 +75,25 @@ __attribute__((target("avx2,fma"))) __m256 vecmath_expf8(__m256 x)
 	y = _mm256_blendv_ps(y, _mm256_add_ps(x, x), _mm256_castsi256_ps(nonfinite)); /* -inf + -inf = -inf, below */
 	__m256i minus_inf = _mm256_cmpeq_epi32(bits, _mm256_set1_epi32((int)0xff800000));
 	return _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_castsi256_ps(minus_inf));
+}
+
+__attribute__((target("avx2,fma"))) __m256 vecmath_expf8(__m256 x)
+{
+	return vecmath_expf8_inline(x);
+}
+
+__attribute__((target("avx2,fma"))) void vecmath_expf_shifted_n(float *x, size_t count, float shift)
+{
+	__m256 m = _mm256_set1_ps(shift);
+	size_t j = 0;
+	for (; j + 8 <= count; j += 8)
+		_mm256_storeu_ps(x + j, vecmath_expf8_inline(_mm256_sub_ps(_mm256_loadu_ps(x + j), m)));
+	if (j < count) { /* the last ones through a buffer, by the same function */
+		float buf[8] = {0};
+		memcpy(buf, x + j, (count - j) * sizeof *buf);
+		_mm256_storeu_ps(buf, vecmath_expf8_inline(_mm256_sub_ps(_mm256_loadu_ps(buf), m)));
+		memcpy(x + j, buf, (count - j) * sizeof *buf);
+	}
 }
 
 /* A + S·(B + S·(C ...)): Horner's rule over N coefficients from the highest, each step a product and

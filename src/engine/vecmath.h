@@ -27,10 +27,9 @@
 #define VECMATH_AVX2 1
 __attribute__((target("avx2,fma"))) __m256 vecmath_expf8(__m256 x);
 __attribute__((target("avx2"))) __m256 vecmath_erff8(__m256 x);
-/* erff of COUNT floats from X into Y (Y may be X): the lanes gathered by erff's range first, so
- * that each range's code runs on full vectors (the same bits as erff8, about twice as fast on GELU
- * inputs). */
 #include <stddef.h>
+/* X[j] = expf(X[j] - SHIFT) for the COUNT values from X (the softmax's exponentials). */
+__attribute__((target("avx2,fma"))) void vecmath_expf_shifted_n(float *x, size_t count, float shift);
 __attribute__((target("avx2"))) void vecmath_erff_n(const float *x, float *y, size_t count);
 __attribute__((target("avx2"))) __m256 vecmath_tanhf8(__m256 x);
 #endif
