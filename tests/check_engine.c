@@ -807,6 +807,78 @@ START_TEST(test_vector_math)
 }
 END_TEST
 
+/* The row operations that run several rows side by side (ops.c: four rows' sums at once) give each
+ * row's bits as computed alone, in the scalar order, on every path: the layer norm against its
+ * formula written out here, the softmax of rows with different key ranges (causal, windows)
+ * against ops_softmax_range row by row. */
+START_TEST(test_rows_side_by_side)
+{
+	static const int rows_n[] = {1, 3, 4, 5, 9}, dims[] = {7, 8, 33, 768};
+	const char *saved = getenv("ATTNSCOPE_VECTOR_MATH");
+	unsigned seed = 12345;
+	for (int path = 0; path < 2; path++) {
+		if (path == 0)
+			unsetenv("ATTNSCOPE_VECTOR_MATH");
+		else
+			setenv("ATTNSCOPE_VECTOR_MATH", "off", 1);
+		ops_vector_math_choose();
+		for (size_t ni = 0; ni < sizeof rows_n / sizeof rows_n[0]; ni++)
+			for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+				int n = rows_n[ni], d = dims[di];
+				size_t count = (size_t)n * d;
+				float *x = malloc(count * sizeof *x), *y = malloc(count * sizeof *y), *want = malloc(count * sizeof *want);
+				float *g = malloc((size_t)d * sizeof *g), *b = malloc((size_t)d * sizeof *b);
+				ck_assert(x && y && want && g && b);
+				for (size_t i = 0; i < count; i++)
+					x[i] = (float)(rand_r(&seed) % 20001 - 10000) / 997.0f + (float)(i / (size_t)d);
+				for (int j = 0; j < d; j++)
+					g[j] = (float)(rand_r(&seed) % 2001) / 1000.0f, b[j] = (float)(rand_r(&seed) % 2001 - 1000) / 3000.0f;
+				for (int with_bias = 0; with_bias < 2; with_bias++) {
+					const float *bias = with_bias ? b : NULL;
+					for (int i = 0; i < n; i++) { /* the formula, one row at a time */
+						const float *xi = x + (size_t)i * d;
+						double mean = 0, var = 0;
+						for (int j = 0; j < d; j++)
+							mean += xi[j];
+						mean /= d;
+						for (int j = 0; j < d; j++)
+							var += (xi[j] - mean) * (xi[j] - mean);
+						var /= d;
+						double inv = 1.0 / sqrt(var + 1e-12);
+						for (int j = 0; j < d; j++)
+							want[(size_t)i * d + j] = (float)((xi[j] - mean) * inv) * g[j] + (bias ? bias[j] : 0.0f);
+					}
+					ops_layernorm(x, y, n, d, g, bias, 1e-12);
+					ck_assert_msg(memcmp(y, want, count * sizeof *y) == 0, "%s: layer norm of %d x %d differs",
+						      ops_vector_math(), n, d);
+					memcpy(y, x, count * sizeof *y); /* in place, as the forward pass runs it */
+					ops_layernorm(y, y, n, d, g, bias, 1e-12);
+					ck_assert(memcmp(y, want, count * sizeof *y) == 0);
+				}
+				/* softmax: row i sees keys lo..hi, a window sliding as in causal and local attention */
+				int lo[9], hi[9];
+				for (int i = 0; i < n; i++) {
+					hi[i] = d - 1 - (n - 1 - i) % d;
+					lo[i] = i % 3 == 2 ? hi[i] / 2 : 0;
+				}
+				memcpy(y, x, count * sizeof *y);
+				memcpy(want, x, count * sizeof *want);
+				ops_softmax_rows(y, d, n, lo, hi);
+				for (int i = 0; i < n; i++)
+					ops_softmax_range(want + (size_t)i * d, d, lo[i], hi[i]);
+				ck_assert_msg(memcmp(y, want, count * sizeof *y) == 0, "%s: softmax of %d rows of %d keys differs",
+					      ops_vector_math(), n, d);
+				free(x), free(y), free(want), free(g), free(b);
+			}
+	}
+	if (saved)
+		setenv("ATTNSCOPE_VECTOR_MATH", saved, 1);
+	else
+		unsetenv("ATTNSCOPE_VECTOR_MATH");
+	ops_vector_math_choose();
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -820,6 +892,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_weight_packed);
 	tcase_add_test(tc, test_prefix_reuse);
 	tcase_add_test(tc, test_vector_math);
+	tcase_add_test(tc, test_rows_side_by_side);
 	tcase_add_test(tc, test_gemm_rows);
 	suite_add_tcase(s, tc);
 	return s;
