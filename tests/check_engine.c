@@ -426,11 +426,12 @@ START_TEST(test_weight_whole)
 END_TEST
 
 /* A packed copy (weights.h) gives weight_linear and weight_linear_whole the very bits of the
- * unpacked paths: F32 and BF16, both layouts, with and without bias, 1, 2 and 37 rows, in whole
- * blocks of tiles and in tiles off the copy's blocks (which must not use it). */
+ * unpacked paths: F32 and BF16, both layouts, with and without bias, 1, 2 and 250 rows (X packed by
+ * the threads together), in whole blocks of tiles and in tiles off the copy's blocks (which must not
+ * use it). */
 START_TEST(test_weight_packed)
 {
-	enum { N = 37, IN = 300, OUT = 450, LDY = 460 };
+	enum { N = 250, IN = 300, OUT = 450, LDY = 460 }; /* 250 rows: X packed by the threads together */
 	if (!gemm_packs(true, IN) || !gemm_packs(false, IN)) {
 		printf("check_engine: packed weights: the products of depth %d are not on attnscope's kernel here, skipped\n", IN);
 		return;
@@ -807,6 +808,54 @@ START_TEST(test_vector_math)
 }
 END_TEST
 
+/* weight_linear_set gives each part weight_linear's bits: three parts (one with a single tile, one
+ * without bias) on packed copies in one job, and the same with an unpacked part among them (each
+ * on its own then), 1, 2 and 250 rows, both layouts. */
+START_TEST(test_weight_set)
+{
+	enum { N = 250, IN = 300, OUT = 450, SMALL = 100, LDY = 1010 };
+	if (!gemm_packs(true, IN) || !gemm_packs(false, IN)) {
+		printf("check_engine: linear sets: the products of depth %d are not on attnscope's kernel here, skipped\n", IN);
+		return;
+	}
+	float *wf = malloc(IN * OUT * sizeof *wf), *ws = malloc(IN * SMALL * sizeof *ws), *x = malloc(N * IN * sizeof *x);
+	float *bias = malloc(OUT * sizeof *bias), *want = malloc(N * LDY * sizeof *want), *got = malloc(N * LDY * sizeof *got);
+	ck_assert(wf && ws && x && bias && want && got);
+	linear_case_fill(23u, wf, IN * OUT, x, N * IN, bias, OUT);
+	for (int i = 0; i < IN * SMALL; i++)
+		ws[i] = wf[i] * 0.5f - 0.01f;
+	static const int rows[] = {1, 2, N};
+	for (int transposed = 0; transposed < 2; transposed++)
+		for (int unpacked = 0; unpacked < 2; unpacked++) {
+			struct weight a = {(const uint8_t *)wf, ST_F32, transposed ? OUT : IN, transposed ? IN : OUT, wf, -1, NULL, 0};
+			struct weight c = {(const uint8_t *)ws, ST_F32, transposed ? SMALL : IN, transposed ? IN : SMALL, ws, -1, NULL, 0};
+			struct weight b = a;
+			ck_assert_int_gt(weight_pack(&a, transposed, SIZE_MAX), 0);
+			ck_assert_int_gt(weight_pack(&c, transposed, SIZE_MAX), 0);
+			if (!unpacked)
+				ck_assert_int_gt(weight_pack(&b, transposed, SIZE_MAX), 0);
+			const struct linear_part parts[] = {{&a, OUT, bias, got, LDY},
+							    {&b, OUT, NULL, got + OUT, LDY},
+							    {&c, SMALL, bias, got + 2 * OUT, LDY}};
+			for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+				int n = rows[r];
+				for (int i = 0; i < N * LDY; i++)
+					want[i] = got[i] = -7.0f;
+				for (int k = 0; k < 3; k++)
+					weight_linear(NULL, x, n, IN, parts[k].out, parts[k].w, transposed, parts[k].b,
+						      want + (parts[k].y - got), LDY);
+				weight_linear_set(NULL, x, n, IN, transposed, parts, 3);
+				ck_assert_msg(!memcmp(want, got, N * LDY * sizeof *got), "linear set, transposed %d unpacked part %d rows %d",
+					      transposed, unpacked, n);
+			}
+			weight_unpack(&a), weight_unpack(&c);
+			if (!unpacked)
+				weight_unpack(&b);
+		}
+	free(wf), free(ws), free(x), free(bias), free(want), free(got);
+}
+END_TEST
+
 /* The row operations that run several rows side by side (ops.c: four rows' sums at once) give each
  * row's bits as computed alone, in the scalar order, on every path: the layer norm against its
  * formula written out here, the softmax of rows with different key ranges (causal, windows)
@@ -893,6 +942,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_prefix_reuse);
 	tcase_add_test(tc, test_vector_math);
 	tcase_add_test(tc, test_rows_side_by_side);
+	tcase_add_test(tc, test_weight_set);
 	tcase_add_test(tc, test_gemm_rows);
 	suite_add_tcase(s, tc);
 	return s;

@@ -122,6 +122,18 @@ static void fwd_linear(const struct model *m, const float *x, int n, int in, int
 		weight_linear(m->cache, x, n, in, out, w, m->fam.linear == LINEAR_OUT_IN, b, y, ldy);
 }
 
+/* Linears of the same input X [n][in] (weight_linear_set): one job where the weights are packed,
+ * else each on its own, as fwd_linear. */
+static void fwd_linear_set(const struct model *m, const float *x, int n, int in, const struct linear_part *parts,
+			   int count)
+{
+	if (fwd_batched)
+		for (int k = 0; k < count; k++)
+			fwd_linear(m, x, n, in, parts[k].out, parts[k].w, parts[k].b, parts[k].y, parts[k].ldy);
+	else
+		weight_linear_set(m->cache, x, n, in, m->fam.linear == LINEAR_OUT_IN, parts, count);
+}
+
 /* Apply norm N to X [n][d] into Y (may alias X); a missing norm copies. */
 static void fwd_norm_dim(const struct model *m, const struct norm_weights *nw, const float *x, float *y, int n, int d)
 {
@@ -338,9 +350,10 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 	} else if (m->fam.fused_qkv) {
 		fwd_linear(m, h, n, H, ld, &w->qkv_w, w->qkv_b, b->qkv, ld);
 	} else {
-		fwd_linear(m, h, n, H, QD, &w->q_w, w->q_b, b->qkv, ld);
-		fwd_linear(m, h, n, H, KD, &w->k_w, w->k_b, b->qkv + QD, ld);
-		fwd_linear(m, h, n, H, KD, &w->v_w, w->v_b, b->qkv + QD + KD, ld);
+		const struct linear_part qkv[] = {{&w->q_w, QD, w->q_b, b->qkv, ld},
+						  {&w->k_w, KD, w->k_b, b->qkv + QD, ld},
+						  {&w->v_w, KD, w->v_b, b->qkv + QD + KD, ld}};
+		fwd_linear_set(m, h, n, H, qkv, 3);
 	}
 	if (a->clip_qkv > 0) /* OLMo: q, k, v clamped as projected, before any norm or rotary */
 		fwd_clamp(b->qkv, (size_t)n * ld, a->clip_qkv);
@@ -699,8 +712,9 @@ static void fwd_mlp(const struct model *m, int l, const float *h, struct fwd_buf
 		if (weight_present(&w->gate_up_w)) {
 			fwd_linear(m, h, n, H, 2 * inter, &w->gate_up_w, NULL, b->mid, 2 * inter);
 		} else {
-			fwd_linear(m, h, n, H, inter, &w->gate_w, w->gate_b, b->mid, 2 * inter);
-			fwd_linear(m, h, n, H, inter, &w->up_w, w->up_b, b->mid + inter, 2 * inter);
+			const struct linear_part gate_up[] = {{&w->gate_w, inter, w->gate_b, b->mid, 2 * inter},
+							      {&w->up_w, inter, w->up_b, b->mid + inter, 2 * inter}};
+			fwd_linear_set(m, h, n, H, gate_up, 2);
 		}
 		fwd_lap(m, FWD_MLP_GEMM, &t);
 		struct fwd_act_job j = {m->act, NULL, b->mid, inter, 2 * inter, b->gated};

@@ -273,6 +273,16 @@ void gemm_pack_a(int m, int k, const float *a, int lda, float *out)
 	gemmkern_pack_a(m, k, a, lda, out);
 }
 
+int gemm_pack_a_parts(int m, int k)
+{
+	return gemmkern_pack_a_parts(m, k);
+}
+
+void gemm_pack_a_part(int m, int k, const float *a, int lda, float *out, int piece)
+{
+	gemmkern_pack_a_part(m, k, a, lda, out, piece);
+}
+
 void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked, const float *packed,
 		 float beta, float *c, int ldc)
 {

@@ -39,6 +39,9 @@ void gemm_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out);
 /* A [m][k] packed once for the calls of a linear's tiles: gemm_packed_a_floats(M, K) floats. */
 size_t gemm_packed_a_floats(int m, int k);
 void gemm_pack_a(int m, int k, const float *a, int lda, float *out);
+/* The same in pieces that threads may run at once: piece P of gemm_pack_a_parts(M, K). */
+int gemm_pack_a_parts(int m, int k);
+void gemm_pack_a_part(int m, int k, const float *a, int lda, float *out, int piece);
 /* gemm() with op(B) from its packed copy PACKED, A from APACKED when not NULL. Only where gemm_packs. */
 void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked, const float *packed,
 		 float beta, float *c, int ldc);

@@ -347,15 +347,22 @@ TARGET static void stream_packed(int m, int n, int k, const float *a, int lda, c
 /* A's packed copy (gemmkern.h): block I0 of MC rows at I0 · K (the blocks before it whole, MC x K
  * each); in it, depth block D0 at D0 · MCP (its rows rounded up to whole tiles); in that, pack_a's
  * [tile][kc][4]. */
+int gemmkern_pack_a_parts(int m, int k)
+{
+	return (m + MC - 1) / MC * ((k + KC - 1) / KC);
+}
+
+void gemmkern_pack_a_part(int m, int k, const float *a, int lda, float *out, int piece)
+{
+	int depths = (k + KC - 1) / KC, i0 = piece / depths * MC, d0 = piece % depths * KC;
+	int mc = m - i0 < MC ? m - i0 : MC, mcp = round_up(mc, MR), kc = k - d0 < KC ? k - d0 : KC;
+	pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, out + (size_t)i0 * k + (size_t)d0 * mcp);
+}
+
 void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out)
 {
-	for (int i0 = 0; i0 < m; i0 += MC) {
-		int mc = m - i0 < MC ? m - i0 : MC, mcp = round_up(mc, MR);
-		for (int d0 = 0; d0 < k; d0 += KC) {
-			int kc = k - d0 < KC ? k - d0 : KC;
-			pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, out + (size_t)i0 * k + (size_t)d0 * mcp);
-		}
-	}
+	for (int piece = 0, pieces = gemmkern_pack_a_parts(m, k); piece < pieces; piece++)
+		gemmkern_pack_a_part(m, k, a, lda, out, piece);
 }
 
 void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
@@ -404,6 +411,17 @@ void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *o
 void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out)
 {
 	(void)m, (void)k, (void)a, (void)lda, (void)out;
+}
+
+int gemmkern_pack_a_parts(int m, int k)
+{
+	(void)m, (void)k;
+	return 0;
+}
+
+void gemmkern_pack_a_part(int m, int k, const float *a, int lda, float *out, int piece)
+{
+	(void)m, (void)k, (void)a, (void)lda, (void)out, (void)piece;
 }
 
 void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,

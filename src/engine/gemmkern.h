@@ -43,6 +43,10 @@ void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *o
  * each of its blocks of columns): gemmkern_packed_a_floats(M, K) floats. */
 size_t gemmkern_packed_a_floats(int m, int k);
 void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out);
+/* The same in parts that may run at once on several threads (each writes only its own floats of
+ * OUT): piece P of gemmkern_pack_a_parts(M, K), one block of rows at one block of depths. */
+int gemmkern_pack_a_parts(int m, int k);
+void gemmkern_pack_a_part(int m, int k, const float *a, int lda, float *out, int piece);
 /* gemmkern_sgemm's C with op(B) from its packed copy PACKED (bit for bit the same), and A from its
  * packed copy APACKED when not NULL (A itself is read for a row or two). */
 void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,

@@ -282,12 +282,31 @@ static void scratch_put(struct scratch b)
 	free(b.p);
 }
 
+struct pack_x_job {
+	const float *x;
+	int n, in;
+	float *out;
+};
+
+static void pack_x_part(void *ctx, int part, float *scratch)
+{
+	const struct pack_x_job *j = ctx;
+	(void)scratch;
+	gemm_pack_a_part(j->n, j->in, j->x, j->in, j->out, part);
+}
+
 /* X [n][in] packed once for the tiles of a linear on a packed weight (each call would pack it again
- * for each of its blocks of columns); without memory, none (the calls pack it). */
+ * for each of its blocks of columns); without memory, none (the calls pack it). A large X is packed
+ * by the threads together: alone, the other thread waited (at 128 tokens on bert-base, 42 MB packed
+ * per forward pass). */
 static struct scratch scratch_packed_x(const float *x, int n, int in)
 {
 	struct scratch xp = scratch_get(gemm_packed_a_floats(n, in));
-	if (xp.p)
+	if (!xp.p)
+		return xp;
+	struct pack_x_job j = {x, n, in, xp.p};
+	int parts = gemm_pack_a_parts(n, in);
+	if ((size_t)n * (size_t)in < 65536 || parts < 2 || weights_parallel(parts, 0, pack_x_part, &j) < 0)
 		gemm_pack_a(n, in, x, in, xp.p);
 	return xp;
 }
@@ -335,7 +354,8 @@ struct tile_job {
 	const float *f;            /* W as float32 (aligned F32 file or the cache), or NULL: convert tiles */
 	const float *packed;       /* W's packed copy when the tiles start at its blocks, else NULL */
 	const float *apacked;      /* with PACKED: X packed once for all the tiles, or NULL */
-	bool transposed, beta_one;
+	bool transposed;
+	const float *b;            /* the bias, or NULL */
 	float *y;
 };
 
@@ -345,7 +365,9 @@ static void tile_one(struct tile_job *j, int t, float *tile)
 {
 	{
 		int o0 = t * j->step, no = j->out - o0 < j->step ? j->out - o0 : j->step;
-		float beta = j->beta_one ? 1.0f : 0.0f;
+		float beta = j->b ? 1.0f : 0.0f;
+		for (int i = 0; j->b && i < j->n; i++) /* the tile's bias, added by beta 1 (filled by its own thread) */
+			memcpy(j->y + (size_t)i * j->ldy + o0, j->b + o0, (size_t)no * sizeof(float));
 		const float *wt;
 		int ldw;
 		if (j->packed) { /* the tile's columns of op(W) are a packed copy of their own */
@@ -421,9 +443,6 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 	const float *f = w->f32 ? w->f32 : wcache_get(cache, w);
 	if (n == 0 || out == 0)
 		return;
-	if (b)
-		for (int i = 0; i < n; i++)
-			memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
 	int step = tile_step(in);
 	if (step > out)
 		step = out;
@@ -432,7 +451,7 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 	if (packed && n_tiles > 1 && step % gemm_packed_block() != 0) /* tiles off the copy's blocks (tests' tiny tiles) */
 		packed = NULL;
 	struct scratch xp = packed ? scratch_packed_x(x, n, in) : (struct scratch){NULL, 0};
-	struct tile_job j = {x, n, in, out, ldy, step, w, f, packed, xp.p, transposed, b != NULL, y};
+	struct tile_job j = {x, n, in, out, ldy, step, w, f, packed, xp.p, transposed, b, y};
 	bool done = false;
 	if (n_tiles == 1) { /* one tile: one sgemm (threaded by OpenBLAS where it is the library) */
 		struct scratch t = {NULL, 0};
@@ -448,6 +467,8 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 	if (done)
 		return;
 	/* No memory for a single tile: one row or column at a time (the same sums, another order). */
+	for (int i = 0; b && i < n; i++)
+		memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
 	float *row = malloc((size_t)in * sizeof(float));
 	for (int k = 0; row && k < out; k++) {
 		if (transposed)
@@ -458,6 +479,49 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 			y[(size_t)i * ldy + k] = (b ? y[(size_t)i * ldy + k] : 0.0f) + cblas_sdot(in, x + (size_t)i * in, 1, row, 1);
 	}
 	free(row);
+}
+
+/* The tiles of several linears in one job: item I is tile I - FIRST[k] of linear K. */
+struct set_job {
+	struct tile_job j[WEIGHT_SET_MAX];
+	int first[WEIGHT_SET_MAX + 1];
+};
+
+static void set_item(void *ctx, int item, float *scratch)
+{
+	struct set_job *s = ctx;
+	int k = 0;
+	while (item >= s->first[k + 1])
+		k++;
+	tile_one(&s->j[k], item - s->first[k], scratch);
+}
+
+void weight_linear_set(struct wcache *cache, const float *x, int n, int in, bool transposed,
+		       const struct linear_part *parts, int count)
+{
+	struct set_job s;
+	bool together = n > 0 && count > 0 && count <= WEIGHT_SET_MAX;
+	s.first[0] = 0;
+	for (int k = 0; together && k < count; k++) {
+		const struct linear_part *p = &parts[k];
+		int step = tile_step(in) < p->out ? tile_step(in) : p->out, tiles = p->out > 0 ? (p->out + step - 1) / step : 0;
+		const float *packed = weight_packed(p->w);
+		together = packed && tiles > 0 && (tiles == 1 || step % gemm_packed_block() == 0);
+		s.j[k] = (struct tile_job){x, n, in, p->out, p->ldy, step, p->w, p->w->f32, packed, NULL, transposed, p->b, p->y};
+		s.first[k + 1] = s.first[k] + tiles;
+	}
+	struct scratch xp = together ? scratch_packed_x(x, n, in) : (struct scratch){NULL, 0};
+	if (!xp.p) { /* not all packed (or no memory for X's copy): each on its own */
+		for (int k = 0; k < count; k++)
+			weight_linear(cache, x, n, in, parts[k].out, parts[k].w, transposed, parts[k].b, parts[k].y, parts[k].ldy);
+		return;
+	}
+	for (int k = 0; k < count; k++)
+		s.j[k].apacked = xp.p;
+	if (weights_parallel(s.first[count], 0, set_item, &s) < 0) /* asks no scratch: never fails */
+		for (int item = 0; item < s.first[count]; item++)
+			set_item(&s, item, NULL);
+	scratch_put(xp);
 }
 
 /* ---- packed copies ---- */

@@ -99,6 +99,24 @@ void weights_threads_end(void);
  * bits; at a keystroke's 32 tokens that packing cost the products a fifth of their time). The copy
  * is float32 in huge pages: as large as an F32 file's matrix, twice a BF16 one's. */
 
+/* One of several linears of the same input (weight_linear_set): W with OUT outputs, bias B (or
+ * NULL), into Y with rows LDY apart. */
+struct linear_part {
+	const struct weight *w;
+	int out;
+	const float *b;
+	float *y;
+	int ldy;
+};
+#define WEIGHT_SET_MAX 4
+
+/* weight_linear of COUNT (at most WEIGHT_SET_MAX) parts on the same X [n][in], the same bits: where
+ * all have packed copies, X is packed once and the tiles of all of them shared between the threads
+ * in one job (a layer's q, k and v projections: one packing of X instead of three, 12 tiles to
+ * share instead of 4 three times); else one weight_linear after the other. */
+void weight_linear_set(struct wcache *cache, const float *x, int n, int in, bool transposed,
+		       const struct linear_part *parts, int count);
+
 /* Pack W (TRANSPOSED as weight_linear takes it) unless it is packed already, it is not on the
  * kernel, or its copy would pass BUDGET bytes. Returns the bytes the copy took (0: none made; -1:
  * no memory). Forward passes may run meanwhile: they see the copy once it is whole. */
