@@ -712,6 +712,26 @@ static float *act_inputs(int *count)
 	return x;
 }
 
+/* Path 0: the vector math the CPU gets; 1: the scalar functions (ATTNSCOPE_VECTOR_MATH=off). */
+static void vector_math_path(int path)
+{
+	if (path == 0)
+		unsetenv("ATTNSCOPE_VECTOR_MATH");
+	else
+		setenv("ATTNSCOPE_VECTOR_MATH", "off", 1);
+	ops_vector_math_choose();
+}
+
+/* ATTNSCOPE_VECTOR_MATH back to SAVED (NULL: unset), and its choice. */
+static void vector_math_restore(const char *saved)
+{
+	if (saved)
+		setenv("ATTNSCOPE_VECTOR_MATH", saved, 1);
+	else
+		unsetenv("ATTNSCOPE_VECTOR_MATH");
+	ops_vector_math_choose();
+}
+
 /* The vector math of the activations and the softmax (ops.c) on every path: the one the CPU gets
  * and the scalar functions (ATTNSCOPE_VECTOR_MATH=off), each against double precision within the
  * bounds stated. The AVX2 path gives the scalar path's bits (glibc's functions as vecmath.c repeats
@@ -730,11 +750,7 @@ START_TEST(test_vector_math)
 	const char *saved = getenv("ATTNSCOPE_VECTOR_MATH");
 	bool avx2 = false;
 	for (int path = 0; path < 2; path++) { /* 0: the CPU's, 1: scalar */
-		if (path == 0)
-			unsetenv("ATTNSCOPE_VECTOR_MATH");
-		else
-			setenv("ATTNSCOPE_VECTOR_MATH", "off", 1);
-		ops_vector_math_choose();
+		vector_math_path(path);
 		const char *name = ops_vector_math();
 		if (path == 1)
 			ck_assert_str_eq(name, "none (scalar libm)");
@@ -800,11 +816,7 @@ START_TEST(test_vector_math)
 	printf("softmax entries differing from the scalar path's: %d of %d\n", differ, total);
 	ck_assert_msg(differ * 100 <= total, "%d of %d softmax entries differ from the scalar path's", differ, total);
 	ck_assert_msg(!avx2 || differ == 0, "AVX2: %d of %d softmax entries differ from the scalar path's", differ, total);
-	if (saved)
-		setenv("ATTNSCOPE_VECTOR_MATH", saved, 1);
-	else
-		unsetenv("ATTNSCOPE_VECTOR_MATH");
-	ops_vector_math_choose();
+	vector_math_restore(saved);
 }
 END_TEST
 
@@ -866,11 +878,7 @@ START_TEST(test_rows_side_by_side)
 	const char *saved = getenv("ATTNSCOPE_VECTOR_MATH");
 	unsigned seed = 12345;
 	for (int path = 0; path < 2; path++) {
-		if (path == 0)
-			unsetenv("ATTNSCOPE_VECTOR_MATH");
-		else
-			setenv("ATTNSCOPE_VECTOR_MATH", "off", 1);
-		ops_vector_math_choose();
+		vector_math_path(path);
 		for (size_t ni = 0; ni < sizeof rows_n / sizeof rows_n[0]; ni++)
 			for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
 				int n = rows_n[ni], d = dims[di];
@@ -920,11 +928,7 @@ START_TEST(test_rows_side_by_side)
 				free(x), free(y), free(want), free(g), free(b);
 			}
 	}
-	if (saved)
-		setenv("ATTNSCOPE_VECTOR_MATH", saved, 1);
-	else
-		unsetenv("ATTNSCOPE_VECTOR_MATH");
-	ops_vector_math_choose();
+	vector_math_restore(saved);
 }
 END_TEST
 
