@@ -104,9 +104,17 @@ static void ops_moments(const float *const row[], int k, int d, double mean[], d
 		var[r] /= d;
 }
 
+/* Y[j] = (float)((X[j] - MEAN) · INV) · G[j] + (B ? B[j] : 0) for J0 <= J < D. */
+static void ops_layernorm_apply(const float *x, float *y, int j0, int d, const float *g, const float *b, double mean,
+				double inv)
+{
+	for (int j = j0; j < d; j++)
+		y[j] = (float)((x[j] - mean) * inv) * g[j] + (b ? b[j] : 0.0f);
+}
+
 #ifdef OPS_VECTOR
-/* Y[j] = (float)((X[j] - MEAN) · INV) · G[j] + (B ? B[j] : 0) for J < D, 4 at a time: the same
- * operations in the same precisions as the scalar loop (no FMA in this target to fuse them). */
+/* The same for J < D, 4 at a time: the same operations in the same precisions as the scalar loop
+ * (no FMA in this target to fuse them). */
 __attribute__((target("avx2"))) static void ops_layernorm_apply4(const float *x, float *y, int d, const float *g,
 								    const float *b, double mean, double inv)
 {
@@ -117,8 +125,7 @@ __attribute__((target("avx2"))) static void ops_layernorm_apply4(const float *x,
 		v = _mm_add_ps(_mm_mul_ps(v, _mm_loadu_ps(g + j)), b ? _mm_loadu_ps(b + j) : _mm_setzero_ps());
 		_mm_storeu_ps(y + j, v);
 	}
-	for (; j < d; j++)
-		y[j] = (float)((x[j] - mean) * inv) * g[j] + (b ? b[j] : 0.0f);
+	ops_layernorm_apply(x, y, j, d, g, b, mean, inv);
 }
 #endif
 
@@ -141,8 +148,7 @@ void ops_layernorm(const float *x, float *y, int n, int d, const float *g, const
 				continue;
 			}
 #endif
-			for (int j = 0; j < d; j++)
-				yi[j] = (float)((xi[j] - mean[r]) * inv) * g[j] + (b ? b[j] : 0.0f);
+			ops_layernorm_apply(xi, yi, 0, d, g, b, mean[r], inv);
 		}
 	}
 }

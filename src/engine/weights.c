@@ -437,19 +437,24 @@ void weight_linear_whole(struct wcache *cache, const float *x, int n, int in, in
 		gemm(transposed, n, out, in, 1.0f, x, in, f, transposed ? in : out, b ? 1.0f : 0.0f, y, ldy);
 }
 
+/* How a linear of IN inputs and OUT > 0 outputs is cut: *STEP outputs a tile, *TILES tiles; W's packed
+ * copy where the tiles start at its blocks, else NULL (tests' tiny tiles). */
+static const float *tile_plan(int in, int out, const struct weight *w, int *step, int *tiles)
+{
+	*step = tile_step(in) < out ? tile_step(in) : out;
+	*tiles = (out + *step - 1) / *step;
+	const float *packed = weight_packed(w);
+	return packed && *tiles > 1 && *step % gemm_packed_block() != 0 ? NULL : packed;
+}
+
 void weight_linear(struct wcache *cache, const float *x, int n, int in, int out, const struct weight *w,
 		   bool transposed, const float *b, float *y, int ldy)
 {
 	const float *f = w->f32 ? w->f32 : wcache_get(cache, w);
 	if (n == 0 || out == 0)
 		return;
-	int step = tile_step(in);
-	if (step > out)
-		step = out;
-	int n_tiles = (out + step - 1) / step;
-	const float *packed = weight_packed(w);
-	if (packed && n_tiles > 1 && step % gemm_packed_block() != 0) /* tiles off the copy's blocks (tests' tiny tiles) */
-		packed = NULL;
+	int step, n_tiles;
+	const float *packed = tile_plan(in, out, w, &step, &n_tiles);
 	struct scratch xp = packed ? scratch_packed_x(x, n, in) : (struct scratch){NULL, 0};
 	struct tile_job j = {x, n, in, out, ldy, step, w, f, packed, xp.p, transposed, b, y};
 	bool done = false;
@@ -504,9 +509,9 @@ void weight_linear_set(struct wcache *cache, const float *x, int n, int in, bool
 	s.first[0] = 0;
 	for (int k = 0; together && k < count; k++) {
 		const struct linear_part *p = &parts[k];
-		int step = tile_step(in) < p->out ? tile_step(in) : p->out, tiles = p->out > 0 ? (p->out + step - 1) / step : 0;
-		const float *packed = weight_packed(p->w);
-		together = packed && tiles > 0 && (tiles == 1 || step % gemm_packed_block() == 0);
+		int step = 1, tiles = 0;
+		const float *packed = p->out > 0 ? tile_plan(in, p->out, p->w, &step, &tiles) : NULL;
+		together = packed != NULL;
 		s.j[k] = (struct tile_job){x, n, in, p->out, p->ldy, step, p->w, p->w->f32, packed, NULL, transposed, p->b, p->y};
 		s.first[k + 1] = s.first[k] + tiles;
 	}
