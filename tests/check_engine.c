@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "engine/gemm.h"
+#include "engine/gemmkern.h"
 #include "engine/model-internal.h"
 #include "engine/model.h"
 #include "engine/ops.h"
@@ -458,7 +459,8 @@ START_TEST(test_weight_packed)
 			ck_assert_int_eq(weight_pack(&p, transposed, 0), 0); /* over the budget: no copy */
 			ck_assert_ptr_null(weight_packed(&p));
 			long long bytes = weight_pack(&p, transposed, SIZE_MAX);
-			ck_assert_int_eq(bytes, (long long)((OUT + 23) / 24 * 24) * IN * (long long)sizeof(float));
+			int panel = strncmp(gemmkern_version(), "AVX-512", 7) == 0 ? 48 : 24; /* the tiles' columns */
+			ck_assert_int_eq(bytes, (long long)((OUT + panel - 1) / panel * panel) * IN * (long long)sizeof(float));
 			ck_assert_ptr_nonnull(weight_packed(&p));
 			ck_assert_int_eq(weight_pack(&p, transposed, SIZE_MAX), 0); /* packed already */
 			for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++)
@@ -546,7 +548,12 @@ START_TEST(test_prefix_reuse)
 	weights_threads_begin(); /* measured single-threaded (model_open does the same) */
 	int block = gemm_row_block();
 	weights_threads_end();
-	ck_assert_msg(block > 0, "no block of rows gives the GEMM library's sums alike: no reuse");
+	/* OpenBLAS alone may sum a row by the call's row count for every block (0.3.21's SkylakeX
+	 * kernels): then nothing is reused (--version --verbose says so), and every token is recomputed
+	 * exactly; any other choice must reuse */
+	ck_assert_msg(block > 0 || gemm_threads_itself(), "no block of rows gives the GEMM library's sums alike: no reuse");
+	if (block == 0)
+		printf("check_engine: %s: no block of rows gives its sums alike: nothing reused\n", gemm_backend());
 	double tol = strcmp(ops_vector_math(), "AVX-512 (libmvec)") == 0 ? 1e-6 : 0;
 	for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
 		char dir[PATH_MAX];
@@ -555,7 +562,9 @@ START_TEST(test_prefix_reuse)
 		struct err e = {{0}};
 		ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);
 		bool moe_off = block > 1 && m->moe.layer_moe; /* experts' rows: no reuse on OpenBLAS */
-		ck_assert_msg((m->prefix != NULL) == (model_get_info(m)->causal && !moe_off), "%s: kept trace", models[i].name);
+		bool reuses = models[i].reuses && block > 0 && !moe_off;
+		ck_assert_msg((m->prefix != NULL) == (model_get_info(m)->causal && block > 0 && !moe_off), "%s: kept trace",
+			      models[i].name);
 		int reused_total = 0;
 		for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
 			struct trace *whole = NULL, *part = NULL;
@@ -568,7 +577,7 @@ START_TEST(test_prefix_reuse)
 			printf("%-18s text %zu: %d tokens, %d reused, max difference %.3g\n", models[i].name, k, whole->n,
 			       reused, d);
 			ck_assert_msg(d <= tol, "%s text %zu: reused %d tokens, differs by %g", models[i].name, k, reused, d);
-			ck_assert_int_eq(reused % block, 0);
+			ck_assert_int_eq(block ? reused % block : reused, 0);
 			if (whole->moe_topk) { /* a MoE model's routing: the reused tokens' is kept with their rows */
 				size_t cells = (size_t)whole->n_layers * whole->n * whole->moe_k;
 				ck_assert_msg(part->moe_topk && memcmp(part->moe_topk, whole->moe_topk, cells * sizeof *part->moe_topk) == 0 &&
@@ -580,8 +589,7 @@ START_TEST(test_prefix_reuse)
 			trace_free(whole);
 			trace_free(part);
 		}
-		ck_assert_msg((reused_total > 0) == (models[i].reuses && !moe_off), "%s: %d tokens reused", models[i].name,
-			      reused_total);
+		ck_assert_msg((reused_total > 0) == reuses, "%s: %d tokens reused", models[i].name, reused_total);
 		model_close(m);
 	}
 }
@@ -599,7 +607,12 @@ START_TEST(test_gemm_rows)
 	enum { ROWS = 130 };
 	weights_threads_begin();
 	int block = gemm_row_block();
-	ck_assert_msg(block > 0, "no block of rows gives the GEMM library's sums alike");
+	ck_assert_msg(block > 0 || gemm_threads_itself(), "no block of rows gives the GEMM library's sums alike");
+	if (block == 0) { /* OpenBLAS alone, and said so (test_prefix_reuse): no block to check */
+		printf("%s: no rows block (nothing reused)\n", gemm_backend());
+		weights_threads_end();
+		return;
+	}
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
 		int k = shapes[s].k, n = shapes[s].n, ldb = shapes[s].trans_b ? k : n;
 		float *a = malloc((size_t)ROWS * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b);
@@ -735,7 +748,8 @@ static void vector_math_restore(const char *saved)
 /* The vector math of the activations and the softmax (ops.c) on every path: the one the CPU gets
  * and the scalar functions (ATTNSCOPE_VECTOR_MATH=off), each against double precision within the
  * bounds stated. The AVX2 path gives the scalar path's bits (glibc's functions as vecmath.c repeats
- * them), every activation and softmax entry; AVX-512's libmvec differs on a few inputs (an ulp). */
+ * them), every activation and softmax entry; AVX-512's libmvec differs on many inputs by an ulp or
+ * a few (its expf within 4 ulp: a third of the softmax entries here, summed in the same order). */
 START_TEST(test_vector_math)
 {
 	enum { ROWS = 64, MAXLEN = 300 };
@@ -807,14 +821,20 @@ START_TEST(test_vector_math)
 	}
 	free(in);
 	int differ = 0, total = 0;
+	double ulps = 0; /* the largest difference from the scalar path's, in units of the scalar value's last place */
 	for (int r = 0; r < ROWS; r++) {
 		int len = lens[r % (int)(sizeof lens / sizeof lens[0])];
 		total += len;
-		for (int j = 0; j < len; j++)
-			differ += memcmp(&soft[0][r][j], &soft[1][r][j], sizeof(float)) != 0;
+		for (int j = 0; j < len; j++) {
+			float v = soft[0][r][j], w = soft[1][r][j];
+			differ += memcmp(&v, &w, sizeof(float)) != 0;
+			double u = fabs((double)v - w) / (nextafterf(fabsf(w), INFINITY) - fabsf(w));
+			ulps = u > ulps ? u : ulps;
+		}
 	}
-	printf("softmax entries differing from the scalar path's: %d of %d\n", differ, total);
-	ck_assert_msg(differ * 100 <= total, "%d of %d softmax entries differ from the scalar path's", differ, total);
+	printf("softmax entries differing from the scalar path's: %d of %d, by %.0f ulp at most\n", differ, total, ulps);
+	/* libmvec's expf is within 4 ulp of glibc's (an ulp on a third of these), the sum in the same order */
+	ck_assert_msg(ulps <= 8, "%d of %d softmax entries differ from the scalar path's, by %g ulp", differ, total, ulps);
 	ck_assert_msg(!avx2 || differ == 0, "AVX2: %d of %d softmax entries differ from the scalar path's", differ, total);
 	vector_math_restore(saved);
 }

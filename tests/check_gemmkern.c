@@ -1,7 +1,8 @@
-/* check_gemmkern.c -- attnscope's own AVX2 sgemm (src/engine/gemmkern.c) against its contract in
- * gemmkern.h, both layouts (op(B) = Bᵀ with B [n][k], or B [k][n]):
+/* check_gemmkern.c -- attnscope's own sgemm (src/engine/gemmkern.c) against its contract in
+ * gemmkern.h, both layouts (op(B) = Bᵀ with B [n][k], or B [k][n]), with each kind of tiles the CPU
+ * runs (AVX2's 4 x 24; AVX-512's 8 x 48 where the CPU has it: every test once per kind):
  *   - close to a sum in double, within a bound grown with k, over shapes on and around the kernel's
- *     tiles (4 x 24) and blocks (96 rows, 192 columns, 256 depths), with strided and unaligned
+ *     tiles (4 x 24, 8 x 48) and blocks (96 rows, 192 columns, 256 depths), with strided and unaligned
  *     operands, alpha 1 or not, beta 0 (C not read), 1 or other; C outside its m x n untouched;
  *   - bit for bit the documented order: one chain of fmaf in depth order from 0, then alpha · sum
  *     (alpha ≠ 1), then + C (beta 1) or + beta · C (beta ≠ 0), each step rounded;
@@ -511,7 +512,7 @@ START_TEST(test_packed)
 }
 END_TEST
 
-int main(void)
+static int run_suite(void)
 {
 	Suite *s = suite_create("gemmkern");
 	const struct {
@@ -529,4 +530,23 @@ int main(void)
 		suite_add_tcase(s, tc);
 	}
 	return testutil_run_suite(s, false);
+}
+
+/* The documented order is one: each kind of tiles must give its bits, so the suite runs once per kind. */
+int main(void)
+{
+	if (!gemmkern_available())
+		return run_suite(); /* each test says it is skipped */
+	int failed = 0;
+	static const char *const kinds[] = {"avx2", "avx512"};
+	for (int i = 0; i < COUNT(kinds); i++) {
+		if (!gemmkern_use(kinds[i])) {
+			printf("check_gemmkern: tiles %s: this CPU lacks them, skipped\n", kinds[i]);
+			continue;
+		}
+		printf("check_gemmkern: tiles %s\n", gemmkern_version());
+		fflush(stdout); /* before the forked tests write */
+		failed |= run_suite() != EXIT_SUCCESS;
+	}
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -72,7 +72,12 @@ else
 	else # attnscope's kernel: a row's sums do not depend on the other rows (gemmkern.h)
 		ATTNSCOPE_GEMM=attnscope gemm_verbose; expect_eq "ATTNSCOPE_GEMM=attnscope classes" "$(classes attnscope)" 3
 		expect_grep "ATTNSCOPE_GEMM=attnscope: every token reused" "$TMP/out" "rows block of token reuse: 1\$"
-		expect_grep "ATTNSCOPE_GEMM=attnscope: named" "$TMP/out" "^GEMM: attnscope's AVX2 kernel, forced"
+		expect_grep "ATTNSCOPE_GEMM=attnscope: named" "$TMP/out" "^GEMM: attnscope's AVX[-0-9]* kernel, forced"
+		ATTNSCOPE_GEMM_KERNEL=avx2 ATTNSCOPE_GEMM=attnscope gemm_verbose
+		expect_grep "ATTNSCOPE_GEMM_KERNEL=avx2: named" "$TMP/out" "^GEMM: attnscope's AVX2 kernel, forced"
+		expect_grep "ATTNSCOPE_GEMM_KERNEL=avx2: in the key" "$TMP/out" "attnscope AVX2 4x24 v2, weights packed\$"
+		ATTNSCOPE_GEMM_KERNEL=sse ATTNSCOPE_GEMM=attnscope gemm_verbose
+		expect_grep "ATTNSCOPE_GEMM_KERNEL=sse" "$TMP/err" "ATTNSCOPE_GEMM_KERNEL=sse: not avx2, avx512 or auto, or the CPU lacks it; the widest"
 	fi
 fi
 ATTNSCOPE_GEMM=fast gemm_verbose; expect_grep "ATTNSCOPE_GEMM=fast" "$TMP/err" "ATTNSCOPE_GEMM=fast is not openblas, dnnl, attnscope or auto: auto"

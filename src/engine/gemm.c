@@ -118,9 +118,47 @@ static void gemm_lib(enum gemm_lib lib, bool trans_b, int m, int n, int k, float
 		    beta, c, ldc);
 }
 
+/* The packed copies of the timed weights (at most one per class and layout), made at their first
+ * call: the measurement keeps each shape's best of 3 rounds, so the packing is never in it. */
+static struct tune_packed {
+	bool trans_b;
+	int n, k;
+	float *copy;
+} tune_packed[2 * GEMM_CLASSES];
+
+static const float *gemm_tune_packed(bool trans_b, int n, int k, const float *b)
+{
+	int i = 0;
+	for (; i < 2 * GEMM_CLASSES && tune_packed[i].copy; i++)
+		if (tune_packed[i].trans_b == trans_b && tune_packed[i].n == n && tune_packed[i].k == k)
+			return tune_packed[i].copy;
+	size_t bytes = (gemmkern_packed_floats(n, k) * sizeof(float) + 63) / 64 * 64;
+	float *copy = i < 2 * GEMM_CLASSES ? aligned_alloc(64, bytes) : NULL;
+	if (copy) {
+		gemmkern_pack(trans_b, n, k, b, trans_b ? k : n, copy);
+		tune_packed[i] = (struct tune_packed){trans_b, n, k, copy};
+	}
+	return copy;
+}
+
+static void gemm_tune_packed_free(void)
+{
+	for (int i = 0; i < 2 * GEMM_CLASSES; i++)
+		free(tune_packed[i].copy);
+	memset(tune_packed, 0, sizeof tune_packed);
+}
+
+/* One timed product. A weight's product (depth past a head's 128) on attnscope's kernel reads a
+ * packed copy, as the forward's do from the copies its long-lived runs make (model_promote_weights):
+ * the kernel is chosen for those runs (the explorer's keystrokes, corpus mode), and packing B in
+ * every call cost it half its rate at 8 rows. */
 static void gemm_tune_run(enum gemm_lib lib, bool trans_b, int m, int n, int k, const float *a, const float *b, float *c)
 {
-	gemm_lib(lib, trans_b, m, n, k, 1.0f, a, k, b, trans_b ? k : n, 0.0f, c, n);
+	const float *packed = lib == GEMM_LIB_OWN && k > 128 ? gemm_tune_packed(trans_b, n, k, b) : NULL;
+	if (packed)
+		gemmkern_sgemm_packed(m, n, k, 1.0f, a, k, NULL, packed, 0.0f, c, n);
+	else
+		gemm_lib(lib, trans_b, m, n, k, 1.0f, a, k, b, trans_b ? k : n, 0.0f, c, n);
 }
 
 /* ---- OpenBLAS's threads ---- */
@@ -178,9 +216,15 @@ static void gemm_tune_init(void)
 	dnnl_describe(isa, sizeof isa);
 	available |= 1u << GEMM_LIB_DNNL;
 #endif
+	const char *kernel = getenv("ATTNSCOPE_GEMM_KERNEL"); /* attnscope's tiles: the widest unless told */
+	if (kernel && *kernel && strcmp(kernel, "auto") != 0 && !gemmkern_use(kernel))
+		gemm_note("ATTNSCOPE_GEMM_KERNEL=%s: not avx2, avx512 or auto, or the CPU lacks it%s; the widest",
+			  kernel, "");
 	if (gemmkern_available())
 		available |= 1u << GEMM_LIB_OWN;
-	gemmtune_key(isa, available >> GEMM_LIB_OWN & 1 ? GEMMKERN_VERSION : NULL, tune.key, sizeof tune.key);
+	char own[80]; /* the kernel, and how it is timed (gemm_tune_run): a cache timed otherwise is measured again */
+	snprintf(own, sizeof own, "%s, weights packed", gemmkern_version());
+	gemmtune_key(isa, available >> GEMM_LIB_OWN & 1 ? own : NULL, tune.key, sizeof tune.key);
 	gemmtune_path(tune_path, sizeof tune_path);
 	const char *env = getenv("ATTNSCOPE_GEMM");
 	int forced = -1;
@@ -218,6 +262,7 @@ static void gemm_tune_init(void)
 				gemm_note("GEMM cache %s ignored (%s); measured again", tune_path, why);
 			double t0 = progress_now();
 			gemmtune_measure(&tune, gemm_tune_run, available);
+			gemm_tune_packed_free();
 			snprintf(tune_how, sizeof tune_how, "measured in %.0f ms", (progress_now() - t0) * 1e3);
 			if (gemmtune_save(tune_path, &tune, why, sizeof why) < 0)
 				gemm_note("GEMM cache %s not written (%s)", tune_path, why);
@@ -441,7 +486,10 @@ static void gemm_backend_once(void)
 	int used = 0, n = 0;
 	for (int l = 0; l < GEMM_LIBS; l++)
 		if (gemm_uses((enum gemm_lib)l)) {
-			const char *title = l == GEMM_LIB_OWN ? "attnscope's AVX2 kernel" : gemmtune_lib_title((enum gemm_lib)l);
+			const char *title = gemmtune_lib_title((enum gemm_lib)l);
+			if (l == GEMM_LIB_OWN)
+				title = strncmp(gemmkern_version(), "AVX-512", 7) == 0 ? "attnscope's AVX-512 kernel"
+											 : "attnscope's AVX2 kernel";
 #ifdef GEMM_DNNL
 			if (l == GEMM_LIB_DNNL && dnnl_avx512())
 				title = "oneDNN (AVX-512)";

@@ -1,16 +1,20 @@
-/* gemmkern.c -- attnscope's own AVX2 sgemm, its sums fixed by the depth alone (see gemmkern.h).
+/* gemmkern.c -- attnscope's own sgemm on AVX2 or AVX-512, its sums fixed by the depth alone (see
+ * gemmkern.h).
  *
- * One kernel of outer products: a tile of 4 rows of A against 24 columns of op(B) keeps 12
- * accumulators of 8 floats; each element of C is one chain of fused multiply-adds in depth order,
+ * One kernel of outer products: a tile of MR rows of A against NR columns of op(B) keeps its
+ * elements in registers (AVX2: 4 x 24, 12 accumulators of 8 floats; AVX-512: 8 x 48, 24 of 16,
+ * twice the width and twice the rows); each element of C is one chain of fused multiply-adds in depth order,
  * carried from one depth block to the next through memory (a float stored and loaded back is the
  * same float). Both operands are copied first into the order the kernel reads them (as every fast
- * GEMM does): A's block as [depth][4 rows] per tile, op(B)'s as [depth][24 columns] per panel,
+ * GEMM does): A's block as [depth][MR rows] per tile, op(B)'s as [depth][NR columns] per panel,
  * transposing B when it is [n][k] (a torch Linear's weight). The copies also free the kernel from
  * the cache conflicts of rows 3 or 12 KB apart. Rows past A's last row and columns past B's last
  * column are copied as zeros: every element is computed by the same instructions wherever it sits,
- * so a row's sums depend neither on the other rows of the call nor on the columns.
+ * so a row's sums depend neither on the other rows of the call nor on the columns. The two tiles
+ * compute each element by the same chain, so they give the same bits (check_gemmkern runs both);
+ * only the packed copies' layouts differ, and the one kernel a process uses makes and reads them.
  * Blocks: MC rows x NC columns of C at a time (their running sums in PART), depth in blocks of KC;
- * a panel of B (KC x 24 floats, 12 KB) stays in L1 while the tiles of A's block (48 KB) come from
+ * a panel of B (KC x NR floats, 12 or 24 KB) stays in L1 while the tiles of A's block (48 KB) come from
  * L2 (with KC 256 the panel and a tile of A no longer both fitted in L1 once the next panel was
  * fetched: a 32-row call from a packed copy ran at 65-70 GFLOP/s, against 83-86 with KC 128). With
  * B copied once per block of MC rows, up to MC rows read the weights once. A copy of B packed
@@ -33,6 +37,7 @@
 
 #include "engine/gemmkern.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -41,10 +46,8 @@
 #endif
 
 #define KC GEMMKERN_KC
-#define MR 4  /* rows of a tile */
-#define NR 24 /* columns of a tile */
-#define MC 96 /* rows of C per block, a multiple of MR */
-#define NC GEMMKERN_NC
+#define MC 96 /* rows of C per block, a multiple of every tile's rows */
+#define NC GEMMKERN_NC /* a multiple of every tile's columns */
 #define PF 64 /* floats ahead that pack_bt prefetches each row of B */
 #define ROWS_AHEAD 4 /* rows of B [k][n] that pack_b and stream_rows prefetch ahead */
 #define STREAM_ROWS 2  /* rows of A up to which B [k][n] is streamed (at 4 rows it ran slower than tiles) */
@@ -55,23 +58,23 @@ static inline int round_up(int x, int unit)
 	return (x + unit - 1) / unit * unit;
 }
 
-bool gemmkern_available(void)
-{
-#ifdef GEMMKERN_X86
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-	return false;
-#endif
-}
+/* A shape of tile and the function that computes it: P[r][0 .. NR) (rows NC apart) = P + the
+ * block's products of the tile's rows of A (AP [kc][MR]) and the panel of B (BP [kc][NR]), each
+ * element's chain continued from P (from 0 when FIRST). */
+struct tile_kind {
+	const char *name;    /* as gemmkern_use takes it */
+	const char *version; /* in the GEMM cache's key */
+	int mr, nr;          /* rows of A, columns of op(B) */
+	void (*tile)(const float *ap, const float *bp, int kc, float *p, bool first);
+};
 
 #ifdef GEMMKERN_X86
 
 #define TARGET __attribute__((target("avx2,fma")))
+#define TARGET512 __attribute__((target("avx512f,avx2,fma")))
 
-/* P[r][0 .. 24) (rows NC apart) = P + the block's products of the tile's rows of A (AP [kc][4]) and
- * the panel of B (BP [kc][24]), each element's chain continued from P (from 0 when FIRST). */
-TARGET static void tile(const float *ap, const float *bp, int kc, float *p, bool first)
+/* 4 rows x 24 columns, 12 accumulators of 8 floats. */
+TARGET static void tile_avx2(const float *ap, const float *bp, int kc, float *p, bool first)
 {
 	__m256 c00, c01, c02, c10, c11, c12, c20, c21, c22, c30, c31, c32;
 	if (first) {
@@ -84,7 +87,7 @@ TARGET static void tile(const float *ap, const float *bp, int kc, float *p, bool
 		c30 = _mm256_loadu_ps(p + 3 * NC), c31 = _mm256_loadu_ps(p + 3 * NC + 8);
 		c32 = _mm256_loadu_ps(p + 3 * NC + 16);
 	}
-	for (int d = 0; d < kc; d++, bp += NR, ap += MR) {
+	for (int d = 0; d < kc; d++, bp += 24, ap += 4) {
 		__m256 w0 = _mm256_load_ps(bp), w1 = _mm256_load_ps(bp + 8), w2 = _mm256_load_ps(bp + 16);
 		__m256 x = _mm256_broadcast_ss(ap);
 		c00 = _mm256_fmadd_ps(x, w0, c00);
@@ -109,13 +112,136 @@ TARGET static void tile(const float *ap, const float *bp, int kc, float *p, bool
 	_mm256_storeu_ps(p + 3 * NC, c30), _mm256_storeu_ps(p + 3 * NC + 8, c31), _mm256_storeu_ps(p + 3 * NC + 16, c32);
 }
 
-/* ROWS rows x KC depths of A (LDA apart) into AP, tile by tile: [tile][kc][4], zero past ROWS. */
+/* 8 rows x 48 columns, 24 accumulators of 16 floats: per depth 3 loads of B and 8 broadcasts of A
+ * feed 24 fused multiply-adds (the 4 x 24 tile's 12 took 3 and 4). A row's three accumulators are
+ * loaded, run on and stored by one macro each. */
+#define ROW512_LOAD(r)                                                                                             \
+	c##r##0 = first ? _mm512_setzero_ps() : _mm512_loadu_ps(p + (r) * NC),                                     \
+	c##r##1 = first ? _mm512_setzero_ps() : _mm512_loadu_ps(p + (r) * NC + 16),                                \
+	c##r##2 = first ? _mm512_setzero_ps() : _mm512_loadu_ps(p + (r) * NC + 32)
+#define ROW512_FMA(r)                                                                                              \
+	x = _mm512_set1_ps(ap[r]), c##r##0 = _mm512_fmadd_ps(x, w0, c##r##0), c##r##1 = _mm512_fmadd_ps(x, w1, c##r##1), \
+	c##r##2 = _mm512_fmadd_ps(x, w2, c##r##2)
+#define ROW512_STORE(r)                                                                                            \
+	_mm512_storeu_ps(p + (r) * NC, c##r##0), _mm512_storeu_ps(p + (r) * NC + 16, c##r##1),                     \
+		_mm512_storeu_ps(p + (r) * NC + 32, c##r##2)
+
+TARGET512 static void tile_avx512(const float *ap, const float *bp, int kc, float *p, bool first)
+{
+	__m512 c00, c01, c02, c10, c11, c12, c20, c21, c22, c30, c31, c32, c40, c41, c42, c50, c51, c52, c60, c61, c62,
+		c70, c71, c72, x;
+	ROW512_LOAD(0), ROW512_LOAD(1), ROW512_LOAD(2), ROW512_LOAD(3);
+	ROW512_LOAD(4), ROW512_LOAD(5), ROW512_LOAD(6), ROW512_LOAD(7);
+	for (int d = 0; d < kc; d++, bp += 48, ap += 8) {
+		/* a packed panel's rows are 64-byte aligned when its copy is (gemmkern_pack: 32 at least) */
+		__m512 w0 = _mm512_loadu_ps(bp), w1 = _mm512_loadu_ps(bp + 16), w2 = _mm512_loadu_ps(bp + 32);
+		ROW512_FMA(0), ROW512_FMA(1), ROW512_FMA(2), ROW512_FMA(3);
+		ROW512_FMA(4), ROW512_FMA(5), ROW512_FMA(6), ROW512_FMA(7);
+	}
+	ROW512_STORE(0), ROW512_STORE(1), ROW512_STORE(2), ROW512_STORE(3);
+	ROW512_STORE(4), ROW512_STORE(5), ROW512_STORE(6), ROW512_STORE(7);
+}
+
+static const struct tile_kind tiles_avx2 = {"avx2", "AVX2 4x24 v2", 4, 24, tile_avx2},
+			      tiles_avx512 = {"avx512", "AVX-512 8x48 v1", 8, 48, tile_avx512};
+
+/* The widest the CPU runs (libgcc's test includes the OS saving the registers). */
+static const struct tile_kind *tiles_widest(void)
+{
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+		return NULL;
+	return __builtin_cpu_supports("avx512f") ? &tiles_avx512 : &tiles_avx2;
+}
+
+#else
+
+static const struct tile_kind *tiles_widest(void)
+{
+	return NULL;
+}
+
+#endif
+
+/* The tiles this process runs: the widest, unless gemmkern_use chose others before any product. */
+static const struct tile_kind *kind;
+static pthread_once_t kind_once = PTHREAD_ONCE_INIT;
+
+static void kind_default(void)
+{
+	kind = tiles_widest();
+}
+
+static const struct tile_kind *tiles(void)
+{
+	pthread_once(&kind_once, kind_default);
+	return kind;
+}
+
+bool gemmkern_available(void)
+{
+	return tiles() != NULL;
+}
+
+bool gemmkern_use(const char *name)
+{
+	(void)tiles(); /* the default is set once, before this choice and not after it */
+	const struct tile_kind *widest = tiles_widest();
+#ifdef GEMMKERN_X86
+	if (widest && strcmp(name, tiles_avx2.name) == 0) {
+		kind = &tiles_avx2;
+		return true;
+	}
+#endif
+	if (widest && strcmp(name, widest->name) == 0) {
+		kind = widest;
+		return true;
+	}
+	return false;
+}
+
+const char *gemmkern_version(void)
+{
+	return tiles() ? tiles()->version : "none";
+}
+
+#ifdef GEMMKERN_X86
+
+/* Rows S[0], S[LD], .. S[7 LD] (8 columns of op(B), or 8 rows of A), 8 depths, transposed into
+ * O [8][LDO]. */
+TARGET static void transpose8(const float *s, size_t ld, float *o, int ldo)
+{
+	__m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ld), r2 = _mm256_loadu_ps(s + 2 * ld),
+	       r3 = _mm256_loadu_ps(s + 3 * ld), r4 = _mm256_loadu_ps(s + 4 * ld), r5 = _mm256_loadu_ps(s + 5 * ld),
+	       r6 = _mm256_loadu_ps(s + 6 * ld), r7 = _mm256_loadu_ps(s + 7 * ld);
+	__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+	       t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+	       t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+	__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee),
+	       u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee),
+	       u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee),
+	       u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+	_mm256_storeu_ps(o, _mm256_permute2f128_ps(u0, u4, 0x20)); /* A's copy: aligned only as malloc's */
+	_mm256_storeu_ps(o + ldo, _mm256_permute2f128_ps(u1, u5, 0x20));
+	_mm256_storeu_ps(o + 2 * ldo, _mm256_permute2f128_ps(u2, u6, 0x20));
+	_mm256_storeu_ps(o + 3 * ldo, _mm256_permute2f128_ps(u3, u7, 0x20));
+	_mm256_storeu_ps(o + 4 * ldo, _mm256_permute2f128_ps(u0, u4, 0x31));
+	_mm256_storeu_ps(o + 5 * ldo, _mm256_permute2f128_ps(u1, u5, 0x31));
+	_mm256_storeu_ps(o + 6 * ldo, _mm256_permute2f128_ps(u2, u6, 0x31));
+	_mm256_storeu_ps(o + 7 * ldo, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+/* ROWS rows x KC depths of A (LDA apart) into AP, tile by tile: [tile][kc][MR], zero past ROWS. */
 TARGET static void pack_a(const float *a, int lda, int rows, int kc, float *ap)
 {
+	const int MR = tiles()->mr;
 	for (int i = 0; i < rows; i += MR, ap += (size_t)kc * MR) {
 		const float *r0 = a + (size_t)i * lda;
 		int d = 0;
-		if (rows - i >= MR)
+		if (rows - i >= MR && MR == 8)
+			for (; d + 8 <= kc; d += 8) /* 8 rows x 8 depths transposed */
+				transpose8(r0 + d, (size_t)lda, ap + (size_t)d * MR, MR);
+		else if (rows - i >= MR)
 			for (; d + 8 <= kc; d += 8) { /* 4 rows x 8 depths transposed */
 				__m256 x0 = _mm256_loadu_ps(r0 + d), x1 = _mm256_loadu_ps(r0 + lda + d),
 				       x2 = _mm256_loadu_ps(r0 + 2 * (size_t)lda + d), x3 = _mm256_loadu_ps(r0 + 3 * (size_t)lda + d);
@@ -136,9 +262,10 @@ TARGET static void pack_a(const float *a, int lda, int rows, int kc, float *ap)
 }
 
 /* KC depths x COLS columns of B [k][n] (from its block's first depth and column) into BP, panel by
- * panel: [panel][kc][24], zero past COLS. */
+ * panel: [panel][kc][NR], zero past COLS. */
 TARGET static void pack_b(const float *b, int ldb, int kc, int cols, float *bp)
 {
+	const int NR = tiles()->nr;
 	int panels = (cols + NR - 1) / NR, whole = cols / 8 * 8; /* columns in whole vectors */
 	for (int d = 0; d < kc; d++, b += ldb) { /* a row of the block at a time: its bytes are contiguous */
 		for (int c = 0; c < cols; c += 16)
@@ -152,32 +279,10 @@ TARGET static void pack_b(const float *b, int ldb, int kc, int cols, float *bp)
 	}
 }
 
-/* Rows S[0], S[LD], .. S[7 LD] (8 columns of op(B)), depths D .. D+7, transposed into O [8][24]. */
-TARGET static inline void transpose8(const float *s, size_t ld, float *o)
-{
-	__m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + ld), r2 = _mm256_loadu_ps(s + 2 * ld),
-	       r3 = _mm256_loadu_ps(s + 3 * ld), r4 = _mm256_loadu_ps(s + 4 * ld), r5 = _mm256_loadu_ps(s + 5 * ld),
-	       r6 = _mm256_loadu_ps(s + 6 * ld), r7 = _mm256_loadu_ps(s + 7 * ld);
-	__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
-	       t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
-	       t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-	__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee),
-	       u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee),
-	       u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee),
-	       u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-	_mm256_store_ps(o, _mm256_permute2f128_ps(u0, u4, 0x20));
-	_mm256_store_ps(o + NR, _mm256_permute2f128_ps(u1, u5, 0x20));
-	_mm256_store_ps(o + 2 * NR, _mm256_permute2f128_ps(u2, u6, 0x20));
-	_mm256_store_ps(o + 3 * NR, _mm256_permute2f128_ps(u3, u7, 0x20));
-	_mm256_store_ps(o + 4 * NR, _mm256_permute2f128_ps(u0, u4, 0x31));
-	_mm256_store_ps(o + 5 * NR, _mm256_permute2f128_ps(u1, u5, 0x31));
-	_mm256_store_ps(o + 6 * NR, _mm256_permute2f128_ps(u2, u6, 0x31));
-	_mm256_store_ps(o + 7 * NR, _mm256_permute2f128_ps(u3, u7, 0x31));
-}
-
 /* The same from Bᵀ: B [n][k], so column c of op(B) is row c of B: 8 x 8 blocks transposed. */
 TARGET static void pack_bt(const float *b, int ldb, int kc, int cols, float *bp)
 {
+	const int NR = tiles()->nr;
 	for (int j = 0; j < cols; j += NR, bp += (size_t)kc * NR)
 		for (int c0 = 0; c0 < NR; c0 += 8) {
 			const float *s = b + (size_t)(j + c0) * ldb;
@@ -188,7 +293,7 @@ TARGET static void pack_bt(const float *b, int ldb, int kc, int cols, float *bp)
 					if (d % 16 == 0) /* 24 rows at once: more streams than the prefetcher follows */
 						for (int r = 0; r < 8; r++)
 							__builtin_prefetch(s + (size_t)r * ldb + d + PF);
-					transpose8(s + d, (size_t)ldb, o + (size_t)d * NR);
+					transpose8(s + d, (size_t)ldb, o + (size_t)d * NR, NR);
 				}
 			for (; d < kc; d++) /* the last depths, or columns past B's last row */
 				for (int c = 0; c < 8; c++)
@@ -253,13 +358,15 @@ static _Thread_local float part[MC * NC] __attribute__((aligned(64))), ap[MC * K
 TARGET static void block_tiles(const float *ablock, const float *bpanels, int mc, int nc, int kc, bool first,
 				bool ahead)
 {
-	int lines = kc * NR / 16, tiles = (mc + MR - 1) / MR, per = (lines + tiles - 1) / tiles;
+	const struct tile_kind *t = tiles();
+	const int MR = t->mr, NR = t->nr;
+	int lines = kc * NR / 16, count = (mc + MR - 1) / MR, per = (lines + count - 1) / count;
 	for (int j = 0; j < nc; j += NR) {
 		const float *panel = bpanels + (size_t)j * kc, *next = panel + (size_t)kc * NR;
 		for (int i = 0, l = 0; i < mc; i += MR) {
 			for (int q = 0; ahead && q < per && l < lines; q++, l++) /* spread over the panel's tiles */
 				__builtin_prefetch(next + (size_t)l * 16);
-			tile(ablock + (size_t)i * kc, panel, kc, part + (size_t)i * NC + j, first);
+			t->tile(ablock + (size_t)i * kc, panel, kc, part + (size_t)i * NC + j, first);
 		}
 	}
 }
@@ -302,6 +409,7 @@ static size_t packed_at(int j0, int d0, int k, int ncp)
 
 void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out)
 {
+	const int NR = tiles()->nr;
 	for (int j0 = 0; j0 < n; j0 += NC) {
 		int nc = n - j0 < NC ? n - j0 : NC, ncp = round_up(nc, NR);
 		for (int d0 = 0; d0 < k; d0 += KC) {
@@ -316,11 +424,13 @@ void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *o
 }
 
 /* A row or two of A against a packed copy: the copy read from start to end once, each element's chain
- * run on in ACC [m][LDACC] (LDACC: N in whole panels) in the order tile's runs it. The tiles would
- * compute 4 rows for these one or two, at 4.5 GFLOP/s on gpt2's 768 x 768 against streaming's 6. */
+ * run on in ACC [m][LDACC] (LDACC: N in whole panels) in the order tile's runs it, 24 columns of a
+ * panel at a time. The tiles would compute 4 rows for these one or two, at 4.5 GFLOP/s on gpt2's
+ * 768 x 768 against streaming's 6. */
 TARGET static void stream_packed(int m, int n, int k, const float *a, int lda, const float *packed, float *acc,
 				 int ldacc)
 {
+	const int NR = tiles()->nr;
 	memset(acc, 0, (size_t)m * ldacc * sizeof *acc);
 	for (int j0 = 0; j0 < n; j0 += NC) {
 		int nc = n - j0 < NC ? n - j0 : NC, ncp = round_up(nc, NR);
@@ -328,25 +438,26 @@ TARGET static void stream_packed(int m, int n, int k, const float *a, int lda, c
 			int kc = k - d0 < KC ? k - d0 : KC;
 			const float *panel = packed + packed_at(j0, d0, k, ncp);
 			for (int j = 0; j < ncp; j += NR, panel += (size_t)kc * NR)
-				for (int i = 0; i < m; i++) {
-					const float *x = a + (size_t)i * lda + d0, *w = panel;
-					float *o = acc + (size_t)i * ldacc + j0 + j;
-					__m256 c0 = _mm256_loadu_ps(o), c1 = _mm256_loadu_ps(o + 8), c2 = _mm256_loadu_ps(o + 16);
-					for (int d = 0; d < kc; d++, w += NR) {
-						__m256 v = _mm256_broadcast_ss(x + d);
-						c0 = _mm256_fmadd_ps(v, _mm256_load_ps(w), c0);
-						c1 = _mm256_fmadd_ps(v, _mm256_load_ps(w + 8), c1);
-						c2 = _mm256_fmadd_ps(v, _mm256_load_ps(w + 16), c2);
+				for (int i = 0; i < m; i++)
+					for (int q = 0; q < NR; q += 24) { /* row I, the panel's columns Q .. Q+24 */
+						const float *x = a + (size_t)i * lda + d0, *w = panel + q;
+						float *o = acc + (size_t)i * ldacc + j0 + j + q;
+						__m256 c0 = _mm256_loadu_ps(o), c1 = _mm256_loadu_ps(o + 8), c2 = _mm256_loadu_ps(o + 16);
+						for (int d = 0; d < kc; d++, w += NR) {
+							__m256 v = _mm256_broadcast_ss(x + d);
+							c0 = _mm256_fmadd_ps(v, _mm256_load_ps(w), c0);
+							c1 = _mm256_fmadd_ps(v, _mm256_load_ps(w + 8), c1);
+							c2 = _mm256_fmadd_ps(v, _mm256_load_ps(w + 16), c2);
+						}
+						_mm256_storeu_ps(o, c0), _mm256_storeu_ps(o + 8, c1), _mm256_storeu_ps(o + 16, c2);
 					}
-					_mm256_storeu_ps(o, c0), _mm256_storeu_ps(o + 8, c1), _mm256_storeu_ps(o + 16, c2);
-				}
 		}
 	}
 }
 
 /* A's packed copy (gemmkern.h): block I0 of MC rows at I0 · K (the blocks before it whole, MC x K
  * each); in it, depth block D0 at D0 · MCP (its rows rounded up to whole tiles); in that, pack_a's
- * [tile][kc][4]. */
+ * [tile][kc][MR]. */
 int gemmkern_pack_a_parts(int m, int k)
 {
 	return (m + MC - 1) / MC * ((k + KC - 1) / KC);
@@ -355,7 +466,7 @@ int gemmkern_pack_a_parts(int m, int k)
 void gemmkern_pack_a_part(int m, int k, const float *a, int lda, float *out, int piece)
 {
 	int depths = (k + KC - 1) / KC, i0 = piece / depths * MC, d0 = piece % depths * KC;
-	int mc = m - i0 < MC ? m - i0 : MC, mcp = round_up(mc, MR), kc = k - d0 < KC ? k - d0 : KC;
+	int mc = m - i0 < MC ? m - i0 : MC, mcp = round_up(mc, tiles()->mr), kc = k - d0 < KC ? k - d0 : KC;
 	pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, out + (size_t)i0 * k + (size_t)d0 * mcp);
 }
 
@@ -368,6 +479,7 @@ void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out)
 void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
 			   const float *packed, float beta, float *c, int ldc)
 {
+	const int MR = tiles()->mr, NR = tiles()->nr;
 	int ldacc = round_up(n, NR);
 	if (m <= STREAM_ROWS && (size_t)m * ldacc <= sizeof part / sizeof *part) {
 		stream_packed(m, n, k, a, lda, packed, part, ldacc);
@@ -435,10 +547,10 @@ void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int
 
 size_t gemmkern_packed_a_floats(int m, int k)
 {
-	return (size_t)k * (size_t)round_up(m, MR); /* whole tiles (MC is a multiple of MR) */
+	return tiles() ? (size_t)k * (size_t)round_up(m, tiles()->mr) : 0; /* whole tiles (MC: a multiple of MR) */
 }
 
 size_t gemmkern_packed_floats(int n, int k)
 {
-	return (size_t)k * (size_t)round_up(n, NR); /* whole panels (NC is a multiple of NR) */
+	return tiles() ? (size_t)k * (size_t)round_up(n, tiles()->nr) : 0; /* whole panels (NC: a multiple of NR) */
 }

@@ -1,5 +1,6 @@
-/* gemmkern.h -- attnscope's own single-threaded sgemm for CPUs with AVX2 and FMA (private to the
- * engine: gemm.c runs it as a third library beside OpenBLAS and oneDNN, chosen by measurement).
+/* gemmkern.h -- attnscope's own single-threaded sgemm for CPUs with AVX2 and FMA, in tiles of AVX-512
+ * where the CPU has it (private to the engine: gemm.c runs it as a third library beside OpenBLAS and
+ * oneDNN, chosen by measurement).
  *
  * Why a kernel of our own: OpenBLAS's sums depend on where a row sits among the call's rows (token
  * reuse then works in blocks of 12 rows), and at the 8-32 rows of a keystroke's forward its
@@ -13,11 +14,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The kernel's version, in the GEMM cache's key (gemmtune.h): a new kernel is measured again. */
-#define GEMMKERN_VERSION "AVX2 4x24 v2"
-
 /* True when the CPU runs the kernel (AVX2 and FMA, and the OS saves the AVX registers). */
 bool gemmkern_available(void);
+
+/* The kernel's tiles and version, in the GEMM cache's key (gemmtune.h: a new kernel is measured
+ * again): "AVX-512 8x48 v1" where the CPU has AVX-512F, else "AVX2 4x24 v2" ("none" without AVX2).
+ * Both give every element the very same bits; only the layout of the packed copies differs. */
+const char *gemmkern_version(void);
+
+/* Run the tiles NAME ("avx2" or "avx512") instead of the widest the CPU runs: false, and no change,
+ * when the CPU lacks them or NAME is neither. Only before the first product or packed copy (the
+ * copies' layout follows the tiles): ATTNSCOPE_GEMM_KERNEL (gemm.c), and the tests of both. */
+bool gemmkern_use(const char *name);
 
 /* Row-major C[m][n] = ALPHA · A[m][k] · op(B) + BETA · C, as gemm() (gemm.h): op(B) = Bᵀ when
  * TRANS_B (B [n][k], a torch Linear's weight), else B ([k][n], GPT-2's Conv1D). Only when
@@ -28,7 +36,7 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 		    int ldb, float beta, float *c, int ldc);
 
 #define GEMMKERN_KC 128 /* depths per block (the chains run on through memory between blocks) */
-#define GEMMKERN_NC 192 /* columns per block, a multiple of the tiles' 24 */
+#define GEMMKERN_NC 192 /* columns per block, a multiple of the tiles' 24 and 48 */
 
 /* A packed copy of op(B) [k][n]: the order the kernel reads it in, built once (for a weight used
  * by many forward passes) instead of in every call. At 32 rows, where copying a weight tile cost a

@@ -353,23 +353,15 @@ void ops_softcap(float *s, size_t count, float cap)
 }
 
 #if defined(OPS_VECTOR) && defined(HAVE_LIBMVEC)
-/* exp(X[j] - MX) in place for COUNT values, 16 lanes at a time; their sum (the lanes' sums added at
- * the end, then the tail's values). */
-__attribute__((target("avx512f"))) static float ops_exp_sum16(float *x, int count, float mx)
+/* exp(X[j] - MX) in place for COUNT values, 16 lanes at a time. */
+__attribute__((target("avx512f"))) static void ops_exp16(float *x, int count, float mx)
 {
-	__m512 m = _mm512_set1_ps(mx), acc = _mm512_setzero_ps();
+	__m512 m = _mm512_set1_ps(mx);
 	int j = 0;
-	for (; j + 16 <= count; j += 16) {
-		__m512 e = _ZGVeN16v_expf(_mm512_sub_ps(_mm512_loadu_ps(x + j), m));
-		_mm512_storeu_ps(x + j, e);
-		acc = _mm512_add_ps(acc, e);
-	}
-	float sum = _mm512_reduce_add_ps(acc);
-	for (; j < count; j++) {
+	for (; j + 16 <= count; j += 16)
+		_mm512_storeu_ps(x + j, _ZGVeN16v_expf(_mm512_sub_ps(_mm512_loadu_ps(x + j), m)));
+	for (; j < count; j++)
 		x[j] = expf(x[j] - mx);
-		sum += x[j];
-	}
-	return sum;
 }
 
 #endif
@@ -425,9 +417,18 @@ static float ops_row_max(const float *row, int lo, int hi)
 	return mx;
 }
 
-/* exp(ROW[j] - MX) in place for J = LO..HI. */
-static void ops_exp_shifted(float *row, int lo, int hi, float mx)
+/* exp(ROW[j] - MX) in place for J = LO..HI. WIDE: the AVX-512 path may run (the plain softmax, as
+ * measured with oneDNN's products; not the one with a sink). */
+static void ops_exp_shifted(float *row, int lo, int hi, float mx, bool wide)
 {
+#if defined(OPS_VECTOR) && defined(HAVE_LIBMVEC)
+	if (ops_path() == OPS_AVX512 && wide) {
+		ops_exp16(row + lo, hi - lo + 1, mx);
+		return;
+	}
+#else
+	(void)wide;
+#endif
 #ifdef OPS_VECTOR
 	if (ops_path() == OPS_AVX2) {
 		vecmath_expf_shifted_n(row + lo, (size_t)(hi - lo + 1), mx);
@@ -462,19 +463,13 @@ static void ops_sums_in_order(float *const row[], const int lo[], const int hi[]
 			sum[r] += row[r][i];
 }
 
-/* exp(ROW[j] - MX) in place for J = LO..HI; their sum (a softmax's, index by index but on the
- * AVX-512 path). WIDE: the AVX-512 path may run (the plain softmax, as measured with oneDNN's
- * products). */
+/* exp(ROW[j] - MX) in place for J = LO..HI; their sum (a softmax's, index by index on every path:
+ * the AVX-512 path's 16 lanes summed apart changed the reciprocal, and so a third of the
+ * probabilities by an ulp, against the scalar path's). WIDE: as ops_exp_shifted. */
 static float ops_exp_sum(float *row, int lo, int hi, float mx, bool wide)
 {
-#if defined(OPS_VECTOR) && defined(HAVE_LIBMVEC)
-	if (ops_path() == OPS_AVX512 && wide && hi - lo + 1 >= 16)
-		return ops_exp_sum16(row + lo, hi - lo + 1, mx);
-#else
-	(void)wide;
-#endif
 	float sum;
-	ops_exp_shifted(row, lo, hi, mx);
+	ops_exp_shifted(row, lo, hi, mx, wide);
 	ops_sums_in_order(&row, &lo, &hi, 1, &sum);
 	return sum;
 }
@@ -508,15 +503,8 @@ void ops_softmax_rows(float *s, int n, int rows, const int *lo, const int *hi)
 		float *row[4], sum[4];
 		for (int r = 0; r < k; r++)
 			row[r] = s + (size_t)(r0 + r) * n;
-#if defined(OPS_VECTOR) && defined(HAVE_LIBMVEC)
-		if (ops_path() == OPS_AVX512) { /* libmvec's lanes sum apart */
-			for (int r = 0; r < k; r++)
-				ops_softmax_range(row[r], n, lo[r0 + r], hi[r0 + r]);
-			continue;
-		}
-#endif
 		for (int r = 0; r < k; r++)
-			ops_exp_shifted(row[r], lo[r0 + r], hi[r0 + r], ops_row_max(row[r], lo[r0 + r], hi[r0 + r]));
+			ops_exp_shifted(row[r], lo[r0 + r], hi[r0 + r], ops_row_max(row[r], lo[r0 + r], hi[r0 + r]), true);
 		ops_sums_in_order(row, lo + r0, hi + r0, k, sum);
 		for (int r = 0; r < k; r++)
 			ops_softmax_finish(row[r], n, lo[r0 + r], hi[r0 + r], sum[r]);
