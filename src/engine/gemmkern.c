@@ -3,7 +3,8 @@
  *
  * One kernel of outer products: a tile of MR rows of A against NR columns of op(B) keeps its
  * elements in registers (AVX2: 4 x 24, 12 accumulators of 8 floats; AVX-512: 8 x 48, 24 of 16,
- * twice the width and twice the rows); each element of C is one chain of fused multiply-adds in depth order,
+ * twice the width and twice the rows; 8 x 32 where a call packs B itself and 32 wide leaves fewer
+ * padding columns, as a head's 64 values); each element of C is one chain of fused multiply-adds in depth order,
  * carried from one depth block to the next through memory (a float stored and loaded back is the
  * same float). Both operands are copied first into the order the kernel reads them (as every fast
  * GEMM does): A's block as [depth][MR rows] per tile, op(B)'s as [depth][NR columns] per panel,
@@ -17,7 +18,8 @@
  * a panel of B (KC x NR floats, 12 or 24 KB) stays in L1 while the tiles of A's block (48 KB) come from
  * L2 (with KC 256 the panel and a tile of A no longer both fitted in L1 once the next panel was
  * fetched: a 32-row call from a packed copy ran at 65-70 GFLOP/s, against 83-86 with KC 128). With
- * B copied once per block of MC rows, up to MC rows read the weights once. A copy of B packed
+ * B copied once per block of MC rows, up to MC rows read the weights once (at most KC depths, as a
+ * head's scores: once per call). A copy of B packed
  * beforehand (gemmkern_pack: a weight, kept) is laid out in the order the blocks read it.
  * A row or two against B [k][n] (the one new token of a causal text's keystroke, GPT-2's layout)
  * skip the tiles: B streams a whole row of the call at a time, each element's chain run on in
@@ -66,6 +68,9 @@ struct tile_kind {
 	const char *version; /* in the GEMM cache's key */
 	int mr, nr;          /* rows of A, columns of op(B) */
 	void (*tile)(const float *ap, const float *bp, int kc, float *p, bool first);
+	/* Narrower tiles of the same rows for a call that packs B itself (no layout to keep), where
+	 * they compute fewer padding columns: a head's 64 values (48 + 48 wide computed 96 of them). */
+	const struct tile_kind *narrow;
 };
 
 #ifdef GEMMKERN_X86
@@ -142,8 +147,30 @@ TARGET512 static void tile_avx512(const float *ap, const float *bp, int kc, floa
 	ROW512_STORE(4), ROW512_STORE(5), ROW512_STORE(6), ROW512_STORE(7);
 }
 
-static const struct tile_kind tiles_avx2 = {"avx2", "AVX2 4x24 v2", 4, 24, tile_avx2},
-			      tiles_avx512 = {"avx512", "AVX-512 8x48 v1", 8, 48, tile_avx512};
+/* 8 rows x 32 columns, 16 accumulators: the narrow tiles of calls that pack B themselves. */
+#define ROW32_LOAD(r)                                                                                              \
+	c##r##0 = first ? _mm512_setzero_ps() : _mm512_loadu_ps(p + (r) * NC),                                     \
+	c##r##1 = first ? _mm512_setzero_ps() : _mm512_loadu_ps(p + (r) * NC + 16)
+#define ROW32_FMA(r) x = _mm512_set1_ps(ap[r]), c##r##0 = _mm512_fmadd_ps(x, w0, c##r##0), c##r##1 = _mm512_fmadd_ps(x, w1, c##r##1)
+#define ROW32_STORE(r) _mm512_storeu_ps(p + (r) * NC, c##r##0), _mm512_storeu_ps(p + (r) * NC + 16, c##r##1)
+
+TARGET512 static void tile_avx512_32(const float *ap, const float *bp, int kc, float *p, bool first)
+{
+	__m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71, x;
+	ROW32_LOAD(0), ROW32_LOAD(1), ROW32_LOAD(2), ROW32_LOAD(3);
+	ROW32_LOAD(4), ROW32_LOAD(5), ROW32_LOAD(6), ROW32_LOAD(7);
+	for (int d = 0; d < kc; d++, bp += 32, ap += 8) {
+		__m512 w0 = _mm512_loadu_ps(bp), w1 = _mm512_loadu_ps(bp + 16);
+		ROW32_FMA(0), ROW32_FMA(1), ROW32_FMA(2), ROW32_FMA(3);
+		ROW32_FMA(4), ROW32_FMA(5), ROW32_FMA(6), ROW32_FMA(7);
+	}
+	ROW32_STORE(0), ROW32_STORE(1), ROW32_STORE(2), ROW32_STORE(3);
+	ROW32_STORE(4), ROW32_STORE(5), ROW32_STORE(6), ROW32_STORE(7);
+}
+
+static const struct tile_kind tiles_avx512_32 = {"avx512", "AVX-512 8x32", 8, 32, tile_avx512_32, NULL},
+			      tiles_avx2 = {"avx2", "AVX2 4x24 v2", 4, 24, tile_avx2, NULL},
+			      tiles_avx512 = {"avx512", "AVX-512 8x48 v2", 8, 48, tile_avx512, &tiles_avx512_32};
 
 /* The widest the CPU runs (libgcc's test includes the OS saving the registers). */
 static const struct tile_kind *tiles_widest(void)
@@ -232,9 +259,9 @@ TARGET static void transpose8(const float *s, size_t ld, float *o, int ldo)
 }
 
 /* ROWS rows x KC depths of A (LDA apart) into AP, tile by tile: [tile][kc][MR], zero past ROWS. */
-TARGET static void pack_a(const float *a, int lda, int rows, int kc, float *ap)
+TARGET static void pack_a(const struct tile_kind *t, const float *a, int lda, int rows, int kc, float *ap)
 {
-	const int MR = tiles()->mr;
+	const int MR = t->mr;
 	for (int i = 0; i < rows; i += MR, ap += (size_t)kc * MR) {
 		const float *r0 = a + (size_t)i * lda;
 		int d = 0;
@@ -256,16 +283,16 @@ TARGET static void pack_a(const float *a, int lda, int rows, int kc, float *ap)
 				_mm256_storeu_ps(o + 24, _mm256_permute2f128_ps(u2, u3, 0x31));
 			}
 		for (; d < kc; d++) /* the last depths, or a tile past A's last row */
-			for (int t = 0; t < MR; t++)
-				ap[(size_t)d * MR + t] = i + t < rows ? r0[(size_t)t * lda + d] : 0.0f;
+			for (int r = 0; r < MR; r++)
+				ap[(size_t)d * MR + r] = i + r < rows ? r0[(size_t)r * lda + d] : 0.0f;
 	}
 }
 
 /* KC depths x COLS columns of B [k][n] (from its block's first depth and column) into BP, panel by
  * panel: [panel][kc][NR], zero past COLS. */
-TARGET static void pack_b(const float *b, int ldb, int kc, int cols, float *bp)
+TARGET static void pack_b(const struct tile_kind *t, const float *b, int ldb, int kc, int cols, float *bp)
 {
-	const int NR = tiles()->nr;
+	const int NR = t->nr;
 	int panels = (cols + NR - 1) / NR, whole = cols / 8 * 8; /* columns in whole vectors */
 	for (int d = 0; d < kc; d++, b += ldb) { /* a row of the block at a time: its bytes are contiguous */
 		for (int c = 0; c < cols; c += 16)
@@ -280,9 +307,9 @@ TARGET static void pack_b(const float *b, int ldb, int kc, int cols, float *bp)
 }
 
 /* The same from Bᵀ: B [n][k], so column c of op(B) is row c of B: 8 x 8 blocks transposed. */
-TARGET static void pack_bt(const float *b, int ldb, int kc, int cols, float *bp)
+TARGET static void pack_bt(const struct tile_kind *t, const float *b, int ldb, int kc, int cols, float *bp)
 {
-	const int NR = tiles()->nr;
+	const int NR = t->nr;
 	for (int j = 0; j < cols; j += NR, bp += (size_t)kc * NR)
 		for (int c0 = 0; c0 < NR; c0 += 8) {
 			const float *s = b + (size_t)(j + c0) * ldb;
@@ -346,6 +373,12 @@ TARGET static void stream_rows(int m, int n, int k, const float *a, int lda, con
 	}
 }
 
+/* The columns N computed in tiles NR wide: each block of NC rounded up to whole panels. */
+static int padded_columns(int n, int nr)
+{
+	return n / NC * NC + round_up(n % NC, nr);
+}
+
 /* Running sums and copies of the blocks, one set per thread (360 KB). */
 static _Thread_local float part[MC * NC] __attribute__((aligned(64))), ap[MC * KC] __attribute__((aligned(64))),
 	bp[KC * NC] __attribute__((aligned(64)));
@@ -355,10 +388,9 @@ static _Thread_local float part[MC * NC] __attribute__((aligned(64))), ap[MC * K
  * a packed copy the panels come from memory (the first block of rows) or L2 and L3 (the others): the
  * next one is fetched while the current one's tiles run (AHEAD; for every block of rows: at 512 rows
  * 1-3 % faster than for the first alone). */
-TARGET static void block_tiles(const float *ablock, const float *bpanels, int mc, int nc, int kc, bool first,
-				bool ahead)
+TARGET static void block_tiles(const struct tile_kind *t, const float *ablock, const float *bpanels, int mc, int nc,
+				int kc, bool first, bool ahead)
 {
-	const struct tile_kind *t = tiles();
 	const int MR = t->mr, NR = t->nr;
 	int lines = kc * NR / 16, count = (mc + MR - 1) / MR, per = (lines + count - 1) / count;
 	for (int j = 0; j < nc; j += NR) {
@@ -379,6 +411,9 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 		store_c(m, n, part, n, alpha, beta, c, ldc);
 		return;
 	}
+	const struct tile_kind *t = tiles();
+	if (t->narrow && padded_columns(n, t->narrow->nr) * 11 < padded_columns(n, t->nr) * 10)
+		t = t->narrow; /* the wide tiles run faster: only for 10 % fewer columns */
 	for (int j0 = 0; j0 < n; j0 += NC) {
 		int nc = n - j0 < NC ? n - j0 : NC;
 		for (int i0 = 0; i0 < m; i0 += MC) {
@@ -387,12 +422,13 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 				memset(part, 0, sizeof part);
 			for (int d0 = 0; d0 < k; d0 += KC) {
 				int kc = k - d0 < KC ? k - d0 : KC;
-				if (trans_b)
-					pack_bt(b + (size_t)j0 * ldb + d0, ldb, kc, nc, bp);
-				else
-					pack_b(b + (size_t)d0 * ldb + j0, ldb, kc, nc, bp);
-				pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
-				block_tiles(ap, bp, mc, nc, kc, d0 == 0, false);
+				bool copied = i0 > 0 && k <= KC; /* one block of depths: the same copy for every block of rows */
+				if (trans_b && !copied)
+					pack_bt(t, b + (size_t)j0 * ldb + d0, ldb, kc, nc, bp);
+				else if (!copied)
+					pack_b(t, b + (size_t)d0 * ldb + j0, ldb, kc, nc, bp);
+				pack_a(t, a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
+				block_tiles(t, ap, bp, mc, nc, kc, d0 == 0, false);
 			}
 			store_c(mc, nc, part, NC, alpha, beta, c + (size_t)i0 * ldc + j0, ldc);
 		}
@@ -409,16 +445,17 @@ static size_t packed_at(int j0, int d0, int k, int ncp)
 
 void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out)
 {
-	const int NR = tiles()->nr;
+	const struct tile_kind *t = tiles();
+	const int NR = t->nr;
 	for (int j0 = 0; j0 < n; j0 += NC) {
 		int nc = n - j0 < NC ? n - j0 : NC, ncp = round_up(nc, NR);
 		for (int d0 = 0; d0 < k; d0 += KC) {
 			int kc = k - d0 < KC ? k - d0 : KC;
 			float *o = out + packed_at(j0, d0, k, ncp);
 			if (trans_b)
-				pack_bt(b + (size_t)j0 * ldb + d0, ldb, kc, nc, o);
+				pack_bt(t, b + (size_t)j0 * ldb + d0, ldb, kc, nc, o);
 			else
-				pack_b(b + (size_t)d0 * ldb + j0, ldb, kc, nc, o);
+				pack_b(t, b + (size_t)d0 * ldb + j0, ldb, kc, nc, o);
 		}
 	}
 }
@@ -467,7 +504,7 @@ void gemmkern_pack_a_part(int m, int k, const float *a, int lda, float *out, int
 {
 	int depths = (k + KC - 1) / KC, i0 = piece / depths * MC, d0 = piece % depths * KC;
 	int mc = m - i0 < MC ? m - i0 : MC, mcp = round_up(mc, tiles()->mr), kc = k - d0 < KC ? k - d0 : KC;
-	pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, out + (size_t)i0 * k + (size_t)d0 * mcp);
+	pack_a(tiles(), a + (size_t)i0 * lda + d0, lda, mc, kc, out + (size_t)i0 * k + (size_t)d0 * mcp);
 }
 
 void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out)
@@ -498,8 +535,8 @@ void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int
 				if (apacked)
 					ablock = apacked + (size_t)i0 * k + (size_t)d0 * mcp;
 				else
-					pack_a(a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
-				block_tiles(ablock, packed + packed_at(j0, d0, k, ncp), mc, nc, kc, d0 == 0, true);
+					pack_a(tiles(), a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
+				block_tiles(tiles(), ablock, packed + packed_at(j0, d0, k, ncp), mc, nc, kc, d0 == 0, true);
 			}
 			store_c(mc, nc, part, NC, alpha, beta, c + (size_t)i0 * ldc + j0, ldc);
 		}
