@@ -78,6 +78,19 @@ else
 		expect_grep "ATTNSCOPE_GEMM_KERNEL=avx2: in the key" "$TMP/out" "attnscope AVX2 4x24 v2, weights packed\$"
 		ATTNSCOPE_GEMM_KERNEL=sse ATTNSCOPE_GEMM=attnscope gemm_verbose
 		expect_grep "ATTNSCOPE_GEMM_KERNEL=sse" "$TMP/err" "ATTNSCOPE_GEMM_KERNEL=sse: not avx2, avx512 or auto, or the CPU lacks it; the widest"
+		# a measured choice whose libraries keep no block of rows goes to the kernel (token reuse): a
+		# head's scores on OpenBLAS, as the cache can say; where OpenBLAS keeps a block (12 on AMD Zen)
+		# that block is kept
+		ATTNSCOPE_GEMM=auto gemm_verbose
+		sed -i 's/^class 0 [a-z]* /class 0 openblas /; s/^class \([12]\) [a-z]* /class \1 attnscope /' "$G"
+		ATTNSCOPE_GEMM=auto gemm_verbose
+		expect_grep "scores on OpenBLAS: read" "$TMP/out" "read from the cache"
+		expect_grep "scores on OpenBLAS: token reuse" "$TMP/out" "rows block of token reuse: [1-9]"
+		if grep -q "OpenBLAS's sums vary with the row count here" "$TMP/err"; then
+			expect_eq "scores on OpenBLAS, its sums varying: the kernel's classes" "$(classes attnscope)" 3
+			expect_grep "scores on OpenBLAS, its sums varying: every token reused" "$TMP/out" "rows block of token reuse: 1\$"
+		fi
+		rm -f "$G"
 	fi
 fi
 ATTNSCOPE_GEMM=fast gemm_verbose; expect_grep "ATTNSCOPE_GEMM=fast" "$TMP/err" "ATTNSCOPE_GEMM=fast is not openblas, dnnl, attnscope or auto: auto"

@@ -206,7 +206,7 @@ static void gemm_note(const char *fmt, const char *a, const char *b)
 	fprintf(stderr, "attnscope: %s\n", tune_note + used);
 }
 
-static void gemm_measure_rows(void);
+static void gemm_measure_rows(bool measured);
 
 static void gemm_tune_init(void)
 {
@@ -268,7 +268,7 @@ static void gemm_tune_init(void)
 				gemm_note("GEMM cache %s not written (%s)", tune_path, why);
 		}
 	}
-	gemm_measure_rows();
+	gemm_measure_rows(forced < 0);
 	gemm_serial_end();
 }
 
@@ -418,9 +418,13 @@ static bool gemm_probe_keys(const float *a, const float *b, float *whole, float 
 	return memcmp(whole, part, (size_t)ROWS * D * sizeof(float)) == 0;
 }
 
-/* The row block of the classes' libraries; called within gemm_tune_init. A class on oneDNN that
- * spoils every block goes back to OpenBLAS (said in the note): token reuse is kept. */
-static void gemm_measure_rows(void)
+/* The row block of the classes' libraries; called within gemm_tune_init. Where no block keeps the
+ * sums of the libraries chosen by measurement (MEASURED), every class goes to attnscope's kernel,
+ * whose sums depend on the depth alone, when the CPU runs it; else the classes on oneDNN go to
+ * OpenBLAS (said in the note): token reuse is kept. On an Intel Xeon with AVX-512 neither oneDNN's
+ * nor OpenBLAS 0.3.21's SkylakeX kernels kept any block beside the kernel's, and the measurement put
+ * a head's scores on either of them by a few per cent. */
+static void gemm_measure_rows(bool measured)
 {
 	static const int blocks[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48};
 	static const struct {
@@ -439,8 +443,8 @@ static void gemm_measure_rows(void)
 		s = s * 1664525u + 1013904223u;
 		a[i] = (float)(s >> 8) / 8388608.0f - 1.0f; /* [-1, 1) */
 	}
-	bool keys_free = gemm_probe_keys(a, b, whole, part);
 	for (int attempt = 0; attempt < 2 && !row_block; attempt++) {
+		bool keys_free = gemm_probe_keys(a, b, whole, part);
 		for (size_t i = keys_free ? 0 : 1; i < sizeof blocks / sizeof blocks[0] && !row_block; i++) {
 			bool all = true;
 			for (size_t j = 0; j < sizeof shapes / sizeof shapes[0] && all; j++)
@@ -453,11 +457,14 @@ static void gemm_measure_rows(void)
 		 * short texts (a model of 16 positions) nothing to reuse */
 		if (row_block > 1 && GEMM_KEYS_ROWS % row_block == 0 && !gemm_uses(GEMM_LIB_OPENBLAS))
 			row_block = GEMM_KEYS_ROWS;
-		if (row_block || !gemm_uses(GEMM_LIB_DNNL))
+		bool own = measured && gemmkern_available() && (gemm_uses(GEMM_LIB_DNNL) || gemm_uses(GEMM_LIB_OPENBLAS));
+		if (row_block || (!gemm_uses(GEMM_LIB_DNNL) && !own))
 			break;
+		const char *lib = gemm_uses(GEMM_LIB_DNNL) ? "oneDNN" : "OpenBLAS";
 		for (int c = 0; c < GEMM_CLASSES; c++)
-			tune.lib[c] = GEMM_LIB_OPENBLAS;
-		gemm_note("oneDNN's sums vary with the row count here%s%s: OpenBLAS for every class (token reuse)", "", "");
+			tune.lib[c] = own ? GEMM_LIB_OWN : GEMM_LIB_OPENBLAS;
+		gemm_note("%s's sums vary with the row count here: %s for every class (token reuse)", lib,
+			  own ? "attnscope's kernel" : "OpenBLAS");
 	}
 	free(a);
 }
