@@ -222,8 +222,9 @@ static void gemm_tune_init(void)
 			  kernel, "");
 	if (gemmkern_available())
 		available |= 1u << GEMM_LIB_OWN;
-	char own[80]; /* the kernel, and how it is timed (gemm_tune_run): a cache timed otherwise is measured again */
-	snprintf(own, sizeof own, "%s, weights packed", gemmkern_version());
+	char own[96]; /* the kernel, how it is timed (gemm_tune_run) and kept (gemmtune.c, OWN_MARGIN_SCORES): a cache
+		       * timed or chosen otherwise is measured again */
+	snprintf(own, sizeof own, "%s, weights packed, scores kept within 25 %%", gemmkern_version());
 	gemmtune_key(isa, available >> GEMM_LIB_OWN & 1 ? own : NULL, tune.key, sizeof tune.key);
 	gemmtune_path(tune_path, sizeof tune_path);
 	const char *env = getenv("ATTNSCOPE_GEMM");
