@@ -2,7 +2,7 @@
  * gemmkern.h, both layouts (op(B) = Bᵀ with B [n][k], or B [k][n]), with each kind of tiles the CPU
  * runs (AVX2's 4 x 24; AVX-512's 8 x 48 where the CPU has it: every test once per kind):
  *   - close to a sum in double, within a bound grown with k, over shapes on and around the kernel's
- *     tiles (4 x 24, 8 x 48) and blocks (96 rows, 192 columns, 256 depths), with strided and unaligned
+ *     tiles (4 x 24, 8 x 48) and blocks (96 or 128 rows, 192 columns, 256 depths), with strided and unaligned
  *     operands, alpha 1 or not, beta 0 (C not read), 1 or other; C outside its m x n untouched;
  *   - bit for bit the documented order: one chain of fmaf in depth order from 0, then alpha · sum
  *     (alpha ≠ 1), then + C (beta 1) or + beta · C (beta ≠ 0), each step rounded;
@@ -165,18 +165,18 @@ static bool cpu_ok(const char *test)
 	return false;
 }
 
-static const int ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 95, 96, 97, 100, 200};
+static const int ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 13, 95, 96, 97, 100, 128, 129, 200};
 static const int ns[] = {1, 5, 8, 23, 24, 25, 47, 48, 64, 100, 191, 192, 193, 400};
 static const int ks[] = {0, 1, 7, 8, 9, 63, 64, 255, 256, 257, 300, 600};
 #define COUNT(x) ((int)(sizeof(x) / sizeof(x)[0]))
 
 /* Whether a large call's element (I, J) of M x N is compared with a reference (every element's would
  * take minutes under valgrind): in the first and last rows and columns, either side of the blocks'
- * edges (96 rows, 192 columns) and the panels' (24 columns), and every 7th row and 5th column (prime
+ * edges (96 or 128 rows, 192 columns) and the panels' (24 columns), and every 7th row and 5th column (prime
  * to 4, 8 and 24: every place in a tile, a vector and a panel, in turn). */
 static bool element_sampled(int i, int j, int m, int n)
 {
-	bool row = i < 5 || i >= m - 5 || i % 96 < 3 || i % 96 > 92 || i % 7 == 0;
+	bool row = i < 5 || i >= m - 5 || i % 96 < 3 || i % 96 > 92 || i % 128 < 3 || i % 128 > 124 || i % 7 == 0;
 	bool col = j < 3 || j >= n - 3 || j % 192 < 3 || j % 192 > 188 || j % 24 == 0 || j % 24 == 23 || j % 5 == 0;
 	return row && col;
 }
@@ -320,14 +320,15 @@ static void assert_rows_alone(const struct call *t, int r0, int r1)
 	free(c.base);
 }
 
-/* 200 rows: blocks of 96 at 0, 96, 192; tiles of 4. Two depth blocks, a full and a partial panel. */
+/* 200 rows: blocks of 96 at 0, 96, 192 (AVX2) or of 128 at 0, 128 (AVX-512); tiles of 4 or 8. Two
+ * depth blocks, a full and a partial panel. */
 START_TEST(test_rows_independent)
 {
 	if (!cpu_ok("rows"))
 		return;
 	struct call t = call_new(_i, 200, 40, 300, 0.3f, 0.7f, 3, 5, 42);
 	call_run(&t);
-	static const int from[] = {1, 2, 3, 5, 94, 95, 96, 97, 98, 150, 191, 192, 193, 199};
+	static const int from[] = {1, 2, 3, 5, 94, 95, 96, 97, 98, 127, 128, 129, 150, 191, 192, 193, 199};
 	for (int r = 0; r < COUNT(from); r++)
 		assert_rows_alone(&t, from[r], t.m);
 	static const int ranges[][2] = {{0, 1}, {3, 4}, {95, 96}, {96, 97}, {5, 9}, {90, 101}, {0, 97}, {7, 192}};
