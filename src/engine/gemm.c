@@ -195,7 +195,8 @@ static char tune_path[4096], tune_how[200], tune_note[600];
 static int row_block;
 static pthread_once_t tune_once = PTHREAD_ONCE_INIT;
 
-static void gemm_note(const char *fmt, const char *a, const char *b)
+/* A note for --version --verbose; on stderr too when LOUD (what the user asked for was not done). */
+static void gemm_note_as(bool loud, const char *fmt, const char *a, const char *b)
 {
 	size_t used = strlen(tune_note);
 	if (used)
@@ -203,7 +204,13 @@ static void gemm_note(const char *fmt, const char *a, const char *b)
 	if (used >= sizeof tune_note)
 		return;
 	snprintf(tune_note + used, sizeof tune_note - used, fmt, a, b);
-	fprintf(stderr, "attnscope: %s\n", tune_note + used);
+	if (loud)
+		fprintf(stderr, "attnscope: %s\n", tune_note + used);
+}
+
+static void gemm_note(const char *fmt, const char *a, const char *b)
+{
+	gemm_note_as(true, fmt, a, b);
 }
 
 static void gemm_measure_rows(bool measured);
@@ -464,8 +471,10 @@ static void gemm_measure_rows(bool measured)
 		const char *lib = gemm_uses(GEMM_LIB_DNNL) ? "oneDNN" : "OpenBLAS";
 		for (int c = 0; c < GEMM_CLASSES; c++)
 			tune.lib[c] = own ? GEMM_LIB_OWN : GEMM_LIB_OPENBLAS;
-		gemm_note("%s's sums vary with the row count here: %s for every class (token reuse)", lib,
-			  own ? "attnscope's kernel" : "OpenBLAS");
+		/* to the kernel: as fast within the margins, and every token reused, so only in the note (it
+		 * is made on every start: a line on stderr each time broke every caller's clean output) */
+		gemm_note_as(!own, "%s's sums vary with the row count here: %s for every class (token reuse)", lib,
+			     own ? "attnscope's kernel" : "OpenBLAS");
 	}
 	free(a);
 }
