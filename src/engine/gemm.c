@@ -229,9 +229,10 @@ static void gemm_tune_init(void)
 			  kernel, "");
 	if (gemmkern_available())
 		available |= 1u << GEMM_LIB_OWN;
-	char own[96]; /* the kernel, how it is timed (gemm_tune_run) and kept (gemmtune.c, OWN_MARGIN_SCORES): a cache
-		       * timed or chosen otherwise is measured again */
-	snprintf(own, sizeof own, "%s, weights packed, scores kept within 25 %%", gemmkern_version());
+	char own[96]; /* the kernel, how it is timed (gemm_tune_run) and kept (GEMMTUNE_MARGIN_SCORES): a
+		       * cache timed or chosen otherwise is measured again */
+	snprintf(own, sizeof own, "%s, weights packed, scores kept within %.0f %%", gemmkern_version(),
+		 (GEMMTUNE_MARGIN_SCORES - 1) * 100);
 	gemmtune_key(isa, available >> GEMM_LIB_OWN & 1 ? own : NULL, tune.key, sizeof tune.key);
 	gemmtune_path(tune_path, sizeof tune_path);
 	const char *env = getenv("ATTNSCOPE_GEMM");
@@ -504,9 +505,11 @@ static void gemm_backend_once(void)
 	for (int l = 0; l < GEMM_LIBS; l++)
 		if (gemm_uses((enum gemm_lib)l)) {
 			const char *title = gemmtune_lib_title((enum gemm_lib)l);
-			if (l == GEMM_LIB_OWN)
-				title = strncmp(gemmkern_version(), "AVX-512", 7) == 0 ? "attnscope's AVX-512 kernel"
-											 : "attnscope's AVX2 kernel";
+			char own[40];
+			if (l == GEMM_LIB_OWN) {
+				snprintf(own, sizeof own, "attnscope's %s kernel", gemmkern_isa());
+				title = own;
+			}
 #ifdef GEMM_DNNL
 			if (l == GEMM_LIB_DNNL && dnnl_avx512())
 				title = "oneDNN (AVX-512)";

@@ -65,6 +65,7 @@ static inline int round_up(int x, int unit)
  * element's chain continued from P (from 0 when FIRST). */
 struct tile_kind {
 	const char *name;    /* as gemmkern_use takes it */
+	const char *isa;     /* as gemmkern_isa gives it */
 	const char *version; /* in the GEMM cache's key */
 	int mr, nr;          /* rows of A, columns of op(B) */
 	int mc;              /* rows of C per block, a multiple of MR: the rows that read a panel of B while
@@ -171,9 +172,10 @@ TARGET512 static void tile_avx512_32(const float *ap, const float *bp, int kc, f
 	ROW32_STORE(4), ROW32_STORE(5), ROW32_STORE(6), ROW32_STORE(7);
 }
 
-static const struct tile_kind tiles_avx512_32 = {"avx512", "AVX-512 8x32", 8, 32, 128, tile_avx512_32, NULL},
-			      tiles_avx2 = {"avx2", "AVX2 4x24 v2", 4, 24, 96, tile_avx2, NULL},
-			      tiles_avx512 = {"avx512", "AVX-512 8x48 v3", 8, 48, 128, tile_avx512, &tiles_avx512_32};
+static const struct tile_kind tiles_avx512_32 = {"avx512", "AVX-512", "AVX-512 8x32", 8, 32, 128, tile_avx512_32, NULL},
+			      tiles_avx2 = {"avx2", "AVX2", "AVX2 4x24 v2", 4, 24, 96, tile_avx2, NULL},
+			      tiles_avx512 = {"avx512", "AVX-512", "AVX-512 8x48 v3", 8, 48, 128, tile_avx512,
+					      &tiles_avx512_32};
 
 /* The widest the CPU runs (libgcc's test includes the OS saving the registers). */
 static const struct tile_kind *tiles_widest(void)
@@ -233,6 +235,16 @@ bool gemmkern_use(const char *name)
 const char *gemmkern_version(void)
 {
 	return tiles() ? tiles()->version : "none";
+}
+
+const char *gemmkern_isa(void)
+{
+	return tiles() ? tiles()->isa : "none";
+}
+
+int gemmkern_panel_columns(void)
+{
+	return tiles() ? tiles()->nr : 0;
 }
 
 #ifdef GEMMKERN_X86
@@ -595,5 +607,6 @@ size_t gemmkern_packed_a_floats(int m, int k)
 
 size_t gemmkern_packed_floats(int n, int k)
 {
-	return tiles() ? (size_t)k * (size_t)round_up(n, tiles()->nr) : 0; /* whole panels (NC: a multiple of NR) */
+	int nr = gemmkern_panel_columns();
+	return nr ? (size_t)k * (size_t)round_up(n, nr) : 0; /* whole panels (NC: a multiple of NR) */
 }

@@ -21,6 +21,10 @@ bool gemmkern_available(void);
  * again): "AVX-512 8x48 v3" where the CPU has AVX-512F, else "AVX2 4x24 v2" ("none" without AVX2).
  * Both give every element the very same bits; only the layout of the packed copies differs. */
 const char *gemmkern_version(void);
+/* The instruction set of those tiles, "AVX2" or "AVX-512" ("none" without AVX2), and their columns:
+ * the width of a packed copy's panels (24 or 48; 0 without AVX2). */
+const char *gemmkern_isa(void);
+int gemmkern_panel_columns(void);
 
 /* Run the tiles NAME ("avx2" or "avx512") instead of the widest the CPU runs: false, and no change,
  * when the CPU lacks them or NAME is neither. Only before the first product or packed copy (the

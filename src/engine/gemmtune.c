@@ -19,14 +19,13 @@
 const int gemmtune_rows[GEMM_SIZES] = {8, 32, 128, 512};
 
 /* How much faster another library must be to take a class from attnscope's kernel (gemmtune_measure):
- * 10 %, about the spread of repeated measurements on a shared 2-core machine; 25 % for a head's
+ * 10 % (GEMMTUNE_MARGIN_SCORES for a head's scores, gemmtune.h), about the spread of repeated measurements on a shared 2-core machine; 25 % for a head's
  * scores, whose library also sets how a causal pass's attention runs (gemm.c: on the kernel in
  * blocks of 64 queries that skip the keys they do not see, on oneDNN in blocks of 8, each call in
  * 16-row pieces). On an Intel Xeon with AVX-512, oneDNN measured 12-17 % faster on the class's shape,
  * yet the whole forward ran faster with the scores on the kernel: bert-base shape 103.7 against 108.2
  * ms at 128 tokens and 461 against 499 at 512, gpt2 111 against 113 and 564 against 567. */
 #define OWN_MARGIN 1.10
-#define OWN_MARGIN_SCORES 1.25
 
 static const char *const lib_name[GEMM_LIBS] = {"openblas", "dnnl", "attnscope"};
 static const char *const lib_title[GEMM_LIBS] = {"OpenBLAS", "oneDNN", "attnscope"};
@@ -179,7 +178,7 @@ int gemmtune_choose(const struct gemm_tune *t, int cls)
 	/* attnscope's kernel unless another library is more than OWN_MARGIN faster: on it a causal
 	 * model's next keystroke computes only the new tokens (on OpenBLAS up to 11 more rows, one
 	 * class on it is enough), which these single-threaded timings do not see */
-	if (cost[GEMM_LIB_OWN] >= 0 && cost[GEMM_LIB_OWN] <= (cls == 0 ? OWN_MARGIN_SCORES : OWN_MARGIN) * cost[best])
+	if (cost[GEMM_LIB_OWN] >= 0 && cost[GEMM_LIB_OWN] <= (cls == 0 ? GEMMTUNE_MARGIN_SCORES : OWN_MARGIN) * cost[best])
 		best = GEMM_LIB_OWN;
 	return best;
 }

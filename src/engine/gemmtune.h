@@ -59,6 +59,9 @@ void gemmtune_measure(struct gemm_tune *t, gemmtune_fn *run, unsigned available)
  * same work at each size (the lowest sum of 1/rate), but attnscope's kernel unless another is more
  * than 10 % faster (token reuse of every token on it). */
 int gemmtune_choose(const struct gemm_tune *t, int cls);
+/* How much faster another library must be to take a head's scores (class 0) from attnscope's kernel
+ * (why: gemmtune.c); in the GEMM cache's key, so that a choice made by another margin is made again. */
+#define GEMMTUNE_MARGIN_SCORES 1.25
 
 /* The harmonic mean of a class's rates on LIB over the sizes (GFLOP/s; 0 when not measured). */
 double gemmtune_rate(const struct gemm_tune *t, int cls, enum gemm_lib lib);
