@@ -467,7 +467,7 @@ static void assert_packed_columns(const struct call *t, const float *apk, const 
 {
 	struct mat c = mat_copy(&t->c0);
 	mark_point();
-	gemmkern_sgemm_packed(t->m, t->n - j0, t->k, t->alpha, t->a.p, t->a.ld, apk, pk + (size_t)j0 * t->k, t->beta,
+	gemmkern_sgemm_packed(t->m, t->n - j0, t->k, t->alpha, t->a.p, t->a.ld, apk, pk + (size_t)j0 * t->k, t->beta, NULL,
 			      at(&c, 0, j0), c.ld);
 	struct call part = *t;
 	part.c = c;
@@ -513,6 +513,38 @@ START_TEST(test_packed)
 }
 END_TEST
 
+/* A bias added as the sums are stored (BETA 0) gives the bits of C filled with the bias and BETA 1:
+ * the linears' tiles rely on it (weights.c), on the tiles' path and on the streamed row or two. */
+START_TEST(test_packed_bias)
+{
+	if (!cpu_ok("packed bias"))
+		return;
+	static const int shapes[][3] = {/* m, n, k */ {1, 30, 40}, {2, 200, 300}, {9, 100, 129}, {130, 400, 768}};
+	for (int s = 0; s < COUNT(shapes); s++) {
+		const int *sh = shapes[s];
+		struct call t = call_new(_i, sh[0], sh[1], sh[2], s % 2 ? 0.5f : 1.0f, 1.0f, s, s, 91u + (unsigned)s);
+		float *pk = packed_copy(&t), *bias = malloc((size_t)t.n * sizeof *bias);
+		ck_assert_ptr_nonnull(bias);
+		for (int j = 0; j < t.n; j++)
+			bias[j] = rng_float();
+		struct mat filled = mat_copy(&t.c), added = mat_copy(&t.c);
+		for (int i = 0; i < t.m; i++)
+			for (int j = 0; j < t.n; j++)
+				*at(&filled, i, j) = bias[j], *at(&added, i, j) = NAN;
+		mark_point();
+		gemmkern_sgemm_packed(t.m, t.n, t.k, t.alpha, t.a.p, t.a.ld, NULL, pk, 1.0f, NULL, filled.p, filled.ld);
+		gemmkern_sgemm_packed(t.m, t.n, t.k, t.alpha, t.a.p, t.a.ld, NULL, pk, 0.0f, bias, added.p, added.ld);
+		for (int i = 0; i < t.m; i++)
+			for (int j = 0; j < t.n; j++)
+				ck_assert_msg(bits_of(*at(&added, i, j)) == bits_of(*at(&filled, i, j)),
+					      "%d x %d x %d: C[%d][%d] = %a with the bias added, %a with it filled in", t.m,
+					      t.n, t.k, i, j, (double)*at(&added, i, j), (double)*at(&filled, i, j));
+		free(filled.base), free(added.base), free(pk), free(bias);
+		call_free(&t);
+	}
+}
+END_TEST
+
 static int run_suite(void)
 {
 	Suite *s = suite_create("gemmkern");
@@ -523,7 +555,7 @@ static int run_suite(void)
 	} cases[] = {{"double", test_against_double, 2},	{"order", test_summation_order, 2},
 		     {"rows", test_rows_independent, 2},	{"columns", test_columns_independent, 2},
 		     {"keys", test_keys_independent, 1},	{"specials", test_special_values, 1},
-		     {"packed", test_packed, 2}};
+		     {"packed", test_packed, 2},		{"packed bias", test_packed_bias, 2}};
 	for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
 		TCase *tc = tcase_create(cases[i].name);
 		tcase_set_timeout(tc, 600); /* minutes under valgrind */

@@ -156,7 +156,7 @@ static void gemm_tune_run(enum gemm_lib lib, bool trans_b, int m, int n, int k, 
 {
 	const float *packed = lib == GEMM_LIB_OWN && k > 128 ? gemm_tune_packed(trans_b, n, k, b) : NULL;
 	if (packed)
-		gemmkern_sgemm_packed(m, n, k, 1.0f, a, k, NULL, packed, 0.0f, c, n);
+		gemmkern_sgemm_packed(m, n, k, 1.0f, a, k, NULL, packed, 0.0f, NULL, c, n);
 	else
 		gemm_lib(lib, trans_b, m, n, k, 1.0f, a, k, b, trans_b ? k : n, 0.0f, c, n);
 }
@@ -338,10 +338,10 @@ void gemm_pack_a_part(int m, int k, const float *a, int lda, float *out, int pie
 }
 
 void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked, const float *packed,
-		 float beta, float *c, int ldc)
+		 float beta, const float *bias, float *c, int ldc)
 {
 	if (m > 0 && n > 0)
-		gemmkern_sgemm_packed(m, n, k, alpha, a, lda, apacked, packed, beta, c, ldc);
+		gemmkern_sgemm_packed(m, n, k, alpha, a, lda, apacked, packed, beta, bias, c, ldc);
 }
 
 /* Whether a class runs on LIB (within gemm_tune_init; gemm_any after it). */

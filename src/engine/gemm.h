@@ -42,9 +42,10 @@ void gemm_pack_a(int m, int k, const float *a, int lda, float *out);
 /* The same in pieces that threads may run at once: piece P of gemm_pack_a_parts(M, K). */
 int gemm_pack_a_parts(int m, int k);
 void gemm_pack_a_part(int m, int k, const float *a, int lda, float *out, int piece);
-/* gemm() with op(B) from its packed copy PACKED, A from APACKED when not NULL. Only where gemm_packs. */
+/* gemm() with op(B) from its packed copy PACKED, A from APACKED when not NULL, and BIAS [n] added to
+ * every row when not NULL (gemmkern_sgemm_packed). Only where gemm_packs. */
 void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked, const float *packed,
-		 float beta, float *c, int ldc);
+		 float beta, const float *bias, float *c, int ldc);
 
 /* Rows of A in a block B such that a row of C gets the very same sums in every call that starts a
  * multiple of B rows after a whole call's first row and ends on the same row, single-threaded (a run

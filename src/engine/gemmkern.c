@@ -62,7 +62,10 @@ static inline int round_up(int x, int unit)
 
 /* A shape of tile and the function that computes it: P[r][0 .. NR) (rows NC apart) = P + the
  * block's products of the tile's rows of A (AP [kc][MR]) and the panel of B (BP [kc][NR]), each
- * element's chain continued from P (from 0 when FIRST). */
+ * element's chain continued from P (from 0 when FIRST). Meanwhile it prefetches PF_LINES cache lines
+ * from PF on (the next panel's share of this tile), spread evenly over its depths: issued all at
+ * once before the tile, 24 prefetches from memory filled the core's line buffers and stalled it
+ * (perf: 4 % of a 128-token bert-base forward on them). */
 struct tile_kind {
 	const char *name;    /* as gemmkern_use takes it */
 	const char *isa;     /* as gemmkern_isa gives it */
@@ -71,7 +74,7 @@ struct tile_kind {
 	int mc;              /* rows of C per block, a multiple of MR: the rows that read a panel of B while
 				it is in L1 (with 8 x 48 tiles on an Intel Xeon with AVX-512, 128 rows made a
 				128-token bert-base forward 13 % faster than 96, and a 512-token one 9-11 %) */
-	void (*tile)(const float *ap, const float *bp, int kc, float *p, bool first);
+	void (*tile)(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines);
 	/* Narrower tiles of the same rows for a call that packs B itself (no layout to keep), where
 	 * they compute fewer padding columns: a head's 64 values (48 + 48 wide computed 96 of them). */
 	const struct tile_kind *narrow;
@@ -82,8 +85,29 @@ struct tile_kind {
 #define TARGET __attribute__((target("avx2,fma")))
 #define TARGET512 __attribute__((target("avx512f,avx2,fma")))
 
-/* 4 rows x 24 columns, 12 accumulators of 8 floats. */
-TARGET static void tile_avx2(const float *ap, const float *bp, int kc, float *p, bool first)
+/* A tile's loop over its KC depths, STEP running one depth: 4 depths at a time, then the prefetches
+ * due by then (PF_LINES over the KC depths in all; once a depth, their bookkeeping slowed the 4 x 24
+ * tile 6 %), then the last depths one by one. */
+#define TILE_DEPTHS(STEP)                                                                                          \
+	do {                                                                                                       \
+		int due = 0, d = 0;                                                                                \
+		for (; d + 4 <= kc; d += 4) {                                                                      \
+			for (due += 4 * pf_lines; due >= kc; due -= kc, pf += 16)                                  \
+				__builtin_prefetch(pf);                                                            \
+			STEP, STEP, STEP, STEP;                                                                    \
+		}                                                                                                  \
+		for (; d < kc; d++)                                                                                \
+			STEP;                                                                                      \
+	} while (0)
+
+/* 4 rows x 24 columns, 12 accumulators of 8 floats. One depth: */
+#define AVX2_ROW(r)                                                                                                \
+	x = _mm256_broadcast_ss(ap + (r)), c##r##0 = _mm256_fmadd_ps(x, w0, c##r##0),                             \
+	c##r##1 = _mm256_fmadd_ps(x, w1, c##r##1), c##r##2 = _mm256_fmadd_ps(x, w2, c##r##2)
+#define AVX2_DEPTH()                                                                                               \
+	w0 = _mm256_load_ps(bp), w1 = _mm256_load_ps(bp + 8), w2 = _mm256_load_ps(bp + 16), AVX2_ROW(0), AVX2_ROW(1), \
+	AVX2_ROW(2), AVX2_ROW(3), bp += 24, ap += 4
+TARGET static void tile_avx2(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines)
 {
 	__m256 c00, c01, c02, c10, c11, c12, c20, c21, c22, c30, c31, c32;
 	if (first) {
@@ -96,25 +120,8 @@ TARGET static void tile_avx2(const float *ap, const float *bp, int kc, float *p,
 		c30 = _mm256_loadu_ps(p + 3 * NC), c31 = _mm256_loadu_ps(p + 3 * NC + 8);
 		c32 = _mm256_loadu_ps(p + 3 * NC + 16);
 	}
-	for (int d = 0; d < kc; d++, bp += 24, ap += 4) {
-		__m256 w0 = _mm256_load_ps(bp), w1 = _mm256_load_ps(bp + 8), w2 = _mm256_load_ps(bp + 16);
-		__m256 x = _mm256_broadcast_ss(ap);
-		c00 = _mm256_fmadd_ps(x, w0, c00);
-		c01 = _mm256_fmadd_ps(x, w1, c01);
-		c02 = _mm256_fmadd_ps(x, w2, c02);
-		x = _mm256_broadcast_ss(ap + 1);
-		c10 = _mm256_fmadd_ps(x, w0, c10);
-		c11 = _mm256_fmadd_ps(x, w1, c11);
-		c12 = _mm256_fmadd_ps(x, w2, c12);
-		x = _mm256_broadcast_ss(ap + 2);
-		c20 = _mm256_fmadd_ps(x, w0, c20);
-		c21 = _mm256_fmadd_ps(x, w1, c21);
-		c22 = _mm256_fmadd_ps(x, w2, c22);
-		x = _mm256_broadcast_ss(ap + 3);
-		c30 = _mm256_fmadd_ps(x, w0, c30);
-		c31 = _mm256_fmadd_ps(x, w1, c31);
-		c32 = _mm256_fmadd_ps(x, w2, c32);
-	}
+	__m256 w0, w1, w2, x;
+	TILE_DEPTHS(AVX2_DEPTH());
 	_mm256_storeu_ps(p, c00), _mm256_storeu_ps(p + 8, c01), _mm256_storeu_ps(p + 16, c02);
 	_mm256_storeu_ps(p + NC, c10), _mm256_storeu_ps(p + NC + 8, c11), _mm256_storeu_ps(p + NC + 16, c12);
 	_mm256_storeu_ps(p + 2 * NC, c20), _mm256_storeu_ps(p + 2 * NC + 8, c21), _mm256_storeu_ps(p + 2 * NC + 16, c22);
@@ -131,22 +138,23 @@ TARGET static void tile_avx2(const float *ap, const float *bp, int kc, float *p,
 #define ROW512_FMA(r)                                                                                              \
 	x = _mm512_set1_ps(ap[r]), c##r##0 = _mm512_fmadd_ps(x, w0, c##r##0), c##r##1 = _mm512_fmadd_ps(x, w1, c##r##1), \
 	c##r##2 = _mm512_fmadd_ps(x, w2, c##r##2)
+#define AVX512_DEPTH()                                                                                             \
+	w0 = _mm512_loadu_ps(bp), w1 = _mm512_loadu_ps(bp + 16), w2 = _mm512_loadu_ps(bp + 32), ROW512_FMA(0),     \
+	ROW512_FMA(1), ROW512_FMA(2), ROW512_FMA(3), ROW512_FMA(4), ROW512_FMA(5), ROW512_FMA(6), ROW512_FMA(7),   \
+	bp += 48, ap += 8
 #define ROW512_STORE(r)                                                                                            \
 	_mm512_storeu_ps(p + (r) * NC, c##r##0), _mm512_storeu_ps(p + (r) * NC + 16, c##r##1),                     \
 		_mm512_storeu_ps(p + (r) * NC + 32, c##r##2)
 
-TARGET512 static void tile_avx512(const float *ap, const float *bp, int kc, float *p, bool first)
+TARGET512 static void tile_avx512(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines)
 {
 	__m512 c00, c01, c02, c10, c11, c12, c20, c21, c22, c30, c31, c32, c40, c41, c42, c50, c51, c52, c60, c61, c62,
 		c70, c71, c72, x;
 	ROW512_LOAD(0), ROW512_LOAD(1), ROW512_LOAD(2), ROW512_LOAD(3);
 	ROW512_LOAD(4), ROW512_LOAD(5), ROW512_LOAD(6), ROW512_LOAD(7);
-	for (int d = 0; d < kc; d++, bp += 48, ap += 8) {
-		/* a packed panel's rows are 64-byte aligned when its copy is (gemmkern_pack: 32 at least) */
-		__m512 w0 = _mm512_loadu_ps(bp), w1 = _mm512_loadu_ps(bp + 16), w2 = _mm512_loadu_ps(bp + 32);
-		ROW512_FMA(0), ROW512_FMA(1), ROW512_FMA(2), ROW512_FMA(3);
-		ROW512_FMA(4), ROW512_FMA(5), ROW512_FMA(6), ROW512_FMA(7);
-	}
+	__m512 w0, w1, w2;
+	/* a packed panel's rows are 64-byte aligned when its copy is (gemmkern_pack: 32 at least) */
+	TILE_DEPTHS(AVX512_DEPTH());
 	ROW512_STORE(0), ROW512_STORE(1), ROW512_STORE(2), ROW512_STORE(3);
 	ROW512_STORE(4), ROW512_STORE(5), ROW512_STORE(6), ROW512_STORE(7);
 }
@@ -156,25 +164,25 @@ TARGET512 static void tile_avx512(const float *ap, const float *bp, int kc, floa
 	c##r##0 = first ? _mm512_setzero_ps() : _mm512_loadu_ps(p + (r) * NC),                                     \
 	c##r##1 = first ? _mm512_setzero_ps() : _mm512_loadu_ps(p + (r) * NC + 16)
 #define ROW32_FMA(r) x = _mm512_set1_ps(ap[r]), c##r##0 = _mm512_fmadd_ps(x, w0, c##r##0), c##r##1 = _mm512_fmadd_ps(x, w1, c##r##1)
+#define AVX512_32_DEPTH()                                                                                          \
+	w0 = _mm512_loadu_ps(bp), w1 = _mm512_loadu_ps(bp + 16), ROW32_FMA(0), ROW32_FMA(1), ROW32_FMA(2),         \
+	ROW32_FMA(3), ROW32_FMA(4), ROW32_FMA(5), ROW32_FMA(6), ROW32_FMA(7), bp += 32, ap += 8
 #define ROW32_STORE(r) _mm512_storeu_ps(p + (r) * NC, c##r##0), _mm512_storeu_ps(p + (r) * NC + 16, c##r##1)
 
-TARGET512 static void tile_avx512_32(const float *ap, const float *bp, int kc, float *p, bool first)
+TARGET512 static void tile_avx512_32(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines)
 {
 	__m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71, x;
 	ROW32_LOAD(0), ROW32_LOAD(1), ROW32_LOAD(2), ROW32_LOAD(3);
 	ROW32_LOAD(4), ROW32_LOAD(5), ROW32_LOAD(6), ROW32_LOAD(7);
-	for (int d = 0; d < kc; d++, bp += 32, ap += 8) {
-		__m512 w0 = _mm512_loadu_ps(bp), w1 = _mm512_loadu_ps(bp + 16);
-		ROW32_FMA(0), ROW32_FMA(1), ROW32_FMA(2), ROW32_FMA(3);
-		ROW32_FMA(4), ROW32_FMA(5), ROW32_FMA(6), ROW32_FMA(7);
-	}
+	__m512 w0, w1;
+	TILE_DEPTHS(AVX512_32_DEPTH());
 	ROW32_STORE(0), ROW32_STORE(1), ROW32_STORE(2), ROW32_STORE(3);
 	ROW32_STORE(4), ROW32_STORE(5), ROW32_STORE(6), ROW32_STORE(7);
 }
 
 static const struct tile_kind tiles_avx512_32 = {"avx512", "AVX-512", "AVX-512 8x32", 8, 32, 128, tile_avx512_32, NULL},
-			      tiles_avx2 = {"avx2", "AVX2", "AVX2 4x24 v2", 4, 24, 96, tile_avx2, NULL},
-			      tiles_avx512 = {"avx512", "AVX-512", "AVX-512 8x48 v3", 8, 48, 128, tile_avx512,
+			      tiles_avx2 = {"avx2", "AVX2", "AVX2 4x24 v3", 4, 24, 96, tile_avx2, NULL},
+			      tiles_avx512 = {"avx512", "AVX-512", "AVX-512 8x48 v4", 8, 48, 128, tile_avx512,
 					      &tiles_avx512_32};
 
 /* The widest the CPU runs (libgcc's test includes the OS saving the registers). */
@@ -343,8 +351,10 @@ TARGET static void pack_bt(const struct tile_kind *t, const float *b, int ldb, i
 		}
 }
 
-/* C = ALPHA · PART + BETA · C for MC x NC elements, PART's rows LDP apart. */
-TARGET static void store_c(int mc, int nc, const float *part, int ldp, float alpha, float beta, float *c, int ldc)
+/* C = ALPHA · PART + BETA · C (+ BIAS [nc] on every row when not NULL) for MC x NC elements, PART's
+ * rows LDP apart. */
+TARGET static void store_c(int mc, int nc, const float *part, int ldp, float alpha, float beta, const float *bias,
+			   float *c, int ldc)
 {
 	__m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
 	for (int i = 0; i < mc; i++, part += ldp, c += ldc) {
@@ -357,11 +367,14 @@ TARGET static void store_c(int mc, int nc, const float *part, int ldp, float alp
 				v = _mm256_add_ps(v, _mm256_loadu_ps(c + j));
 			else if (beta != 0.0f)
 				v = _mm256_add_ps(v, _mm256_mul_ps(vb, _mm256_loadu_ps(c + j)));
+			if (bias)
+				v = _mm256_add_ps(v, _mm256_loadu_ps(bias + j));
 			_mm256_storeu_ps(c + j, v);
 		}
 		for (; j < nc; j++) {
 			float v = alpha == 1.0f ? part[j] : alpha * part[j];
-			c[j] = beta == 0.0f ? v : beta == 1.0f ? v + c[j] : v + beta * c[j];
+			v = beta == 0.0f ? v : beta == 1.0f ? v + c[j] : v + beta * c[j];
+			c[j] = bias ? v + bias[j] : v;
 		}
 	}
 }
@@ -402,19 +415,19 @@ static _Thread_local float part[MC_MAX * NC] __attribute__((aligned(64))), ap[MC
  * D0+KC (copied in BPANELS, panels KC x 24 one after another), their chains continued in PART. From
  * a packed copy the panels come from memory (the first block of rows) or L2 and L3 (the others): the
  * next one is fetched while the current one's tiles run (AHEAD; for every block of rows: at 512 rows
- * 1-3 % faster than for the first alone). */
+ * 1-3 % faster than for the first alone), each tile prefetching its share along its depths (a
+ * 32-token bert-base forward on an AVX-512 Xeon: 34.5 ms with the prefetches before each tile, 27.2
+ * with them spread). */
 TARGET static void block_tiles(const struct tile_kind *t, const float *ablock, const float *bpanels, int mc, int nc,
 				int kc, bool first, bool ahead)
 {
 	const int MR = t->mr, NR = t->nr;
-	int lines = kc * NR / 16, count = (mc + MR - 1) / MR, per = (lines + count - 1) / count;
+	int lines = ahead ? kc * NR / 16 : 0, count = (mc + MR - 1) / MR, per = (lines + count - 1) / count;
 	for (int j = 0; j < nc; j += NR) {
 		const float *panel = bpanels + (size_t)j * kc, *next = panel + (size_t)kc * NR;
-		for (int i = 0, l = 0; i < mc; i += MR) {
-			for (int q = 0; ahead && q < per && l < lines; q++, l++) /* spread over the panel's tiles */
-				__builtin_prefetch(next + (size_t)l * 16);
-			t->tile(ablock + (size_t)i * kc, panel, kc, part + (size_t)i * NC + j, first);
-		}
+		for (int i = 0, l = 0; i < mc; i += MR, l += per) /* the next panel spread over this one's tiles */
+			t->tile(ablock + (size_t)i * kc, panel, kc, part + (size_t)i * NC + j, first, next + (size_t)l * 16,
+				l < lines ? (lines - l < per ? lines - l : per) : 0);
 	}
 }
 
@@ -423,7 +436,7 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 {
 	if (!trans_b && m <= STREAM_ROWS && (size_t)m * n <= sizeof part / sizeof *part) {
 		stream_rows(m, n, k, a, lda, b, ldb, part);
-		store_c(m, n, part, n, alpha, beta, c, ldc);
+		store_c(m, n, part, n, alpha, beta, NULL, c, ldc);
 		return;
 	}
 	const struct tile_kind *t = tiles();
@@ -446,7 +459,7 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 				pack_a(t, a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
 				block_tiles(t, ap, bp, mc, nc, kc, d0 == 0, false);
 			}
-			store_c(mc, nc, part, NC, alpha, beta, c + (size_t)i0 * ldc + j0, ldc);
+			store_c(mc, nc, part, NC, alpha, beta, NULL, c + (size_t)i0 * ldc + j0, ldc);
 		}
 	}
 }
@@ -532,13 +545,13 @@ void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out)
 }
 
 void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
-			   const float *packed, float beta, float *c, int ldc)
+			   const float *packed, float beta, const float *bias, float *c, int ldc)
 {
 	const int MR = tiles()->mr, NR = tiles()->nr, MC = tiles()->mc;
 	int ldacc = round_up(n, NR);
 	if (m <= STREAM_ROWS && (size_t)m * ldacc <= sizeof part / sizeof *part) {
 		stream_packed(m, n, k, a, lda, packed, part, ldacc);
-		store_c(m, n, part, ldacc, alpha, beta, c, ldc);
+		store_c(m, n, part, ldacc, alpha, beta, bias, c, ldc);
 		return;
 	}
 	for (int j0 = 0; j0 < n; j0 += NC) {
@@ -556,7 +569,7 @@ void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int
 					pack_a(tiles(), a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
 				block_tiles(tiles(), ablock, packed + packed_at(j0, d0, k, ncp), mc, nc, kc, d0 == 0, true);
 			}
-			store_c(mc, nc, part, NC, alpha, beta, c + (size_t)i0 * ldc + j0, ldc);
+			store_c(mc, nc, part, NC, alpha, beta, bias ? bias + j0 : NULL, c + (size_t)i0 * ldc + j0, ldc);
 		}
 	}
 }
@@ -592,9 +605,9 @@ void gemmkern_pack_a_part(int m, int k, const float *a, int lda, float *out, int
 }
 
 void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
-			   const float *packed, float beta, float *c, int ldc)
+			   const float *packed, float beta, const float *bias, float *c, int ldc)
 {
-	(void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)apacked, (void)packed, (void)beta, (void)c,
+	(void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)apacked, (void)packed, (void)beta, (void)bias, (void)c,
 		(void)ldc;
 }
 

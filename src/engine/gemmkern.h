@@ -18,7 +18,7 @@
 bool gemmkern_available(void);
 
 /* The kernel's tiles and version, in the GEMM cache's key (gemmtune.h: a new kernel is measured
- * again): "AVX-512 8x48 v3" where the CPU has AVX-512F, else "AVX2 4x24 v2" ("none" without AVX2).
+ * again): "AVX-512 8x48 v4" where the CPU has AVX-512F, else "AVX2 4x24 v3" ("none" without AVX2).
  * Both give every element the very same bits; only the layout of the packed copies differs. */
 const char *gemmkern_version(void);
 /* The instruction set of those tiles, "AVX2" or "AVX-512" ("none" without AVX2), and their columns:
@@ -60,8 +60,9 @@ void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out);
 int gemmkern_pack_a_parts(int m, int k);
 void gemmkern_pack_a_part(int m, int k, const float *a, int lda, float *out, int piece);
 /* gemmkern_sgemm's C with op(B) from its packed copy PACKED (bit for bit the same), and A from its
- * packed copy APACKED when not NULL (A itself is read for a row or two). */
+ * packed copy APACKED when not NULL (A itself is read for a row or two); BIAS [n], when not NULL, is
+ * added last to every row (with BETA 0: the same bits as C filled with BIAS and BETA 1, one add). */
 void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
-			   const float *packed, float beta, float *c, int ldc);
+			   const float *packed, float beta, const float *bias, float *c, int ldc);
 
 #endif

@@ -366,14 +366,17 @@ static void tile_one(struct tile_job *j, int t, float *tile)
 	{
 		int o0 = t * j->step, no = j->out - o0 < j->step ? j->out - o0 : j->step;
 		float beta = j->b ? 1.0f : 0.0f;
-		for (int i = 0; j->b && i < j->n; i++) /* the tile's bias, added by beta 1 (filled by its own thread) */
-			memcpy(j->y + (size_t)i * j->ldy + o0, j->b + o0, (size_t)no * sizeof(float));
 		const float *wt;
 		int ldw;
-		if (j->packed) { /* the tile's columns of op(W) are a packed copy of their own */
-			gemm_packed(j->n, no, j->in, 1.0f, j->x, j->in, j->apacked, j->packed + (size_t)o0 * j->in, beta,
-				    j->y + o0, j->ldy);
-		} else if (j->transposed) { /* rows o0.. of W [out][in]: y[:, o0..] = x · tileᵀ */
+		if (j->packed) { /* the tile's columns of op(W) are a packed copy of their own; the bias added as
+				    the sums are stored (the same bits as beta 1 on a copy of it) */
+			gemm_packed(j->n, no, j->in, 1.0f, j->x, j->in, j->apacked, j->packed + (size_t)o0 * j->in, 0.0f,
+				    j->b ? j->b + o0 : NULL, j->y + o0, j->ldy);
+			return;
+		}
+		for (int i = 0; j->b && i < j->n; i++) /* the tile's bias, added by beta 1 (filled by its own thread) */
+			memcpy(j->y + (size_t)i * j->ldy + o0, j->b + o0, (size_t)no * sizeof(float));
+		if (j->transposed) { /* rows o0.. of W [out][in]: y[:, o0..] = x · tileᵀ */
 			if (j->f) {
 				wt = j->f + (size_t)o0 * j->in;
 			} else {
@@ -426,15 +429,15 @@ void weight_linear_whole(struct wcache *cache, const float *x, int n, int in, in
 		weight_linear(cache, x, n, in, out, w, transposed, b, y, ldy);
 		return;
 	}
-	if (b)
-		for (int i = 0; i < n; i++)
-			memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
 	if (packed) {
 		struct scratch xp = scratch_packed_x(x, n, in);
-		gemm_packed(n, out, in, 1.0f, x, in, xp.p, packed, b ? 1.0f : 0.0f, y, ldy);
+		gemm_packed(n, out, in, 1.0f, x, in, xp.p, packed, 0.0f, b, y, ldy);
 		scratch_put(xp);
-	} else
-		gemm(transposed, n, out, in, 1.0f, x, in, f, transposed ? in : out, b ? 1.0f : 0.0f, y, ldy);
+		return;
+	}
+	for (int i = 0; b && i < n; i++)
+		memcpy(y + (size_t)i * ldy, b, out * sizeof(float));
+	gemm(transposed, n, out, in, 1.0f, x, in, f, transposed ? in : out, b ? 1.0f : 0.0f, y, ldy);
 }
 
 /* How a linear of IN inputs and OUT > 0 outputs is cut: *STEP outputs a tile, *TILES tiles; W's packed
