@@ -1,5 +1,6 @@
 /* prefix.c -- the kept tokens of a causal model's last run (see prefix.h). */
 #include "engine/prefix.h"
+#include "engine/weights.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -101,14 +102,31 @@ static void prefix_move(const struct trace *t, int i, float *b, bool to_block)
 #undef PREFIX_MOVE
 }
 
+struct prefix_fill_job {
+	const struct prefix_cache *c;
+	struct trace *t;
+};
+
+static void prefix_fill_row(void *ctx, int i, float *scratch)
+{
+	const struct prefix_fill_job *j = ctx;
+	(void)scratch;
+	prefix_move(j->t, i, j->c->rows + j->c->off[i], false);
+}
+
+/* The rows are copied by the engine's threads together (each row to its own places): alone, one
+ * thread copied 29 MB while the other waited, a third of the time of one more word at the end of a
+ * 128-token gpt2 text. */
 void prefix_fill(const struct prefix_cache *c, struct trace *t, int r)
 {
+	struct prefix_fill_job j = {c, t};
+	if (weights_parallel(r, 0, prefix_fill_row, &j) < 0) /* asks no scratch: never fails */
+		for (int i = 0; i < r; i++)
+			prefix_fill_row(&j, i, NULL);
 	int worst = -1;
-	for (int i = 0; i < r; i++) {
-		prefix_move(t, i, c->rows + c->off[i], false);
+	for (int i = 0; i < r; i++)
 		if (c->nonfinite[i] >= 0 && (worst < 0 || c->nonfinite[i] < worst))
 			worst = c->nonfinite[i];
-	}
 	t->nonfinite_layer = worst;
 }
 
