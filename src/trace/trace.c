@@ -1,6 +1,7 @@
 /* trace.c -- allocation and release of a trace, and the cache of a compact trace's recomputed heads
  * (see trace.h). */
 #include "trace/trace.h"
+#include "trace/tracemem.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -119,6 +120,19 @@ double trace_budget(void)
 	return v * unit;
 }
 
+/* Bytes of a trace's large arrays (from tracemem: trace_new_shaped and trace_free use these alone). */
+struct trace_big {
+	size_t attn, q, k, v, hidden;
+};
+
+static struct trace_big trace_big_bytes(const struct trace *t)
+{
+	size_t lh = (size_t)t->n_layers * t->n_heads, lkv = (size_t)t->n_layers * t->n_kv_heads;
+	size_t nn = t->n > 0 ? (size_t)t->n : 1, f = sizeof(float);
+	return (struct trace_big){lh * nn * nn * f, lh * nn * t->head_dim * f, lkv * nn * t->head_dim * f,
+				  lkv * nn * t->v_dim * f, (size_t)(t->n_layers + 1) * nn * t->hidden * f};
+}
+
 struct trace *trace_new_shaped(const struct trace_shape *s)
 {
 	if (s->n_kv_heads < 1 || s->n_heads % s->n_kv_heads)
@@ -135,20 +149,21 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 	t->n = s->n;
 	t->rotary = s->rotary;
 	t->nonfinite_layer = -1;
-	size_t lh = (size_t)s->n_layers * s->n_heads, lkv = (size_t)s->n_layers * s->n_kv_heads;
+	size_t lh = (size_t)s->n_layers * s->n_heads;
 	size_t nn = (size_t)s->n > 0 ? (size_t)s->n : 1;
 	t->tokens = calloc(nn, sizeof *t->tokens);
 	t->ids = calloc(nn, sizeof *t->ids);
 	t->type_ids = calloc(nn, sizeof *t->type_ids);
 	t->special = calloc(nn, sizeof *t->special);
+	struct trace_big big = trace_big_bytes(t);
 	if (s->compact)
 		t->cache = trace_cache_new(nn * nn);
 	else
-		t->attn = calloc(lh * nn * nn, sizeof(float));
-	t->q = calloc(lh * nn * s->head_dim, sizeof(float));
-	t->k = calloc(lkv * nn * s->head_dim, sizeof(float));
-	t->v = calloc(lkv * nn * t->v_dim, sizeof(float));
-	t->hidden_states = calloc((size_t)(s->n_layers + 1) * nn * s->hidden, sizeof(float));
+		t->attn = tracemem_calloc(big.attn);
+	t->q = tracemem_calloc(big.q);
+	t->k = tracemem_calloc(big.k);
+	t->v = tracemem_calloc(big.v);
+	t->hidden_states = tracemem_calloc(big.hidden);
 	t->vnorm = calloc(lh * nn, sizeof(float));
 	t->final_rstd = calloc(nn, sizeof(float));
 	t->win_before = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->win_before);
@@ -156,8 +171,8 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 	t->score_scale = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->score_scale);
 	bool raw_ok = true;
 	if (s->rotary) {
-		t->q_raw = calloc(lh * nn * s->head_dim, sizeof(float));
-		t->k_raw = calloc(lkv * nn * s->head_dim, sizeof(float));
+		t->q_raw = tracemem_calloc(big.q);
+		t->k_raw = tracemem_calloc(big.k);
 		raw_ok = t->q_raw && t->k_raw;
 	}
 	if (!t->tokens || !t->ids || !t->type_ids || !t->special || (!t->attn && !t->cache) || !t->q || !t->k || !t->v ||
@@ -230,15 +245,16 @@ void trace_free(struct trace *t)
 	free(t->ids);
 	free(t->type_ids);
 	free(t->special);
-	free(t->attn);
+	struct trace_big big = trace_big_bytes(t);
+	tracemem_free(t->attn, big.attn);
 	trace_cache_free(t->cache);
 	free(t->scores);
 	free(t->thumb);
-	free(t->q);
-	free(t->k);
-	free(t->v);
-	free(t->q_raw);
-	free(t->k_raw);
+	tracemem_free(t->q, big.q);
+	tracemem_free(t->k, big.k);
+	tracemem_free(t->v, big.v);
+	tracemem_free(t->q_raw, big.q);
+	tracemem_free(t->k_raw, big.k);
 	free(t->win_before);
 	free(t->win_after);
 	free(t->score_scale);
@@ -249,7 +265,7 @@ void trace_free(struct trace *t)
 	free(t->moe_topk);
 	free(t->moe_weights);
 	free(t->sinks);
-	free(t->hidden_states);
+	tracemem_free(t->hidden_states, big.hidden);
 	free(t->vnorm);
 	free(t->final_rstd);
 	free(t->word_of);

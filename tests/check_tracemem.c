@@ -1,0 +1,153 @@
+/* check_tracemem.c -- a freed trace's large arrays kept for the next trace (src/trace/tracemem.c):
+ * reused only where they fit, always handed out as zeros, dropped before new memory is taken, and
+ * safe from two threads at once. */
+#include "config.h"
+
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "trace/trace.h"
+#include "trace/tracemem.h"
+#include "testutil.h"
+
+/* 4 layers x 4 heads x N tokens: the attention is 16 N² floats (9.4 MB at 384 tokens: kept), the
+ * other arrays stay below TRACEMEM_MIN (malloc's). */
+static struct trace *mk(int n)
+{
+	struct trace *t = trace_new(4, 4, 64, 64, n);
+	ck_assert_ptr_nonnull(t);
+	return t;
+}
+
+static size_t attn_bytes(int n)
+{
+	return (size_t)16 * n * n * sizeof(float);
+}
+
+static void fill(struct trace *t, float v)
+{
+	for (size_t i = 0; i < attn_bytes(t->n) / sizeof(float); i++)
+		t->attn[i] = v; /* what a forward leaves there */
+}
+
+static void assert_zeros(const struct trace *t)
+{
+	for (size_t i = 0; i < attn_bytes(t->n) / sizeof(float); i++)
+		ck_assert_msg(t->attn[i] == 0.0f, "attention[%zu] = %g in a new trace", i, (double)t->attn[i]);
+}
+
+START_TEST(test_reused_as_zeros)
+{
+	struct trace *a = mk(384);
+	float *was = a->attn;
+	fill(a, 1.5f);
+	trace_free(a);
+	ck_assert_uint_eq(tracemem_kept(), attn_bytes(384)); /* the small arrays went back to malloc */
+	struct trace *b = mk(384);
+	ck_assert_ptr_eq(b->attn, was); /* the same block */
+	ck_assert_uint_eq(tracemem_kept(), 0);
+	assert_zeros(b);
+	fill(b, -2.0f);
+	trace_free(b);
+	struct trace *c = mk(300); /* 300² is more than half of 384²: it fits, the used part is zeroed */
+	ck_assert_ptr_eq(c->attn, was);
+	assert_zeros(c);
+	trace_free(c);
+}
+END_TEST
+
+START_TEST(test_unfit_dropped)
+{
+	struct trace *a = mk(384);
+	fill(a, 3.0f);
+	trace_free(a);
+	ck_assert_uint_eq(tracemem_kept(), attn_bytes(384));
+	struct trace *b = mk(768); /* larger: nothing fits, the kept block is freed before new memory */
+	ck_assert_uint_eq(tracemem_kept(), 0);
+	assert_zeros(b);
+	trace_free(b);
+	ck_assert_uint_eq(tracemem_kept(), attn_bytes(768));
+	struct trace *c = mk(384); /* a quarter of the kept block: too large to keep for it */
+	ck_assert_uint_eq(tracemem_kept(), 0);
+	assert_zeros(c);
+	trace_free(c);
+	tracemem_drop();
+	ck_assert_uint_eq(tracemem_kept(), 0);
+	struct trace *d = mk(100); /* 640 KB: malloc's, never kept */
+	trace_free(d);
+	ck_assert_uint_eq(tracemem_kept(), 0);
+}
+END_TEST
+
+START_TEST(test_slots_and_budget)
+{
+	void *p[TRACEMEM_SLOTS + 2];
+	for (int i = 0; i < TRACEMEM_SLOTS + 2; i++) {
+		p[i] = tracemem_calloc(TRACEMEM_MIN);
+		ck_assert_ptr_nonnull(p[i]);
+	}
+	for (int i = 0; i < TRACEMEM_SLOTS + 2; i++) /* past the slots: freed */
+		tracemem_free(p[i], TRACEMEM_MIN);
+	ck_assert_uint_eq(tracemem_kept(), (size_t)TRACEMEM_SLOTS * TRACEMEM_MIN);
+	tracemem_drop();
+	ck_assert_uint_eq(tracemem_kept(), 0);
+	/* past the budget: freed (the memory is only reserved, never touched) */
+	void *big = tracemem_calloc(TRACEMEM_MAX);
+	if (big) {
+		tracemem_free(big, TRACEMEM_MAX);
+		ck_assert_uint_eq(tracemem_kept(), TRACEMEM_MAX);
+		void *more = tracemem_calloc(TRACEMEM_MIN); /* does not fit: the big block is dropped */
+		ck_assert_uint_eq(tracemem_kept(), 0);
+		tracemem_free(more, TRACEMEM_MIN);
+		void *one = tracemem_calloc(TRACEMEM_MAX);
+		tracemem_free(one, TRACEMEM_MAX);
+		void *two = tracemem_calloc(TRACEMEM_MIN);
+		tracemem_free(two, TRACEMEM_MIN);
+		ck_assert_uint_le(tracemem_kept(), TRACEMEM_MAX);
+		tracemem_drop();
+	}
+}
+END_TEST
+
+static void *churn(void *arg)
+{
+	int n = *(const int *)arg;
+	for (int r = 0; r < 40; r++) {
+		struct trace *t = trace_new(4, 4, 64, 64, n + r % 3 * 40);
+		if (!t)
+			return (void *)1;
+		for (size_t i = 0; i < attn_bytes(t->n) / sizeof(float); i++)
+			if (t->attn[i] != 0.0f)
+				return (void *)1;
+		t->attn[0] = 7.0f;
+		trace_free(t);
+	}
+	return NULL;
+}
+
+START_TEST(test_two_threads)
+{
+	int na = 256, nb = 300;
+	pthread_t th;
+	void *ra = NULL, *rb = NULL;
+	ck_assert_int_eq(pthread_create(&th, NULL, churn, &nb), 0);
+	ra = churn(&na);
+	pthread_join(th, &rb);
+	ck_assert_msg(!ra && !rb, "a trace started with a value left by another");
+	tracemem_drop();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("tracemem");
+	TCase *tc = tcase_create("tracemem");
+	tcase_set_timeout(tc, 600); /* minutes under valgrind */
+	tcase_add_test(tc, test_reused_as_zeros);
+	tcase_add_test(tc, test_unfit_dropped);
+	tcase_add_test(tc, test_slots_and_budget);
+	tcase_add_test(tc, test_two_threads);
+	suite_add_tcase(s, tc);
+	return testutil_run_suite(s, false);
+}
