@@ -33,8 +33,10 @@ static void fill(struct trace *t, float v)
 
 static void assert_zeros(const struct trace *t)
 {
-	for (size_t i = 0; i < attn_bytes(t->n) / sizeof(float); i++)
-		ck_assert_msg(t->attn[i] == 0.0f, "attention[%zu] = %g in a new trace", i, (double)t->attn[i]);
+	size_t i = 0, count = attn_bytes(t->n) / sizeof(float);
+	while (i < count && t->attn[i] == 0.0f)
+		i++;
+	ck_assert_msg(i == count, "attention[%zu] = %g in a new trace", i, i < count ? (double)t->attn[i] : 0.0);
 }
 
 START_TEST(test_reused_as_zeros)
@@ -63,12 +65,12 @@ START_TEST(test_unfit_dropped)
 	fill(a, 3.0f);
 	trace_free(a);
 	ck_assert_uint_eq(tracemem_kept(), attn_bytes(384));
-	struct trace *b = mk(768); /* larger: nothing fits, the kept block is freed before new memory */
+	struct trace *b = mk(400); /* larger: nothing fits, the kept block is freed before new memory */
 	ck_assert_uint_eq(tracemem_kept(), 0);
 	assert_zeros(b);
 	trace_free(b);
-	ck_assert_uint_eq(tracemem_kept(), attn_bytes(768));
-	struct trace *c = mk(384); /* a quarter of the kept block: too large to keep for it */
+	ck_assert_uint_eq(tracemem_kept(), attn_bytes(400));
+	struct trace *c = mk(256); /* 4 MB, less than half the kept block: too large to keep for it */
 	ck_assert_uint_eq(tracemem_kept(), 0);
 	assert_zeros(c);
 	trace_free(c);
@@ -92,35 +94,36 @@ START_TEST(test_slots_and_budget)
 	ck_assert_uint_eq(tracemem_kept(), (size_t)TRACEMEM_SLOTS * TRACEMEM_MIN);
 	tracemem_drop();
 	ck_assert_uint_eq(tracemem_kept(), 0);
-	/* past the budget: freed (the memory is only reserved, never touched) */
-	void *big = tracemem_calloc(TRACEMEM_MAX);
-	if (big) {
-		tracemem_free(big, TRACEMEM_MAX);
-		ck_assert_uint_eq(tracemem_kept(), TRACEMEM_MAX);
-		void *more = tracemem_calloc(TRACEMEM_MIN); /* does not fit: the big block is dropped */
-		ck_assert_uint_eq(tracemem_kept(), 0);
-		tracemem_free(more, TRACEMEM_MIN);
-		void *one = tracemem_calloc(TRACEMEM_MAX);
-		tracemem_free(one, TRACEMEM_MAX);
-		void *two = tracemem_calloc(TRACEMEM_MIN);
-		tracemem_free(two, TRACEMEM_MIN);
-		ck_assert_uint_le(tracemem_kept(), TRACEMEM_MAX);
-		tracemem_drop();
-	}
+	/* past the budget: freed */
+	tracemem_limit(2 * (size_t)TRACEMEM_MIN + TRACEMEM_MIN / 2);
+	for (int i = 0; i < 3; i++)
+		p[i] = tracemem_calloc(TRACEMEM_MIN);
+	for (int i = 0; i < 3; i++)
+		tracemem_free(p[i], TRACEMEM_MIN);
+	ck_assert_uint_eq(tracemem_kept(), 2 * (size_t)TRACEMEM_MIN);
+	tracemem_drop();
+	tracemem_limit(0);
 }
 END_TEST
 
+/* Traces of about N tokens made and freed in turn, each leaving values in its attention; a value
+ * seen in a new trace is another's (every 61st float and the last are looked at: valgrind's pace). */
 static void *churn(void *arg)
 {
 	int n = *(const int *)arg;
-	for (int r = 0; r < 40; r++) {
+	for (int r = 0; r < 12; r++) {
 		struct trace *t = trace_new(4, 4, 64, 64, n + r % 3 * 40);
 		if (!t)
 			return (void *)1;
-		for (size_t i = 0; i < attn_bytes(t->n) / sizeof(float); i++)
+		size_t count = attn_bytes(t->n) / sizeof(float);
+		for (size_t i = 0; i < count; i += 61)
 			if (t->attn[i] != 0.0f)
 				return (void *)1;
-		t->attn[0] = 7.0f;
+		if (t->attn[count - 1] != 0.0f)
+			return (void *)1;
+		for (size_t i = 0; i < count; i += 61)
+			t->attn[i] = 7.0f;
+		t->attn[count - 1] = 7.0f;
 		trace_free(t);
 	}
 	return NULL;
@@ -128,7 +131,7 @@ static void *churn(void *arg)
 
 START_TEST(test_two_threads)
 {
-	int na = 256, nb = 300;
+	int na = 384, nb = 420;
 	pthread_t th;
 	void *ra = NULL, *rb = NULL;
 	ck_assert_int_eq(pthread_create(&th, NULL, churn, &nb), 0);

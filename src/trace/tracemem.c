@@ -10,7 +10,7 @@ static struct {
 	void *p;
 	size_t bytes;
 } slot[TRACEMEM_SLOTS];
-static size_t kept;
+static size_t kept, limit = TRACEMEM_MAX;
 
 /* With LOCK held: take out slot I's block. */
 static void *slot_take(int i)
@@ -54,7 +54,7 @@ void tracemem_free(void *p, size_t bytes)
 		return;
 	if (bytes >= TRACEMEM_MIN) {
 		pthread_mutex_lock(&lock);
-		for (int i = 0; i < TRACEMEM_SLOTS && p && kept + bytes <= TRACEMEM_MAX; i++)
+		for (int i = 0; i < TRACEMEM_SLOTS && p && kept + bytes <= limit; i++)
 			if (!slot[i].p) {
 				slot[i].p = p;
 				slot[i].bytes = bytes;
@@ -80,4 +80,11 @@ size_t tracemem_kept(void)
 	size_t k = kept;
 	pthread_mutex_unlock(&lock);
 	return k;
+}
+
+void tracemem_limit(size_t bytes)
+{
+	pthread_mutex_lock(&lock);
+	limit = bytes ? bytes : TRACEMEM_MAX;
+	pthread_mutex_unlock(&lock);
 }

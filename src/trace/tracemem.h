@@ -25,4 +25,7 @@ void tracemem_free(void *p, size_t bytes);
 void tracemem_drop(void);
 size_t tracemem_kept(void);
 
+/* Keep at most BYTES from now on (tests: a small budget; 0 = TRACEMEM_MAX). */
+void tracemem_limit(size_t bytes);
+
 #endif
