@@ -89,9 +89,11 @@ struct corpusrun_pending {
 };
 
 /* Why batches (corpusrun.h): at ~25 tokens a text, one text at a time spent more time reading and
- * packing the weights than multiplying; 512 rows make that cost small beside the arithmetic (a
- * bert-base layer's products on one thread, whole matrices: 73 GFLOP/s at 256 rows, 77-87 at 512,
- * no better at 768 or 1024), while memory stays small (a bert-base trace of 25 tokens is ~4 MB). */
+ * packing the weights than multiplying. Why no more than 192 rows: with the weights packed once for
+ * attnscope's kernel, a batch's activations then stay near the core, while the weights' reads are
+ * still small beside the arithmetic. 1,000 texts of 25 tokens, bert-base shape, 2 workers, on an
+ * AVX-512 Xeon: 19.1-20.3 s at 512 rows, 17.7-18.1 at 192, 17.8-18.8 at 100-320; its AVX2 tiles:
+ * 27.0-27.4 s at 512, 25.8-26.4 at 192. Memory stays small (a bert-base trace of 25 tokens is ~4 MB). */
 
 static void corpusrun_drop(struct corpusrun_pending *p, int *n)
 {

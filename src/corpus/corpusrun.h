@@ -24,7 +24,7 @@
  * float32 rounding. */
 #define CORPUSRUN_BATCH 32
 #define CORPUSRUN_BATCH_MAX 64
-#define CORPUSRUN_BATCH_ROWS 512
+#define CORPUSRUN_BATCH_ROWS 192
 
 struct corpusrun_opts {
 	const char *path;       /* the corpus file, "-" for standard input (then one worker) */
