@@ -58,28 +58,45 @@ void stats_qk_desc(const struct trace *t, int layer, bool skip_first, bool besse
 	}
 }
 
-static double dot(const float *a, const float *b, int d)
+/* Products of one query with a block of keys, 4 doubles a vector: the 8 lanes of two vectors are 8
+ * keys, each summed over the depths in order from 0. A float times a float is exact in double, so a
+ * fused multiply-add rounds as the multiply then add does: every product has the bits of the plain
+ * loop "s += (double)q[i] * k[i]" on any path. */
+typedef double dots_v4 __attribute__((vector_size(32)));
+
+/* TO[x] = Q · key x for the NK keys of KT [d][ldk] (transposed, zero past NK; LDK a multiple of 8). */
+static inline __attribute__((always_inline)) void dots_keys(const float *q, const double *kt, int d, int nk,
+							    int ldk, double *to)
 {
-	double s = 0;
-	for (int i = 0; i < d; i++)
-		s += (double)a[i] * b[i];
-	return s;
+	int x = 0;
+	for (; x < nk; x += 8) {
+		dots_v4 s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
+		const double *k = kt + x;
+		for (int i = 0; i < d; i++, k += ldk) {
+			double qi = q[i];
+			dots_v4 v0, v1;
+			memcpy(&v0, k, sizeof v0); /* unaligned loads */
+			memcpy(&v1, k + 4, sizeof v1);
+			s0 += qi * v0;
+			s1 += qi * v1;
+		}
+		double out[8];
+		memcpy(out, &s0, sizeof s0);
+		memcpy(out + 4, &s1, sizeof s1);
+		for (int j = 0; j < 8 && x + j < nk; j++)
+			to[x + j] = out[j];
+	}
 }
 
-/* dot(A, B[j], D) for four rows B[0..3] at once, each summed in dot's own order (the same bits): four
- * independent sums keep the FPU busy where one waits on each addition (corpus mode takes these
- * products for every layer of every text). */
-static void dot4(const float *a, const float *const b[4], int d, double out[4])
+__attribute__((target("avx2,fma"))) static void dots_keys_avx2(const float *q, const double *kt, int d, int nk,
+								int ldk, double *to)
 {
-	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-	for (int i = 0; i < d; i++) {
-		double x = a[i];
-		s0 += x * b[0][i];
-		s1 += x * b[1][i];
-		s2 += x * b[2][i];
-		s3 += x * b[3][i];
-	}
-	out[0] = s0, out[1] = s1, out[2] = s2, out[3] = s3;
+	dots_keys(q, kt, d, nk, ldk, to);
+}
+
+static void dots_keys_generic(const float *q, const double *kt, int d, int nk, int ldk, double *to)
+{
+	dots_keys(q, kt, d, nk, ldk, to);
 }
 
 int stats_qk_dots(const struct trace *t, int layer, int query, enum stats_dots_keys keys, struct stats_dots *out,
@@ -106,31 +123,35 @@ int stats_qk_dots(const struct trace *t, int layer, int query, enum stats_dots_k
 	out->n_diff = (size_t)H * (KV - 1) * nk;
 	out->same = malloc((out->n_same ? out->n_same : 1) * sizeof *out->same);
 	out->diff = malloc((out->n_diff ? out->n_diff : 1) * sizeof *out->diff);
-	if (!out->same || !out->diff) {
+	int ldk = (nk + 7) / 8 * 8;
+	double *kt = malloc(((size_t)d * ldk + 1) * sizeof *kt); /* [d][ldk] one key head's keys */
+	if (!out->same || !out->diff || !kt) {
 		free(key);
+		free(kt);
 		stats_dots_free(out);
 		return err_set(e, "out of memory");
 	}
-	size_t ns = 0, nd = 0;
-	for (int h = 0; h < H; h++) {
-		const float *q = trace_q(t, layer, h) + (size_t)query * d;
-		for (int g = 0; g < KV; g++) {
-			const float *k = trace_k(t, layer, g * group); /* key head g */
-			double *to = g == trace_kv_head(t, h) ? out->same + ns : out->diff + nd;
-			int x = 0;
-			for (; x + 4 <= nk; x += 4) {
-				const float *rows[4] = {k + (size_t)key[x] * d, k + (size_t)key[x + 1] * d,
-							k + (size_t)key[x + 2] * d, k + (size_t)key[x + 3] * d};
-				dot4(q, rows, d, to + x);
-			}
-			for (; x < nk; x++)
-				to[x] = dot(q, k + (size_t)key[x] * d, d);
-			if (g == trace_kv_head(t, h))
-				ns += (size_t)nk;
-			else
-				nd += (size_t)nk;
+	void (*keys_fn)(const float *, const double *, int, int, int, double *) =
+		__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? dots_keys_avx2 : dots_keys_generic;
+	/* Key head by key head (its keys transposed once for every query head): same[h][x] for the head h
+	 * reads, diff[h][the other key heads in order][x]. */
+	for (int g = 0; g < KV; g++) {
+		const float *k = trace_k(t, layer, g * group); /* key head g */
+		for (int i = 0; i < d; i++) {
+			for (int x = 0; x < nk; x++)
+				kt[(size_t)i * ldk + x] = k[(size_t)key[x] * d + i];
+			for (int x = nk; x < ldk; x++)
+				kt[(size_t)i * ldk + x] = 0;
+		}
+		for (int h = 0; h < H; h++) {
+			const float *q = trace_q(t, layer, h) + (size_t)query * d;
+			int own = trace_kv_head(t, h);
+			double *to = g == own ? out->same + (size_t)h * nk
+					      : out->diff + ((size_t)h * (KV - 1) + (size_t)(g < own ? g : g - 1)) * nk;
+			keys_fn(q, kt, d, nk, ldk, to);
 		}
 	}
+	free(kt);
 	free(key);
 	return 0;
 }

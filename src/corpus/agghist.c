@@ -25,11 +25,22 @@ static int agghist_need(double x)
 	return e < AGGHIST_MIN_EXP ? AGGHIST_MIN_EXP : e;
 }
 
+/* The bin of X, given SCALE = 1 / w = 2^(LOG2_BINS − 1 − exp): x · SCALE is x / w exactly (a power
+ * of two, as ldexp scales). */
+static int agghist_index_scaled(double x, double scale)
+{
+	double i = floor(x * scale) + HALF;
+	return i < 0 ? 0 : i > AGGHIST_BINS - 1 ? AGGHIST_BINS - 1 : (int)i;
+}
+
+static double agghist_scale(const struct agghist *h)
+{
+	return ldexp(1, LOG2_BINS - 1 - h->exp);
+}
+
 static int agghist_index(const struct agghist *h, double x)
 {
-	/* x / w with w = 2^(exp + 1 − LOG2_BINS): exact. */
-	double i = floor(ldexp(x, LOG2_BINS - 1 - h->exp)) + HALF;
-	return i < 0 ? 0 : i > AGGHIST_BINS - 1 ? AGGHIST_BINS - 1 : (int)i;
+	return agghist_index_scaled(x, agghist_scale(h));
 }
 
 void agghist_raise(struct agghist *h, int exp)
@@ -68,6 +79,7 @@ void agghist_add(struct agghist *h, const double *x, size_t n)
 	size_t m = 0;
 	double sum = 0, lo = INFINITY, hi = -INFINITY;
 	int need = h->exp;
+	double bound = ldexp(1, need); /* x needs more than NEED unless −2^need <= x < 2^need */
 	for (size_t i = 0; i < n; i++) {
 		if (!agghist_binnable(x[i])) {
 			h->unbinned++;
@@ -75,19 +87,21 @@ void agghist_add(struct agghist *h, const double *x, size_t n)
 		}
 		m++;
 		sum += x[i];
-		lo = fmin(lo, x[i]), hi = fmax(hi, x[i]);
-		int e = agghist_need(x[i]);
-		if (e > need)
-			need = e;
+		/* glibc's fmin and fmax without the calls: the first argument on ties (-0 against +0) */
+		lo = x[i] < lo ? x[i] : lo, hi = x[i] > hi ? x[i] : hi;
+		if (!(x[i] >= -bound && x[i] < bound)) { /* the call only when the range grows (corpus mode's hot loop) */
+			need = agghist_need(x[i]);
+			bound = ldexp(1, need);
+		}
 	}
 	if (m == 0)
 		return;
 	agghist_raise(h, need);
-	double mean = sum / (double)m, m2 = 0;
+	double mean = sum / (double)m, m2 = 0, scale = agghist_scale(h);
 	for (size_t i = 0; i < n; i++)
 		if (agghist_binnable(x[i])) {
 			m2 += (x[i] - mean) * (x[i] - mean);
-			h->bin[agghist_index(h, x[i])]++;
+			h->bin[agghist_index_scaled(x[i], scale)]++;
 		}
 	h->min = h->n ? fmin(h->min, lo) : lo;
 	h->max = h->n ? fmax(h->max, hi) : hi;
