@@ -351,32 +351,54 @@ TARGET static void pack_bt(const struct tile_kind *t, const float *b, int ldb, i
 		}
 }
 
+/* One row of store_c: C[j] = ALPHA · P[j] + BETA · C[j] (+ BIAS[j]), each operation rounded on its
+ * own, skipped where it is the identity (ALPHA 1, BETA 0 or 1, no BIAS). Inlined with constant
+ * SCALE (ALPHA ≠ 1), MIX (0: BETA 0, 1: BETA 1, 2: another) and ADD_BIAS, so the row's loop holds no
+ * test: with the tests inside it, store_c took 20 % of a 512-token head's scores. */
+__attribute__((always_inline)) TARGET static inline void store_row(int nc, const float *p, float alpha, float beta,
+								    const float *bias, float *c, bool scale, int mix,
+								    bool add_bias)
+{
+	const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+	int j = 0;
+	for (; j + 8 <= nc; j += 8) {
+		__m256 v = _mm256_loadu_ps(p + j); /* rows LDP apart: aligned only when LDP is a multiple of 8 */
+		if (scale)
+			v = _mm256_mul_ps(va, v);
+		if (mix == 1)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(c + j));
+		else if (mix == 2)
+			v = _mm256_add_ps(v, _mm256_mul_ps(vb, _mm256_loadu_ps(c + j)));
+		if (add_bias)
+			v = _mm256_add_ps(v, _mm256_loadu_ps(bias + j));
+		_mm256_storeu_ps(c + j, v);
+	}
+	for (; j < nc; j++) {
+		float v = scale ? alpha * p[j] : p[j];
+		v = mix == 0 ? v : mix == 1 ? v + c[j] : v + beta * c[j];
+		c[j] = add_bias ? v + bias[j] : v;
+	}
+}
+
 /* C = ALPHA · PART + BETA · C (+ BIAS [nc] on every row when not NULL) for MC x NC elements, PART's
  * rows LDP apart. */
 TARGET static void store_c(int mc, int nc, const float *part, int ldp, float alpha, float beta, const float *bias,
 			   float *c, int ldc)
 {
-	__m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-	for (int i = 0; i < mc; i++, part += ldp, c += ldc) {
-		int j = 0;
-		for (; j + 8 <= nc; j += 8) {
-			__m256 v = _mm256_loadu_ps(part + j); /* rows LDP apart: aligned only when LDP is a multiple of 8 */
-			if (alpha != 1.0f)
-				v = _mm256_mul_ps(va, v);
-			if (beta == 1.0f)
-				v = _mm256_add_ps(v, _mm256_loadu_ps(c + j));
-			else if (beta != 0.0f)
-				v = _mm256_add_ps(v, _mm256_mul_ps(vb, _mm256_loadu_ps(c + j)));
-			if (bias)
-				v = _mm256_add_ps(v, _mm256_loadu_ps(bias + j));
-			_mm256_storeu_ps(c + j, v);
-		}
-		for (; j < nc; j++) {
-			float v = alpha == 1.0f ? part[j] : alpha * part[j];
-			v = beta == 0.0f ? v : beta == 1.0f ? v + c[j] : v + beta * c[j];
-			c[j] = bias ? v + bias[j] : v;
-		}
-	}
+	bool scale = alpha != 1.0f;
+	int mix = beta == 0.0f ? 0 : beta == 1.0f ? 1 : 2;
+#define STORE_ROWS(SCALE, MIX, BIAS)                                                                               \
+	for (int i = 0; i < mc; i++)                                                                               \
+		store_row(nc, part + (size_t)i * ldp, alpha, beta, bias, c + (size_t)i * ldc, SCALE, MIX, BIAS)
+	if (!scale && mix == 0 && !bias) /* the products of a head (PV) and of a linear without bias */
+		STORE_ROWS(false, 0, false);
+	else if (!scale && mix == 0) /* a linear's with its bias */
+		STORE_ROWS(false, 0, true);
+	else if (mix == 0 && !bias) /* a head's scores, scaled */
+		STORE_ROWS(true, 0, false);
+	else
+		STORE_ROWS(scale, mix, bias != NULL);
+#undef STORE_ROWS
 }
 
 /* A row or two of A (M <= STREAM_ROWS) against B [k][n]: B read a whole row of the call's columns
