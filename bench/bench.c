@@ -597,8 +597,9 @@ static double bench_corpus(const struct spec *s, const struct model *m, const ch
 		return -1;
 	}
 	*seconds = dt;
-	printf("  corpus: %d texts, %llu tokens, %ld workers, batches of %d: %.1f s, %.1f texts/s; peak RSS %.0f MB\n",
-	       texts, (unsigned long long)a->c.tokens, cores, batch ? batch : CORPUSRUN_BATCH, dt, texts / dt, peak_rss_mb());
+	printf("  corpus: %d texts, %llu tokens, %ld workers, batches of %d texts or %d tokens: %.1f s, %.1f texts/s; peak RSS %.0f MB\n",
+	       texts, (unsigned long long)a->c.tokens, cores, batch ? batch : CORPUSRUN_BATCH, CORPUSRUN_BATCH_ROWS, dt,
+	       texts / dt, peak_rss_mb());
 	double flops = texts * forward_flops(s, (int)(a->c.tokens / (uint64_t)(texts > 0 ? texts : 1)));
 	printf("          %.1f GFLOP/s, %.0f %% of the sgemm rate; CPU %.1f s (%.0f %% of the cores' time, %.1f GFLOP per\n"
 	       "          CPU second), load average %.1f before\n",
