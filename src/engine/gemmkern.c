@@ -181,8 +181,8 @@ TARGET512 static void tile_avx512_32(const float *ap, const float *bp, int kc, f
 }
 
 static const struct tile_kind tiles_avx512_32 = {"avx512", "AVX-512", "AVX-512 8x32", 8, 32, 128, tile_avx512_32, NULL},
-			      tiles_avx2 = {"avx2", "AVX2", "AVX2 4x24 v3", 4, 24, 96, tile_avx2, NULL},
-			      tiles_avx512 = {"avx512", "AVX-512", "AVX-512 8x48 v4", 8, 48, 128, tile_avx512,
+			      tiles_avx2 = {"avx2", "AVX2", "AVX2 4x24 v4", 4, 24, 96, tile_avx2, NULL},
+			      tiles_avx512 = {"avx512", "AVX-512", "AVX-512 8x48 v5", 8, 48, 128, tile_avx512,
 					      &tiles_avx512_32};
 
 /* The widest the CPU runs (libgcc's test includes the OS saving the registers). */
