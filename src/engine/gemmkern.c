@@ -461,6 +461,23 @@ static size_t packed_at(int j0, int d0, int k, int ncp)
 	return (size_t)j0 * k + (size_t)d0 * ncp;
 }
 
+/* op(B) [k][n] packed whole for the tiles T into OUT, in the layout above. */
+TARGET static void pack_whole(const struct tile_kind *t, bool trans_b, int n, int k, const float *b, int ldb,
+			      float *out)
+{
+	for (int j0 = 0; j0 < n; j0 += NC) {
+		int nc = n - j0 < NC ? n - j0 : NC, ncp = round_up(nc, t->nr);
+		for (int d0 = 0; d0 < k; d0 += KC) {
+			int kc = k - d0 < KC ? k - d0 : KC;
+			float *o = out + packed_at(j0, d0, k, ncp);
+			if (trans_b)
+				pack_bt(t, b + (size_t)j0 * ldb + d0, ldb, kc, nc, o);
+			else
+				pack_b(t, b + (size_t)d0 * ldb + j0, ldb, kc, nc, o);
+		}
+	}
+}
+
 /* A thread's copies of a whole A or op(B) for gemmkern_sgemm, grown as needed (NULL without memory),
  * freed with the thread. */
 struct whole {
@@ -509,19 +526,13 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 	 * the PV of 512 keys on the AVX2 tiles). */
 	float *whole = n <= NC && k > KC && m > MC ? whole_get(1, (size_t)k * round_up(n, t->nr)) : NULL;
 	/* One block of depths over several blocks of columns (a head's scores, 64 depths, every key): A
-	 * packed once, not once per block of columns (8 % of the samples of 512 keys' scores on the AVX2
+	 * packed once, not once per block of columns (the scores of 512 keys 7 % faster on the AVX-512
 	 * tiles), block I0 of its rows at I0 · K. */
 	float *whole_a = k <= KC && n > NC ? whole_get(0, (size_t)k * ((m + MC - 1) / MC * MC)) : NULL;
 	for (int i0 = 0; whole_a && i0 < m; i0 += MC)
 		pack_a(t, a + (size_t)i0 * lda, lda, m - i0 < MC ? m - i0 : MC, k, whole_a + (size_t)i0 * k);
-	for (int d0 = 0; whole && d0 < k; d0 += KC) {
-		int kc = k - d0 < KC ? k - d0 : KC;
-		float *o = whole + packed_at(0, d0, k, round_up(n, t->nr));
-		if (trans_b)
-			pack_bt(t, b + d0, ldb, kc, n, o);
-		else
-			pack_b(t, b + (size_t)d0 * ldb, ldb, kc, n, o);
-	}
+	if (whole)
+		pack_whole(t, trans_b, n, k, b, ldb, whole);
 	for (int j0 = 0; j0 < n; j0 += NC) {
 		int nc = n - j0 < NC ? n - j0 : NC;
 		for (int i0 = 0; i0 < m; i0 += MC) {
@@ -547,19 +558,7 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 
 void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *out)
 {
-	const struct tile_kind *t = tiles();
-	const int NR = t->nr;
-	for (int j0 = 0; j0 < n; j0 += NC) {
-		int nc = n - j0 < NC ? n - j0 : NC, ncp = round_up(nc, NR);
-		for (int d0 = 0; d0 < k; d0 += KC) {
-			int kc = k - d0 < KC ? k - d0 : KC;
-			float *o = out + packed_at(j0, d0, k, ncp);
-			if (trans_b)
-				pack_bt(t, b + (size_t)j0 * ldb + d0, ldb, kc, nc, o);
-			else
-				pack_b(t, b + (size_t)d0 * ldb + j0, ldb, kc, nc, o);
-		}
-	}
+	pack_whole(tiles(), trans_b, n, k, b, ldb, out);
 }
 
 /* A row or two of A against a packed copy: the copy read from start to end once, each element's chain
