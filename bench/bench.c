@@ -247,6 +247,14 @@ static double forward_flops(const struct spec *s, int n)
 	return per_layer * s->layers;
 }
 
+/* What a corpus pass of N tokens computes (model_prepare's attention-only traces): the forward but
+ * the last block's context, output projection and MLP. */
+static double corpus_flops(const struct spec *s, int n)
+{
+	double H = s->hidden, inter_ = s->inter;
+	return forward_flops(s, n) - (2.0 * n * H * H + 2.0 * 2 * n * H * inter_ + 2.0 * (double)n * n * H);
+}
+
 static double sgemm_rate(void)
 {
 	int N = 1536;
@@ -563,7 +571,7 @@ static void bench_corpus_text(uint64_t *x, char *buf, size_t sz)
 
 /* Corpus mode: TEXTS texts of about 25 tokens (23 common words + [CLS]/[SEP]) through corpusrun
  * with one worker per core, in its default batches (BATCH texts, 0 = the default). Returns texts per
- * second; prints the rate of the forward's arithmetic against the sgemm rate PEAK (GFLOP/s), the CPU
+ * second; prints the rate of its arithmetic (corpus_flops) against the sgemm rate PEAK (GFLOP/s), the CPU
  * time (on a shared machine the wall time also holds the neighbours' share) and the load average. */
 static double bench_corpus(const struct spec *s, const struct model *m, const char *dir, int texts, int batch,
 			   double peak, double *seconds)
@@ -600,7 +608,7 @@ static double bench_corpus(const struct spec *s, const struct model *m, const ch
 	printf("  corpus: %d texts, %llu tokens, %ld workers, batches of %d texts or %d tokens: %.1f s, %.1f texts/s; peak RSS %.0f MB\n",
 	       texts, (unsigned long long)a->c.tokens, cores, batch ? batch : CORPUSRUN_BATCH, CORPUSRUN_BATCH_ROWS, dt,
 	       texts / dt, peak_rss_mb());
-	double flops = texts * forward_flops(s, (int)(a->c.tokens / (uint64_t)(texts > 0 ? texts : 1)));
+	double flops = texts * corpus_flops(s, (int)(a->c.tokens / (uint64_t)(texts > 0 ? texts : 1)));
 	printf("          %.1f GFLOP/s, %.0f %% of the sgemm rate; CPU %.1f s (%.0f %% of the cores' time, %.1f GFLOP per\n"
 	       "          CPU second), load average %.1f before\n",
 	       flops / dt / 1e9, peak > 0 ? 100 * flops / dt / 1e9 / peak : 0, cpu, 100 * cpu / dt / (cores > 0 ? cores : 1),

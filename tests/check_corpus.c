@@ -224,10 +224,16 @@ static void batch_forward_case(bool whole)
 		struct model *m = NULL;
 		struct err e = {{0}};
 		ck_assert_msg(model_open(mdir, &m, &e) == 0, "%s: %s", models[mi], e.msg);
-		struct trace *b[3], *one = NULL;
-		for (int i = 0; i < 3; i++)
-			ck_assert_msg(model_prepare(m, texts[i], NULL, &b[i], &e) == 0, "%s", e.msg);
+		struct trace *b[3], *a[3], *one = NULL;
+		for (int i = 0; i < 3; i++) {
+			ck_assert_msg(model_prepare(m, texts[i], NULL, false, &b[i], &e) == 0, "%s", e.msg);
+			ck_assert_msg(model_prepare(m, texts[i], NULL, true, &a[i], &e) == 0, "%s", e.msg);
+			ck_assert(b[i]->hidden_states && !a[i]->hidden_states);
+		}
 		ck_assert_msg(model_forward_batch(m, b, 3, NULL, &e) == 0, "%s: %s", models[mi], e.msg);
+		ck_assert_msg(model_forward_batch(m, a, 3, NULL, &e) == 0, "%s: %s", models[mi], e.msg);
+		struct trace *mixed[2] = {a[0], b[1]}; /* a batch takes traces of one kind */
+		ck_assert_int_eq(model_forward_batch(m, mixed, 2, NULL, &e), -1);
 		double worst = 0, worst_attn = 0;
 		for (int i = 0; i < 3; i++) {
 			ck_assert_msg(model_run(m, texts[i], NULL, NULL, &one, &e) == 0, "%s", e.msg);
@@ -236,6 +242,13 @@ static void batch_forward_case(bool whole)
 			       nq = (size_t)one->n_layers * one->n_heads * one->n * one->head_dim,
 			       nk = (size_t)one->n_layers * one->n_kv_heads * one->n * one->head_dim,
 			       nh = (size_t)(one->n_layers + 1) * one->n * one->hidden;
+			/* attention only: every layer's attention, queries, keys and values, the same bits */
+			ck_assert_msg(!memcmp(a[i]->attn, b[i]->attn, na * sizeof(float)) &&
+					      !memcmp(a[i]->q, b[i]->q, nq * sizeof(float)) &&
+					      !memcmp(a[i]->k, b[i]->k, nk * sizeof(float)) &&
+					      !memcmp(a[i]->v, b[i]->v, nk * sizeof(float)),
+				      "%s: attention-only pass differs", models[mi]);
+			trace_free(a[i]);
 			for (size_t k = 0; k < na; k++)
 				worst_attn = fmax(worst_attn, fabs(one->attn[k] - b[i]->attn[k]));
 			for (size_t k = 0; k < nq; k++)

@@ -182,7 +182,7 @@ static void *corpusrun_work(void *arg)
 		} else {
 			struct corpusrun_pending *p = &pend[n_pend];
 			*p = (struct corpusrun_pending){.line = it.line};
-			if (model_prepare(sh->m, it.text, it.text_b, &p->t, &e) < 0) {
+			if (model_prepare(sh->m, it.text, it.text_b, true, &p->t, &e) < 0) {
 				err_prefix(&e, "line %llu", (unsigned long long)it.line);
 				corpusrun_bad(w, it.line, &e);
 			} else if (!(p->text = strdup(it.text)) || (it.text_b && !(p->text_b = strdup(it.text_b)))) {

@@ -388,6 +388,7 @@ struct fwd_heads {
 	double (*secs)[3]; /* [n_heads] seconds in scores, softmax, PV when timed (else NULL) */
 	float *ctx;        /* the text's first row of B->ctx */
 	const struct fwd_ablate *ab; /* the run's ablation, or NULL */
+	bool probabilities_only; /* no context (the last block of an attention-only pass) */
 };
 
 /* The one place an ablation acts: head HD's context columns of layer L (ROWS rows, CD apart) recorded
@@ -447,13 +448,15 @@ static void fwd_head(void *ctx, int hd, float *scratch)
 	attnscore_softmax(&a, r0, n, p);
 	if (c->secs)
 		t2 = progress_now();
-	for (int i = r0; i < n;) { /* the context: each block of queries with the keys it sees (attnscore_block) */
-		int end, keys = attnscore_block(t, i, &end);
-		gemm(false, end - i, Dv, keys, 1.0f, p + (size_t)(i - r0) * n, n, v, Dv, 0.0f,
-		     c->ctx + (size_t)(i - r0) * CD + hd * Dv, CD);
-		i = end;
+	if (!c->probabilities_only) {
+		for (int i = r0; i < n;) { /* the context: each block of queries with the keys it sees (attnscore_block) */
+			int end, keys = attnscore_block(t, i, &end);
+			gemm(false, end - i, Dv, keys, 1.0f, p + (size_t)(i - r0) * n, n, v, Dv, 0.0f,
+			     c->ctx + (size_t)(i - r0) * CD + hd * Dv, CD);
+			i = end;
+		}
+		fwd_ablate_head(c->ab, l, hd, t->n_heads, c->ctx, rows, CD, Dv);
 	}
-	fwd_ablate_head(c->ab, l, hd, t->n_heads, c->ctx, rows, CD, Dv);
 	if (!t->attn)
 		headsummary_record(t, l, hd, p);
 	if (c->secs) {
@@ -543,9 +546,11 @@ static void fwd_keep_context(const struct trace *t, int l, const float *ctx, int
 		memcpy(dst + ((size_t)l * t->n + r0) * width, ctx, (size_t)(t->n - r0) * width * sizeof(float));
 }
 
-/* Self-attention of layer L on input H [rows][hidden]; result (after output projection) in B->proj.
+/* Self-attention of layer L on input H [rows][hidden]; result (after output projection) in B->proj, or, with
+ * PROBABILITIES_ONLY, nothing past each head's probabilities in the traces (no context, no projection).
  * Heads run one after the other (each sgemm threaded by the GEMM library), or on our threads. */
-static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt)
+static void fwd_attention(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt,
+			  bool probabilities_only)
 {
 	int H = m->info.hidden;
 	double clock = fwd_clock(m);
@@ -558,7 +563,8 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 	}
 	for (int i = 0; i < bt->nb; i++) {
 		struct trace *t = bt->t[i];
-		struct fwd_heads c = {m, t, b, l, NULL, b->ctx + (size_t)bt->row0[i] * m->arch.ctx_dim, bt->ab};
+		struct fwd_heads c = {m, t, b, l, NULL, b->ctx + (size_t)bt->row0[i] * m->arch.ctx_dim, bt->ab,
+				      probabilities_only};
 		if (m->stages) {
 			c.secs = calloc((size_t)t->n_heads, sizeof *c.secs); /* no memory: the heads go untimed */
 			clock = progress_now();
@@ -577,6 +583,8 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 		fwd_heads_lap(m, &c, t->n_heads, &clock);
 		free(c.secs);
 	}
+	if (probabilities_only)
+		return;
 	for (int i = 0; i < bt->nb; i++) /* an encoder-decoder's trace keeps each layer's context (--dump) */
 		fwd_keep_context(bt->t[i], l, b->ctx + (size_t)bt->row0[i] * m->arch.ctx_dim, b->r0, bt->t[i]->context);
 	fwd_linear(m, b->ctx, b->rows, m->arch.ctx_dim, H, &m->layers[l].out_w, m->layers[l].out_b, b->proj, H);
@@ -807,7 +815,7 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const str
 	size_t nh = (size_t)n * m->info.hidden;
 	if (m->fam.block == BLOCK_POST_LN) {
 		/* BERT: x = LN1(x + Attn(x)); x = LN2(x + MLP(x)) */
-		fwd_attention(m, l, b->x, b, bt);
+		fwd_attention(m, l, b->x, b, bt, false);
 		fwd_add(m, b->x, b->proj, nh);
 		fwd_norm(m, &w->ln1, b->x, b->x, n);
 		if (m->is_decoder) { /* BART, Marian: x = XLN(x + Cross(x)) */
@@ -822,7 +830,7 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const str
 	}
 	/* Pre-LN: x += [post_attn](Attn(LN1 x)); x += [post_mlp](MLP(LN2 x)) */
 	fwd_norm(m, &w->ln1, b->x, b->h, n);
-	fwd_attention(m, l, b->h, b, bt);
+	fwd_attention(m, l, b->h, b, bt, false);
 	if (m->fam.block == BLOCK_PARALLEL_ONE_NORM) {
 		/* GPT-J, Phi, Cohere: x = (attn(ln1 x) + mlp(ln1 x)) + x, the MLP reading the same normed x */
 		fwd_mlp(m, l, b->h, b, n, b->proj2);
@@ -851,6 +859,18 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const str
 	fwd_norm(m, &w->post_mlp, b->proj, b->proj, n);
 	fwd_residual_scale(m, b->proj, nh);
 	fwd_add(m, b->x, b->proj, nh);
+}
+
+/* The last block L of an attention-only pass: its queries, keys, values and probabilities into the traces,
+ * and nothing after them (context, output projection, MLP, final norm), which no result of the pass reads. */
+static void fwd_last_attention(const struct model *m, int l, struct fwd_buf *b, const struct fwd_batch *bt)
+{
+	if (m->fam.block == BLOCK_POST_LN) {
+		fwd_attention(m, l, b->x, b, bt, true);
+		return;
+	}
+	fwd_norm(m, &m->layers[l].ln1, b->x, b->h, b->rows); /* every pre-LN block starts so (fwd_block) */
+	fwd_attention(m, l, b->h, b, bt, true);
 }
 
 /* Buffers for ROWS computed rows (R0 = the first computed token of a single text), rotary tables of N
@@ -991,6 +1011,8 @@ int forward_layer(const struct model *m, struct trace *t, int layer, const float
 	int rc = 0;
 	if (layer < 0 || layer >= t->n_layers || n == 0)
 		return err_set(e, "no layer %d", layer);
+	if (!t->hidden_states)
+		return err_set(e, "the trace keeps no hidden states");
 	if (fwd_own_threads(m))
 		weights_threads_begin();
 	struct fwd_batch bt = {&t, 1, (const int[]){0}, NULL};
@@ -1117,6 +1139,19 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 	}
 	if (ab) /* an ablated run computes every row: rows kept from another run may differ */
 		r0 = 0;
+	/* Traces without hidden states (model_prepare's for an aggregate) take attention only: the pass ends
+	 * at the last block's probabilities. A decoder reads its encoder's last state, an ablation the
+	 * clean run's states: both need them. */
+	bool attn_only = !t[0]->hidden_states;
+	for (int i = 1; i < nb; i++)
+		if (!t[i]->hidden_states != attn_only) {
+			free(row0);
+			return err_set(e, "texts of one pass must all keep their hidden states, or none");
+		}
+	if ((attn_only && (ab || m->is_decoder)) || (m->is_decoder && t[0]->encoder && !t[0]->encoder->hidden_states)) {
+		free(row0);
+		return err_set(e, "this pass needs the hidden states its traces do not keep");
+	}
 	int skip = 0, last = m->info.n_layers; /* blocks 0 .. skip-1 copied from AB->clean; none after block last-1 */
 	if (ab && nb == 1)
 		fwd_ablate_span(m, t[0], ab, &skip, &last);
@@ -1147,10 +1182,15 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 		fwd_ablate_copy(t[0], ab->clean, skip, b.x);
 	fwd_lap(m, FWD_EMBED, &clock);
 	for (int l = skip; l <= last; l++) {
+		bool tail = attn_only && l == m->info.n_layers; /* the last block's attention alone */
 		if (l > skip) {
 			if (cancel && *cancel) {
 				rc = err_set(e, "cancelled");
 				goto done;
+			}
+			if (tail) {
+				fwd_last_attention(m, l - 1, &b, &bt);
+				break; /* nothing of the residual stream is recorded */
 			}
 			fwd_block(m, l - 1, &b, &bt);
 			/* HF reports the last hidden state after the final norm (GPT-2's ln_f, Llama's norm). */
@@ -1163,7 +1203,9 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 		}
 		for (int i = 0; i < nb; i++) { /* layer l's hidden states (0 = embeddings) */
 			size_t nh = (size_t)(t[i]->n - r0) * H;
-			memcpy((float *)trace_hidden(t[i], l) + (size_t)r0 * H, b.x + (size_t)row0[i] * H, nh * sizeof(float));
+			if (!attn_only)
+				memcpy((float *)trace_hidden(t[i], l) + (size_t)r0 * H, b.x + (size_t)row0[i] * H,
+				       nh * sizeof(float));
 			if (l > 0)
 				fwd_trace_moe(m, &b, l - 1, row0[i], t[i], r0);
 			fwd_check_finite(t[i], l, b.x + (size_t)row0[i] * H, nh);

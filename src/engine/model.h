@@ -91,8 +91,13 @@ int model_run_reuse(const struct model *m, const char *text, const char *text_b,
  * their tokens' rows stacked in every matrix product so the weights are read once for all (at ~25
  * tokens a text, reading them dominates). Each trace gets what model_run gives but the value norms
  * (trace->vnorm NULL: corpus aggregates do not use them); -1 with why (then
- * the traces hold no complete result). */
-int model_prepare(const struct model *m, const char *text, const char *text_b, struct trace **out, struct err *e);
+ * the traces hold no complete result). With ATTENTION_ONLY the traces keep no hidden states,
+ * context or routing either, and the pass computes every layer's queries, keys, values and
+ * probabilities, the same bits as without, and stops there: the last block's context, output
+ * projection and MLP (6 % of bert-base's arithmetic at 25 tokens) are not run. An encoder-decoder's
+ * decoder cannot then run on such a trace; a batch takes traces all of one kind. */
+int model_prepare(const struct model *m, const char *text, const char *text_b, bool attention_only,
+		  struct trace **out, struct err *e);
 int model_forward_batch(const struct model *m, struct trace **t, int nb, const volatile int *cancel, struct err *e);
 
 /* Run the forward pass on ready-made token ids (N of them, TYPE_IDS may be NULL for all 0).

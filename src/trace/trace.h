@@ -66,7 +66,8 @@ struct trace {
 	int *chunk;            /* [n_layers] chunked attention (Llama 4): query i of a layer with chunk C > 0 sees
 	                        * only the keys of its own chunk, from i - i % C on; 0 = none. NULL = no layer
 	                        * has chunks (trace_free frees it). Read with trace_key_range. */
-	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output */
+	float *hidden_states;  /* [n_layers + 1][n][hidden]; 0 = embeddings output. NULL in an attention-only trace
+	                        * (corpus mode's, engine/model.h's model_prepare) */
 	float *vnorm;          /* [n_layers][n_heads][n] ‖f_h(x_j)‖ = ‖v_j W_O,h‖ (Kobayashi et al. 2020): the size of
 	                        * what head h moves from token j, v_j (kv head under GQA, no bias added) times the
 	                        * rows of the output projection its context feeds, output bias excluded; a model's
