@@ -1267,20 +1267,6 @@ struct trace *model_trace_like(const struct model *m, const struct trace *src, s
 	return t;
 }
 
-/* Free what only the residual stream after the last attention fills (forward.c then stops there). */
-static void model_attention_only(struct trace *t)
-{
-	free(t->hidden_states);
-	free(t->context);
-	free(t->moe_topk);
-	free(t->moe_weights);
-	free(t->moe_layer);
-	t->hidden_states = t->context = t->moe_weights = NULL;
-	t->moe_topk = NULL;
-	t->moe_layer = NULL;
-	t->moe_k = 0;
-}
-
 int model_prepare(const struct model *m, const char *text, const char *text_b, bool attention_only,
 		  struct trace **out, struct err *e)
 {
@@ -1293,7 +1279,7 @@ int model_prepare(const struct model *m, const char *text, const char *text_b, b
 		free((*out)->vnorm);
 		(*out)->vnorm = NULL;
 		if (attention_only)
-			model_attention_only(*out);
+			trace_attention_only(*out);
 	}
 	return *out ? 0 : -1;
 }

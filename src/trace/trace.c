@@ -188,6 +188,19 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 	return t;
 }
 
+void trace_attention_only(struct trace *t)
+{
+	tracemem_free(t->hidden_states, trace_big_bytes(t).hidden);
+	free(t->context);
+	free(t->moe_topk);
+	free(t->moe_weights);
+	free(t->moe_layer);
+	t->hidden_states = t->context = t->moe_weights = NULL;
+	t->moe_topk = NULL;
+	t->moe_layer = NULL;
+	t->moe_k = 0;
+}
+
 struct trace *trace_new(int n_layers, int n_heads, int head_dim, int hidden, int n)
 {
 	struct trace_shape s = {n_layers, n_heads, n_heads, head_dim, hidden, n, false, false, 0};

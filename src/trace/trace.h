@@ -265,6 +265,11 @@ struct trace *trace_new_shaped(const struct trace_shape *s);
 #define TRACE_BUDGET_DEFAULT (512.0 * 1024 * 1024)
 double trace_budget(void);
 
+/* Free what T would hold of the residual stream -- hidden states, each layer's context, MoE routing --
+ * leaving it attention-only (those fields NULL): a forward pass into it stops at the last layer's
+ * attention weights (engine/model.h's model_prepare, for corpus mode). */
+void trace_attention_only(struct trace *t);
+
 /* Copy into DST (of SRC's shape) what SRC says of its model rather than of its tokens: name, family,
  * how pieces are written, causality, rotary style, positions, score scale, soft-cap, relative terms,
  * NoPE layers, ALiBi slopes and attention sinks (not the windows and chunks, which count tokens). A trace
