@@ -561,10 +561,31 @@ void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *o
 	pack_whole(tiles(), trans_b, n, k, b, ldb, out);
 }
 
+/* Row X's chains for W columns of a panel (W / 8 vectors, W = 24 or 48) from W, NR floats a depth, run on in
+ * O over KC depths: one FMA per column and depth, in order. */
+TARGET static inline __attribute__((always_inline)) void stream_cols(const float *x, const float *w, int kc, int nr,
+								      float *o, const int W)
+{
+	__m256 c[6];
+#pragma GCC unroll 6
+	for (int v = 0; v < W / 8; v++)
+		c[v] = _mm256_loadu_ps(o + 8 * v);
+	for (int d = 0; d < kc; d++, w += nr) {
+		__m256 b = _mm256_broadcast_ss(x + d);
+#pragma GCC unroll 6
+		for (int v = 0; v < W / 8; v++)
+			c[v] = _mm256_fmadd_ps(b, _mm256_load_ps(w + 8 * v), c[v]);
+	}
+#pragma GCC unroll 6
+	for (int v = 0; v < W / 8; v++)
+		_mm256_storeu_ps(o + 8 * v, c[v]);
+}
+
 /* A row or two of A against a packed copy: the copy read from start to end once, each element's chain
- * run on in ACC [m][LDACC] (LDACC: N in whole panels) in the order tile's runs it, 24 columns of a
- * panel at a time. The tiles would compute 4 rows for these one or two, at 4.5 GFLOP/s on gpt2's
- * 768 x 768 against streaming's 6. */
+ * run on in ACC [m][LDACC] (LDACC: N in whole panels) in the order tile's runs it, a panel's row of
+ * depths whole (48 columns on the AVX-512 tiles: in two halves of 24, a panel was read twice, one
+ * edit of a 128-token gpt2 text 2.5 ms slower than on the AVX2 tiles). The tiles would compute 4 rows
+ * for these one or two, at 4.5 GFLOP/s on gpt2's 768 x 768 against streaming's 6. */
 TARGET static void stream_packed(int m, int n, int k, const float *a, int lda, const float *packed, float *acc,
 				 int ldacc)
 {
@@ -576,19 +597,16 @@ TARGET static void stream_packed(int m, int n, int k, const float *a, int lda, c
 			int kc = k - d0 < KC ? k - d0 : KC;
 			const float *panel = packed + packed_at(j0, d0, k, ncp);
 			for (int j = 0; j < ncp; j += NR, panel += (size_t)kc * NR)
-				for (int i = 0; i < m; i++)
-					for (int q = 0; q < NR; q += 24) { /* row I, the panel's columns Q .. Q+24 */
-						const float *x = a + (size_t)i * lda + d0, *w = panel + q;
-						float *o = acc + (size_t)i * ldacc + j0 + j + q;
-						__m256 c0 = _mm256_loadu_ps(o), c1 = _mm256_loadu_ps(o + 8), c2 = _mm256_loadu_ps(o + 16);
-						for (int d = 0; d < kc; d++, w += NR) {
-							__m256 v = _mm256_broadcast_ss(x + d);
-							c0 = _mm256_fmadd_ps(v, _mm256_load_ps(w), c0);
-							c1 = _mm256_fmadd_ps(v, _mm256_load_ps(w + 8), c1);
-							c2 = _mm256_fmadd_ps(v, _mm256_load_ps(w + 16), c2);
-						}
-						_mm256_storeu_ps(o, c0), _mm256_storeu_ps(o + 8, c1), _mm256_storeu_ps(o + 16, c2);
-					}
+				for (int i = 0; i < m; i++) {
+					const float *x = a + (size_t)i * lda + d0;
+					float *o = acc + (size_t)i * ldacc + j0 + j;
+					if (NR % 48 == 0)
+						for (int q = 0; q < NR; q += 48)
+							stream_cols(x, panel + q, kc, NR, o + q, 48);
+					else
+						for (int q = 0; q < NR; q += 24)
+							stream_cols(x, panel + q, kc, NR, o + q, 24);
+				}
 		}
 	}
 }
