@@ -561,20 +561,20 @@ void gemmkern_pack(bool trans_b, int n, int k, const float *b, int ldb, float *o
 	pack_whole(tiles(), trans_b, n, k, b, ldb, out);
 }
 
-/* Row X's chains for W columns of a panel (W / 8 vectors, W = 24 or 48) from W, NR floats a depth, run on in
- * O over KC depths: one FMA per column and depth, in order. */
-TARGET static inline __attribute__((always_inline)) void stream_cols(const float *x, const float *w, int kc, int nr,
+/* The chains of row X's W columns (W = 24 or 48: W / 8 vectors) run on in O over KC depths, the packed
+ * columns read at P, one depth every NR floats: one FMA per column and depth, in order. */
+TARGET static inline __attribute__((always_inline)) void stream_cols(const float *x, const float *p, int kc, int nr,
 								      float *o, const int W)
 {
 	__m256 c[6];
 #pragma GCC unroll 6
 	for (int v = 0; v < W / 8; v++)
 		c[v] = _mm256_loadu_ps(o + 8 * v);
-	for (int d = 0; d < kc; d++, w += nr) {
+	for (int d = 0; d < kc; d++, p += nr) {
 		__m256 b = _mm256_broadcast_ss(x + d);
 #pragma GCC unroll 6
 		for (int v = 0; v < W / 8; v++)
-			c[v] = _mm256_fmadd_ps(b, _mm256_load_ps(w + 8 * v), c[v]);
+			c[v] = _mm256_fmadd_ps(b, _mm256_load_ps(p + 8 * v), c[v]);
 	}
 #pragma GCC unroll 6
 	for (int v = 0; v < W / 8; v++)
