@@ -1,9 +1,11 @@
 /* check_tracemem.c -- a freed trace's large arrays kept for the next trace (src/trace/tracemem.c):
- * reused only where they fit, always handed out as zeros, dropped before new memory is taken, and
- * safe from two threads at once. */
+ * reused only where they fit, handed out as zeros (or, for a trace its forward pass writes whole, as
+ * NaNs under ATTNSCOPE_TRACE_POISON), dropped before new memory is taken, and safe from two threads
+ * at once. */
 #include "config.h"
 
 #include <check.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -82,6 +84,42 @@ START_TEST(test_unfit_dropped)
 }
 END_TEST
 
+/* Whether every 61st float of COUNT from X, and the last, is a NaN. */
+static bool all_nan(const float *x, size_t count)
+{
+	for (size_t i = 0; i < count; i += 61)
+		if (!isnan(x[i]))
+			return false;
+	return isnan(x[count - 1]);
+}
+
+/* A trace whose arrays its forward pass writes whole (shape.written) starts, with the tests'
+ * ATTNSCOPE_TRACE_POISON, with NaNs in all of them, on fresh memory and on a kept block; a kept block
+ * handed to a trace that is not written whole is zeros again. */
+START_TEST(test_written_poisoned)
+{
+	struct trace_shape sh = {.n_layers = 4, .n_heads = 4, .n_kv_heads = 2, .head_dim = 64, .hidden = 64, .n = 384,
+				 .rotary = true, .written = true};
+	size_t n = 384, qf = 16 * n * 64, kf = 8 * n * 64;
+	for (int round = 0; round < 2; round++) {
+		struct trace *t = trace_new_shaped(&sh);
+		ck_assert_ptr_nonnull(t);
+		ck_assert_msg(all_nan(t->attn, attn_bytes(384) / sizeof(float)), "round %d: attention", round);
+		ck_assert(all_nan(t->q, qf) && all_nan(t->q_raw, qf));
+		ck_assert(all_nan(t->k, kf) && all_nan(t->k_raw, kf) && all_nan(t->v, kf));
+		ck_assert(all_nan(t->hidden_states, 5 * n * 64));
+		ck_assert_float_eq(t->vnorm[0], 0.0f); /* the small arrays: zeros either way */
+		fill(t, 1.5f);
+		trace_free(t);
+		ck_assert_uint_eq(tracemem_kept(), attn_bytes(384)); /* round 1 took this block */
+	}
+	struct trace *z = mk(384);
+	assert_zeros(z);
+	trace_free(z);
+	tracemem_drop();
+}
+END_TEST
+
 START_TEST(test_slots_and_budget)
 {
 	void *p[TRACEMEM_SLOTS + 2];
@@ -144,11 +182,13 @@ END_TEST
 
 int main(void)
 {
+	setenv("ATTNSCOPE_TRACE_POISON", "1", 1); /* as make check sets it, also when run by hand */
 	Suite *s = suite_create("tracemem");
 	TCase *tc = tcase_create("tracemem");
 	tcase_set_timeout(tc, 600); /* minutes under valgrind */
 	tcase_add_test(tc, test_reused_as_zeros);
 	tcase_add_test(tc, test_unfit_dropped);
+	tcase_add_test(tc, test_written_poisoned);
 	tcase_add_test(tc, test_slots_and_budget);
 	tcase_add_test(tc, test_two_threads);
 	suite_add_tcase(s, tc);

@@ -136,7 +136,7 @@ START_TEST(test_valnorm_refusals)
 	trace_free(hs);
 	t->vnorm = keep;
 	trace_free(t);
-	struct trace_shape s = {1, 1, 1, 2, 4, 3, false, true, 0}; /* compact: no n x n matrices */
+	struct trace_shape s = {1, 1, 1, 2, 4, 3, false, true, 0, false}; /* compact: no n x n matrices */
 	struct trace *c = trace_new_shaped(&s);
 	ck_assert_ptr_nonnull(c);
 	ck_assert_ptr_null(valnorm_build(c, true, &e));

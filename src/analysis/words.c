@@ -118,7 +118,7 @@ static struct trace *words_build_one(const struct trace *t)
 		return NULL;
 	int nw = words_split(t, word_of);
 	struct trace_shape shape = {t->n_layers, t->n_heads, t->n_kv_heads > 0 ? t->n_kv_heads : t->n_heads,
-				    t->head_dim, t->hidden, nw, t->rotary && t->q_raw, trace_compact(t), trace_v_dim(t)};
+				    t->head_dim, t->hidden, nw, t->rotary && t->q_raw, trace_compact(t), trace_v_dim(t), false};
 	struct trace *w = trace_new_shaped(&shape);
 	int *word_start = malloc((size_t)(nw + 1) * sizeof *word_start);
 	if (!w || !word_start) {

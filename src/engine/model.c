@@ -1010,14 +1010,16 @@ static int model_check_moe_memory(const struct model *m, int n, struct err *e)
 	return 0;
 }
 
-/* A trace for N tokens of this model, with its description and each layer's key window filled in. */
-static struct trace *model_new_trace(const struct model *m, int n, struct err *e)
+/* A trace for N tokens of this model, with its description and each layer's key window filled in.
+ * WRITTEN: a forward pass over every token follows, which writes all of the large arrays (trace.h's
+ * trace_shape): they are not zeroed first. */
+static struct trace *model_new_trace(const struct model *m, int n, bool written, struct err *e)
 {
 	const struct model_info *in = &m->info;
 	if (model_check_trace_size(m, n, e) < 0 || model_check_moe_memory(m, n, e) < 0)
 		return NULL;
 	struct trace_shape shape = {in->n_layers, in->n_heads, in->n_kv_heads, in->head_dim, in->hidden, n, in->rotary,
-				    model_trace_compact(m, n), in->v_dim};
+				    model_trace_compact(m, n), in->v_dim, written};
 	struct trace *t = trace_new_shaped(&shape);
 	if (t && shape.compact) {
 		t->attn_fill = attnscore_trace_fill;
@@ -1144,7 +1146,7 @@ static int model_run_decoder(const struct model *m, struct trace *enc, const int
 {
 	const struct model *d = m->dec;
 	int n = n_labels > 0 ? n_labels : 1;
-	struct trace *t = model_new_trace(d, n, e);
+	struct trace *t = model_new_trace(d, n, true, e);
 	if (!t)
 		return -1;
 	t->ids[0] = n_labels > 0 && m->fam.shift == SHIFT_LAST_LABEL ? labels[n_labels - 1] : m->dec_start;
@@ -1205,7 +1207,7 @@ int model_run_ids(const struct model *m, const int32_t *ids, const int32_t *type
 	*out = NULL;
 	if (n < 0)
 		return err_set(e, "negative token count");
-	struct trace *t = model_new_trace(m, n, e);
+	struct trace *t = model_new_trace(m, n, true, e);
 	if (!t)
 		return -1;
 	for (int i = 0; i < n; i++) {
@@ -1217,13 +1219,14 @@ int model_run_ids(const struct model *m, const int32_t *ids, const int32_t *type
 	return model_finish_run(m, t, cancel, out, e);
 }
 
-/* The trace of TEXT (and TEXT_B) with its tokens, before the forward pass; NULL with E set. */
+/* The trace of TEXT (and TEXT_B) with its tokens, before the forward pass that writes its large arrays
+ * (model_new_trace's WRITTEN); NULL with E set. */
 static struct trace *model_tokenized(const struct model *m, const char *text, const char *text_b, struct err *e)
 {
 	struct token_list tl = {0};
 	if (tokenizer_encode(m->tok, text, text_b, m->info.max_positions, &tl, e) < 0)
 		return NULL;
-	struct trace *t = model_new_trace(m, tl.n, e);
+	struct trace *t = model_new_trace(m, tl.n, true, e);
 	if (!t) {
 		token_list_free(&tl);
 		return NULL;
@@ -1246,7 +1249,7 @@ void model_keep_value_norms(struct model *m, bool on)
 
 struct trace *model_trace_like(const struct model *m, const struct trace *src, struct err *e)
 {
-	struct trace *t = model_new_trace(m, src->n, e);
+	struct trace *t = model_new_trace(m, src->n, false, e); /* an ablated pass may stop early */
 	if (!t)
 		return NULL;
 	t->truncated = src->truncated;
@@ -1305,7 +1308,7 @@ int model_run_ids_target(const struct model *m, const int32_t *ids, int n, const
 		return err_set(e, "%s is not an encoder-decoder model: it takes no target", m->info.name);
 	if (n < 0 || n_labels < 0)
 		return err_set(e, "negative token count");
-	struct trace *t = model_new_trace(m, n, e);
+	struct trace *t = model_new_trace(m, n, true, e);
 	if (!t)
 		return -1;
 	for (int i = 0; i < n; i++) {

@@ -76,7 +76,10 @@ static void prefix_move(const struct trace *t, int i, float *b, bool to_block)
 	} while (0)
 	for (int l = 0; l < t->n_layers; l++) {
 		for (int h = 0; h < t->n_heads; h++) {
-			PREFIX_MOVE(trace_attn(t, l, h) + row * t->n, (row + 1) * sizeof(float)); /* causal: keys 0 .. i */
+			float *attn_row = (float *)trace_attn(t, l, h) + row * t->n;
+			PREFIX_MOVE(attn_row, (row + 1) * sizeof(float)); /* causal: keys 0 .. i */
+			if (!to_block) /* the later keys' zeros: the new trace's arrays start undefined */
+				memset(attn_row + row + 1, 0, (t->n - row - 1) * sizeof(float));
 			PREFIX_MOVE(trace_q(t, l, h) + row * D, dbytes);
 			if (t->q_raw)
 				PREFIX_MOVE(trace_q_raw(t, l, h) + row * D, dbytes);

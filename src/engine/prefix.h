@@ -40,8 +40,9 @@ void prefix_free(struct prefix_cache *c);
  * compute; 0 when none. Call with the lock held. */
 int prefix_shared(const struct prefix_cache *c, const struct trace *t);
 
-/* Fill T's rows of its first R tokens (R from prefix_shared) from the kept ones: attention rows,
- * q, k, v (and before rotary), hidden states; T's nonfinite_layer from theirs. */
+/* Fill T's rows of its first R tokens (R from prefix_shared) from the kept ones: attention rows (the
+ * keys after each row's token set to 0), q, k, v (and before rotary), hidden states; T's
+ * nonfinite_layer from theirs. Every element of those rows is written. */
 void prefix_fill(const struct prefix_cache *c, struct trace *t, int r);
 
 /* Keep T's tokens: the first R are kept already (prefix_fill's R), the others are copied. Past the

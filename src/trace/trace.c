@@ -156,14 +156,15 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 	t->type_ids = calloc(nn, sizeof *t->type_ids);
 	t->special = calloc(nn, sizeof *t->special);
 	struct trace_big big = trace_big_bytes(t);
+	void *(*big_alloc)(size_t) = s->written ? tracemem_alloc : tracemem_calloc;
 	if (s->compact)
 		t->cache = trace_cache_new(nn * nn);
 	else
-		t->attn = tracemem_calloc(big.attn);
-	t->q = tracemem_calloc(big.q);
-	t->k = tracemem_calloc(big.k);
-	t->v = tracemem_calloc(big.v);
-	t->hidden_states = tracemem_calloc(big.hidden);
+		t->attn = big_alloc(big.attn);
+	t->q = big_alloc(big.q);
+	t->k = big_alloc(big.k);
+	t->v = big_alloc(big.v);
+	t->hidden_states = big_alloc(big.hidden);
 	t->vnorm = calloc(lh * nn, sizeof(float));
 	t->final_rstd = calloc(nn, sizeof(float));
 	t->win_before = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->win_before);
@@ -171,8 +172,8 @@ struct trace *trace_new_shaped(const struct trace_shape *s)
 	t->score_scale = malloc((s->n_layers > 0 ? s->n_layers : 1) * sizeof *t->score_scale);
 	bool raw_ok = true;
 	if (s->rotary) {
-		t->q_raw = tracemem_calloc(big.q);
-		t->k_raw = tracemem_calloc(big.k);
+		t->q_raw = big_alloc(big.q);
+		t->k_raw = big_alloc(big.k);
 		raw_ok = t->q_raw && t->k_raw;
 	}
 	if (!t->tokens || !t->ids || !t->type_ids || !t->special || (!t->attn && !t->cache) || !t->q || !t->k || !t->v ||
@@ -203,7 +204,7 @@ void trace_attention_only(struct trace *t)
 
 struct trace *trace_new(int n_layers, int n_heads, int head_dim, int hidden, int n)
 {
-	struct trace_shape s = {n_layers, n_heads, n_heads, head_dim, hidden, n, false, false, 0};
+	struct trace_shape s = {n_layers, n_heads, n_heads, head_dim, hidden, n, false, false, 0, false};
 	return trace_new_shaped(&s);
 }
 

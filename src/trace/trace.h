@@ -256,6 +256,9 @@ struct trace_shape {
 	bool rotary;  /* allocate q_raw/k_raw */
 	bool compact; /* no attn: set attn_fill (and, for a model's trace, the recorded summaries) */
 	int v_dim;    /* width of v; 0 = head_dim (every family but DeepSeek's latent attention) */
+	bool written; /* the caller writes every element of attn (every key of every row), q, k, v, q_raw,
+		       * k_raw and hidden_states before anything reads them (a forward pass does): those start
+		       * undefined (tracemem_alloc), not zeroed; the other arrays are zeros either way */
 };
 /* The same for any shape: N_KV_HEADS must divide N_HEADS. */
 struct trace *trace_new_shaped(const struct trace_shape *s);

@@ -2,6 +2,7 @@
 #include "trace/tracemem.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,10 +23,18 @@ static void *slot_take(int i)
 	return p;
 }
 
-void *tracemem_calloc(size_t bytes)
+static bool poison;
+static pthread_once_t poison_once = PTHREAD_ONCE_INIT;
+
+static void poison_read(void)
 {
-	if (bytes < TRACEMEM_MIN)
-		return calloc(bytes ? bytes : 1, 1);
+	const char *s = getenv("ATTNSCOPE_TRACE_POISON");
+	poison = s && *s && strcmp(s, "0") != 0;
+}
+
+/* A kept block of BYTES to twice that (the smallest such), taken out of its slot, or NULL. */
+static void *kept_take(size_t bytes)
+{
 	void *p = NULL, *unfit[TRACEMEM_SLOTS];
 	int best = -1, n_unfit = 0;
 	pthread_mutex_lock(&lock);
@@ -42,9 +51,28 @@ void *tracemem_calloc(size_t bytes)
 	pthread_mutex_unlock(&lock);
 	for (int i = 0; i < n_unfit; i++)
 		free(unfit[i]);
+	return p;
+}
+
+void *tracemem_calloc(size_t bytes)
+{
+	if (bytes < TRACEMEM_MIN)
+		return calloc(bytes ? bytes : 1, 1);
+	void *p = kept_take(bytes);
 	if (!p)
 		return calloc(bytes, 1);
 	memset(p, 0, bytes); /* the part used; the rest of a larger block is never read */
+	return p;
+}
+
+void *tracemem_alloc(size_t bytes)
+{
+	void *p = bytes < TRACEMEM_MIN ? NULL : kept_take(bytes);
+	if (!p)
+		p = malloc(bytes ? bytes : 1);
+	pthread_once(&poison_once, poison_read);
+	if (p && poison)
+		memset(p, 0xff, bytes); /* every float a NaN */
 	return p;
 }
 

@@ -183,7 +183,7 @@ struct trace *synth_decoder_trace(const char *text, int n_layers, int n_heads, c
 		p += len;
 	}
 	int hd = 4, kv = d->n_kv_heads > 0 ? d->n_kv_heads : n_heads;
-	struct trace_shape shape = {n_layers, n_heads, kv, hd, hd * n_heads, n, d->rotary, false, 0};
+	struct trace_shape shape = {n_layers, n_heads, kv, hd, hd * n_heads, n, d->rotary, false, 0, false};
 	struct trace *t = trace_new_shaped(&shape);
 	double *row = malloc((size_t)n * sizeof *row);
 	if (!t || !row) {
