@@ -228,6 +228,20 @@ static bool ops_act8_runs(enum activation act)
 	return act == ACT_SILU || act == ACT_RELU || act == ACT_GELU_TANH;
 }
 
+/* The tanh GELU, 0.5·v·(1 + tanh(√(2/π)·(v + 0.044715·v³))), in two halves around the tanh: its
+ * argument, and the GELU from V and the tanh TH. */
+__attribute__((target("avx2"))) static inline __m256 ops_gelu_tanh_arg(__m256 v)
+{
+	__m256 cube = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
+	__m256 u = _mm256_add_ps(v, _mm256_mul_ps(_mm256_set1_ps(0.044715f), cube));
+	return _mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f), u);
+}
+
+__attribute__((target("avx2"))) static inline __m256 ops_gelu_tanh_from(__m256 v, __m256 th)
+{
+	return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(_mm256_set1_ps(1.0f), th));
+}
+
 __attribute__((target("avx2"))) static inline __m256 ops_act8(enum activation act, __m256 v)
 {
 	const __m256 one = _mm256_set1_ps(1.0f);
@@ -236,12 +250,8 @@ __attribute__((target("avx2"))) static inline __m256 ops_act8(enum activation ac
 		return _mm256_max_ps(v, _mm256_setzero_ps());
 	case ACT_SILU:
 		return _mm256_div_ps(v, _mm256_add_ps(one, vecmath_expf8(_mm256_sub_ps(_mm256_setzero_ps(), v))));
-	case ACT_GELU_TANH: {
-		__m256 cube = _mm256_mul_ps(_mm256_mul_ps(v, v), v);
-		__m256 u = _mm256_add_ps(v, _mm256_mul_ps(_mm256_set1_ps(0.044715f), cube));
-		__m256 th = vecmath_tanhf8(_mm256_mul_ps(_mm256_set1_ps(0.7978845608028654f), u));
-		return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), v), _mm256_add_ps(one, th));
-	}
+	case ACT_GELU_TANH:
+		return ops_gelu_tanh_from(v, vecmath_tanhf8(ops_gelu_tanh_arg(v)));
 	default:
 		return v; /* not reached: ops_act8_runs */
 	}
@@ -281,6 +291,14 @@ __attribute__((target("avx2"))) static void ops_act_run8(enum activation act, co
 							 float *out, size_t count)
 {
 	size_t i = 0;
+	for (; act == ACT_GELU_TANH && i + 16 <= count; i += 16) { /* two vectors a step: vecmath_tanhf8_pair */
+		__m256 v0 = _mm256_loadu_ps(x + i), v1 = _mm256_loadu_ps(x + i + 8);
+		__m256 u0 = ops_gelu_tanh_arg(v0), u1 = ops_gelu_tanh_arg(v1);
+		vecmath_tanhf8_pair(&u0, &u1);
+		__m256 y0 = ops_gelu_tanh_from(v0, u0), y1 = ops_gelu_tanh_from(v1, u1);
+		_mm256_storeu_ps(out + i, up ? _mm256_mul_ps(y0, _mm256_loadu_ps(up + i)) : y0);
+		_mm256_storeu_ps(out + i + 8, up ? _mm256_mul_ps(y1, _mm256_loadu_ps(up + i + 8)) : y1);
+	}
 	for (; i + 8 <= count; i += 8) {
 		__m256 y = ops_act8(act, _mm256_loadu_ps(x + i));
 		_mm256_storeu_ps(out + i, up ? _mm256_mul_ps(y, _mm256_loadu_ps(up + i)) : y);

@@ -25,7 +25,7 @@ __attribute__((target("avx2"))) static inline __m256 vecmath_tanhf_ps(__m256i ma
 
 /* expm1f of the arguments tanhf gives it: 0 (lanes tanhf does not need), −2 < x <= −2^-54 and
  * 2 <= x < 44. So not its overflow, NaN and x < −27·ln2 paths, nor k = 1 (0.5·ln2 < x <= 1.5·ln2). */
-__attribute__((target("avx2"))) static __m256 vecmath_tanhf_expm1f8(__m256 x)
+__attribute__((target("avx2"), always_inline)) static inline __m256 vecmath_tanhf_expm1f8(__m256 x)
 {
 	const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f);
 	const __m256i abs_bits = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
@@ -64,45 +64,57 @@ __attribute__((target("avx2"))) static __m256 vecmath_tanhf_expm1f8(__m256 x)
 	/* k ≠ 0: e = (r·(e − c) − c) − hxs, then by k */
 	e = _mm256_sub_ps(_mm256_sub_ps(_mm256_mul_ps(r, _mm256_sub_ps(e, c)), c), hxs);
 	const __m256i exponent = _mm256_slli_epi32(k, 23);
-	__m256i minus_one = _mm256_cmpeq_epi32(k, _mm256_set1_epi32(-1));
-	if (!_mm256_testz_si256(minus_one, minus_one)) { /* 0.5·(r − e) − 0.5 */
-		__m256 m = _mm256_sub_ps(_mm256_mul_ps(_mm256_sub_ps(r, e), half), half);
-		y = _mm256_blendv_ps(y, m, vecmath_tanhf_ps(minus_one));
-	}
+	/* The four ways by k, every one computed and the lanes chosen by mask: no branch, so that
+	 * vecmath_tanhf8_pair's two vectors run side by side in one stretch of code (a GELU's vectors
+	 * need most of the ways anyway). */
+	__m256i minus_one = _mm256_cmpeq_epi32(k, _mm256_set1_epi32(-1)); /* 0.5·(r − e) − 0.5 */
+	__m256 m = _mm256_sub_ps(_mm256_mul_ps(_mm256_sub_ps(r, e), half), half);
+	y = _mm256_blendv_ps(y, m, vecmath_tanhf_ps(minus_one));
 	__m256i far = _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(-1), k),
 				      _mm256_cmpgt_epi32(k, _mm256_set1_epi32(56)));
-	if (!_mm256_testz_si256(far, far)) { /* k <= −2 or k > 56: (1 − (e − r))·2^k − 1 */
-		__m256 f = _mm256_sub_ps(one, _mm256_sub_ps(e, r));
-		f = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(f), exponent));
-		y = _mm256_blendv_ps(y, _mm256_sub_ps(f, one), vecmath_tanhf_ps(far));
-	}
+	__m256 f = _mm256_sub_ps(one, _mm256_sub_ps(e, r)); /* k <= −2 or k > 56: (1 − (e − r))·2^k − 1 */
+	f = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(f), exponent));
+	y = _mm256_blendv_ps(y, _mm256_sub_ps(f, one), vecmath_tanhf_ps(far));
 	__m256i low = _mm256_and_si256(_mm256_cmpgt_epi32(k, _mm256_set1_epi32(1)),
 				       _mm256_cmpgt_epi32(_mm256_set1_epi32(23), k));
-	if (!_mm256_testz_si256(low, low)) { /* 2 <= k <= 22: ((1 − 2^-k) − (e − r))·2^k */
-		__m256i one_less = _mm256_sub_epi32(_mm256_set1_epi32(0x3f800000),
-						    _mm256_srlv_epi32(_mm256_set1_epi32(0x1000000), k));
-		__m256 l = _mm256_sub_ps(_mm256_castsi256_ps(one_less), _mm256_sub_ps(e, r));
-		l = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(l), exponent));
-		y = _mm256_blendv_ps(y, l, vecmath_tanhf_ps(low));
-	}
+	__m256i one_less = _mm256_sub_epi32(_mm256_set1_epi32(0x3f800000), /* 2 <= k <= 22: ((1 − 2^-k) − (e − r))·2^k */
+					    _mm256_srlv_epi32(_mm256_set1_epi32(0x1000000), k));
+	__m256 l = _mm256_sub_ps(_mm256_castsi256_ps(one_less), _mm256_sub_ps(e, r));
+	l = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(l), exponent));
+	y = _mm256_blendv_ps(y, l, vecmath_tanhf_ps(low));
 	__m256i high = _mm256_and_si256(_mm256_cmpgt_epi32(k, _mm256_set1_epi32(22)),
 					_mm256_cmpgt_epi32(_mm256_set1_epi32(57), k));
-	if (!_mm256_testz_si256(high, high)) { /* 23 <= k <= 56: ((r − (e + 2^-k)) + 1)·2^k */
-		__m256i two_to_minus_k = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(0x7f), k), 23);
-		__m256 h = _mm256_sub_ps(r, _mm256_add_ps(e, _mm256_castsi256_ps(two_to_minus_k)));
-		h = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(_mm256_add_ps(h, one)), exponent));
-		y = _mm256_blendv_ps(y, h, vecmath_tanhf_ps(high));
-	}
+	/* 23 <= k <= 56: ((r − (e + 2^-k)) + 1)·2^k */
+	__m256i two_to_minus_k = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(0x7f), k), 23);
+	__m256 h = _mm256_sub_ps(r, _mm256_add_ps(e, _mm256_castsi256_ps(two_to_minus_k)));
+	h = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(_mm256_add_ps(h, one)), exponent));
+	y = _mm256_blendv_ps(y, h, vecmath_tanhf_ps(high));
 	/* |x| < 2^-25: x itself */
 	return _mm256_blendv_ps(y, x, vecmath_tanhf_ps(vecmath_tanhf_below(abs_bits, 0x33000000)));
+}
+
+/* tanhf on lanes with 2^-55 <= |x| < 22 (ABS_BITS |x|'s bits): below 1 −t/(t + 2), t = expm1f(−2|x|);
+ * above 1 − 2/(t + 2), t = expm1f(2|x|); ± by x's sign. Lanes outside the range (MIDDLE false): any value. */
+__attribute__((target("avx2"), always_inline)) static inline __m256 vecmath_tanhf8_middle(__m256 x, __m256i abs_bits,
+											   __m256i middle)
+{
+	const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
+	const __m256 ax = _mm256_castsi256_ps(abs_bits);
+	const __m256 sign = _mm256_castsi256_ps(_mm256_andnot_si256(abs_bits, _mm256_castps_si256(x)));
+	__m256 above_one = vecmath_tanhf_ps(_mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x3f7fffff)));
+	__m256 arg = _mm256_blendv_ps(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)), _mm256_add_ps(ax, ax), above_one);
+	__m256 t = vecmath_tanhf_expm1f8(_mm256_and_ps(arg, vecmath_tanhf_ps(middle))); /* others: expm1f(0) */
+	/* one division for both: −t or 2 over t + 2 (each lane divides what glibc's does) */
+	__m256 q = _mm256_div_ps(_mm256_blendv_ps(_mm256_xor_ps(t, _mm256_set1_ps(-0.0f)), two, above_one),
+				 _mm256_add_ps(t, two));
+	return _mm256_xor_ps(_mm256_blendv_ps(q, _mm256_sub_ps(one, q), above_one), sign);
 }
 
 /* tanhf's ranges of |x|, each computed only when a lane falls in it, the lanes then chosen by mask. */
 __attribute__((target("avx2"))) __m256 vecmath_tanhf8(__m256 x)
 {
-	const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
+	const __m256 one = _mm256_set1_ps(1.0f);
 	const __m256i abs_bits = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7fffffff));
-	const __m256 ax = _mm256_castsi256_ps(abs_bits);
 	const __m256 sign = _mm256_castsi256_ps(_mm256_andnot_si256(abs_bits, _mm256_castps_si256(x)));
 	__m256 y;
 
@@ -113,18 +125,9 @@ __attribute__((target("avx2"))) __m256 vecmath_tanhf8(__m256 x)
 	else
 		y = _mm256_setzero_ps();
 
-	/* 2^-55 <= |x| < 22: below 1 −t/(t + 2), t = expm1f(−2|x|); above 1 − 2/(t + 2), t = expm1f(2|x|);
-	 * ± by x's sign. Other lanes give expm1f 0. */
 	__m256i middle = _mm256_andnot_si256(tiny, vecmath_tanhf_below(abs_bits, 0x41b00000));
-	if (!_mm256_testz_si256(middle, middle)) {
-		__m256 above_one = vecmath_tanhf_ps(_mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x3f7fffff)));
-		__m256 arg = _mm256_blendv_ps(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)), _mm256_add_ps(ax, ax), above_one);
-		__m256 t = vecmath_tanhf_expm1f8(_mm256_and_ps(arg, vecmath_tanhf_ps(middle)));
-		__m256 t2 = _mm256_add_ps(t, two);
-		__m256 z = _mm256_blendv_ps(_mm256_div_ps(_mm256_xor_ps(t, _mm256_set1_ps(-0.0f)), t2),
-					    _mm256_sub_ps(one, _mm256_div_ps(two, t2)), above_one);
-		y = _mm256_blendv_ps(y, _mm256_xor_ps(z, sign), vecmath_tanhf_ps(middle));
-	}
+	if (!_mm256_testz_si256(middle, middle))
+		y = _mm256_blendv_ps(y, vecmath_tanhf8_middle(x, abs_bits, middle), vecmath_tanhf_ps(middle));
 
 	/* |x| >= 22: ±(1 − 1e-30), 1 in float; inf and NaN: 1/x ± 1 */
 	__m256i big = _mm256_cmpgt_epi32(abs_bits, _mm256_set1_epi32(0x41afffff));
@@ -135,5 +138,26 @@ __attribute__((target("avx2"))) __m256 vecmath_tanhf8(__m256 x)
 		y = _mm256_blendv_ps(y, unit, vecmath_tanhf_ps(big));
 	}
 	return y;
+}
+
+__attribute__((target("avx2"))) void vecmath_tanhf8_pair(__m256 *x0, __m256 *x1)
+{
+	const __m256i abs0 = _mm256_and_si256(_mm256_castps_si256(*x0), _mm256_set1_epi32(0x7fffffff));
+	const __m256i abs1 = _mm256_and_si256(_mm256_castps_si256(*x1), _mm256_set1_epi32(0x7fffffff));
+	/* every lane of both in the middle range (2^-55 <= |x| < 22): the usual case, both vectors' chains
+	 * side by side with no branch between them */
+	__m256i out0 = _mm256_or_si256(vecmath_tanhf_below(abs0, 0x24000000),
+				       _mm256_cmpgt_epi32(abs0, _mm256_set1_epi32(0x41afffff)));
+	__m256i out1 = _mm256_or_si256(vecmath_tanhf_below(abs1, 0x24000000),
+				       _mm256_cmpgt_epi32(abs1, _mm256_set1_epi32(0x41afffff)));
+	__m256i out = _mm256_or_si256(out0, out1);
+	if (!_mm256_testz_si256(out, out)) {
+		*x0 = vecmath_tanhf8(*x0);
+		*x1 = vecmath_tanhf8(*x1);
+		return;
+	}
+	const __m256i all = _mm256_set1_epi32(-1);
+	*x0 = vecmath_tanhf8_middle(*x0, abs0, all);
+	*x1 = vecmath_tanhf8_middle(*x1, abs1, all);
 }
 #endif

@@ -32,6 +32,9 @@ __attribute__((target("avx2"))) __m256 vecmath_erff8(__m256 x);
 __attribute__((target("avx2,fma"))) void vecmath_expf_shifted_n(float *x, size_t count, float shift);
 __attribute__((target("avx2"))) void vecmath_erff_n(const float *x, float *y, size_t count);
 __attribute__((target("avx2"))) __m256 vecmath_tanhf8(__m256 x);
+/* tanhf of two vectors at once, in place: their chains side by side (one alone waits on its own
+ * products and divisions). */
+__attribute__((target("avx2"))) void vecmath_tanhf8_pair(__m256 *x0, __m256 *x1);
 #endif
 
 #endif
