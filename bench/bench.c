@@ -385,8 +385,9 @@ static const char *ms_target(double seconds, double target_ms, char *buf, size_t
 }
 
 /* Keystroke to updated frame, the explorer's real path: submit the edited text to the worker
- * (which waits out the debounce, then runs the model), wait for its wake-up, take the trace and
- * redraw the grid. Best of REPS. Also the redraw alone. TARGET_MS 0: none. Returns 1 when missed. */
+ * (which waits out the debounce, then runs the model, value norms included as the explorer keeps
+ * them), wait for its wake-up, take the trace and redraw the grid. Best of REPS. Also the redraw
+ * alone. TARGET_MS 0: none. Returns 1 when missed. */
 static int bench_keystroke(struct model *m, int n, int reps, double target_ms)
 {
 	struct ui_source src = {.name = "bench", .ctx = m, .run = bench_source_run};
@@ -397,6 +398,7 @@ static int bench_keystroke(struct model *m, int n, int reps, double target_ms)
 	struct runner *r = runner_new(&src, UI_DEBOUNCE_MS, fds[1]);
 	char *text = bench_text(m, n);
 	double best = 1e30, best_draw = 1e30;
+	model_keep_value_norms(m, true); /* as the explorer's runs (ui_run): each head's value norms, for Y */
 	bench_runner_warm(r, fds[0], text);
 	for (int i = 0; i < reps; i++) {
 		usleep(2000 * UI_DEBOUNCE_MS); /* an isolated keystroke, not part of a burst */
@@ -420,6 +422,7 @@ static int bench_keystroke(struct model *m, int n, int reps, double target_ms)
 	       n, best * 1e3, best_draw * 1e3, UI_DEBOUNCE_MS, ms_target(best, target_ms, tb, sizeof tb));
 	free(text);
 	runner_free(r);
+	model_keep_value_norms(m, false);
 	close(fds[0]);
 	close(fds[1]);
 	return target_ms > 0 && best * 1e3 > target_ms;
@@ -447,7 +450,8 @@ static void bench_busy_stop(pid_t *pids, int k)
 }
 
 /* One more word at the end of an N-token text, through the same runner and trace source as the
- * explorer (model_run_reuse: a causal model computes only the tokens not shared with its last run).
+ * explorer (model_run_reuse: a causal model computes only the tokens not shared with its last run;
+ * value norms kept, as the explorer keeps them).
  * Best of REPS, to the redrawn frame. Returns 1 when TARGET_MS is missed. */
 static int bench_keystroke_append(struct model *m, int n, int reps, double target_ms)
 {
@@ -459,6 +463,7 @@ static int bench_keystroke_append(struct model *m, int n, int reps, double targe
 	struct runner *r = runner_new(&src, UI_DEBOUNCE_MS, fds[1]);
 	char *text = bench_text(m, n), *longer = malloc(strlen(text) + sizeof " word");
 	sprintf(longer, "%s word", text); /* " word" is one more token */
+	model_keep_value_norms(m, true); /* as the explorer's runs (ui_run): each head's value norms, for Y */
 	bench_runner_warm(r, fds[0], longer);
 	double best = 1e30;
 	int got_n = 0, reused = 0;
@@ -492,6 +497,7 @@ static int bench_keystroke_append(struct model *m, int n, int reps, double targe
 	free(longer);
 	free(text);
 	runner_free(r);
+	model_keep_value_norms(m, false);
 	close(fds[0]);
 	close(fds[1]);
 	return got_n && target_ms > 0 && best * 1e3 > target_ms;
