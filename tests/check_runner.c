@@ -65,7 +65,7 @@ static bool wait_take(struct runner *r, struct trace **t, struct err *e)
 START_TEST(debounce_coalesces_typing)
 {
 	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run, false};
+	struct ui_source src = {"fake", false, &f, fake_run, false, NULL};
 	/* A debounce far above the 5 ms between keystrokes: under valgrind on a loaded machine a 5 ms
 	 * sleep has taken over 80 ms, which isolated a keystroke and started a third run. */
 	struct runner *r = runner_new(&src, 1000, -1);
@@ -96,7 +96,7 @@ END_TEST
 START_TEST(isolated_edit_runs_at_once)
 {
 	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run, false};
+	struct ui_source src = {"fake", false, &f, fake_run, false, NULL};
 	struct runner *r = runner_new(&src, 2000, -1);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -115,7 +115,7 @@ END_TEST
 START_TEST(newer_text_cancels_running)
 {
 	struct fake f = {.delay_ms = 300, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run, false};
+	struct ui_source src = {"fake", false, &f, fake_run, false, NULL};
 	struct runner *r = runner_new(&src, 0, -1);
 	runner_submit(r, "old text", NULL);
 	for (int i = 0; i < 500 && runner_stats(r).started < 1; i++)
@@ -138,7 +138,7 @@ START_TEST(stale_result_is_discarded)
 {
 	/* A source that ignores the cancel flag: its stale result must still never be delivered. */
 	struct fake f = {.delay_ms = 150, .honour_cancel = false, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run, false};
+	struct ui_source src = {"fake", false, &f, fake_run, false, NULL};
 	struct runner *r = runner_new(&src, 0, -1);
 	runner_submit(r, "stale", NULL);
 	for (int i = 0; i < 500 && runner_stats(r).started < 1; i++)
@@ -162,7 +162,7 @@ END_TEST
 START_TEST(failure_is_reported)
 {
 	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run, false};
+	struct ui_source src = {"fake", false, &f, fake_run, false, NULL};
 	int fds[2];
 	ck_assert_int_eq(pipe(fds), 0);
 	struct runner *r = runner_new(&src, 0, fds[1]);
@@ -207,7 +207,7 @@ static bool wait_pair(struct runner *r, struct trace **t, struct trace **abl, bo
 START_TEST(ablation_rides_along)
 {
 	struct fake f = {.delay_ms = 0, .honour_cancel = true, .lock = PTHREAD_MUTEX_INITIALIZER};
-	struct ui_source src = {"fake", false, &f, fake_run, false};
+	struct ui_source src = {"fake", false, &f, fake_run, false, NULL};
 	struct runner *r = runner_new(&src, 0, -1);
 	unsigned char mask[4] = {0, 1, 0, 0};
 	struct ablation a = {ABLATE_ZERO, 2, 2, mask};
@@ -266,7 +266,7 @@ START_TEST(target_rides_along)
 	struct err e = {{0}};
 	ck_assert_msg(model_open(dir, &m, &e) == 0, "%s", e.msg);
 	ck_assert(model_get_info(m)->encoder_decoder);
-	struct ui_source src = {"bart", false, m, encdec_run, true};
+	struct ui_source src = {"bart", false, m, encdec_run, true, NULL};
 	struct runner *r = runner_new(&src, 1000, -1);
 	const char *typed[] = {"the", "the c", "the cat", "the cat s", "the cat sat", "the cat sa"};
 	for (int i = 0; i < 6; i++) {

@@ -26,6 +26,10 @@ struct ui_source {
 		   struct trace **out, struct err *e);
 	bool target_line;            /* offer the second input line as an encoder-decoder's target: RUN's TEXT_B is
 	                              * the decoder's text (NULL: none, the decoder start token alone) */
+	/* Optional, called on the UI thread: the runs from the next request on keep each head's value norms
+	 * (trace->vnorm, for the weights key Y) when ON, or skip their products. NULL: the source's traces
+	 * carry them or not as they are made (a synthetic trace always does). */
+	void (*keep_value_norms)(void *ctx, bool on);
 };
 
 /* How a runner reruns CLEAN (a result of its source) with the heads of A ablated: model_run_ablated's

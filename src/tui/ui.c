@@ -71,6 +71,7 @@ struct ui {
 	struct trace *norm, *norm_b; /* owned: value-weighted weights of trace, trace_b while shown (ACT_WEIGHTS,
 	                              * valnorm.h; words are then merged from them), else NULL */
 	bool show_norm;
+	bool norm_wait;             /* Y is on and the traces shown lack value norms: their rerun is under way */
 	bool hide_sink;             /* the sink hidden, rows renormalised (ACT_SINK; the same derived traces) */
 	int stack;                  /* enum ui_stack: an encoder-decoder's attention the views read (ACT_STACK) */
 	int section;                /* under UI_STACK_ALL: the selected head's stack, the one the views read */
@@ -757,6 +758,12 @@ static int ui_locked_ablate(void *ctx, const struct trace *clean, const struct a
 	return rc;
 }
 
+/* T has every head's matrix but no value norms: the source skipped them while Y was off. */
+static bool ui_lacks_value_norms(const struct trace *t)
+{
+	return t && t->attn && !t->vnorm;
+}
+
 /* Point the views at u->trace, or at its words when they are shown (built anew). */
 static void ui_show_trace(struct ui *u)
 {
@@ -770,16 +777,23 @@ static void ui_show_trace(struct ui *u)
 	 * beside it for what changed. */
 	const struct trace *run = u->abl_trace && ablation_count(&u->abl) > 0 ? u->abl_trace : u->trace;
 	u->ctx.clean = run != u->trace ? u->trace : NULL;
-	if ((u->show_norm || u->hide_sink) && u->trace) { /* a long text's compact trace: back to α, saying why */
+	/* Y's rerun not back yet: α meanwhile (the status bar says ‖αf‖ only over value-weighted weights) */
+	bool waiting = u->norm_wait && (ui_lacks_value_norms(run) || ui_lacks_value_norms(u->trace_b));
+	bool norm = u->show_norm && !waiting;
+	if ((norm || u->hide_sink) && u->trace) { /* a long text's compact trace: back to α, saying why */
 		struct err e = {{0}};
-		if (!(u->norm = valnorm_derive(run, u->show_norm, u->hide_sink, false, &e)) ||
-		    (u->trace_b && !(u->norm_b = valnorm_derive(u->trace_b, u->show_norm, u->hide_sink, false, &e)))) {
+		if (!(u->norm = valnorm_derive(run, norm, u->hide_sink, false, &e)) ||
+		    (u->trace_b && !(u->norm_b = valnorm_derive(u->trace_b, norm, u->hide_sink, false, &e)))) {
 			trace_free(u->norm);
 			u->norm = NULL;
 			u->show_norm = u->hide_sink = false;
 			snprintf(u->ctx.message, sizeof u->ctx.message, "weights: attention α (%s)", e.msg);
+		} else if (norm && u->norm_wait) {
+			snprintf(u->ctx.message, sizeof u->ctx.message, "weights: ‖α·f(x)‖, rows shared out to 1");
 		}
 	}
+	if (!waiting)
+		u->norm_wait = false;
 	const struct trace *ta = u->norm ? u->norm : run, *tb = u->norm_b ? u->norm_b : u->trace_b;
 	if (u->show_words && u->trace) {
 		u->words = words_build(ta);
@@ -810,6 +824,8 @@ static void ui_new_trace(struct ui *u, struct trace *t, struct trace *abl)
 	u->job = NULL;
 	u->trace = t;
 	u->abl_trace = abl;
+	if (ui_lacks_value_norms(t) || ui_lacks_value_norms(abl))
+		u->norm_wait = false; /* the rerun Y asked for came back without them: say so (ui_show_trace) */
 	u->clean_gen++;
 	ui_show_trace(u);
 	trace_free(old_abl);
@@ -975,6 +991,8 @@ static void ui_new_compare(struct ui *u, struct trace *t)
 	u->trace_b = u->compare.len ? t : NULL; /* a late result after the line was cleared: dropped */
 	if (!u->trace_b)
 		trace_free(t);
+	if (ui_lacks_value_norms(u->trace_b))
+		u->norm_wait = false;
 	ui_show_trace(u);
 	trace_free(old);
 }
@@ -1007,10 +1025,22 @@ static void ui_toggle_weights(struct ui *u)
 		return;
 	}
 	u->show_norm = !u->show_norm;
+	u->norm_wait = false;
+	if (u->src->keep_value_norms) { /* the source computes value norms only while they are shown */
+		u->src->keep_value_norms(u->src->ctx, u->show_norm);
+		if (u->show_norm && (ui_lacks_value_norms(u->trace) || ui_lacks_value_norms(u->abl_trace) ||
+				     ui_lacks_value_norms(u->trace_b))) {
+			u->norm_wait = true; /* the text (and the second one) again, with them */
+			ui_submit(u);
+			if (u->compare.len)
+				ui_submit_compare(u);
+		}
+	}
 	ui_show_trace(u);
 	if (!ctx->message[0])
-		snprintf(ctx->message, sizeof ctx->message, "%s", u->show_norm
-			 ? "weights: ‖α·f(x)‖, rows shared out to 1"
+		snprintf(ctx->message, sizeof ctx->message, "%s", u->norm_wait
+			 ? "weights: ‖α·f(x)‖ once the run computing the value norms is done"
+			 : u->show_norm ? "weights: ‖α·f(x)‖, rows shared out to 1"
 			 : "weights: attention α");
 }
 

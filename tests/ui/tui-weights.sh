@@ -2,7 +2,8 @@
 # tui-weights.sh -- the weights key (Y) and the sink key (Z) under tmux in the real binary's explorer: every view that
 # shows weights switches to value-weighted ‖α·f(x)‖ (valnorm.h) and back, the status bar says
 # which weights are on, the heatmap panel gives the raw norm --dump json --weights norm writes and
-# the cell its share of the row; a long text's compact trace refuses in one line and stays on α. Z
+# the cell its share of the row, also for a text typed before Y (the explorer then reruns it with
+# value norms, computed only while Y is on) or after; a long text's compact trace refuses in one line and stays on α. Z
 # hides the sink (the first token, or gpt-oss's learned one) and renormalises, saying so.
 set -u
 : "${top_srcdir:?}" "${ATTNSCOPE_BIN:?}"
@@ -55,7 +56,45 @@ tui_wait_gone "$NORM │"
 tui_keys q q q
 [ "$(tui_exit_status)" = 0 ] || tui_fail "exit status"
 
-# 5. A long text's compact trace keeps no n x n matrices: Y says why in one line and stays on α.
+# 5. The explorer computes value norms only while Y shows them: a text typed with Y off runs without
+# them, and Y runs it again with them; typed with Y on, it keeps them. Each time the heatmap panel's
+# raw norm is the dump's for the text shown.
+raw_is_dumps() { # TEXT: the panel at layer 1 head 1, query 3, key 2 against --dump json --weights norm
+	"$ATTNSCOPE_BIN" -m "$BERT" --dump json --weights norm --layer 1 --head 1 "$1" >"$TUI_TMP/n.json"
+	raw=$(jq -r '.attentions[0][0][3][2]' "$TUI_TMP/n.json")
+	got_raw=$(panel '‖α·f‖')
+	awk -v a="$got_raw" -v b="$raw" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 1e-5 * b) }' ||
+		tui_fail "after \"$1\": the panel's raw norm $got_raw, --dump says $raw"
+}
+tokens() { "$ATTNSCOPE_BIN" -m "$BERT" --dump json "$1" | jq '.tokens | length'; }
+tui_start 100 34 $U8 "$ATTNSCOPE_BIN" -m "$BERT" "$TEXT"
+tui_wait "tok │ L0 H0 │ grid"
+tui_keys j l Enter
+tui_wait "layer 1 head 1 ·"
+tui_keys 3 g 2 '|'
+tui_wait "key   2 "
+tui_keys i End
+tui_type " fast"
+tui_wait "$(tokens "$TEXT fast") tok │ L1 H1"
+tui_keys Escape Y
+tui_wait "weights: ‖α·f(x)‖, rows shared"
+tui_wait "$NORM │ L1 H1"
+raw_is_dumps "$TEXT fast"
+tui_keys i End
+tui_type " today"
+tui_wait "$(tokens "$TEXT fast today") tok │ $NORM │ L1 H1"
+tui_keys Escape
+raw_is_dumps "$TEXT fast today"
+tui_keys Y
+tui_wait "weights: attention α"
+tui_keys Y # the trace shown has them: no rerun, at once
+tui_wait "weights: ‖α·f(x)‖, rows shared"
+tui_wait "$NORM │ L1 H1"
+raw_is_dumps "$TEXT fast today"
+tui_keys q q
+[ "$(tui_exit_status)" = 0 ] || tui_fail "exit status"
+
+# 6. A long text's compact trace keeps no n x n matrices: Y says why in one line and stays on α.
 tui_start 200 34 $U8 ATTNSCOPE_TRACE_BUDGET=1 "$ATTNSCOPE_BIN" -m "$BERT" "$TEXT"
 tui_wait "tok │ L0 H0 │ grid"
 tui_keys Y
@@ -63,7 +102,7 @@ tui_wait "weights: attention α (value-weighted attention needs every head's mat
 tui_screen | tail -1 | grep -q "$NORM" && tui_fail "the compact trace switched anyway"
 tui_keys q
 [ "$(tui_exit_status)" = 0 ] || tui_fail "exit status"
-# 6. Z hides the sink: a decoder's first token (GPT-2 has no BOS: its first word takes the sink's
+# 7. Z hides the sink: a decoder's first token (GPT-2 has no BOS: its first word takes the sink's
 # weight), its column 0 and every row renormalised over the rest, said in the status bar; the head
 # finder's sink score (the first token's weight here) is then 0 everywhere.
 GPT2="$top_srcdir/tests/data/models/gpt2-mini"
@@ -95,7 +134,7 @@ tui_wait_gone "no sink │"
 tui_keys q q q
 [ "$(tui_exit_status)" = 0 ] || tui_fail "exit status"
 
-# 7. A learned sink (gpt-oss, from the shared reference models when present): the heatmap panel
+# 8. A learned sink (gpt-oss, from the shared reference models when present): the heatmap panel
 # says what it took; Z drops its share and renormalises, and says so.
 OSS=${ATTNSCOPE_SHARED_REF:-$top_srcdir/../shared/reference}/models/gptoss-tiny
 if [ -f "$OSS/config.json" ]; then

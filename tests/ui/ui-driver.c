@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	struct ui_source src = {d.style == SYNTH_BERT ? "synthetic-bert" : "synthetic-gpt2", d.style == SYNTH_BERT, &d,
-				driver_run, false};
+				driver_run, false, NULL};
 	int rc = ui_run_source(&src, text, pair, &o, &e);
 	if (stats) {
 		FILE *f = fopen(stats, "w");
