@@ -14,7 +14,8 @@
  * so a row's sums depend neither on the other rows of the call nor on the columns. The two tiles
  * compute each element by the same chain, so they give the same bits (check_gemmkern runs both);
  * only the packed copies' layouts differ, and the one kernel a process uses makes and reads them.
- * Blocks: MC rows x NC columns of C at a time (their running sums in PART), depth in blocks of KC;
+ * Blocks: MC rows x NC columns of C at a time (their running sums in PART until the last block of
+ * depths, whose whole tiles write C from their registers: struct tile_out), depth in blocks of KC;
  * a panel of B (KC x NR floats, 12 or 24 KB) stays in L1 while the tiles of A's block (48 KB) come from
  * L2 (with KC 256 the panel and a tile of A no longer both fitted in L1 once the next panel was
  * fetched: a 32-row call from a packed copy ran at 65-70 GFLOP/s, against 83-86 with KC 128). With
@@ -60,9 +61,20 @@ static inline int round_up(int x, int unit)
 	return (x + unit - 1) / unit * unit;
 }
 
+/* Where a whole tile's sums go after the last block of depths, straight from its registers (not
+ * through PART and store_c: 5 % of a 128-token bert-base forward went to store_c's second pass; the
+ * linears of that forward 60.1-64.1 -> 57.9-62.5 ms, its PV 1.7-1.9 -> 1.4-1.7 ms, interleaved):
+ * C[r][0 .. NR) = ALPHA · sum + BETA · C (+ BIAS), the operations and roundings of store_row. */
+struct tile_out {
+	float *c;           /* the tile's first element of C */
+	int ldc;
+	float alpha, beta;
+	const float *bias;  /* the bias of the tile's first column, or NULL */
+};
+
 /* A shape of tile and the function that computes it: P[r][0 .. NR) (rows NC apart) = P + the
  * block's products of the tile's rows of A (AP [kc][MR]) and the panel of B (BP [kc][NR]), each
- * element's chain continued from P (from 0 when FIRST). Meanwhile it prefetches PF_LINES cache lines
+ * element's chain continued from P (from 0 when FIRST); with OUT, the sums go to C instead of P. Meanwhile it prefetches PF_LINES cache lines
  * from PF on (the next panel's share of this tile), spread evenly over its depths: issued all at
  * once before the tile, 24 prefetches from memory filled the core's line buffers and stalled it
  * (perf: 4 % of a 128-token bert-base forward on them). */
@@ -74,7 +86,8 @@ struct tile_kind {
 	int mc;              /* rows of C per block, a multiple of MR: the rows that read a panel of B while
 				it is in L1 (with 8 x 48 tiles on an Intel Xeon with AVX-512, 128 rows made a
 				128-token bert-base forward 13 % faster than 96, and a 512-token one 9-11 %) */
-	void (*tile)(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines);
+	void (*tile)(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines,
+		     const struct tile_out *out);
 	/* Narrower tiles of the same rows for a call that packs B itself (no layout to keep), where
 	 * they compute fewer padding columns: a head's 64 values (48 + 48 wide computed 96 of them). */
 	const struct tile_kind *narrow;
@@ -107,7 +120,26 @@ struct tile_kind {
 #define AVX2_DEPTH()                                                                                               \
 	w0 = _mm256_load_ps(bp), w1 = _mm256_load_ps(bp + 8), w2 = _mm256_load_ps(bp + 16), AVX2_ROW(0), AVX2_ROW(1), \
 	AVX2_ROW(2), AVX2_ROW(3), bp += 24, ap += 4
-TARGET static void tile_avx2(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines)
+/* One vector V of a tile's sums as store_row makes C's element of it (C: that element in C). */
+TARGET static inline __attribute__((always_inline)) __m256 out_avx2(__m256 v, const struct tile_out *o, const float *c,
+								     const float *bias)
+{
+	if (o->alpha != 1.0f)
+		v = _mm256_mul_ps(_mm256_set1_ps(o->alpha), v);
+	if (o->beta == 1.0f)
+		v = _mm256_add_ps(v, _mm256_loadu_ps(c));
+	else if (o->beta != 0.0f)
+		v = _mm256_add_ps(v, _mm256_mul_ps(_mm256_set1_ps(o->beta), _mm256_loadu_ps(c)));
+	if (bias)
+		v = _mm256_add_ps(v, _mm256_loadu_ps(bias));
+	return v;
+}
+#define OUT_AVX2(r, q)                                                                                             \
+	_mm256_storeu_ps(out->c + (size_t)(r) * out->ldc + 8 * (q),                                                \
+			 out_avx2(c##r##q, out, out->c + (size_t)(r) * out->ldc + 8 * (q), out->bias ? out->bias + 8 * (q) : NULL))
+
+TARGET static void tile_avx2(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines,
+			     const struct tile_out *out)
 {
 	__m256 c00, c01, c02, c10, c11, c12, c20, c21, c22, c30, c31, c32;
 	if (first) {
@@ -122,6 +154,11 @@ TARGET static void tile_avx2(const float *ap, const float *bp, int kc, float *p,
 	}
 	__m256 w0, w1, w2, x;
 	TILE_DEPTHS(AVX2_DEPTH());
+	if (out) {
+		OUT_AVX2(0, 0), OUT_AVX2(0, 1), OUT_AVX2(0, 2), OUT_AVX2(1, 0), OUT_AVX2(1, 1), OUT_AVX2(1, 2);
+		OUT_AVX2(2, 0), OUT_AVX2(2, 1), OUT_AVX2(2, 2), OUT_AVX2(3, 0), OUT_AVX2(3, 1), OUT_AVX2(3, 2);
+		return;
+	}
 	_mm256_storeu_ps(p, c00), _mm256_storeu_ps(p + 8, c01), _mm256_storeu_ps(p + 16, c02);
 	_mm256_storeu_ps(p + NC, c10), _mm256_storeu_ps(p + NC + 8, c11), _mm256_storeu_ps(p + NC + 16, c12);
 	_mm256_storeu_ps(p + 2 * NC, c20), _mm256_storeu_ps(p + 2 * NC + 8, c21), _mm256_storeu_ps(p + 2 * NC + 16, c22);
@@ -146,7 +183,27 @@ TARGET static void tile_avx2(const float *ap, const float *bp, int kc, float *p,
 	_mm512_storeu_ps(p + (r) * NC, c##r##0), _mm512_storeu_ps(p + (r) * NC + 16, c##r##1),                     \
 		_mm512_storeu_ps(p + (r) * NC + 32, c##r##2)
 
-TARGET512 static void tile_avx512(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines)
+/* out_avx2's 16 lanes wide */
+TARGET512 static inline __attribute__((always_inline)) __m512 out_avx512(__m512 v, const struct tile_out *o, const float *c,
+									  const float *bias)
+{
+	if (o->alpha != 1.0f)
+		v = _mm512_mul_ps(_mm512_set1_ps(o->alpha), v);
+	if (o->beta == 1.0f)
+		v = _mm512_add_ps(v, _mm512_loadu_ps(c));
+	else if (o->beta != 0.0f)
+		v = _mm512_add_ps(v, _mm512_mul_ps(_mm512_set1_ps(o->beta), _mm512_loadu_ps(c)));
+	if (bias)
+		v = _mm512_add_ps(v, _mm512_loadu_ps(bias));
+	return v;
+}
+#define OUT512(r, q)                                                                                               \
+	_mm512_storeu_ps(out->c + (size_t)(r) * out->ldc + 16 * (q),                                               \
+			 out_avx512(c##r##q, out, out->c + (size_t)(r) * out->ldc + 16 * (q), out->bias ? out->bias + 16 * (q) : NULL))
+#define ROW512_OUT(r) OUT512(r, 0), OUT512(r, 1), OUT512(r, 2)
+
+TARGET512 static void tile_avx512(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines,
+				  const struct tile_out *out)
 {
 	__m512 c00, c01, c02, c10, c11, c12, c20, c21, c22, c30, c31, c32, c40, c41, c42, c50, c51, c52, c60, c61, c62,
 		c70, c71, c72, x;
@@ -155,6 +212,11 @@ TARGET512 static void tile_avx512(const float *ap, const float *bp, int kc, floa
 	__m512 w0, w1, w2;
 	/* a packed panel's rows are 64-byte aligned when its copy is (gemmkern_pack: 32 at least) */
 	TILE_DEPTHS(AVX512_DEPTH());
+	if (out) {
+		ROW512_OUT(0), ROW512_OUT(1), ROW512_OUT(2), ROW512_OUT(3);
+		ROW512_OUT(4), ROW512_OUT(5), ROW512_OUT(6), ROW512_OUT(7);
+		return;
+	}
 	ROW512_STORE(0), ROW512_STORE(1), ROW512_STORE(2), ROW512_STORE(3);
 	ROW512_STORE(4), ROW512_STORE(5), ROW512_STORE(6), ROW512_STORE(7);
 }
@@ -168,14 +230,21 @@ TARGET512 static void tile_avx512(const float *ap, const float *bp, int kc, floa
 	w0 = _mm512_loadu_ps(bp), w1 = _mm512_loadu_ps(bp + 16), ROW32_FMA(0), ROW32_FMA(1), ROW32_FMA(2),         \
 	ROW32_FMA(3), ROW32_FMA(4), ROW32_FMA(5), ROW32_FMA(6), ROW32_FMA(7), bp += 32, ap += 8
 #define ROW32_STORE(r) _mm512_storeu_ps(p + (r) * NC, c##r##0), _mm512_storeu_ps(p + (r) * NC + 16, c##r##1)
+#define ROW32_OUT(r) OUT512(r, 0), OUT512(r, 1)
 
-TARGET512 static void tile_avx512_32(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines)
+TARGET512 static void tile_avx512_32(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf,
+				     int pf_lines, const struct tile_out *out)
 {
 	__m512 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51, c60, c61, c70, c71, x;
 	ROW32_LOAD(0), ROW32_LOAD(1), ROW32_LOAD(2), ROW32_LOAD(3);
 	ROW32_LOAD(4), ROW32_LOAD(5), ROW32_LOAD(6), ROW32_LOAD(7);
 	__m512 w0, w1;
 	TILE_DEPTHS(AVX512_32_DEPTH());
+	if (out) {
+		ROW32_OUT(0), ROW32_OUT(1), ROW32_OUT(2), ROW32_OUT(3);
+		ROW32_OUT(4), ROW32_OUT(5), ROW32_OUT(6), ROW32_OUT(7);
+		return;
+	}
 	ROW32_STORE(0), ROW32_STORE(1), ROW32_STORE(2), ROW32_STORE(3);
 	ROW32_STORE(4), ROW32_STORE(5), ROW32_STORE(6), ROW32_STORE(7);
 }
@@ -447,18 +516,47 @@ static _Thread_local float part[MC_MAX * NC] __attribute__((aligned(64))), ap[MC
  * next one is fetched while the current one's tiles run (AHEAD; for every block of rows: at 512 rows
  * 1-3 % faster than for the first alone), each tile prefetching its share along its depths (a
  * 32-token bert-base forward on an AVX-512 Xeon: 34.5 ms with the prefetches before each tile, 27.2
- * with them spread). */
+ * with them spread). With OUT (the last block of depths), the whole tiles (MR x NR inside MC x NC)
+ * write their elements of C themselves (OUT: the block's first element; block_rest stores the others). */
 TARGET static void block_tiles(const struct tile_kind *t, const float *ablock, const float *bpanels, int mc, int nc,
-				int kc, bool first, bool ahead)
+				int kc, bool first, bool ahead, const struct tile_out *out)
 {
 	const int MR = t->mr, NR = t->nr;
 	int lines = ahead ? kc * NR / 16 : 0, count = (mc + MR - 1) / MR, per = (lines + count - 1) / count;
 	for (int j = 0; j < nc; j += NR) {
 		const float *panel = bpanels + (size_t)j * kc, *next = panel + (size_t)kc * NR;
-		for (int i = 0, l = 0; i < mc; i += MR, l += per) /* the next panel spread over this one's tiles */
+		for (int i = 0, l = 0; i < mc; i += MR, l += per) { /* the next panel spread over this one's tiles */
+			struct tile_out o, *direct = NULL;
+			if (out && i + MR <= mc && j + NR <= nc) {
+				o = *out;
+				o.c += (size_t)i * out->ldc + j;
+				o.bias = out->bias ? out->bias + j : NULL;
+				direct = &o;
+				/* the next tile's rows of C fetched for writing: a head's scores land in the
+				 * trace's attention, out of the caches (the scores of a 512-token bert-base
+				 * forward 20.9-21.4 ms with them, 26.4-27.4 without, 23.9-24.9 through store_c) */
+				if (i + 2 * MR <= mc)
+					for (int r = 0; r < MR; r++)
+						for (int q = 0; q < NR; q += 16)
+							__builtin_prefetch(o.c + (size_t)(MR + r) * out->ldc + q, 1);
+			}
 			t->tile(ablock + (size_t)i * kc, panel, kc, part + (size_t)i * NC + j, first, next + (size_t)l * 16,
-				l < lines ? (lines - l < per ? lines - l : per) : 0);
+				l < lines ? (lines - l < per ? lines - l : per) : 0, direct);
+		}
 	}
+}
+
+/* After block_tiles with OUT: store_c of the elements its whole tiles did not write (the rows past
+ * the last whole tile, then the columns past the last whole panel). */
+TARGET static void block_rest(const struct tile_kind *t, int mc, int nc, const struct tile_out *out)
+{
+	int rows = mc / t->mr * t->mr, cols = nc / t->nr * t->nr;
+	if (rows < mc)
+		store_c(mc - rows, nc, part + (size_t)rows * NC, NC, out->alpha, out->beta, out->bias,
+			out->c + (size_t)rows * out->ldc, out->ldc);
+	if (cols < nc && rows > 0)
+		store_c(rows, nc - cols, part + cols, NC, out->alpha, out->beta, out->bias ? out->bias + cols : NULL,
+			out->c + cols, out->ldc);
 }
 
 /* The packed layout (gemmkern.h): block J0 of NC columns at J0 · K (the blocks before it are whole,
@@ -545,6 +643,7 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 		int nc = n - j0 < NC ? n - j0 : NC;
 		for (int i0 = 0; i0 < m; i0 += MC) {
 			int mc = m - i0 < MC ? m - i0 : MC;
+			struct tile_out out = {c + (size_t)i0 * ldc + j0, ldc, alpha, beta, NULL};
 			if (k == 0)
 				memset(part, 0, sizeof part);
 			for (int d0 = 0; d0 < k; d0 += KC) {
@@ -557,9 +656,13 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 					pack_b(t, b + (size_t)d0 * ldb + j0, ldb, kc, nc, bp);
 				if (!whole_a)
 					pack_a(t, a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
-				block_tiles(t, whole_a ? whole_a + (size_t)i0 * k : ap, panels, mc, nc, kc, d0 == 0, false);
+				block_tiles(t, whole_a ? whole_a + (size_t)i0 * k : ap, panels, mc, nc, kc, d0 == 0, false,
+					    d0 + kc >= k ? &out : NULL);
 			}
-			store_c(mc, nc, part, NC, alpha, beta, NULL, c + (size_t)i0 * ldc + j0, ldc);
+			if (k == 0)
+				store_c(mc, nc, part, NC, alpha, beta, NULL, out.c, ldc);
+			else
+				block_rest(t, mc, nc, &out);
 		}
 	}
 }
@@ -658,6 +761,7 @@ void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int
 			int mc = m - i0 < MC ? m - i0 : MC, mcp = round_up(mc, MR);
 			if (k == 0)
 				memset(part, 0, sizeof part);
+			struct tile_out out = {c + (size_t)i0 * ldc + j0, ldc, alpha, beta, bias ? bias + j0 : NULL};
 			for (int d0 = 0; d0 < k; d0 += KC) {
 				int kc = k - d0 < KC ? k - d0 : KC;
 				const float *ablock = ap;
@@ -665,9 +769,13 @@ void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int
 					ablock = apacked + (size_t)i0 * k + (size_t)d0 * mcp;
 				else
 					pack_a(tiles(), a + (size_t)i0 * lda + d0, lda, mc, kc, ap);
-				block_tiles(tiles(), ablock, packed + packed_at(j0, d0, k, ncp), mc, nc, kc, d0 == 0, true);
+				block_tiles(tiles(), ablock, packed + packed_at(j0, d0, k, ncp), mc, nc, kc, d0 == 0, true,
+					    d0 + kc >= k ? &out : NULL);
 			}
-			store_c(mc, nc, part, NC, alpha, beta, bias ? bias + j0 : NULL, c + (size_t)i0 * ldc + j0, ldc);
+			if (k == 0)
+				store_c(mc, nc, part, NC, alpha, beta, out.bias, out.c, ldc);
+			else
+				block_rest(tiles(), mc, nc, &out);
 		}
 	}
 }
