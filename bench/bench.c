@@ -1805,11 +1805,12 @@ static int bench_ablation(int quick)
 }
 
 /* What an AVX2-only machine runs, on a CPU that also has AVX-512, for both sides (the issue's targets
- * hold on both kinds of CPU): attnscope's 4 x 24 tiles (and with them its AVX2 vector math),
+ * hold on both kinds of CPU): attnscope's 4 x 24 tiles and its vector math 8 wide,
  * OpenBLAS's Haswell kernels (AMD Zen runs them too), oneDNN held to AVX2, PyTorch's own vector code
  * at AVX2. OpenBLAS reads its core type as it loads, so these take a process of their own. */
 static const char *const avx2_env[][2] = {
 	{"ATTNSCOPE_GEMM_KERNEL", "avx2"},
+	{"ATTNSCOPE_VECTOR_MATH", "avx2"},
 	{"OPENBLAS_CORETYPE", "Haswell"},
 	{"ONEDNN_MAX_CPU_ISA", "AVX2"},
 	{"ATEN_CPU_CAPABILITY", "avx2"},

@@ -775,7 +775,9 @@ START_TEST(test_vector_math)
 #if defined(__x86_64__)
 		__builtin_cpu_init();
 		if (path == 0 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !gemm_avx512()) {
-			ck_assert_str_eq(name, "AVX2 (glibc's expf, erff, tanhf bit for bit)");
+			/* on AVX-512 the softmax's expf 16 wide, said after it: the same bits, compared below */
+			const char *exact = "AVX2 (glibc's expf, erff, tanhf bit for bit";
+			ck_assert_msg(strncmp(name, exact, strlen(exact)) == 0, "vector math %s", name);
 			avx2 = true;
 		}
 #endif

@@ -1,6 +1,6 @@
 /* check_vecmath.c -- the AVX2 functions of src/engine/vecmath*.c give glibc's scalar expf, erff and
  * tanhf bit for bit (erff also as erff_n, the array function; tanhf also as tanhf8_pair, two vectors
- * at once): on one float in 997 (scattered over the range, so that a batch mixes the algorithms'
+ * at once; expf also 16 at a time on AVX-512, as the softmax's vecmath_expf_shifted_n16): on one float in 997 (scattered over the range, so that a batch mixes the algorithms'
  * branches), on every float within 4096 of each boundary between the branches, and on the special
  * values; on every one of the 2^32 floats with
  * ATTNSCOPE_VECMATH_ALL=1 (minutes; run by hand, its figures in the issue note). Skipped on a CPU
@@ -28,6 +28,7 @@ struct vecfn {
 	__m256 (*vector)(__m256);                        /* 8 at a time, or */
 	void (*array)(const float *x, float *y, size_t n); /* an array at a time */
 	uint32_t bounds[12]; /* |x|'s bit patterns where the algorithm changes branch, 0-terminated */
+	bool avx512;         /* runs only on a CPU with AVX-512 (else skipped) */
 };
 
 static float vecmath_test_expf(float x)
@@ -60,18 +61,28 @@ __attribute__((target("avx2"))) static void vecmath_test_tanhf_pair(const float 
 	}
 }
 
+/* vecmath_expf_shifted_n16 as the softmax runs it, the shift 0 (x - 0 is x). */
+__attribute__((target("avx512f,avx2,fma"))) static void vecmath_test_expf_n16(const float *x, float *y, size_t n)
+{
+	if (y != x)
+		memcpy(y, x, n * sizeof *y);
+	vecmath_expf_shifted_n16(y, n, 0.0f);
+}
+
 static const struct vecfn fns[] = {
-	{"expf", vecmath_test_expf, vecmath_expf8, NULL, {0x42aeac50, 0x42b17218, 0x42cff1b5, 0x7f800000}},
+	{"expf", vecmath_test_expf, vecmath_expf8, NULL, {0x42aeac50, 0x42b17218, 0x42cff1b5, 0x7f800000}, false},
 	{"erff", vecmath_test_erff, vecmath_erff8, NULL,
-	 {0x04000000, 0x31800000, 0x3f580000, 0x3fa00000, 0x4036db6e, 0x40c00000, 0x7f800000}},
+	 {0x04000000, 0x31800000, 0x3f580000, 0x3fa00000, 0x4036db6e, 0x40c00000, 0x7f800000}, false},
 	{"erff_n", vecmath_test_erff, NULL, vecmath_erff_n,
-	 {0x04000000, 0x31800000, 0x3f580000, 0x3fa00000, 0x4036db6e, 0x40c00000, 0x7f800000}},
+	 {0x04000000, 0x31800000, 0x3f580000, 0x3fa00000, 0x4036db6e, 0x40c00000, 0x7f800000}, false},
 	{"tanhf", vecmath_test_tanhf, vecmath_tanhf8, NULL, /* expm1f's through 2|x|: 2^-25, 0.5 and 1.5 ln2, k 23, 27 ln2, k 57 */
 	 {0x24000000, 0x32800000, 0x3e317219, 0x3f051592, 0x3f800000, 0x40f98872, 0x4115b844, 0x419ca6b9, 0x41b00000,
-	  0x7f800000}},
+	  0x7f800000}, false},
 	{"tanhf_pair", vecmath_test_tanhf, NULL, vecmath_test_tanhf_pair,
 	 {0x24000000, 0x32800000, 0x3e317219, 0x3f051592, 0x3f800000, 0x40f98872, 0x4115b844, 0x419ca6b9, 0x41b00000,
-	  0x7f800000}},
+	  0x7f800000}, false},
+	{"expf_n16", vecmath_test_expf, NULL, vecmath_test_expf_n16, {0x42aeac50, 0x42b17218, 0x42cff1b5, 0x7f800000},
+	 true},
 };
 
 static uint32_t bits_of(float f)
@@ -159,6 +170,10 @@ START_TEST(test_against_libm)
 		return;
 	}
 	const struct vecfn *fn = &fns[_i];
+	if (fn->avx512 && !__builtin_cpu_supports("avx512f")) {
+		printf("check_vecmath: %s: this CPU has no AVX-512; not used here, skipped\n", fn->name);
+		return;
+	}
 	bool all = getenv("ATTNSCOPE_VECMATH_ALL") && strcmp(getenv("ATTNSCOPE_VECMATH_ALL"), "1") == 0;
 	checked = mismatched = 0;
 	scatter(fn, all ? 1 : 997);

@@ -84,6 +84,55 @@ __attribute__((target("avx2,fma"))) __m256 vecmath_expf8(__m256 x)
 	return vecmath_expf8_inline(x);
 }
 
+/* vecmath_expf4's operations on 8 doubles, the table read from registers: the 32 entries as two
+ * 16-entry lookups (bits 0-3 of the index), chosen by bit 4. AVX2 gathers them from memory. */
+__attribute__((target("avx512f,fma"))) static __m256 vecmath_expf8d(__m512d xd, __m512i t0, __m512i t1, __m512i t2,
+								  __m512i t3)
+{
+	const __m512d inv_ln2_n = _mm512_set1_pd(0x1.71547652b82fep+5);
+	const __m512d shift = _mm512_set1_pd(0x1.8p+52);
+	const __m512d c0 = _mm512_set1_pd(0x1.c6af84b912394p-20), c1 = _mm512_set1_pd(0x1.ebfce50fac4f3p-13),
+		      c2 = _mm512_set1_pd(0x1.62e42ff0c52d6p-6);
+	__m512d z = _mm512_fmadd_pd(inv_ln2_n, xd, shift);
+	__m512i ki = _mm512_castpd_si512(z);
+	__m512d kd = _mm512_sub_pd(z, shift);
+	__m512d r = _mm512_fmsub_pd(inv_ln2_n, xd, kd);
+	__m512i low = _mm512_permutex2var_epi64(t0, ki, t1), high = _mm512_permutex2var_epi64(t2, ki, t3);
+	__m512i t = _mm512_mask_blend_epi64(_mm512_test_epi64_mask(ki, _mm512_set1_epi64(16)), low, high);
+	__m512d s = _mm512_castsi512_pd(_mm512_add_epi64(t, _mm512_slli_epi64(ki, 47)));
+	__m512d p = _mm512_fmadd_pd(c0, r, c1);
+	__m512d r2 = _mm512_mul_pd(r, r);
+	__m512d y = _mm512_fmadd_pd(r, c2, _mm512_set1_pd(1.0));
+	y = _mm512_fmadd_pd(p, r2, y);
+	return _mm512_cvtpd_ps(_mm512_mul_pd(y, s));
+}
+
+/* vecmath_expf_shifted_n 16 at a time: a vector with a lane outside glibc's main path (|x| >= 88, NaN)
+ * goes through vecmath_expf8 in halves, the last values through vecmath_expf_shifted_n. */
+__attribute__((target("avx512f,avx2,fma"))) void vecmath_expf_shifted_n16(float *x, size_t count, float shift)
+{
+	const __m512i t0 = _mm512_loadu_si512(vecmath_exp2_table), t1 = _mm512_loadu_si512(vecmath_exp2_table + 8),
+		      t2 = _mm512_loadu_si512(vecmath_exp2_table + 16), t3 = _mm512_loadu_si512(vecmath_exp2_table + 24);
+	const __m512 m = _mm512_set1_ps(shift);
+	size_t j = 0;
+	for (; j + 16 <= count; j += 16) {
+		__m512 v = _mm512_sub_ps(_mm512_loadu_ps(x + j), m);
+		__m512i abs_bits = _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff));
+		if (_mm512_cmpgt_epi32_mask(abs_bits, _mm512_set1_epi32(0x42afffff))) {
+			_mm256_storeu_ps(x + j, vecmath_expf8_inline(_mm512_castps512_ps256(v)));
+			_mm256_storeu_ps(x + j + 8, vecmath_expf8_inline(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))));
+			continue;
+		}
+		__m256 lo = vecmath_expf8d(_mm512_cvtps_pd(_mm512_castps512_ps256(v)), t0, t1, t2, t3);
+		__m256 hi = vecmath_expf8d(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))),
+					   t0, t1, t2, t3);
+		_mm256_storeu_ps(x + j, lo);
+		_mm256_storeu_ps(x + j + 8, hi);
+	}
+	if (j < count)
+		vecmath_expf_shifted_n(x + j, count - j, shift);
+}
+
 __attribute__((target("avx2,fma"))) void vecmath_expf_shifted_n(float *x, size_t count, float shift)
 {
 	__m256 m = _mm256_set1_ps(shift);
