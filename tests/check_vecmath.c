@@ -1,6 +1,6 @@
 /* check_vecmath.c -- the AVX2 functions of src/engine/vecmath*.c give glibc's scalar expf, erff and
  * tanhf bit for bit (erff also as erff_n, the array function; tanhf also as tanhf8_pair, two vectors
- * at once; expf also 16 at a time on AVX-512, as the softmax's vecmath_expf_shifted_n16): on one float in 997 (scattered over the range, so that a batch mixes the algorithms'
+ * at once; expf and the pair also 16 at a time on AVX-512, as the softmax and the tanh GELU run them): on one float in 997 (scattered over the range, so that a batch mixes the algorithms'
  * branches), on every float within 4096 of each boundary between the branches, and on the special
  * values; on every one of the 2^32 floats with
  * ATTNSCOPE_VECMATH_ALL=1 (minutes; run by hand, its figures in the issue note). Skipped on a CPU
@@ -46,19 +46,31 @@ static float vecmath_test_tanhf(float x)
 	return tanhf(x);
 }
 
-/* vecmath_tanhf8_pair 16 at a time, as the tanh GELU runs it (the last ones through a padded pair). */
-__attribute__((target("avx2"))) static void vecmath_test_tanhf_pair(const float *x, float *y, size_t n)
+/* PAIR (vecmath_tanhf8_pair or its 16-lane twin) 16 at a time, as the tanh GELU runs it (the last ones
+ * through a padded pair). */
+__attribute__((target("avx2"))) static void tanhf_pairs(void (*pair)(__m256 *, __m256 *), const float *x, float *y,
+							size_t n)
 {
 	for (size_t i = 0; i < n; i += 16) {
 		float buf[16] = {0};
 		size_t len = n - i < 16 ? n - i : 16;
 		memcpy(buf, x + i, len * sizeof *buf);
 		__m256 a = _mm256_loadu_ps(buf), b = _mm256_loadu_ps(buf + 8);
-		vecmath_tanhf8_pair(&a, &b);
+		pair(&a, &b);
 		_mm256_storeu_ps(buf, a);
 		_mm256_storeu_ps(buf + 8, b);
 		memcpy(y + i, buf, len * sizeof *buf);
 	}
+}
+
+static void vecmath_test_tanhf_pair(const float *x, float *y, size_t n)
+{
+	tanhf_pairs(vecmath_tanhf8_pair, x, y, n);
+}
+
+static void vecmath_test_tanhf_pair16(const float *x, float *y, size_t n)
+{
+	tanhf_pairs(vecmath_tanhf8_pair16, x, y, n);
 }
 
 /* vecmath_expf_shifted_n16 as the softmax runs it, the shift 0 (x - 0 is x). */
@@ -83,6 +95,9 @@ static const struct vecfn fns[] = {
 	  0x7f800000}, false},
 	{"expf_n16", vecmath_test_expf, NULL, vecmath_test_expf_n16, {0x42aeac50, 0x42b17218, 0x42cff1b5, 0x7f800000},
 	 true},
+	{"tanhf_pair16", vecmath_test_tanhf, NULL, vecmath_test_tanhf_pair16,
+	 {0x24000000, 0x32800000, 0x3e317219, 0x3f051592, 0x3f800000, 0x40f98872, 0x4115b844, 0x419ca6b9, 0x41b00000,
+	  0x7f800000}, true},
 };
 
 static uint32_t bits_of(float f)

@@ -161,3 +161,92 @@ __attribute__((target("avx2"))) void vecmath_tanhf8_pair(__m256 *x0, __m256 *x1)
 	*x1 = vecmath_tanhf8_middle(*x1, abs1, all);
 }
 #endif
+
+#ifdef VECMATH_AVX2
+/* The same operations on 16 lanes (AVX-512), for vecmath_tanhf8_pair16. The 8-lane code is built for
+ * "avx2" alone, which has no FMA to fuse its products and sums into; "avx512f" has, so no contraction
+ * here (each operation rounded on its own, as glibc's). */
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512 vecmath_tanhf_expm1f16(__m512 x)
+{
+	const __m512 one = _mm512_set1_ps(1.0f), half = _mm512_set1_ps(0.5f);
+	const __m512i abs_bits = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
+	const __mmask16 negative = _mm512_cmplt_epi32_mask(_mm512_castps_si512(x), _mm512_setzero_si512());
+	__m512 signed_half = _mm512_mask_blend_ps(negative, half, _mm512_set1_ps(-0.5f));
+	__m512i k = _mm512_cvttps_epi32(_mm512_add_ps(signed_half, _mm512_mul_ps(_mm512_set1_ps(0x1.715476p+0f), x)));
+	__m512i unit_k = _mm512_or_si512(_mm512_srai_epi32(_mm512_castps_si512(x), 31), _mm512_set1_epi32(1));
+	k = _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(abs_bits, _mm512_set1_epi32(0x3f851592)), k, unit_k);
+	k = _mm512_maskz_mov_epi32(_mm512_cmpge_epi32_mask(abs_bits, _mm512_set1_epi32(0x3eb17219)), k);
+
+	__m512 t = _mm512_cvtepi32_ps(k);
+	__m512 hi = _mm512_sub_ps(x, _mm512_mul_ps(t, _mm512_set1_ps(0x1.62e3p-1f)));
+	__m512 lo = _mm512_mul_ps(t, _mm512_set1_ps(0x1.2fefa2p-17f));
+	__m512 r = _mm512_sub_ps(hi, lo);
+	__m512 c = _mm512_sub_ps(_mm512_sub_ps(hi, r), lo);
+
+	__m512 hfx = _mm512_mul_ps(r, half);
+	__m512 hxs = _mm512_mul_ps(r, hfx);
+	__m512 r1 = _mm512_set1_ps(-0x1.afdb76p-23f);
+	r1 = _mm512_add_ps(_mm512_set1_ps(0x1.0cfca8p-18f), _mm512_mul_ps(hxs, r1));
+	r1 = _mm512_add_ps(_mm512_set1_ps(-0x1.4ce19ap-14f), _mm512_mul_ps(hxs, r1));
+	r1 = _mm512_add_ps(_mm512_set1_ps(0x1.a01a02p-10f), _mm512_mul_ps(hxs, r1));
+	r1 = _mm512_add_ps(_mm512_set1_ps(-0x1.111112p-5f), _mm512_mul_ps(hxs, r1));
+	r1 = _mm512_add_ps(one, _mm512_mul_ps(hxs, r1));
+	__m512 tt = _mm512_sub_ps(_mm512_set1_ps(3.0f), _mm512_mul_ps(r1, hfx));
+	__m512 e = _mm512_mul_ps(hxs, _mm512_div_ps(_mm512_sub_ps(r1, tt),
+						     _mm512_sub_ps(_mm512_set1_ps(6.0f), _mm512_mul_ps(r, tt))));
+
+	__m512 y = _mm512_sub_ps(r, _mm512_sub_ps(_mm512_mul_ps(r, e), hxs));
+	e = _mm512_sub_ps(_mm512_sub_ps(_mm512_mul_ps(r, _mm512_sub_ps(e, c)), c), hxs);
+	const __m512i exponent = _mm512_slli_epi32(k, 23);
+	__m512 m = _mm512_sub_ps(_mm512_mul_ps(_mm512_sub_ps(r, e), half), half);
+	y = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(-1)), y, m);
+	__mmask16 far = _mm512_cmplt_epi32_mask(k, _mm512_set1_epi32(-1)) | _mm512_cmpgt_epi32_mask(k, _mm512_set1_epi32(56));
+	__m512 f = _mm512_sub_ps(one, _mm512_sub_ps(e, r));
+	f = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(f), exponent));
+	y = _mm512_mask_blend_ps(far, y, _mm512_sub_ps(f, one));
+	__mmask16 low = _mm512_cmpgt_epi32_mask(k, _mm512_set1_epi32(1)) & _mm512_cmplt_epi32_mask(k, _mm512_set1_epi32(23));
+	__m512i one_less = _mm512_sub_epi32(_mm512_set1_epi32(0x3f800000), _mm512_srlv_epi32(_mm512_set1_epi32(0x1000000), k));
+	__m512 l = _mm512_sub_ps(_mm512_castsi512_ps(one_less), _mm512_sub_ps(e, r));
+	l = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(l), exponent));
+	y = _mm512_mask_blend_ps(low, y, l);
+	__mmask16 high = _mm512_cmpgt_epi32_mask(k, _mm512_set1_epi32(22)) & _mm512_cmplt_epi32_mask(k, _mm512_set1_epi32(57));
+	__m512i two_to_minus_k = _mm512_slli_epi32(_mm512_sub_epi32(_mm512_set1_epi32(0x7f), k), 23);
+	__m512 h = _mm512_sub_ps(r, _mm512_add_ps(e, _mm512_castsi512_ps(two_to_minus_k)));
+	h = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(_mm512_add_ps(h, one)), exponent));
+	y = _mm512_mask_blend_ps(high, y, h);
+	return _mm512_mask_blend_ps(_mm512_cmplt_epi32_mask(abs_bits, _mm512_set1_epi32(0x33000000)), y, x);
+}
+
+/* vecmath_tanhf8_middle on 16 lanes, every one in the middle range */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 vecmath_tanhf16_middle(__m512 x, __m512i abs_bits)
+{
+	const __m512 one = _mm512_set1_ps(1.0f), two = _mm512_set1_ps(2.0f);
+	const __m512 ax = _mm512_castsi512_ps(abs_bits);
+	const __m512i sign = _mm512_andnot_si512(abs_bits, _mm512_castps_si512(x));
+	__mmask16 above_one = _mm512_cmpgt_epi32_mask(abs_bits, _mm512_set1_epi32(0x3f7fffff));
+	__m512 arg = _mm512_mask_blend_ps(above_one, _mm512_mul_ps(ax, _mm512_set1_ps(-2.0f)), _mm512_add_ps(ax, ax));
+	__m512 t = vecmath_tanhf_expm1f16(arg);
+	__m512 minus_t = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(t), _mm512_set1_epi32((int)0x80000000)));
+	__m512 q = _mm512_div_ps(_mm512_mask_blend_ps(above_one, minus_t, two), _mm512_add_ps(t, two));
+	__m512 y = _mm512_mask_blend_ps(above_one, q, _mm512_sub_ps(one, q));
+	return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(y), sign));
+}
+
+__attribute__((target("avx512f,avx2"))) void vecmath_tanhf8_pair16(__m256 *x0, __m256 *x1)
+{
+	__m512 x = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(*x0)), _mm256_castps_pd(*x1), 1));
+	const __m512i abs_bits = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
+	if (_mm512_cmplt_epi32_mask(abs_bits, _mm512_set1_epi32(0x24000000)) |
+	    _mm512_cmpgt_epi32_mask(abs_bits, _mm512_set1_epi32(0x41afffff))) {
+		vecmath_tanhf8_pair(x0, x1); /* a lane outside the middle range: the 8-lane code's branches */
+		return;
+	}
+	__m512 y = vecmath_tanhf16_middle(x, abs_bits);
+	*x0 = _mm512_castps512_ps256(y);
+	*x1 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(y), 1));
+}
+#pragma GCC pop_options
+#endif
