@@ -546,11 +546,12 @@ TARGET static void block_tiles(const struct tile_kind *t, const float *ablock, c
 	}
 }
 
-/* After block_tiles with OUT: store_c of the elements its whole tiles did not write (the rows past
- * the last whole tile, then the columns past the last whole panel). */
-TARGET static void block_rest(const struct tile_kind *t, int mc, int nc, const struct tile_out *out)
+/* After a block's depths: store_c of the elements its whole tiles did not write to OUT (the rows past
+ * the last whole tile, then the columns past the last whole panel; all of them when no tile ran:
+ * depth 0, RAN false). */
+TARGET static void block_rest(const struct tile_kind *t, int mc, int nc, const struct tile_out *out, bool ran)
 {
-	int rows = mc / t->mr * t->mr, cols = nc / t->nr * t->nr;
+	int rows = ran ? mc / t->mr * t->mr : 0, cols = nc / t->nr * t->nr;
 	if (rows < mc)
 		store_c(mc - rows, nc, part + (size_t)rows * NC, NC, out->alpha, out->beta, out->bias,
 			out->c + (size_t)rows * out->ldc, out->ldc);
@@ -659,10 +660,7 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 				block_tiles(t, whole_a ? whole_a + (size_t)i0 * k : ap, panels, mc, nc, kc, d0 == 0, false,
 					    d0 + kc >= k ? &out : NULL);
 			}
-			if (k == 0)
-				store_c(mc, nc, part, NC, alpha, beta, NULL, out.c, ldc);
-			else
-				block_rest(t, mc, nc, &out);
+			block_rest(t, mc, nc, &out, k > 0);
 		}
 	}
 }
@@ -772,10 +770,7 @@ void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int
 				block_tiles(tiles(), ablock, packed + packed_at(j0, d0, k, ncp), mc, nc, kc, d0 == 0, true,
 					    d0 + kc >= k ? &out : NULL);
 			}
-			if (k == 0)
-				store_c(mc, nc, part, NC, alpha, beta, out.bias, out.c, ldc);
-			else
-				block_rest(tiles(), mc, nc, &out);
+			block_rest(tiles(), mc, nc, &out, k > 0);
 		}
 	}
 }
