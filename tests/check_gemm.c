@@ -15,6 +15,7 @@
 #include "engine/gemm.h"
 #include "engine/gemmtune.h"
 #include "testutil.h"
+#include "testutil.h"
 
 static enum gemm_lib fast_lib; /* the library test_run makes fastest: the others compute three times */
 
@@ -31,12 +32,17 @@ static void test_run(enum gemm_lib lib, bool trans_b, int m, int n, int k, const
 			    trans_b ? k : n, 0.0f, c, n);
 }
 
-static char dir[64];
+static char *dir; /* a scratch folder of the test that made it (testutil_tmpdir), removed at its end */
 
 static void tmp_setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/check_gemm.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dir = testutil_tmpdir("gemm");
+}
+
+static void tmp_remove(void)
+{
+	testutil_rmtree(dir);
+	free(dir);
 }
 
 static void write_file(const char *path, const char *text)
@@ -61,7 +67,7 @@ END_TEST
 START_TEST(test_measure_save_load)
 {
 	struct gemm_tune t, back;
-	char key[512], why[300], path[128];
+	char key[512], why[300], path[4096];
 	tmp_setup();
 	gemmtune_key("test ISA", "test kernel", key, sizeof key);
 	ck_assert_ptr_nonnull(strstr(key, "test ISA"));
@@ -128,7 +134,7 @@ START_TEST(test_measure_save_load)
 	snprintf(other, sizeof other, "%s but another", key);
 	ck_assert_int_eq(gemmtune_load(path, other, &back, why, sizeof why), -1);
 	ck_assert_ptr_nonnull(strstr(why, "another CPU or library"));
-	unlink(path);
+	tmp_remove();
 }
 END_TEST
 
@@ -150,7 +156,7 @@ START_TEST(test_corrupt)
 		"attnscope-gemm 2\nkey K\nclass 0 attnscope 1 2 3 4 5 6 7 8 9 10 11 12\n"
 		"class 0 attnscope 1 2 3 4 5 6 7 8 9 10 11 12\n",
 	};
-	char path[128], why[300];
+	char path[4096], why[300];
 	struct gemm_tune t;
 	tmp_setup();
 	snprintf(path, sizeof path, "%s/gemm", dir);
@@ -176,8 +182,7 @@ START_TEST(test_corrupt)
 	ck_assert_str_eq(why, "an older format");
 	/* a folder where the file should be: refused, not read */
 	ck_assert_int_eq(gemmtune_load(dir, "K", &t, why, sizeof why), -1);
-	unlink(path);
-	rmdir(dir);
+	tmp_remove();
 }
 END_TEST
 

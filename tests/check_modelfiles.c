@@ -158,7 +158,8 @@ static void setup(void)
 
 static void teardown(void)
 {
-	const char *files[] = {"config.json", "vocab.txt", "model.safetensors", "model.safetensors.index.json"};
+	const char *files[] = {"config.json", "vocab.txt", "model.safetensors", "model.safetensors.index.json",
+			       "big.safetensors"};
 	char path[PATH_MAX];
 	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		snprintf(path, sizeof path, "%s/%s", tmpdir, files[i]);
