@@ -127,7 +127,7 @@ int corpuscli_run(const struct corpuscli_opts *o)
 			fprintf(stderr, "attnscope: %s\n", e.msg);
 			return 1;
 		}
-		model_promote_weights(m); /* many forward passes: packed copies, made in the background */
+		model_promote_weights_now(m); /* many forward passes on every core: packed copies first */
 		struct corpusrun_opts ro;
 		corpuscli_run_opts(o, &ro);
 		ro.progress = isatty(STDERR_FILENO) ? stderr : NULL;
@@ -194,6 +194,7 @@ int corpuscli_explore(const struct corpuscli_opts *o)
 			fprintf(stderr, "attnscope: %s\n", e.msg);
 			return 1;
 		}
+		model_promote_weights(m); /* the run and the texts typed: packed copies, made in the background */
 		const struct model_info *info = model_get_info(m);
 		struct ui_source src = {
 			.name = info->name, .supports_pairs = info->supports_pairs, .ctx = m, .run = corpuscli_model_run};

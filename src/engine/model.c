@@ -241,6 +241,23 @@ void model_promote_weights(struct model *m)
 	m->prefault_running = pthread_create(&m->prefault, NULL, model_promote_main, m) == 0;
 }
 
+void model_promote_weights_now(struct model *m)
+{
+	if (model_prefault_off())
+		return;
+	pthread_mutex_lock(&m->prefault_lock);
+	bool mine = !m->promote_started; /* else the background thread has it: wait for it */
+	if (mine) {
+		if (!m->promote_wanted)
+			m->pack_budget = weight_packed_budget();
+		m->promote_wanted = m->promote_started = true;
+	}
+	pthread_mutex_unlock(&m->prefault_lock);
+	model_wait_prefault(m); /* the faulting thread's pass over the file, then idle (or the promotion) */
+	if (mine)
+		model_promote_all(m);
+}
+
 size_t model_bytes_promoted(const struct model *m)
 {
 	return st_promoted_bytes(&m->st);
