@@ -96,15 +96,28 @@ static void model_prefault_weight(struct model *m, const struct weight *w)
  * their pages to huge pages where the kernel mapped the file in 4 KB ones (st_promote). Not F16 or
  * BF16: the copy is float32, twice their bytes to read where a pass reads every weight for a row or
  * two (a causal model's next token), and twice their memory. */
+/* Whether W (a layer's matrix) got a packed copy: its bytes taken from the budget first, so that
+ * threads packing at once stay within it together. */
+static bool model_pack_weight(struct model *m, struct weight *w)
+{
+	bool transposed = m->fam.linear == LINEAR_OUT_IN;
+	size_t bytes = w->dtype == ST_F32 ? weight_pack_bytes(w, transposed) : 0;
+	size_t had = __atomic_load_n(&m->packed_bytes, __ATOMIC_RELAXED);
+	do {
+		if (bytes == 0 || had + bytes > m->pack_budget)
+			return false;
+	} while (!__atomic_compare_exchange_n(&m->packed_bytes, &had, had + bytes, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	if (weight_pack(w, transposed, bytes) > 0)
+		return true;
+	__atomic_sub_fetch(&m->packed_bytes, bytes, __ATOMIC_RELAXED); /* no memory: given back */
+	return false;
+}
+
 static void model_promote_weight(struct model *m, struct weight *w, bool linear)
 {
-	if (linear && w->dtype == ST_F32) {
-		long long got = weight_pack(w, m->fam.linear == LINEAR_OUT_IN, m->pack_budget - m->packed_bytes);
-		if (got > 0) {
-			__atomic_add_fetch(&m->packed_bytes, (size_t)got, __ATOMIC_RELAXED);
-			return;
-		}
-	}
+	if (weight_packed(w) || (linear && model_pack_weight(m, w)))
+		return;
 	size_t bytes = weight_bytes(w), chunk = (size_t)8 << 20;
 	for (size_t at = 0; at < bytes && !m->prefault_stop; at += chunk)
 		st_promote(&m->st, w->data + at, bytes - at < chunk ? bytes - at : chunk);
@@ -241,6 +254,42 @@ void model_promote_weights(struct model *m)
 	m->prefault_running = pthread_create(&m->prefault, NULL, model_promote_main, m) == 0;
 }
 
+struct model_pack_job {
+	struct model *m;
+	struct weight **w;
+};
+
+static void model_pack_item(void *ctx, int i, float *scratch)
+{
+	const struct model_pack_job *j = ctx;
+	(void)scratch;
+	model_pack_weight(j->m, j->w[i]);
+}
+
+/* The packed copies of every layer's matrices, made by the engine's threads together (the page
+ * faults of the copies' new memory are most of the time, and they run on each core at once), then
+ * the rest of model_promote_all. */
+static void model_promote_all_now(struct model *m)
+{
+	double t0 = progress_now();
+	size_t count = (size_t)m->info.n_layers * LAYER_MATRICES, n = 0;
+	struct weight **w = malloc(count * sizeof *w);
+	for (int l = 0; w && l < m->info.n_layers; l++) {
+		struct weight *order[LAYER_MATRICES];
+		layer_matrices(&m->layers[l], order);
+		for (size_t i = 0; i < LAYER_MATRICES; i++)
+			if (order[i]->data)
+				w[n++] = order[i];
+	}
+	struct model_pack_job j = {m, w};
+	if (n > 0 && weights_parallel((int)n, 0, model_pack_item, &j) < 0)
+		for (size_t i = 0; i < n; i++)
+			model_pack_weight(m, w[i]);
+	free(w); /* without memory for the list: packed one by one below */
+	model_each_weight(m, model_promote_weight);
+	m->promote_seconds = progress_now() - t0;
+}
+
 void model_promote_weights_now(struct model *m)
 {
 	if (model_prefault_off())
@@ -255,7 +304,7 @@ void model_promote_weights_now(struct model *m)
 	pthread_mutex_unlock(&m->prefault_lock);
 	model_wait_prefault(m); /* the faulting thread's pass over the file, then idle (or the promotion) */
 	if (mine)
-		model_promote_all(m);
+		model_promote_all_now(m);
 }
 
 size_t model_bytes_promoted(const struct model *m)

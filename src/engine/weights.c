@@ -539,14 +539,20 @@ const float *weight_packed(const struct weight *w)
 	return __atomic_load_n(&w->packed, __ATOMIC_ACQUIRE);
 }
 
-long long weight_pack(struct weight *w, bool transposed, size_t budget)
+size_t weight_pack_bytes(const struct weight *w, bool transposed)
 {
 	int64_t in = transposed ? w->cols : w->rows, out = transposed ? w->rows : w->cols;
 	if (!w->data || weight_packed(w) || in < 1 || out < 1 || in > INT32_MAX || out > INT32_MAX ||
 	    !gemm_packs(transposed, (int)in))
 		return 0;
-	size_t floats = gemm_packed_floats((int)out, (int)in), bytes = floats * sizeof(float);
-	if (bytes > budget)
+	return gemm_packed_floats((int)out, (int)in) * sizeof(float);
+}
+
+long long weight_pack(struct weight *w, bool transposed, size_t budget)
+{
+	int64_t in = transposed ? w->cols : w->rows, out = transposed ? w->rows : w->cols;
+	size_t bytes = weight_pack_bytes(w, transposed);
+	if (bytes == 0 || bytes > budget)
 		return 0;
 	float *p = hugemap_alloc(bytes), *tmp = NULL;
 	int block = gemm_packed_block();

@@ -121,6 +121,8 @@ void weight_linear_set(struct wcache *cache, const float *x, int n, int in, bool
  * kernel, or its copy would pass BUDGET bytes. Returns the bytes the copy took (0: none made; -1:
  * no memory). Forward passes may run meanwhile: they see the copy once it is whole. */
 long long weight_pack(struct weight *w, bool transposed, size_t budget);
+/* The bytes weight_pack would take for W's copy (0: none would be made, or it has one). */
+size_t weight_pack_bytes(const struct weight *w, bool transposed);
 /* Free W's packed copy (no forward pass may run). */
 void weight_unpack(struct weight *w);
 /* W's packed copy, or NULL. */
