@@ -349,6 +349,48 @@ START_TEST(test_weight_paths)
 }
 END_TEST
 
+/* A corpus run's copies (model_promote_weights_now: both threads packing at once): within the budget
+ * when it holds only some of the matrices, and the same numbers as without them. */
+START_TEST(test_pack_now_within_budget)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/tests/data/models/llama-rope-dynamic", testutil_srcdir()); /* F32 */
+	int32_t ids[24];
+	for (int j = 0; j < 24; j++)
+		ids[j] = 3 + (j * 37) % 200;
+	size_t all = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		struct model *m = NULL;
+		struct err e = {{0}};
+		ck_assert_msg(model_open(dir, &m, &e) == 0, "%s", e.msg);
+		if (!gemm_packs(m->fam.linear == LINEAR_OUT_IN, m->info.hidden)) { /* no copies on this kernel */
+			model_close(m);
+			return;
+		}
+		char budget[32];
+		snprintf(budget, sizeof budget, "%zu", pass == 0 ? (size_t)1 << 40 : all / 2);
+		setenv("ATTNSCOPE_PACKED_WEIGHTS", budget, 1);
+		struct trace *plain = NULL, *packed = NULL;
+		ck_assert_msg(model_run_ids(m, ids, NULL, 24, NULL, &plain, &e) == 0, "%s", e.msg);
+		model_promote_weights_now(m);
+		size_t got = model_bytes_packed(m);
+		printf("pack now: budget %s, %zu bytes packed\n", budget, got);
+		if (pass == 0)
+			all = got;
+		else
+			ck_assert_msg(got > 0 && got <= all / 2 && got < all, "%zu of %zu bytes packed within %zu", got, all,
+				      all / 2);
+		ck_assert_msg(model_run_ids(m, ids, NULL, 24, NULL, &packed, &e) == 0, "%s", e.msg);
+		assert_traces_identical(plain, packed, "pack now");
+		trace_free(plain);
+		trace_free(packed);
+		model_close(m);
+	}
+	ck_assert_uint_gt(all, 0);
+	unsetenv("ATTNSCOPE_PACKED_WEIGHTS");
+}
+END_TEST
+
 /* A linear's case: W (NW floats), X (NX) and the bias (NB) in [-1, 1), in that order from an LCG
  * started at SEED. */
 static void linear_case_fill(uint32_t seed, float *w, int nw, float *x, int nx, float *bias, int nb)
@@ -967,6 +1009,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_own_fixtures);
 	tcase_add_test(tc, test_demo_models);
 	tcase_add_test(tc, test_weight_paths);
+	tcase_add_test(tc, test_pack_now_within_budget);
 	tcase_add_test(tc, test_weight_whole);
 	tcase_add_test(tc, test_weight_packed);
 	tcase_add_test(tc, test_prefix_reuse);
