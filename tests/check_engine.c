@@ -777,7 +777,7 @@ static void vector_math_path(int path)
 	if (path == 0)
 		unsetenv("ATTNSCOPE_VECTOR_MATH");
 	else
-		setenv("ATTNSCOPE_VECTOR_MATH", "off", 1);
+		setenv("ATTNSCOPE_VECTOR_MATH", path == 2 ? "avx2" : "off", 1); /* 2: 8 lanes on AVX-512 too */
 	ops_vector_math_choose();
 }
 
@@ -936,16 +936,17 @@ START_TEST(test_weight_set)
 }
 END_TEST
 
-/* The row operations that run several rows side by side (ops.c: four rows' sums at once) give each
- * row's bits as computed alone, in the scalar order, on every path: the layer norm against its
- * formula written out here, the softmax of rows with different key ranges (causal, windows)
- * against ops_softmax_range row by row. */
+/* The row operations that run several rows side by side (ops.c: four rows' layer norms and sums at
+ * once, 8 or 16 rows' softmax sums a lane each) give each row's bits as computed alone, in the
+ * scalar order, on every path (the CPU's, scalar, AVX2's 8 lanes): the layer norm against its
+ * formula written out here, the softmax of rows with different key ranges (causal, windows) and
+ * with the same against ops_softmax_range row by row. */
 START_TEST(test_rows_side_by_side)
 {
-	static const int rows_n[] = {1, 3, 4, 5, 9}, dims[] = {7, 8, 33, 768};
+	static const int rows_n[] = {1, 3, 4, 5, 9, 16, 17, 40}, dims[] = {7, 8, 33, 768};
 	const char *saved = getenv("ATTNSCOPE_VECTOR_MATH");
 	unsigned seed = 12345;
-	for (int path = 0; path < 2; path++) {
+	for (int path = 0; path < 3; path++) {
 		vector_math_path(path);
 		for (size_t ni = 0; ni < sizeof rows_n / sizeof rows_n[0]; ni++)
 			for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
@@ -980,19 +981,23 @@ START_TEST(test_rows_side_by_side)
 					ops_layernorm(y, y, n, d, g, bias, 1e-12);
 					ck_assert(memcmp(y, want, count * sizeof *y) == 0);
 				}
-				/* softmax: row i sees keys lo..hi, a window sliding as in causal and local attention */
-				int lo[9], hi[9];
-				for (int i = 0; i < n; i++) {
-					hi[i] = d - 1 - (n - 1 - i) % d;
-					lo[i] = i % 3 == 2 ? hi[i] / 2 : 0;
+				/* softmax: row i sees keys lo..hi, a window sliding as in causal and local attention,
+				 * then every key (the same range: every row in the lanes all the way) */
+				int lo[40], hi[40];
+				for (int same = 0; same < 2; same++) {
+					for (int i = 0; i < n; i++) {
+						hi[i] = same ? d - 1 : d - 1 - (n - 1 - i) % d;
+						lo[i] = !same && i % 3 == 2 ? hi[i] / 2 : 0;
+					}
+					memcpy(y, x, count * sizeof *y);
+					memcpy(want, x, count * sizeof *want);
+					ops_softmax_rows(y, d, n, lo, hi);
+					for (int i = 0; i < n; i++)
+						ops_softmax_range(want + (size_t)i * d, d, lo[i], hi[i]);
+					ck_assert_msg(memcmp(y, want, count * sizeof *y) == 0,
+						      "%s: softmax of %d rows of %d keys (same ranges %d) differs", ops_vector_math(), n,
+						      d, same);
 				}
-				memcpy(y, x, count * sizeof *y);
-				memcpy(want, x, count * sizeof *want);
-				ops_softmax_rows(y, d, n, lo, hi);
-				for (int i = 0; i < n; i++)
-					ops_softmax_range(want + (size_t)i * d, d, lo[i], hi[i]);
-				ck_assert_msg(memcmp(y, want, count * sizeof *y) == 0, "%s: softmax of %d rows of %d keys differs",
-					      ops_vector_math(), n, d);
 				free(x), free(y), free(want), free(g), free(b);
 			}
 	}

@@ -90,8 +90,8 @@ void attnscore_softmax(const struct attnscore *a, int i0, int i1, float *s)
 {
 	int n = a->n_keys > 0 ? a->n_keys : a->n;
 	for (int i = i0; i < i1;) {
-		int lo[4], hi[4], k = 0;
-		for (; k < 4 && i + k < i1; k++)
+		int lo[OPS_SOFTMAX_ROWS], hi[OPS_SOFTMAX_ROWS], k = 0;
+		for (; k < OPS_SOFTMAX_ROWS && i + k < i1; k++)
 			if (a->n_keys > 0) /* cross-attention: no mask */
 				lo[k] = 0, hi[k] = a->n_keys - 1;
 			else

@@ -35,8 +35,10 @@ void ops_softcap(float *s, size_t count, float cap);
 /* Softmax of ROW's entries LO..HI in place; the others become exactly 0 (masked keys). */
 void ops_softmax_range(float *row, int n, int lo, int hi);
 
-/* The same for ROWS consecutive rows of N from S, row r's keys LO[r]..HI[r]: the same bits, their
- * sums run side by side. */
+/* The same for ROWS consecutive rows of N from S, row r's keys LO[r]..HI[r]: the same bits, the sums
+ * of up to OPS_SOFTMAX_ROWS rows run side by side (a caller handing it rows in blocks: blocks of
+ * that many). */
+#define OPS_SOFTMAX_ROWS 16
 void ops_softmax_rows(float *s, int n, int rows, const int *lo, const int *hi);
 
 /* The same with a learned sink logit SINK taking part (gpt-oss): softmax over [ROW LO..HI, SINK] with
