@@ -291,7 +291,9 @@ START_TEST(test_weight_paths)
 {
 	const char *names[] = {"llama-gqa",	     "qwen2-bias", "gpt2-mini", "phi3-fused",
 			       "bert-mini",	     /* and F32 ones, for the packed copies of both layouts: */
-			       "llama-rope-dynamic", "modernbert-window"};
+			       "llama-rope-dynamic", "modernbert-window",
+			       /* heads of 16: q, k and v projected into the trace's heads (fwd_project_heads) */
+			       "opt-nobias", "bigcode-noscale"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		char dir[PATH_MAX], path[PATH_MAX];
 		snprintf(dir, sizeof dir, "%s/tests/data/models/%s", testutil_srcdir(), names[i]);
@@ -575,11 +577,15 @@ START_TEST(test_prefix_reuse)
 	const struct {
 		const char *name;
 		bool reuses; /* false: rotary angles depend on the length, nothing is reused */
+		bool packed; /* the explorer's packed copies made first: q, k, v projected into the trace's
+				heads (fwd_project_heads: F32, heads of 16), from the first new row on */
 	} models[] = {
-		{"gpt2-mini", true}, {"llama-gqa", true}, {"mistral-window", true}, {"gemma2-softcap", true},
-		{"gemma3-local", true}, {"neox-parallel", true}, {"llama-rope-dynamic", true}, {"bert-mini", false},
-		{"mixtral-moe", true}, {"llama4-moe", true},
-		{"deepseek-mla", true}, /* latent attention: values narrower than q/k */
+		{"gpt2-mini", true, false}, {"llama-gqa", true, false}, {"mistral-window", true, false},
+		{"gemma2-softcap", true, false}, {"gemma3-local", true, false}, {"neox-parallel", true, false},
+		{"llama-rope-dynamic", true, false}, {"bert-mini", false, false}, {"mixtral-moe", true, false},
+		{"llama4-moe", true, false},
+		{"deepseek-mla", true, false}, /* latent attention: values narrower than q/k */
+		{"opt-nobias", true, true}, {"bigcode-noscale", true, true}, /* q, k, v apart; fused, one kv head */
 	};
 	const char *texts[] = {
 		"The cat sat on the mat",
@@ -607,6 +613,10 @@ START_TEST(test_prefix_reuse)
 		struct model *m = NULL;
 		struct err e = {{0}};
 		ck_assert_msg(model_open(dir, &m, &e) == 0, "%s: %s", dir, e.msg);
+		if (models[i].packed) {
+			model_promote_weights(m);
+			model_wait_prefault(m);
+		}
 		bool moe_off = block > 1 && m->moe.layer_moe; /* experts' rows: no reuse on OpenBLAS */
 		bool reuses = models[i].reuses && block > 0 && !moe_off;
 		ck_assert_msg((m->prefix != NULL) == (model_get_info(m)->causal && block > 0 && !moe_off), "%s: kept trace",
@@ -914,9 +924,9 @@ START_TEST(test_weight_set)
 			ck_assert_int_gt(weight_pack(&c, transposed, SIZE_MAX), 0);
 			if (!unpacked)
 				ck_assert_int_gt(weight_pack(&b, transposed, SIZE_MAX), 0);
-			const struct linear_part parts[] = {{&a, OUT, bias, got, LDY},
-							    {&b, OUT, NULL, got + OUT, LDY},
-							    {&c, SMALL, bias, got + 2 * OUT, LDY}};
+			const struct linear_part parts[] = {{&a, OUT, bias, got, LDY, NULL},
+							    {&b, OUT, NULL, got + OUT, LDY, NULL},
+							    {&c, SMALL, bias, got + 2 * OUT, LDY, NULL}};
 			for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
 				int n = rows[r];
 				for (int i = 0; i < N * LDY; i++)

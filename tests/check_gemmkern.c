@@ -545,6 +545,71 @@ START_TEST(test_packed_bias)
 }
 END_TEST
 
+/* C's columns in heads (struct gemm_heads: q, k and v written straight into a trace's head-major
+ * arrays): every element the bits of the same call into a plain C, from a column FIRST on (a tile of
+ * a linear's columns), with α, β and a bias, on the tiles and on the streamed row or two; the columns
+ * before FIRST and the floats between the heads (STRIDE past a head's rows) untouched. */
+START_TEST(test_packed_heads)
+{
+	if (!cpu_ok("packed heads"))
+		return;
+	static const struct {
+		int width, parts, col0[3], n; /* three parts: q, k, v of a fused product */
+	} layouts[] = {{64, 3, {0, 192, 320}, 448}, {16, 3, {0, 32, 48}, 80}, {32, 1, {0}, 160}, {64, 2, {0, 384}, 768}};
+	static const int rows[] = {1, 2, 13, 130}, depths[] = {5, 300};
+	static const float ab[][2] = {{1.0f, 0.0f}, {0.5f, 0.75f}};
+	for (int li = 0; li < COUNT(layouts); li++)
+		for (int ri = 0; ri < COUNT(rows); ri++)
+			for (int di = 0; di < COUNT(depths); di++) {
+				int width = layouts[li].width, n = layouts[li].n, m = rows[ri], k = depths[di];
+				float alpha = ab[(li + ri) % 2][0], beta = ab[(li + ri) % 2][1];
+				size_t stride = (size_t)m * width + 7; /* a gap between heads, which must stay as it is */
+				float *a = malloc((size_t)m * k * sizeof *a), *b = malloc((size_t)k * n * sizeof *b);
+				float *bias = malloc((size_t)n * sizeof *bias), *plain = malloc((size_t)m * n * sizeof *plain);
+				float *heads = malloc((size_t)n / width * stride * sizeof *heads);
+				ck_assert(a && b && bias && plain && heads);
+				for (size_t i = 0; i < (size_t)m * k; i++)
+					a[i] = rng_float();
+				for (size_t i = 0; i < (size_t)k * n; i++)
+					b[i] = rng_float();
+				for (int j = 0; j < n; j++)
+					bias[j] = rng_float();
+				struct gemm_heads h = {width, stride, layouts[li].parts, {0}, {NULL}, 0};
+				for (int p = 0; p < h.parts; p++) {
+					h.col0[p] = layouts[li].col0[p];
+					h.base[p] = heads + (size_t)h.col0[p] / width * stride;
+				}
+				for (size_t i = 0; i < (size_t)n / width * stride; i++)
+					heads[i] = NAN;
+				for (int i = 0; i < m; i++) /* C's first values, the same in both */
+					for (int j = 0; j < n; j++)
+						plain[(size_t)i * n + j] = *gemm_heads_at(&h, i, j) = rng_float();
+				float *pk = NULL;
+				ck_assert_int_eq(posix_memalign((void **)&pk, 32, gemmkern_packed_floats(n, k) * sizeof(float)), 0);
+				gemmkern_pack(false, n, k, b, n, pk);
+				int first = n > GEMMKERN_NC ? GEMMKERN_NC : 0; /* the columns of a later tile */
+				mark_point();
+				gemmkern_sgemm_packed(m, n - first, k, alpha, a, k, NULL, pk + (size_t)first * k, beta, bias + first,
+						      plain + first, n);
+				struct gemm_heads call = h;
+				call.first = first;
+				gemmkern_sgemm_packed_heads(m, n - first, k, alpha, a, k, NULL, pk + (size_t)first * k, beta,
+							    bias + first, &call);
+				for (int i = 0; i < m; i++)
+					for (int j = 0; j < n; j++)
+						ck_assert_msg(bits_of(*gemm_heads_at(&h, i, j)) == bits_of(plain[(size_t)i * n + j]),
+							      "heads of %d, %d x %d x %d from column %d: C[%d][%d] = %a, plain %a", width,
+							      m, n, k, first, i, j, (double)*gemm_heads_at(&h, i, j),
+							      (double)plain[(size_t)i * n + j]);
+				for (int hd = 0; hd < n / width; hd++) /* the gaps */
+					for (size_t g = (size_t)m * width; g < stride; g++)
+						ck_assert_msg(isnan(heads[hd * stride + g]), "heads of %d, %d x %d x %d: gap written",
+							      width, m, n, k);
+				free(a), free(b), free(bias), free(plain), free(heads), free(pk);
+			}
+}
+END_TEST
+
 static int run_suite(void)
 {
 	Suite *s = suite_create("gemmkern");
@@ -555,7 +620,8 @@ static int run_suite(void)
 	} cases[] = {{"double", test_against_double, 2},	{"order", test_summation_order, 2},
 		     {"rows", test_rows_independent, 2},	{"columns", test_columns_independent, 2},
 		     {"keys", test_keys_independent, 1},	{"specials", test_special_values, 1},
-		     {"packed", test_packed, 2},		{"packed bias", test_packed_bias, 2}};
+		     {"packed", test_packed, 2},		{"packed bias", test_packed_bias, 2},
+		     {"packed heads", test_packed_heads, 1}};
 	for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
 		TCase *tc = tcase_create(cases[i].name);
 		tcase_set_timeout(tc, 600); /* minutes under valgrind */

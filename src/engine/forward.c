@@ -10,6 +10,7 @@
 
 #include "engine/attnscore.h"
 #include "engine/gemm.h"
+#include "engine/gemmkern.h"
 #include "trace/headsummary.h"
 #include "engine/mla.h"
 #include "engine/model-internal.h"
@@ -241,7 +242,8 @@ struct fwd_split {
 	const struct layer_weights *w;
 	const struct rope *rope;
 	const float *cos_t, *sin_t; /* [n][rotary_dim / 2] */
-	const float *qkv;           /* [rows][QD + KD + VD] the projections of tokens r0 .. n-1 */
+	const float *qkv;           /* [rows][QD + KD + VD] the projections of tokens r0 .. n-1, or NULL: in
+				       the trace already (fwd_project_heads) */
 	const float *qk_whole;      /* [rows][QD + KD + VD] q, k normalised over the whole projection, or NULL */
 	struct trace *t;
 	int l, r0;
@@ -300,7 +302,8 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 		int hd = item;
 		fwd_head_columns(m, hd, hd / group, &qc, &kc, &vc);
 		float *tq = (float *)trace_q(t, l, hd) + skip;
-		fwd_gather(tq, s->qkv + qc, rows, D, ld);
+		if (s->qkv)
+			fwd_gather(tq, s->qkv + qc, rows, D, ld);
 		if (t->q_raw)
 			memcpy((float *)trace_q_raw(t, l, hd) + skip, tq, (size_t)rows * D * sizeof(float));
 		if (s->qk_whole) /* normalised already, over all heads: the raw copy above stays the projection */
@@ -316,8 +319,10 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 	int g = item - t->n_heads, first = g * group; /* a query head reading kv head g */
 	fwd_head_columns(m, first, g, &qc, &kc, &vc);
 	float *tk = (float *)trace_k(t, l, first) + skip, *tv = (float *)trace_v(t, l, first) + skip_v;
-	fwd_gather(tk, s->qkv + kc, rows, D, ld);
-	fwd_gather(tv, s->qkv + vc, rows, Dv, ld);
+	if (s->qkv) {
+		fwd_gather(tk, s->qkv + kc, rows, D, ld);
+		fwd_gather(tv, s->qkv + vc, rows, Dv, ld);
+	}
 	if (t->k_raw)
 		memcpy((float *)trace_k_raw(t, l, first) + skip, tk, (size_t)rows * D * sizeof(float));
 	if (s->qk_whole)
@@ -337,22 +342,58 @@ static void fwd_clamp(float *x, size_t count, float limit)
 		x[i] = x[i] < -limit ? -limit : x[i] > limit ? limit : x[i];
 }
 
-/* Project H into q, k, v, copy them per head into each text's trace, then apply q/k norm and rotary
- * there. */
+/* Q, K and V of one text's rows projected straight into its trace's head-major arrays, the tiles of
+ * the packed projections writing each head's columns where the trace keeps them: no copy from the
+ * projections' rows into the trace after them (at 512 tokens on the bert-base shape that copy read
+ * and wrote 57 MB a pass). Where it cannot (several texts, a layout or a transform of q, k, v
+ * before the split into heads, the projections not packed), false, having written nothing. */
+static bool fwd_project_heads(const struct model *m, int l, const float *h, const struct fwd_buf *b,
+			      const struct fwd_batch *bt)
+{
+	const struct layer_weights *w = &m->layers[l];
+	const struct arch *a = &m->arch;
+	const struct trace *t = bt->t[0];
+	int D = t->head_dim, QD = a->q_dim, KD = a->kv_dim, n = b->rows;
+	if (fwd_batched || bt->nb != 1 || n != t->n - b->r0 || m->fam.attention == ATTENTION_MLA || a->clip_qkv > 0 ||
+	    (b->qk_whole && w->q_norm_w) || (m->fam.fused_qkv && m->fam.qkv_layout != QKV_CONCAT) ||
+	    trace_v_dim(t) != D || D % 16 != 0 || QD != t->n_heads * D || KD != t->n_kv_heads * D || a->v_dim != KD)
+		return false;
+	size_t stride = (size_t)t->n * D, skip = (size_t)b->r0 * D; /* a head's rows; the reused ones */
+	float *q = (float *)trace_q(t, l, 0) + skip, *k = (float *)trace_k(t, l, 0) + skip;
+	float *v = (float *)trace_v(t, l, 0) + skip;
+	bool transposed = m->fam.linear == LINEAR_OUT_IN;
+	if (m->fam.fused_qkv) {
+		const struct gemm_heads qkv = {D, stride, 3, {0, QD, QD + KD}, {q, k, v}, 0};
+		const struct linear_part part = {&w->qkv_w, QD + 2 * KD, w->qkv_b, NULL, 0, &qkv};
+		return weight_linear_set(m->cache, h, n, m->info.hidden, transposed, &part, 1) == 0;
+	}
+	const struct gemm_heads hq = {D, stride, 1, {0}, {q}, 0}, hk = {D, stride, 1, {0}, {k}, 0},
+				hv = {D, stride, 1, {0}, {v}, 0};
+	const struct linear_part parts[] = {{&w->q_w, QD, w->q_b, NULL, 0, &hq},
+					    {&w->k_w, KD, w->k_b, NULL, 0, &hk},
+					    {&w->v_w, KD, w->v_b, NULL, 0, &hv}};
+	return weight_linear_set(m->cache, h, n, m->info.hidden, transposed, parts, 3) == 0;
+}
+
+/* Project H into q, k, v, copy them per head into each text's trace (or project them there), then
+ * apply q/k norm and rotary there. */
 static void fwd_project(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt)
 {
 	const struct layer_weights *w = &m->layers[l];
 	const struct arch *a = &m->arch;
 	int n = b->rows, H = m->info.hidden, QD = a->q_dim, KD = a->kv_dim, ld = QD + KD + a->v_dim;
 	double clock = fwd_clock(m);
-	if (m->fam.attention == ATTENTION_MLA) {
+	bool in_trace = false;
+	if (fwd_project_heads(m, l, h, b, bt)) {
+		in_trace = true;
+	} else if (m->fam.attention == ATTENTION_MLA) {
 		mla_project(m, w, h, n, b->mla, b->qkv, ld);
 	} else if (m->fam.fused_qkv) {
 		fwd_linear(m, h, n, H, ld, &w->qkv_w, w->qkv_b, b->qkv, ld);
 	} else {
-		const struct linear_part qkv[] = {{&w->q_w, QD, w->q_b, b->qkv, ld},
-						  {&w->k_w, KD, w->k_b, b->qkv + QD, ld},
-						  {&w->v_w, KD, w->v_b, b->qkv + QD + KD, ld}};
+		const struct linear_part qkv[] = {{&w->q_w, QD, w->q_b, b->qkv, ld, NULL},
+						  {&w->k_w, KD, w->k_b, b->qkv + QD, ld, NULL},
+						  {&w->v_w, KD, w->v_b, b->qkv + QD + KD, ld, NULL}};
 		fwd_linear_set(m, h, n, H, qkv, 3);
 	}
 	if (a->clip_qkv > 0) /* OLMo: q, k, v clamped as projected, before any norm or rotary */
@@ -365,11 +406,14 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 	fwd_lap(m, FWD_QKV, &clock);
 	bool sliding = a->layer_sliding && a->layer_sliding[l];
 	const struct rope *rope = sliding ? &a->rope_local : &a->rope_global;
-	for (int i = 0; i < bt->nb; i++) {
+	/* in the trace already, with nothing to do there per head (no raw copies, norms or rotary): done */
+	bool per_head = !in_trace || bt->t[0]->q_raw || bt->t[0]->k_raw || w->q_norm_w || w->k_norm_w ||
+			(a->rotary && !fwd_nope(m, l)) || a->qk_l2 || a->temperature;
+	for (int i = 0; per_head && i < bt->nb; i++) {
 		struct trace *t = bt->t[i];
 		size_t at = (size_t)bt->row0[i] * (rope->dim / 2); /* the text's rows of the rotary tables */
 		struct fwd_split s = {m, w, rope, (sliding ? b->cos_l : b->cos_g) + at, (sliding ? b->sin_l : b->sin_g) + at,
-				      b->qkv + (size_t)bt->row0[i] * ld,
+				      in_trace ? NULL : b->qkv + (size_t)bt->row0[i] * ld,
 				      whole ? b->qk_whole + (size_t)bt->row0[i] * ld : NULL, t, l, b->r0};
 		int items = t->n_heads + t->n_kv_heads;
 		/* a head's copy is n x head_dim floats: shared between the threads once it is worth a hand-over */
@@ -734,8 +778,8 @@ static void fwd_mlp(const struct model *m, int l, const float *h, struct fwd_buf
 		if (weight_present(&w->gate_up_w)) {
 			fwd_linear(m, h, n, H, 2 * inter, &w->gate_up_w, NULL, b->mid, 2 * inter);
 		} else {
-			const struct linear_part gate_up[] = {{&w->gate_w, inter, w->gate_b, b->mid, 2 * inter},
-							      {&w->up_w, inter, w->up_b, b->mid + inter, 2 * inter}};
+			const struct linear_part gate_up[] = {{&w->gate_w, inter, w->gate_b, b->mid, 2 * inter, NULL},
+							      {&w->up_w, inter, w->up_b, b->mid + inter, 2 * inter, NULL}};
 			fwd_linear_set(m, h, n, H, gate_up, 2);
 		}
 		fwd_lap(m, FWD_MLP_GEMM, &t);

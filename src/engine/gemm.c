@@ -344,6 +344,13 @@ void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, cons
 		gemmkern_sgemm_packed(m, n, k, alpha, a, lda, apacked, packed, beta, bias, c, ldc);
 }
 
+void gemm_packed_heads(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
+		       const float *packed, float beta, const float *bias, const struct gemm_heads *heads)
+{
+	if (m > 0 && n > 0)
+		gemmkern_sgemm_packed_heads(m, n, k, alpha, a, lda, apacked, packed, beta, bias, heads);
+}
+
 /* Whether a class runs on LIB (within gemm_tune_init; gemm_any after it). */
 static bool gemm_uses(enum gemm_lib lib)
 {

@@ -46,6 +46,10 @@ void gemm_pack_a_part(int m, int k, const float *a, int lda, float *out, int pie
  * every row when not NULL (gemmkern_sgemm_packed). Only where gemm_packs. */
 void gemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked, const float *packed,
 		 float beta, const float *bias, float *c, int ldc);
+/* The same with C where HEADS puts it (gemmkern.h: a trace's head-major q, k and v). */
+struct gemm_heads;
+void gemm_packed_heads(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
+		       const float *packed, float beta, const float *bias, const struct gemm_heads *heads);
 
 /* Rows of A in a block B such that a row of C gets the very same sums in every call that starts a
  * multiple of B rows after a whole call's first row and ends on the same row, single-threaded (a run

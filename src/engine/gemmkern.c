@@ -66,11 +66,28 @@ static inline int round_up(int x, int unit)
  * linears of that forward 60.1-64.1 -> 57.9-62.5 ms, its PV 1.7-1.9 -> 1.4-1.7 ms, interleaved):
  * C[r][0 .. NR) = ALPHA · sum + BETA · C (+ BIAS), the operations and roundings of store_row. */
 struct tile_out {
-	float *c;           /* the tile's first element of C */
+	float *col[3];      /* row 0 of each of the tile's vectors of C (8 or 16 columns): side by side, or
+			       in heads (struct gemm_heads) */
 	int ldc;
 	float alpha, beta;
 	const float *bias;  /* the bias of the tile's first column, or NULL */
 };
+
+/* Where a block of C goes: its element (I, J) at C + I · LDC + J, or, with HEADS, at the product's
+ * element (I0 + I, J0 + J) where HEADS puts it (LDC its width then). */
+struct block_out {
+	float *c;
+	int ldc;
+	float alpha, beta;
+	const float *bias;  /* the bias of the block's first column, or NULL */
+	const struct gemm_heads *heads;
+	int i0, j0;
+};
+
+static float *block_at(const struct block_out *o, int i, int j)
+{
+	return o->heads ? gemm_heads_at(o->heads, o->i0 + i, o->j0 + j) : o->c + (size_t)i * o->ldc + j;
+}
 
 /* A shape of tile and the function that computes it: P[r][0 .. NR) (rows NC apart) = P + the
  * block's products of the tile's rows of A (AP [kc][MR]) and the panel of B (BP [kc][NR]), each
@@ -83,6 +100,7 @@ struct tile_kind {
 	const char *isa;     /* as gemmkern_isa gives it */
 	const char *version; /* in the GEMM cache's key */
 	int mr, nr;          /* rows of A, columns of op(B) */
+	int vw;              /* columns of a vector (8 or 16): a tile's NR in NR / VW vectors */
 	int mc;              /* rows of C per block, a multiple of MR: the rows that read a panel of B while
 				it is in L1 (with 8 x 48 tiles on an Intel Xeon with AVX-512, 128 rows made a
 				128-token bert-base forward 13 % faster than 96, and a 512-token one 9-11 %) */
@@ -135,8 +153,8 @@ TARGET static inline __attribute__((always_inline)) __m256 out_avx2(__m256 v, co
 	return v;
 }
 #define OUT_AVX2(r, q)                                                                                             \
-	_mm256_storeu_ps(out->c + (size_t)(r) * out->ldc + 8 * (q),                                                \
-			 out_avx2(c##r##q, out, out->c + (size_t)(r) * out->ldc + 8 * (q), out->bias ? out->bias + 8 * (q) : NULL))
+	_mm256_storeu_ps(out->col[q] + (size_t)(r) * out->ldc,                                                     \
+			 out_avx2(c##r##q, out, out->col[q] + (size_t)(r) * out->ldc, out->bias ? out->bias + 8 * (q) : NULL))
 
 TARGET static void tile_avx2(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines,
 			     const struct tile_out *out)
@@ -198,8 +216,8 @@ TARGET512 static inline __attribute__((always_inline)) __m512 out_avx512(__m512 
 	return v;
 }
 #define OUT512(r, q)                                                                                               \
-	_mm512_storeu_ps(out->c + (size_t)(r) * out->ldc + 16 * (q),                                               \
-			 out_avx512(c##r##q, out, out->c + (size_t)(r) * out->ldc + 16 * (q), out->bias ? out->bias + 16 * (q) : NULL))
+	_mm512_storeu_ps(out->col[q] + (size_t)(r) * out->ldc,                                                     \
+			 out_avx512(c##r##q, out, out->col[q] + (size_t)(r) * out->ldc, out->bias ? out->bias + 16 * (q) : NULL))
 #define ROW512_OUT(r) OUT512(r, 0), OUT512(r, 1), OUT512(r, 2)
 
 TARGET512 static void tile_avx512(const float *ap, const float *bp, int kc, float *p, bool first, const float *pf, int pf_lines,
@@ -249,9 +267,9 @@ TARGET512 static void tile_avx512_32(const float *ap, const float *bp, int kc, f
 	ROW32_STORE(4), ROW32_STORE(5), ROW32_STORE(6), ROW32_STORE(7);
 }
 
-static const struct tile_kind tiles_avx512_32 = {"avx512", "AVX-512", "AVX-512 8x32", 8, 32, 128, tile_avx512_32, NULL},
-			      tiles_avx2 = {"avx2", "AVX2", "AVX2 4x24 v4", 4, 24, 96, tile_avx2, NULL},
-			      tiles_avx512 = {"avx512", "AVX-512", "AVX-512 8x48 v5", 8, 48, 128, tile_avx512,
+static const struct tile_kind tiles_avx512_32 = {"avx512", "AVX-512", "AVX-512 8x32", 8, 32, 16, 128, tile_avx512_32, NULL},
+			      tiles_avx2 = {"avx2", "AVX2", "AVX2 4x24 v4", 4, 24, 8, 96, tile_avx2, NULL},
+			      tiles_avx512 = {"avx512", "AVX-512", "AVX-512 8x48 v5", 8, 48, 16, 128, tile_avx512,
 					      &tiles_avx512_32};
 
 /* The widest the CPU runs (libgcc's test includes the OS saving the registers). */
@@ -519,7 +537,7 @@ static _Thread_local float part[MC_MAX * NC] __attribute__((aligned(64))), ap[MC
  * with them spread). With OUT (the last block of depths), the whole tiles (MR x NR inside MC x NC)
  * write their elements of C themselves (OUT: the block's first element; block_rest stores the others). */
 TARGET static void block_tiles(const struct tile_kind *t, const float *ablock, const float *bpanels, int mc, int nc,
-				int kc, bool first, bool ahead, const struct tile_out *out)
+				int kc, bool first, bool ahead, const struct block_out *out)
 {
 	const int MR = t->mr, NR = t->nr;
 	int lines = ahead ? kc * NR / 16 : 0, count = (mc + MR - 1) / MR, per = (lines + count - 1) / count;
@@ -528,17 +546,19 @@ TARGET static void block_tiles(const struct tile_kind *t, const float *ablock, c
 		for (int i = 0, l = 0; i < mc; i += MR, l += per) { /* the next panel spread over this one's tiles */
 			struct tile_out o, *direct = NULL;
 			if (out && i + MR <= mc && j + NR <= nc) {
-				o = *out;
-				o.c += (size_t)i * out->ldc + j;
-				o.bias = out->bias ? out->bias + j : NULL;
+				o = (struct tile_out){.ldc = out->heads ? out->heads->width : out->ldc, .alpha = out->alpha,
+						      .beta = out->beta, .bias = out->bias ? out->bias + j : NULL};
+				for (int v = 0; v < NR / t->vw; v++)
+					o.col[v] = block_at(out, i, j + v * t->vw);
 				direct = &o;
-				/* the next tile's rows of C fetched for writing: a head's scores land in the
-				 * trace's attention, out of the caches (the scores of a 512-token bert-base
-				 * forward 20.9-21.4 ms with them, 26.4-27.4 without, 23.9-24.9 through store_c) */
+				/* the next tile's rows of C fetched for writing, a line (16 floats) at a time: a
+				 * head's scores land in the trace's attention, out of the caches (the scores of a
+				 * 512-token bert-base forward 20.9-21.4 ms with them, 26.4-27.4 without, 23.9-24.9
+				 * through store_c) */
 				if (i + 2 * MR <= mc)
 					for (int r = 0; r < MR; r++)
-						for (int q = 0; q < NR; q += 16)
-							__builtin_prefetch(o.c + (size_t)(MR + r) * out->ldc + q, 1);
+						for (int v = 0; v < NR / t->vw; v += 16 / t->vw)
+							__builtin_prefetch(o.col[v] + (size_t)(MR + r) * o.ldc, 1);
 			}
 			t->tile(ablock + (size_t)i * kc, panel, kc, part + (size_t)i * NC + j, first, next + (size_t)l * 16,
 				l < lines ? (lines - l < per ? lines - l : per) : 0, direct);
@@ -546,18 +566,33 @@ TARGET static void block_tiles(const struct tile_kind *t, const float *ablock, c
 	}
 }
 
+/* store_c of P's rows I_LO .. I_HI and columns J_LO .. J_HI (P's rows LDP apart) to their places in
+ * OUT: at once, or a head's columns at a time. */
+TARGET static void block_store(const struct block_out *o, int i_lo, int i_hi, int j_lo, int j_hi, const float *p,
+			       int ldp)
+{
+	for (int j = j_lo; j < j_hi;) {
+		int end = j_hi;
+		if (o->heads) {
+			int w = o->heads->width, next = j + w - (o->heads->first + o->j0 + j) % w;
+			end = next < j_hi ? next : j_hi;
+		}
+		store_c(i_hi - i_lo, end - j, p + (size_t)i_lo * ldp + j, ldp, o->alpha, o->beta, o->bias ? o->bias + j : NULL,
+			block_at(o, i_lo, j), o->heads ? o->heads->width : o->ldc);
+		j = end;
+	}
+}
+
 /* After a block's depths: store_c of the elements its whole tiles did not write to OUT (the rows past
  * the last whole tile, then the columns past the last whole panel; all of them when no tile ran:
  * depth 0, RAN false). */
-TARGET static void block_rest(const struct tile_kind *t, int mc, int nc, const struct tile_out *out, bool ran)
+TARGET static void block_rest(const struct tile_kind *t, int mc, int nc, const struct block_out *out, bool ran)
 {
 	int rows = ran ? mc / t->mr * t->mr : 0, cols = nc / t->nr * t->nr;
 	if (rows < mc)
-		store_c(mc - rows, nc, part + (size_t)rows * NC, NC, out->alpha, out->beta, out->bias,
-			out->c + (size_t)rows * out->ldc, out->ldc);
+		block_store(out, rows, mc, 0, nc, part, NC);
 	if (cols < nc && rows > 0)
-		store_c(rows, nc - cols, part + cols, NC, out->alpha, out->beta, out->bias ? out->bias + cols : NULL,
-			out->c + cols, out->ldc);
+		block_store(out, 0, rows, cols, nc, part, NC);
 }
 
 /* The packed layout (gemmkern.h): block J0 of NC columns at J0 · K (the blocks before it are whole,
@@ -644,7 +679,7 @@ void gemmkern_sgemm(bool trans_b, int m, int n, int k, float alpha, const float 
 		int nc = n - j0 < NC ? n - j0 : NC;
 		for (int i0 = 0; i0 < m; i0 += MC) {
 			int mc = m - i0 < MC ? m - i0 : MC;
-			struct tile_out out = {c + (size_t)i0 * ldc + j0, ldc, alpha, beta, NULL};
+			struct block_out out = {c + (size_t)i0 * ldc + j0, ldc, alpha, beta, NULL, NULL, i0, j0};
 			if (k == 0)
 				memset(part, 0, sizeof part);
 			for (int d0 = 0; d0 < k; d0 += KC) {
@@ -743,14 +778,15 @@ void gemmkern_pack_a(int m, int k, const float *a, int lda, float *out)
 		gemmkern_pack_a_part(m, k, a, lda, out, piece);
 }
 
-void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
-			   const float *packed, float beta, const float *bias, float *c, int ldc)
+/* gemmkern_sgemm_packed, C at C (rows LDC apart) or where HEADS puts it. */
+static void sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
+			 const float *packed, float beta, const float *bias, float *c, int ldc, const struct gemm_heads *heads)
 {
 	const int MR = tiles()->mr, NR = tiles()->nr, MC = tiles()->mc;
 	int ldacc = round_up(n, NR);
 	if (m <= STREAM_ROWS && (size_t)m * ldacc <= sizeof part / sizeof *part) {
 		stream_packed(m, n, k, a, lda, packed, part, ldacc);
-		store_c(m, n, part, ldacc, alpha, beta, bias, c, ldc);
+		block_store(&(struct block_out){c, ldc, alpha, beta, bias, heads, 0, 0}, 0, m, 0, n, part, ldacc);
 		return;
 	}
 	for (int j0 = 0; j0 < n; j0 += NC) {
@@ -759,7 +795,8 @@ void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int
 			int mc = m - i0 < MC ? m - i0 : MC, mcp = round_up(mc, MR);
 			if (k == 0)
 				memset(part, 0, sizeof part);
-			struct tile_out out = {c + (size_t)i0 * ldc + j0, ldc, alpha, beta, bias ? bias + j0 : NULL};
+			struct block_out out = {heads ? NULL : c + (size_t)i0 * ldc + j0, ldc, alpha, beta, bias ? bias + j0 : NULL,
+						heads, i0, j0};
 			for (int d0 = 0; d0 < k; d0 += KC) {
 				int kc = k - d0 < KC ? k - d0 : KC;
 				const float *ablock = ap;
@@ -773,6 +810,18 @@ void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int
 			block_rest(tiles(), mc, nc, &out, k > 0);
 		}
 	}
+}
+
+void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
+			   const float *packed, float beta, const float *bias, float *c, int ldc)
+{
+	sgemm_packed(m, n, k, alpha, a, lda, apacked, packed, beta, bias, c, ldc, NULL);
+}
+
+void gemmkern_sgemm_packed_heads(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
+				 const float *packed, float beta, const float *bias, const struct gemm_heads *heads)
+{
+	sgemm_packed(m, n, k, alpha, a, lda, apacked, packed, beta, bias, NULL, heads->width, heads);
 }
 
 #else /* not x86-64: never called (gemmkern_available is false) */
@@ -810,6 +859,13 @@ void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int
 {
 	(void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)apacked, (void)packed, (void)beta, (void)bias, (void)c,
 		(void)ldc;
+}
+
+void gemmkern_sgemm_packed_heads(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
+				 const float *packed, float beta, const float *bias, const struct gemm_heads *heads)
+{
+	(void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)apacked, (void)packed, (void)beta, (void)bias,
+		(void)heads;
 }
 
 #endif

@@ -65,4 +65,33 @@ void gemmkern_pack_a_part(int m, int k, const float *a, int lda, float *out, int
 void gemmkern_sgemm_packed(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
 			   const float *packed, float beta, const float *bias, float *c, int ldc);
 
+/* Where C's columns go when they are not side by side: a layer's q, k and v projected straight into
+ * a trace's head-major arrays. The product's columns come in blocks of WIDTH (a head), and a
+ * block's row i lies at BASE + block · STRIDE + i · WIDTH: the columns from COL0[p] on are part p's
+ * (its own BASE; up to three: q, k and v of one fused product; COL0[0] = 0, each a multiple of
+ * WIDTH). A call's column 0 is column FIRST of them (a tile of a linear's columns). WIDTH is a
+ * multiple of 16, so that no vector of the tiles straddles two heads. */
+struct gemm_heads {
+	int width;
+	size_t stride;
+	int parts;
+	int col0[3];
+	float *base[3];
+	int first;
+};
+
+/* Element (I, J) of H's product, J counted from column FIRST's. */
+static inline float *gemm_heads_at(const struct gemm_heads *h, int i, int j)
+{
+	int c = h->first + j, p = h->parts - 1;
+	while (p > 0 && c < h->col0[p])
+		p--;
+	c -= h->col0[p];
+	return h->base[p] + (size_t)(c / h->width) * h->stride + (size_t)i * h->width + c % h->width;
+}
+
+/* gemmkern_sgemm_packed with C where HEADS puts it. */
+void gemmkern_sgemm_packed_heads(int m, int n, int k, float alpha, const float *a, int lda, const float *apacked,
+				 const float *packed, float beta, const float *bias, const struct gemm_heads *heads);
+
 #endif

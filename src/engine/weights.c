@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/gemm.h"
+#include "engine/gemmkern.h"
 #include "engine/hugemap.h"
 #include "engine/workers.h"
 
@@ -357,6 +358,7 @@ struct tile_job {
 	bool transposed;
 	const float *b;            /* the bias, or NULL */
 	float *y;
+	const struct gemm_heads *heads; /* with PACKED: where Y's columns go instead (gemmkern.h), or NULL */
 };
 
 /* Take tiles until none is left. Every path runs the same sgemm calls on the same tile shapes, so
@@ -368,6 +370,13 @@ static void tile_one(struct tile_job *j, int t, float *tile)
 		float beta = j->b ? 1.0f : 0.0f;
 		const float *wt;
 		int ldw;
+		if (j->packed && j->heads) { /* the same, its columns from O0 on where the heads put them */
+			struct gemm_heads h = *j->heads;
+			h.first += o0;
+			gemm_packed_heads(j->n, no, j->in, 1.0f, j->x, j->in, j->apacked, j->packed + (size_t)o0 * j->in, 0.0f,
+					  j->b ? j->b + o0 : NULL, &h);
+			return;
+		}
 		if (j->packed) { /* the tile's columns of op(W) are a packed copy of their own; the bias added as
 				    the sums are stored (the same bits as beta 1 on a copy of it) */
 			gemm_packed(j->n, no, j->in, 1.0f, j->x, j->in, j->apacked, j->packed + (size_t)o0 * j->in, 0.0f,
@@ -459,7 +468,7 @@ void weight_linear(struct wcache *cache, const float *x, int n, int in, int out,
 	int step, n_tiles;
 	const float *packed = tile_plan(in, out, w, &step, &n_tiles);
 	struct scratch xp = packed ? scratch_packed_x(x, n, in) : (struct scratch){NULL, 0};
-	struct tile_job j = {x, n, in, out, ldy, step, w, f, packed, xp.p, transposed, b, y};
+	struct tile_job j = {x, n, in, out, ldy, step, w, f, packed, xp.p, transposed, b, y, NULL};
 	bool done = false;
 	if (n_tiles == 1) { /* one tile: one sgemm (threaded by OpenBLAS where it is the library) */
 		struct scratch t = {NULL, 0};
@@ -504,25 +513,30 @@ static void set_item(void *ctx, int item, float *scratch)
 	tile_one(&s->j[k], item - s->first[k], scratch);
 }
 
-void weight_linear_set(struct wcache *cache, const float *x, int n, int in, bool transposed,
-		       const struct linear_part *parts, int count)
+int weight_linear_set(struct wcache *cache, const float *x, int n, int in, bool transposed,
+		      const struct linear_part *parts, int count)
 {
 	struct set_job s;
-	bool together = n > 0 && count > 0 && count <= WEIGHT_SET_MAX;
+	bool together = n > 0 && count > 0 && count <= WEIGHT_SET_MAX, heads = false;
 	s.first[0] = 0;
+	for (int k = 0; k < count; k++)
+		heads |= parts[k].heads != NULL;
 	for (int k = 0; together && k < count; k++) {
 		const struct linear_part *p = &parts[k];
 		int step = 1, tiles = 0;
 		const float *packed = p->out > 0 ? tile_plan(in, p->out, p->w, &step, &tiles) : NULL;
 		together = packed != NULL;
-		s.j[k] = (struct tile_job){x, n, in, p->out, p->ldy, step, p->w, p->w->f32, packed, NULL, transposed, p->b, p->y};
+		s.j[k] = (struct tile_job){x, n, in, p->out, p->ldy, step, p->w, p->w->f32, packed, NULL, transposed, p->b, p->y,
+					   p->heads};
 		s.first[k + 1] = s.first[k] + tiles;
 	}
 	struct scratch xp = together ? scratch_packed_x(x, n, in) : (struct scratch){NULL, 0};
+	if (!xp.p && heads) /* only the packed tiles write heads */
+		return -1;
 	if (!xp.p) { /* not all packed (or no memory for X's copy): each on its own */
 		for (int k = 0; k < count; k++)
 			weight_linear(cache, x, n, in, parts[k].out, parts[k].w, transposed, parts[k].b, parts[k].y, parts[k].ldy);
-		return;
+		return 0;
 	}
 	for (int k = 0; k < count; k++)
 		s.j[k].apacked = xp.p;
@@ -530,6 +544,7 @@ void weight_linear_set(struct wcache *cache, const float *x, int n, int in, bool
 		for (int item = 0; item < s.first[count]; item++)
 			set_item(&s, item, NULL);
 	scratch_put(xp);
+	return 0;
 }
 
 /* ---- packed copies ---- */

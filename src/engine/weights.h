@@ -100,22 +100,27 @@ void weights_threads_end(void);
  * is float32 in huge pages: as large as an F32 file's matrix, twice a BF16 one's. */
 
 /* One of several linears of the same input (weight_linear_set): W with OUT outputs, bias B (or
- * NULL), into Y with rows LDY apart. */
+ * NULL), into Y with rows LDY apart, or, with HEADS, where it puts them (a trace's head-major q, k
+ * and v; Y and LDY unused). */
+struct gemm_heads;
 struct linear_part {
 	const struct weight *w;
 	int out;
 	const float *b;
 	float *y;
 	int ldy;
+	const struct gemm_heads *heads;
 };
 #define WEIGHT_SET_MAX 4
 
 /* weight_linear of COUNT (at most WEIGHT_SET_MAX) parts on the same X [n][in], the same bits: where
  * all have packed copies, X is packed once and the tiles of all of them shared between the threads
  * in one job (a layer's q, k and v projections: one packing of X instead of three, 12 tiles to
- * share instead of 4 three times); else one weight_linear after the other. */
-void weight_linear_set(struct wcache *cache, const float *x, int n, int in, bool transposed,
-		       const struct linear_part *parts, int count);
+ * share instead of 4 three times); else one weight_linear after the other. Returns 0; -1, having
+ * done nothing, when a part asks for HEADS and they cannot run that way (not all packed, or no
+ * memory for X's copy). */
+int weight_linear_set(struct wcache *cache, const float *x, int n, int in, bool transposed,
+		      const struct linear_part *parts, int count);
 
 /* Pack W (TRANSPOSED as weight_linear takes it) unless it is packed already, it is not on the
  * kernel, or its copy would pass BUDGET bytes. Returns the bytes the copy took (0: none made; -1:
