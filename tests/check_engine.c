@@ -6,6 +6,7 @@
 #include <cblas.h>
 #include <check.h>
 #include <dirent.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -898,6 +899,41 @@ START_TEST(test_vector_math)
 }
 END_TEST
 
+/* ops_copy_finite: the copy whole, and a value infinite or NaN found wherever it sits (the vectors'
+ * part or the tail), with and without a destination, on the CPU's path and the scalar one. */
+START_TEST(test_copy_finite)
+{
+	const char *saved = getenv("ATTNSCOPE_VECTOR_MATH");
+	static const int counts[] = {0, 1, 7, 8, 9, 100, 1027};
+	for (int path = 0; path < 2; path++) {
+		vector_math_path(path);
+		for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+			int n = counts[c];
+			float *x = malloc((size_t)(n + 1) * sizeof *x), *y = malloc((size_t)(n + 1) * sizeof *y);
+			ck_assert(x && y);
+			for (int i = 0; i < n; i++)
+				x[i] = (float)i * 0.5f - 3.0f;
+			ck_assert(ops_copy_finite(y, x, (size_t)n));
+			ck_assert(n == 0 || memcmp(x, y, (size_t)n * sizeof *x) == 0);
+			const float bad[] = {INFINITY, -INFINITY, NAN};
+			for (int at = 0; at < n; at += n / 5 + 1)
+				for (int k = 0; k < 3; k++) {
+					float keep = x[at];
+					x[at] = bad[k];
+					ck_assert_msg(!ops_copy_finite(y, x, (size_t)n), "%d values, %g at %d", n, (double)bad[k], at);
+					ck_assert_msg(!ops_copy_finite(NULL, x, (size_t)n), "%d values, %g at %d", n, (double)bad[k], at);
+					ck_assert(memcmp(x, y, (size_t)n * sizeof *x) == 0 || isnan(bad[k]));
+					x[at] = keep;
+				}
+			x[n > 0 ? n - 1 : 0] = FLT_MAX; /* the largest finite value is finite */
+			ck_assert(n == 0 || ops_copy_finite(NULL, x, (size_t)n));
+			free(x), free(y);
+		}
+	}
+	vector_math_restore(saved);
+}
+END_TEST
+
 /* weight_linear_set gives each part weight_linear's bits: three parts (one with a single tile, one
  * without bias) on packed copies in one job, and the same with an unpacked part among them (each
  * on its own then), 1, 2 and 250 rows, both layouts. */
@@ -1025,6 +1061,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_demo_models);
 	tcase_add_test(tc, test_weight_paths);
 	tcase_add_test(tc, test_pack_now_within_budget);
+	tcase_add_test(tc, test_copy_finite);
 	tcase_add_test(tc, test_weight_whole);
 	tcase_add_test(tc, test_weight_packed);
 	tcase_add_test(tc, test_prefix_reuse);

@@ -793,17 +793,6 @@ static void fwd_mlp(const struct model *m, int l, const float *h, struct fwd_buf
 }
 
 /* Record the first hidden state holding NaN/Inf: bad weights should be reported, not crash. */
-static void fwd_check_finite(struct trace *t, int layer, const float *x, size_t count)
-{
-	if (t->nonfinite_layer >= 0)
-		return;
-	for (size_t i = 0; i < count; i++) {
-		if (!isfinite(x[i])) {
-			t->nonfinite_layer = layer;
-			return;
-		}
-	}
-}
 
 /* Row POS of a computed sinusoid table (family position sinusoid, M2M100's SinusoidalPositionalEmbedding) into
  * ROW [E]: sin(POS f_i) for i < E/2, then cos of the same angles, f_i = exp(-i ln(10000) / (E/2 - 1)), each step
@@ -1259,14 +1248,13 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 			}
 			clock = fwd_clock(m);
 		}
-		for (int i = 0; i < nb; i++) { /* layer l's hidden states (0 = embeddings) */
+		for (int i = 0; i < nb; i++) { /* layer l's hidden states (0 = embeddings), checked as they are kept */
 			size_t nh = (size_t)(t[i]->n - r0) * H;
-			if (!attn_only)
-				memcpy((float *)trace_hidden(t[i], l) + (size_t)r0 * H, b.x + (size_t)row0[i] * H,
-				       nh * sizeof(float));
+			float *keep = attn_only ? NULL : (float *)trace_hidden(t[i], l) + (size_t)r0 * H;
 			if (l > 0)
 				fwd_trace_moe(m, &b, l - 1, row0[i], t[i], r0);
-			fwd_check_finite(t[i], l, b.x + (size_t)row0[i] * H, nh);
+			if (!ops_copy_finite(keep, b.x + (size_t)row0[i] * H, nh) && t[i]->nonfinite_layer < 0)
+				t[i]->nonfinite_layer = l;
 		}
 		fwd_lap(m, FWD_TRACE, &clock);
 	}

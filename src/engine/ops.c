@@ -651,6 +651,43 @@ void ops_softmax_range_sink(float *row, int n, int lo, int hi, float sink)
 	ops_softmax_finish(row, n, lo, hi, sum);
 }
 
+#ifdef OPS_VECTOR
+__attribute__((target("avx2"))) static bool ops_copy_finite8(float *dst, const float *x, size_t count)
+{
+	const __m256i ones = _mm256_set1_epi32(0x7f800000); /* an exponent of all ones: infinite or NaN */
+	__m256i bad = _mm256_setzero_si256();
+	size_t i = 0;
+	for (; i + 8 <= count; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i);
+		if (dst)
+			_mm256_storeu_ps(dst + i, v);
+		bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_castps_si256(v), ones), ones));
+	}
+	bool finite = _mm256_testz_si256(bad, bad);
+	for (; i < count; i++) {
+		if (dst)
+			dst[i] = x[i];
+		finite &= isfinite(x[i]) != 0;
+	}
+	return finite;
+}
+#endif
+
+bool ops_copy_finite(float *dst, const float *x, size_t count)
+{
+#ifdef OPS_VECTOR
+	if (ops_path() != OPS_SCALAR)
+		return ops_copy_finite8(dst, x, count);
+#endif
+	bool finite = true;
+	for (size_t i = 0; i < count; i++) {
+		if (dst)
+			dst[i] = x[i];
+		finite &= isfinite(x[i]) != 0;
+	}
+	return finite;
+}
+
 void ops_add(float *x, const float *y, size_t count)
 {
 	for (size_t i = 0; i < count; i++)

@@ -46,6 +46,10 @@ void ops_softmax_rows(float *s, int n, int rows, const int *lo, const int *hi);
  * attention: the row's max (sink included) subtracted first, then a softmax of what is left. */
 void ops_softmax_range_sink(float *row, int n, int lo, int hi, float sink);
 
+/* DST = X for COUNT values (nothing written when DST is NULL); whether every one of them is finite.
+ * One pass: the residual stream kept in a trace and checked for overflow at once. */
+bool ops_copy_finite(float *dst, const float *x, size_t count);
+
 /* X += Y for COUNT values. */
 void ops_add(float *x, const float *y, size_t count);
 
