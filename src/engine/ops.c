@@ -688,8 +688,30 @@ bool ops_copy_finite(float *dst, const float *x, size_t count)
 	return finite;
 }
 
+#ifdef OPS_VECTOR
+/* ops_add 8 floats at a time (the same additions: the compiler left the plain loop a float at a
+ * time, X and Y being possibly the same array). */
+__attribute__((target("avx2"))) static void ops_add8(float *x, const float *y, size_t count)
+{
+	size_t i = 0;
+	for (; i + 32 <= count; i += 32)
+		for (int v = 0; v < 32; v += 8)
+			_mm256_storeu_ps(x + i + v, _mm256_add_ps(_mm256_loadu_ps(x + i + v), _mm256_loadu_ps(y + i + v)));
+	for (; i + 8 <= count; i += 8)
+		_mm256_storeu_ps(x + i, _mm256_add_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+	for (; i < count; i++)
+		x[i] += y[i];
+}
+#endif
+
 void ops_add(float *x, const float *y, size_t count)
 {
+#ifdef OPS_VECTOR
+	if (ops_path() != OPS_SCALAR) {
+		ops_add8(x, y, count);
+		return;
+	}
+#endif
 	for (size_t i = 0; i < count; i++)
 		x[i] += y[i];
 }
