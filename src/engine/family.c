@@ -412,7 +412,7 @@ static int fam_value(struct fam_doc *d, yaml_node_t *v, struct family *f, const 
 static int fam_row(struct fam_doc *d, yaml_node_t *v, struct family *f, const struct fam_row *r)
 {
 	char *field = (char *)f + r->offset;
-	bool b;
+	bool b = false; /* set by fam_bool when it succeeds (GCC -O2 cannot see that) */
 	switch (r->kind) {
 	case FAM_STRING:
 		if (!fam_scalar(v))
