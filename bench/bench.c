@@ -855,8 +855,14 @@ static uint64_t real_file_size(const struct real_spec *r, size_t *header_len, ch
 {
 	static struct tensor_spec ts[REAL_TENSORS_MAX];
 	int n = real_tensors(r, ts);
-	char *h = malloc(1 << 20);
-	size_t hl = sprintf(h, "{\"__metadata__\":{\"format\":\"pt\"}");
+	/* a tensor's entry: its name and shape (under 96 bytes each) and at most 90 of JSON and offsets */
+	size_t cap = 64 + (size_t)n * (sizeof ts[0].name + 96 + 128);
+	char *h = malloc(cap);
+	if (!h) {
+		fprintf(stderr, "bench: out of memory for a safetensors header\n");
+		exit(1);
+	}
+	size_t hl = (size_t)snprintf(h, cap, "{\"__metadata__\":{\"format\":\"pt\"}");
 	uint64_t off = 0;
 	for (int i = 0; i < n; i++) {
 		uint64_t bytes = real_tensor_count(&ts[i]) * (ts[i].u8 ? 1 : 2);
@@ -865,8 +871,9 @@ static uint64_t real_file_size(const struct real_spec *r, size_t *header_len, ch
 		const int64_t more[3] = {ts[i].d1, ts[i].d2, ts[i].d3};
 		for (int d = 0; d < 3 && more[d]; d++)
 			sl += snprintf(shape + sl, sizeof shape - (size_t)sl, ",%lld", (long long)more[d]);
-		hl += sprintf(h + hl, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%s],\"data_offsets\":[%llu,%llu]}", ts[i].name,
-			      ts[i].u8 ? "U8" : "BF16", shape, (unsigned long long)off, (unsigned long long)(off + bytes));
+		hl += (size_t)snprintf(h + hl, cap - hl, ",\"%s\":{\"dtype\":\"%s\",\"shape\":[%s],\"data_offsets\":[%llu,%llu]}",
+				       ts[i].name, ts[i].u8 ? "U8" : "BF16", shape, (unsigned long long)off,
+				       (unsigned long long)(off + bytes));
 		off += bytes;
 	}
 	h[hl++] = '}';
