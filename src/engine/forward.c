@@ -792,8 +792,6 @@ static void fwd_mlp(const struct model *m, int l, const float *h, struct fwd_buf
 	fwd_lap(m, FWD_MLP_GEMM, &t);
 }
 
-/* Record the first hidden state holding NaN/Inf: bad weights should be reported, not crash. */
-
 /* Row POS of a computed sinusoid table (family position sinusoid, M2M100's SinusoidalPositionalEmbedding) into
  * ROW [E]: sin(POS f_i) for i < E/2, then cos of the same angles, f_i = exp(-i ln(10000) / (E/2 - 1)), each step
  * in float32 as torch computes the table; the row of PAD (-1 = none) is zero. An odd E leaves its last value 0. */
@@ -1248,7 +1246,9 @@ static int fwd_pass(const struct model *m, struct trace **t, int nb, int r0, con
 			}
 			clock = fwd_clock(m);
 		}
-		for (int i = 0; i < nb; i++) { /* layer l's hidden states (0 = embeddings), checked as they are kept */
+		/* layer l's hidden states (0 = embeddings), checked as they are kept: the first layer holding
+		 * NaN/Inf recorded, so that bad weights are reported, not a crash */
+		for (int i = 0; i < nb; i++) {
 			size_t nh = (size_t)(t[i]->n - r0) * H;
 			float *keep = attn_only ? NULL : (float *)trace_hidden(t[i], l) + (size_t)r0 * H;
 			if (l > 0)

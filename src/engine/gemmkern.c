@@ -74,7 +74,7 @@ struct tile_out {
 };
 
 /* Where a block of C goes: its element (I, J) at C + I · LDC + J, or, with HEADS, at the product's
- * element (I0 + I, J0 + J) where HEADS puts it (LDC its width then). */
+ * element (I0 + I, J0 + J) where HEADS puts it (LDC is then the heads' width: a head's rows apart). */
 struct block_out {
 	float *c;
 	int ldc;
@@ -546,7 +546,7 @@ TARGET static void block_tiles(const struct tile_kind *t, const float *ablock, c
 		for (int i = 0, l = 0; i < mc; i += MR, l += per) { /* the next panel spread over this one's tiles */
 			struct tile_out o, *direct = NULL;
 			if (out && i + MR <= mc && j + NR <= nc) {
-				o = (struct tile_out){.ldc = out->heads ? out->heads->width : out->ldc, .alpha = out->alpha,
+				o = (struct tile_out){.ldc = out->ldc, .alpha = out->alpha,
 						      .beta = out->beta, .bias = out->bias ? out->bias + j : NULL};
 				for (int v = 0; v < NR / t->vw; v++)
 					o.col[v] = block_at(out, i, j + v * t->vw);
@@ -578,7 +578,7 @@ TARGET static void block_store(const struct block_out *o, int i_lo, int i_hi, in
 			end = next < j_hi ? next : j_hi;
 		}
 		store_c(i_hi - i_lo, end - j, p + (size_t)i_lo * ldp + j, ldp, o->alpha, o->beta, o->bias ? o->bias + j : NULL,
-			block_at(o, i_lo, j), o->heads ? o->heads->width : o->ldc);
+			block_at(o, i_lo, j), o->ldc);
 		j = end;
 	}
 }

@@ -91,11 +91,6 @@ static void model_prefault_weight(struct model *m, const struct weight *w)
 	}
 }
 
-/* For the explorer's many passes: an F32 matrix on attnscope's kernel gets a packed copy in huge
- * pages while the budget lasts (weights.h; the forward reads the copy from then on); the others move
- * their pages to huge pages where the kernel mapped the file in 4 KB ones (st_promote). Not F16 or
- * BF16: the copy is float32, twice their bytes to read where a pass reads every weight for a row or
- * two (a causal model's next token), and twice their memory. */
 /* Whether W (a layer's matrix) got a packed copy: its bytes taken from the budget first, so that
  * threads packing at once stay within it together. */
 static bool model_pack_weight(struct model *m, struct weight *w)
@@ -114,6 +109,11 @@ static bool model_pack_weight(struct model *m, struct weight *w)
 	return false;
 }
 
+/* For the explorer's many passes: an F32 matrix on attnscope's kernel gets a packed copy in huge
+ * pages while the budget lasts (weights.h; the forward reads the copy from then on); the others move
+ * their pages to huge pages where the kernel mapped the file in 4 KB ones (st_promote). Not F16 or
+ * BF16: the copy is float32, twice their bytes to read where a pass reads every weight for a row or
+ * two (a causal model's next token), and twice their memory. */
 static void model_promote_weight(struct model *m, struct weight *w, bool linear)
 {
 	if (weight_packed(w) || (linear && model_pack_weight(m, w)))
