@@ -75,7 +75,7 @@ else
 		expect_grep "ATTNSCOPE_GEMM=attnscope: named" "$TMP/out" "^GEMM: attnscope's AVX[-0-9]* kernel, forced"
 		ATTNSCOPE_GEMM_KERNEL=avx2 ATTNSCOPE_GEMM=attnscope gemm_verbose
 		expect_grep "ATTNSCOPE_GEMM_KERNEL=avx2: named" "$TMP/out" "^GEMM: attnscope's AVX2 kernel, forced"
-		expect_grep "ATTNSCOPE_GEMM_KERNEL=avx2: in the key" "$TMP/out" "attnscope AVX2 4x24 v4, weights packed, scores kept within 25 %\$"
+		expect_grep "ATTNSCOPE_GEMM_KERNEL=avx2: in the key" "$TMP/out" "attnscope AVX2 4x24 v5, weights packed, scores kept within 25 %\$"
 		ATTNSCOPE_GEMM_KERNEL=sse ATTNSCOPE_GEMM=attnscope gemm_verbose
 		expect_grep "ATTNSCOPE_GEMM_KERNEL=sse" "$TMP/err" "ATTNSCOPE_GEMM_KERNEL=sse: not avx2, avx512 or auto, or the CPU lacks it; the widest"
 		# a measured choice whose libraries keep no block of rows goes to the kernel (token reuse): a
