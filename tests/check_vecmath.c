@@ -1,6 +1,6 @@
 /* check_vecmath.c -- the AVX2 functions of src/engine/vecmath*.c give glibc's scalar expf, erff and
  * tanhf bit for bit (erff also as erff_n, the array function; tanhf also as tanhf8_pair, two vectors
- * at once; expf and the pair also 16 at a time on AVX-512, as the softmax and the tanh GELU run them): on one float in 997 (scattered over the range, so that a batch mixes the algorithms'
+ * at once; expf, erff_n and the pair also 16 at a time on AVX-512, as the softmax and the GELUs run them): on one float in 997 (scattered over the range, so that a batch mixes the algorithms'
  * branches), on every float within 4096 of each boundary between the branches, and on the special
  * values; on every one of the 2^32 floats with
  * ATTNSCOPE_VECMATH_ALL=1 (minutes; run by hand, its figures in the issue note). Skipped on a CPU
@@ -93,6 +93,8 @@ static const struct vecfn fns[] = {
 	{"tanhf_pair", vecmath_test_tanhf, NULL, vecmath_test_tanhf_pair,
 	 {0x24000000, 0x32800000, 0x3e317219, 0x3f051592, 0x3f800000, 0x40f98872, 0x4115b844, 0x419ca6b9, 0x41b00000,
 	  0x7f800000}, false},
+	{"erff_n16", vecmath_test_erff, NULL, vecmath_erff_n16,
+	 {0x04000000, 0x31800000, 0x3f580000, 0x3fa00000, 0x4036db6e, 0x40c00000, 0x7f800000}, true},
 	{"expf_n16", vecmath_test_expf, NULL, vecmath_test_expf_n16, {0x42aeac50, 0x42b17218, 0x42cff1b5, 0x7f800000},
 	 true},
 	{"tanhf_pair16", vecmath_test_tanhf, NULL, vecmath_test_tanhf_pair16,

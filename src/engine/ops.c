@@ -27,11 +27,12 @@ __attribute__((target("avx512f"))) __m512 _ZGVeN16v_tanhf(__m512 x);
 
 enum ops_path { OPS_SCALAR, OPS_AVX2, OPS_AVX512 };
 static _Atomic int ops_chosen = -1; /* enum ops_path, -1 before the first call */
-/* OPS_AVX2 on a CPU with AVX-512: the softmax's exponentials and the tanh GELU's tanhf 16 at a time, the
- * same bits. Interleaved: the softmax of a 512-token bert-base forward 18.1-18.4 -> 14.6-15.5 ms (the
- * table read from registers, not gathered); the activation of a gpt2-sized one 6.5-6.8 -> 5.3-5.5 ms at
- * 128 tokens, 28.6-28.8 -> 24.5-24.8 at 512. ATTNSCOPE_VECTOR_MATH=avx2 keeps them 8 wide (the
- * benchmark's AVX2 path). */
+/* OPS_AVX2 on a CPU with AVX-512: the softmax's exponentials, the erf GELU's erff and the tanh GELU's
+ * tanhf 16 at a time, the same bits. Interleaved: the softmax of a 512-token bert-base forward
+ * 18.1-18.4 -> 14.6-15.5 ms (the table read from registers, not gathered); the activation of a
+ * gpt2-sized one 6.5-6.8 -> 5.3-5.5 ms at 128 tokens, 28.6-28.8 -> 24.5-24.8 at 512; of a bert-base
+ * one 4.6-4.7 -> 3.9-4.0 ms at 128, 18.8-19.1 -> 15.7-16.3 at 512. ATTNSCOPE_VECTOR_MATH=avx2 keeps
+ * them 8 wide (the benchmark's AVX2 path). */
 static bool ops_exact16;
 
 void ops_vector_math_choose(void)
@@ -62,8 +63,8 @@ const char *ops_vector_math(void)
 {
 	static const char *const names[] = {"none (scalar libm)", "AVX2 (glibc's expf, erff, tanhf bit for bit)", "AVX-512 (libmvec)"};
 	if (ops_path() == OPS_AVX2 && ops_exact16)
-		return "AVX2 (glibc's expf, erff, tanhf bit for bit; the softmax's expf and the tanh GELU's tanhf 16 at a time "
-		       "on AVX-512, the same bits)";
+		return "AVX2 (glibc's expf, erff, tanhf bit for bit; the softmax's expf and the GELUs' erff and tanhf 16 at a "
+		       "time on AVX-512, the same bits)";
 	return names[ops_path()];
 }
 #else
@@ -281,7 +282,10 @@ __attribute__((target("avx2"))) static void ops_gelu_erf_run(const float *x, con
 			_mm256_storeu_ps(e + i, _mm256_mul_ps(_mm256_loadu_ps(x + at + i), rsqrt2));
 		for (; i < len; i++)
 			e[i] = x[at + i] * (float)M_SQRT1_2;
-		vecmath_erff_n(e, e, len);
+		if (ops_exact16)
+			vecmath_erff_n16(e, e, len);
+		else
+			vecmath_erff_n(e, e, len);
 		for (i = 0; i + 8 <= len; i += 8) { /* (0.5 · x) · (1 + erf), then · up: the scalar order */
 			__m256 g = _mm256_mul_ps(_mm256_mul_ps(half, _mm256_loadu_ps(x + at + i)),
 						 _mm256_add_ps(one, _mm256_loadu_ps(e + i)));

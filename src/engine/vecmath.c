@@ -397,4 +397,163 @@ __attribute__((target("avx2"))) void vecmath_erff_n(const float *x, float *y, si
 		vecmath_flush(&outer, y + run, vecmath_erff8_outer);
 	}
 }
+
+/* ---- erff 16 lanes at a time on AVX-512: the functions above on 16 lanes, the same bits ---- */
+/* "avx512f" has FMA to fuse a product and a sum into (the 8-lane code's "avx2" has not): no
+ * contraction here, each operation rounded on its own as glibc's. */
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+
+__attribute__((target("avx512f"), always_inline)) static inline __m512 vecmath_horner16(__m512 s, const float *coef, int n)
+{
+	__m512 acc = _mm512_set1_ps(coef[n - 1]);
+#pragma GCC unroll 8
+	for (int i = n - 2; i >= 0; i--)
+		acc = _mm512_add_ps(_mm512_set1_ps(coef[i]), _mm512_mul_ps(s, acc));
+	return acc;
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline __mmask16 vecmath_below16(__m512i abs_bits, uint32_t bound)
+{
+	return _mm512_cmplt_epi32_mask(abs_bits, _mm512_set1_epi32((int)bound));
+}
+
+/* vecmath_erff8_small's operations */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 vecmath_erff16_small(__m512 x, __m512i abs_bits)
+{
+	__m512 z = _mm512_mul_ps(x, x);
+	__m512 r = vecmath_horner16(z, vecmath_pp, VECMATH_COUNT(vecmath_pp));
+	__m512 s = vecmath_horner16(z, vecmath_qq, VECMATH_COUNT(vecmath_qq));
+	__m512 y = _mm512_add_ps(x, _mm512_mul_ps(x, _mm512_div_ps(r, s)));
+	__mmask16 linear = vecmath_below16(abs_bits, 0x31800000);
+	if (linear) { /* below 2^-28: as rare as such inputs */
+		y = _mm512_mask_blend_ps(linear, y, _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps(0.12837916612625122f), x)));
+		__m512 tiny = _mm512_mul_ps(_mm512_set1_ps(0.0625f), _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(16.0f), x),
+										      _mm512_mul_ps(_mm512_set1_ps(2.0540666580200195f), x)));
+		y = _mm512_mask_blend_ps(vecmath_below16(abs_bits, 0x04000000), y, tiny);
+	}
+	return y;
+}
+
+/* vecmath_erff8_middle's */
+__attribute__((target("avx512f"))) static __m512 vecmath_erff16_middle(__m512 x, __m512i abs_bits)
+{
+	__m512 ax = _mm512_castsi512_ps(abs_bits);
+	__m512i sign = _mm512_andnot_si512(abs_bits, _mm512_castps_si512(x));
+	__m512 s = _mm512_sub_ps(ax, _mm512_set1_ps(1.0f));
+	__m512 q = _mm512_div_ps(vecmath_horner16(s, vecmath_pa, VECMATH_COUNT(vecmath_pa)),
+				 vecmath_horner16(s, vecmath_qa, VECMATH_COUNT(vecmath_qa)));
+	return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(_mm512_add_ps(_mm512_set1_ps(0.8450629115104675f), q)), sign));
+}
+
+/* vecmath_erff8_outer's, its two expf by vecmath_expf8d on each half (the table in T) */
+__attribute__((target("avx512f,fma"))) static __m512 vecmath_expf16_main(__m512 x, const __m512i *t)
+{
+	__m256 lo = vecmath_expf8d(_mm512_cvtps_pd(_mm512_castps512_ps256(x)), t[0], t[1], t[2], t[3]);
+	__m256 hi = vecmath_expf8d(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1))), t[0], t[1],
+				   t[2], t[3]);
+	return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+}
+
+__attribute__((target("avx512f,fma"))) static __m512 vecmath_erff16_outer(__m512 x, __m512i abs_bits, const __m512i *t)
+{
+	const __m512 one = _mm512_set1_ps(1.0f);
+	const __m512 ax = _mm512_castsi512_ps(abs_bits);
+	const __m512i sign = _mm512_andnot_si512(abs_bits, _mm512_castps_si512(x));
+	__mmask16 below6 = vecmath_below16(abs_bits, 0x40c00000);
+	__m512 y = _mm512_setzero_ps();
+	if (below6) {
+		__m512 s = _mm512_div_ps(one, _mm512_mul_ps(ax, ax));
+		__mmask16 near = vecmath_below16(abs_bits, 0x4036db6e), far = below6 & ~near;
+		__m512 r_over_s = _mm512_setzero_ps();
+		if (near & below6)
+			r_over_s = _mm512_div_ps(vecmath_horner16(s, vecmath_ra, VECMATH_COUNT(vecmath_ra)),
+						 vecmath_horner16(s, vecmath_sa, VECMATH_COUNT(vecmath_sa)));
+		if (far)
+			r_over_s = _mm512_mask_blend_ps(far, r_over_s,
+							_mm512_div_ps(vecmath_horner16(s, vecmath_rb, VECMATH_COUNT(vecmath_rb)),
+								      vecmath_horner16(s, vecmath_sb, VECMATH_COUNT(vecmath_sb))));
+		__m512 z = _mm512_castsi512_ps(_mm512_and_si512(abs_bits, _mm512_set1_epi32((int)0xfffff000)));
+		__m512 minus_z = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(z), _mm512_set1_epi32((int)0x80000000)));
+		__m512 a = _mm512_sub_ps(_mm512_mul_ps(minus_z, z), _mm512_set1_ps(0.5625f));
+		__m512 b = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(z, ax), _mm512_add_ps(z, ax)), r_over_s);
+		a = _mm512_maskz_mov_ps(below6, a); /* lanes from 6 up: 0, glibc's main path */
+		b = _mm512_maskz_mov_ps(below6, b);
+		__m512 r_over_x = _mm512_div_ps(_mm512_mul_ps(vecmath_expf16_main(a, t), vecmath_expf16_main(b, t)), ax);
+		__mmask16 negative = _mm512_cmplt_epi32_mask(_mm512_castps_si512(x), _mm512_setzero_si512());
+		y = _mm512_mask_blend_ps(negative, _mm512_sub_ps(one, r_over_x), _mm512_sub_ps(r_over_x, one));
+	}
+	if (below6 != 0xffff) { /* some lane from 6 up */
+		__m512 unit = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(one), sign));
+		__mmask16 nonfinite = _mm512_cmpgt_epi32_mask(abs_bits, _mm512_set1_epi32(0x7f7fffff));
+		unit = _mm512_mask_blend_ps(nonfinite, unit, _mm512_add_ps(unit, _mm512_div_ps(one, x)));
+		y = _mm512_mask_blend_ps(below6, unit, y);
+	}
+	return y;
+}
+
+/* vecmath_pending's 16 lanes wide */
+struct vecmath_pending16 {
+	float x[VECMATH_RUN + 16];
+	int32_t at[VECMATH_RUN + 16];
+	int n;
+};
+
+/* The lanes of XV set in MASK appended to P (AT0: XV's place in the run). */
+__attribute__((target("avx512f"), always_inline)) static inline void vecmath_pend16(struct vecmath_pending16 *p, __m512 xv,
+										     __mmask16 mask, int at0)
+{
+	__m512i at = _mm512_add_epi32(_mm512_set1_epi32(at0),
+				      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+	_mm512_storeu_ps(p->x + p->n, _mm512_maskz_compress_ps(mask, xv));
+	_mm512_storeu_si512(p->at + p->n, _mm512_maskz_compress_epi32(mask, at));
+	p->n += __builtin_popcount(mask);
+}
+
+/* P's lanes through MIDDLE (or, without it, the outer range) 16 at a time, each result to its place in Y. */
+__attribute__((target("avx512f,fma"))) static void vecmath_flush16(struct vecmath_pending16 *p, float *y, bool middle,
+								    const __m512i *t)
+{
+	for (int i = p->n; i < p->n + 16 && p->n > 0; i++)
+		p->x[i] = p->x[0];
+	for (int i = 0; i < p->n; i += 16) {
+		__m512 x = _mm512_loadu_ps(p->x + i);
+		__m512i abs_bits = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
+		float out[16];
+		_mm512_storeu_ps(out, middle ? vecmath_erff16_middle(x, abs_bits) : vecmath_erff16_outer(x, abs_bits, t));
+		for (int k = 0; k < 16 && i + k < p->n; k++)
+			y[p->at[i + k]] = out[k];
+	}
+	p->n = 0;
+}
+
+/* vecmath_erff_n 16 at a time: every vector through the small range's code, the others' lanes
+ * compressed by range and computed 16 at a time; the last COUNT % 16 values by vecmath_erff_n. */
+__attribute__((target("avx512f,avx2,fma"))) void vecmath_erff_n16(const float *x, float *y, size_t count)
+{
+	const __m512i t[4] = {_mm512_loadu_si512(vecmath_exp2_table), _mm512_loadu_si512(vecmath_exp2_table + 8),
+			      _mm512_loadu_si512(vecmath_exp2_table + 16), _mm512_loadu_si512(vecmath_exp2_table + 24)};
+	struct vecmath_pending16 middle, outer;
+	middle.n = outer.n = 0;
+	size_t whole = count / 16 * 16;
+	for (size_t run = 0; run < whole; run += VECMATH_RUN) {
+		size_t len = whole - run < VECMATH_RUN ? whole - run : VECMATH_RUN;
+		for (size_t i = 0; i < len; i += 16) {
+			__m512 xv = _mm512_loadu_ps(x + run + i);
+			__m512i abs_bits = _mm512_and_si512(_mm512_castps_si512(xv), _mm512_set1_epi32(0x7fffffff));
+			__mmask16 small = vecmath_below16(abs_bits, VECMATH_ERFF_MIDDLE);
+			__mmask16 below = vecmath_below16(abs_bits, VECMATH_ERFF_OUTER);
+			vecmath_pend16(&middle, xv, below & ~small, (int)i);
+			vecmath_pend16(&outer, xv, (__mmask16)~below, (int)i);
+			if (small) /* every lane written; the others' overwritten by the flushes (Y may be X) */
+				_mm512_storeu_ps(y + run + i, vecmath_erff16_small(xv, abs_bits));
+		}
+		vecmath_flush16(&middle, y + run, true, t);
+		vecmath_flush16(&outer, y + run, false, t);
+	}
+	if (whole < count)
+		vecmath_erff_n(x + whole, y + whole, count - whole);
+}
+#pragma GCC pop_options
+
 #endif

@@ -33,6 +33,8 @@ __attribute__((target("avx2,fma"))) void vecmath_expf_shifted_n(float *x, size_t
 /* The same, 16 at a time on AVX-512 (the caller checks "avx512f"): the same bits. */
 __attribute__((target("avx512f,avx2,fma"))) void vecmath_expf_shifted_n16(float *x, size_t count, float shift);
 __attribute__((target("avx2"))) void vecmath_erff_n(const float *x, float *y, size_t count);
+/* The same, 16 at a time on AVX-512 (the caller checks "avx512f"): the same bits. */
+__attribute__((target("avx512f,avx2,fma"))) void vecmath_erff_n16(const float *x, float *y, size_t count);
 __attribute__((target("avx2"))) __m256 vecmath_tanhf8(__m256 x);
 /* tanhf of two vectors at once, in place: their chains side by side (one alone waits on its own
  * products and divisions). */
