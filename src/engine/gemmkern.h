@@ -18,7 +18,7 @@
 bool gemmkern_available(void);
 
 /* The kernel's tiles and version, in the GEMM cache's key (gemmtune.h: a new kernel is measured
- * again): "AVX-512 8x48 v5" where the CPU has AVX-512F, else "AVX2 4x24 v5" ("none" without AVX2).
+ * again): "AVX-512 8x48 v6" where the CPU has AVX-512F, else "AVX2 4x24 v5" ("none" without AVX2).
  * Both give every element the very same bits; only the layout of the packed copies differs. */
 const char *gemmkern_version(void);
 /* The instruction set of those tiles, "AVX2" or "AVX-512" ("none" without AVX2), and their columns:
