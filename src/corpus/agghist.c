@@ -78,8 +78,6 @@ void agghist_add(struct agghist *h, const double *x, size_t n)
 {
 	size_t m = 0;
 	double sum = 0, lo = INFINITY, hi = -INFINITY;
-	int need = h->exp;
-	double bound = ldexp(1, need); /* x needs more than NEED unless −2^need <= x < 2^need */
 	for (size_t i = 0; i < n; i++) {
 		if (!agghist_binnable(x[i])) {
 			h->unbinned++;
@@ -89,13 +87,13 @@ void agghist_add(struct agghist *h, const double *x, size_t n)
 		sum += x[i];
 		/* glibc's fmin and fmax without the calls: the first argument on ties (-0 against +0) */
 		lo = x[i] < lo ? x[i] : lo, hi = x[i] > hi ? x[i] : hi;
-		if (!(x[i] >= -bound && x[i] < bound)) { /* the call only when the range grows (corpus mode's hot loop) */
-			need = agghist_need(x[i]);
-			bound = ldexp(1, need);
-		}
 	}
 	if (m == 0)
 		return;
+	/* The range the values need: the least and the greatest need the most (agghist_need grows with
+	 * |x| on either side). Found after the loop, not in it: a call there, however rare, kept SUM in
+	 * memory, and its additions waited on a store and a load each (corpus mode's hot loop). */
+	int need = agghist_need(lo) > agghist_need(hi) ? agghist_need(lo) : agghist_need(hi);
 	agghist_raise(h, need);
 	double mean = sum / (double)m, m2 = 0, scale = agghist_scale(h);
 	for (size_t i = 0; i < n; i++)
