@@ -610,6 +610,40 @@ START_TEST(test_kde_edges)
 }
 END_TEST
 
+/* Every product of stats_qk_dots has the bits of the plain loop s += (double)q[i] · k[i], depths in
+ * order, whatever the number of keys: 1 to 80 crosses its blocks of 32 keys and of 8 (and their
+ * padding); a sum out of order, or two keys' sums mixed, fails it. */
+START_TEST(test_dots_bits)
+{
+	for (int n = 1; n <= 80; n += n < 40 ? 1 : 7) {
+		struct trace_shape sh = {.n_layers = 1, .n_heads = 2, .n_kv_heads = 2, .head_dim = 37, .hidden = 74, .n = n};
+		struct trace *t = trace_new_shaped(&sh);
+		ck_assert(t);
+		for (size_t i = 0; i < (size_t)2 * n * 37; i++) {
+			t->q[i] = (float)sin(0.37 * (double)i) * 3.0f;
+			t->k[i] = (float)cos(0.91 * (double)i + 0.2) * 2.0f;
+		}
+		struct stats_dots d;
+		struct err e = {{0}};
+		ck_assert(stats_qk_dots(t, 0, n - 1, STATS_DOTS_VISIBLE, &d, &e) == 0);
+		ck_assert_int_eq(d.n_keys, n);
+		for (int h = 0; h < 2; h++)
+			for (int g = 0; g < 2; g++)
+				for (int x = 0; x < n; x++) {
+					const float *q = trace_q(t, 0, h) + (size_t)(n - 1) * 37, *k = trace_k(t, 0, g) + (size_t)x * 37;
+					double want = 0;
+					for (int i = 0; i < 37; i++)
+						want += (double)q[i] * k[i];
+					double got = g == h ? d.same[(size_t)h * n + x] : d.diff[(size_t)h * n + x];
+					ck_assert_msg(memcmp(&got, &want, sizeof got) == 0,
+						      "%d keys, head %d · key head %d, key %d: %.17g, not %.17g", n, h, g, x, got, want);
+				}
+		stats_dots_free(&d);
+		trace_free(t);
+	}
+}
+END_TEST
+
 /* Grouped-query attention and a sliding window: "same head" is the key head a query head reads,
  * "different" the other key heads; the notebook's keys are the window's minus the first token
  * and the query. q_h(i) = (h + 1, 0), k_g(j) = (10 g + j, 0): every product says its pair. */
@@ -806,6 +840,7 @@ static Suite *analysis_suite(void)
 	tcase_add_test(edge, test_bad_query);
 	tcase_add_test(edge, test_kde_edges);
 	tcase_add_test(edge, test_dots_gqa_window);
+	tcase_add_test(edge, test_dots_bits);
 	suite_add_tcase(s, edge);
 	return s;
 }

@@ -64,11 +64,31 @@ void stats_qk_desc(const struct trace *t, int layer, bool skip_first, bool besse
  * loop "s += (double)q[i] * k[i]" on any path. */
 typedef double dots_v4 __attribute__((vector_size(32)));
 
-/* TO[x] = Q · key x for the NK keys of KT [d][ldk] (transposed, zero past NK; LDK a multiple of 8). */
+/* TO[x] = Q · key x for the NK keys of KT [d][ldk] (transposed, zero past NK; LDK a multiple of 8).
+ * 32 keys at a time first: each sum waits on its previous addition, and eight chains side by side
+ * hide that wait where two did not (a 25-token text's dots 4 times faster); a key's sum is the same
+ * chain either way. */
 static inline __attribute__((always_inline)) void dots_keys(const float *q, const double *kt, int d, int nk,
 							    int ldk, double *to)
 {
 	int x = 0;
+	for (; x + 32 <= ldk && x < nk; x += 32) {
+		dots_v4 s[8] = {{0}};
+		const double *k = kt + x;
+		for (int i = 0; i < d; i++, k += ldk) {
+			double qi = q[i];
+#pragma GCC unroll 8
+			for (int v = 0; v < 8; v++) {
+				dots_v4 kv;
+				memcpy(&kv, k + 4 * v, sizeof kv); /* unaligned loads */
+				s[v] += qi * kv;
+			}
+		}
+		double out[32];
+		memcpy(out, s, sizeof s);
+		for (int j = 0; j < 32 && x + j < nk; j++)
+			to[x + j] = out[j];
+	}
 	for (; x < nk; x += 8) {
 		dots_v4 s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
 		const double *k = kt + x;
