@@ -1,6 +1,7 @@
 /* check_vecmath.c -- the AVX2 functions of src/engine/vecmath*.c give glibc's scalar expf, erff and
  * tanhf bit for bit (erff also as erff_n, the array function; tanhf also as tanhf8_pair, two vectors
- * at once; expf, erff_n and the pair also 16 at a time on AVX-512, as the softmax and the GELUs run them): on one float in 997 (scattered over the range, so that a batch mixes the algorithms'
+ * at once; expf, erff_n and the pair also 16 at a time on AVX-512, the pair also two at once, as the softmax and
+ * the GELUs run them): on one float in 997 (scattered over the range, so that a batch mixes the algorithms'
  * branches), on every float within 4096 of each boundary between the branches, and on the special
  * values; on every one of the 2^32 floats with
  * ATTNSCOPE_VECMATH_ALL=1 (minutes; run by hand, its figures in the issue note). Skipped on a CPU
@@ -73,6 +74,23 @@ static void vecmath_test_tanhf_pair16(const float *x, float *y, size_t n)
 	tanhf_pairs(vecmath_tanhf8_pair16, x, y, n);
 }
 
+/* vecmath_tanhf8_quad16 32 at a time (the last ones through a padded quad). */
+__attribute__((target("avx2"))) static void vecmath_test_tanhf_quad16(const float *x, float *y, size_t n)
+{
+	for (size_t i = 0; i < n; i += 32) {
+		float buf[32] = {0};
+		size_t len = n - i < 32 ? n - i : 32;
+		memcpy(buf, x + i, len * sizeof *buf);
+		__m256 v[4];
+		for (int q = 0; q < 4; q++)
+			v[q] = _mm256_loadu_ps(buf + 8 * q);
+		vecmath_tanhf8_quad16(&v[0], &v[1], &v[2], &v[3]);
+		for (int q = 0; q < 4; q++)
+			_mm256_storeu_ps(buf + 8 * q, v[q]);
+		memcpy(y + i, buf, len * sizeof *buf);
+	}
+}
+
 /* vecmath_expf_shifted_n16 as the softmax runs it, the shift 0 (x - 0 is x). */
 __attribute__((target("avx512f,avx2,fma"))) static void vecmath_test_expf_n16(const float *x, float *y, size_t n)
 {
@@ -98,6 +116,9 @@ static const struct vecfn fns[] = {
 	{"expf_n16", vecmath_test_expf, NULL, vecmath_test_expf_n16, {0x42aeac50, 0x42b17218, 0x42cff1b5, 0x7f800000},
 	 true},
 	{"tanhf_pair16", vecmath_test_tanhf, NULL, vecmath_test_tanhf_pair16,
+	 {0x24000000, 0x32800000, 0x3e317219, 0x3f051592, 0x3f800000, 0x40f98872, 0x4115b844, 0x419ca6b9, 0x41b00000,
+	  0x7f800000}, true},
+	{"tanhf_quad16", vecmath_test_tanhf, NULL, vecmath_test_tanhf_quad16,
 	 {0x24000000, 0x32800000, 0x3e317219, 0x3f051592, 0x3f800000, 0x40f98872, 0x4115b844, 0x419ca6b9, 0x41b00000,
 	  0x7f800000}, true},
 };

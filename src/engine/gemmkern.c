@@ -227,10 +227,11 @@ TARGET static void tile_avx2(const float *ap, const float *bp, int kc, float *p,
 	_mm512_storeu_ps(p + (r) * NC, c##r##0), _mm512_storeu_ps(p + (r) * NC + 16, c##r##1),                     \
 		_mm512_storeu_ps(p + (r) * NC + 32, c##r##2)
 
-/* One depth: B's three vectors loaded, then the rows' fused multiply-adds written out, in two statements of four rows (an
- * asm statement takes at most 30 operands): GCC 12's own code, interleaving the rows' loads and
- * products differently, ran 2-4 % slower (one core, M 192 and 512 from packed copies, interleaved:
- * 193-195 -> 202-203 and 199-207 -> 207-209 GFLOP/s). The same operations in the same order: the same bits. */
+/* One depth: B's three vectors loaded, then the rows' fused multiply-adds written out, in two
+ * statements of four rows (an asm statement takes at most 30 operands): GCC 12's own code,
+ * interleaving the rows' loads and products differently, ran 2-4 % slower (one core, M 192 and 512
+ * from packed copies, interleaved: 193-195 -> 202-203 and 199-207 -> 207-209 GFLOP/s). The same
+ * operations in the same order: the same bits. */
 #define AVX512_ASM_ROW(r)                                                                                          \
 	"vbroadcastss " #r "*4(%[a]), %%zmm31\n\t"                                                                 \
 	"vfmadd231ps %[w0], %%zmm31, %[c" #r "0]\n\tvfmadd231ps %[w1], %%zmm31, %[c" #r "1]\n\t"                     \

@@ -41,6 +41,8 @@ __attribute__((target("avx2"))) __m256 vecmath_tanhf8(__m256 x);
 __attribute__((target("avx2"))) void vecmath_tanhf8_pair(__m256 *x0, __m256 *x1);
 /* The same as one vector of 16 lanes on AVX-512 (the caller checks "avx512f"): the same bits. */
 __attribute__((target("avx512f,avx2"))) void vecmath_tanhf8_pair16(__m256 *x0, __m256 *x1);
+/* Two such pairs at once, their chains side by side: the same bits. */
+__attribute__((target("avx512f,avx2"))) void vecmath_tanhf8_quad16(__m256 *x0, __m256 *x1, __m256 *x2, __m256 *x3);
 #endif
 
 #endif
