@@ -235,18 +235,34 @@ __attribute__((target("avx512f"), always_inline)) static inline __m512 vecmath_t
 	return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(y), sign));
 }
 
+/* Two 8-lane vectors as one of 16 lanes (X0 the low half), and back. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 vecmath_join16(__m256 x0, __m256 x1)
+{
+	return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(x0)), _mm256_castps_pd(x1), 1));
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline void vecmath_split16(__m512 y, __m256 *x0, __m256 *x1)
+{
+	*x0 = _mm512_castps512_ps256(y);
+	*x1 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(y), 1));
+}
+
+/* The lanes whose |x| (ABS_BITS) lies outside vecmath_tanhf16_middle's range. */
+__attribute__((target("avx512f"), always_inline)) static inline __mmask16 vecmath_tanhf16_outside(__m512i abs_bits)
+{
+	return _mm512_cmplt_epi32_mask(abs_bits, _mm512_set1_epi32(0x24000000)) |
+	       _mm512_cmpgt_epi32_mask(abs_bits, _mm512_set1_epi32(0x41afffff));
+}
+
 __attribute__((target("avx512f,avx2"))) void vecmath_tanhf8_pair16(__m256 *x0, __m256 *x1)
 {
-	__m512 x = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(*x0)), _mm256_castps_pd(*x1), 1));
+	__m512 x = vecmath_join16(*x0, *x1);
 	const __m512i abs_bits = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
-	if (_mm512_cmplt_epi32_mask(abs_bits, _mm512_set1_epi32(0x24000000)) |
-	    _mm512_cmpgt_epi32_mask(abs_bits, _mm512_set1_epi32(0x41afffff))) {
+	if (vecmath_tanhf16_outside(abs_bits)) {
 		vecmath_tanhf8_pair(x0, x1); /* a lane outside the middle range: the 8-lane code's branches */
 		return;
 	}
-	__m512 y = vecmath_tanhf16_middle(x, abs_bits);
-	*x0 = _mm512_castps512_ps256(y);
-	*x1 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(y), 1));
+	vecmath_split16(vecmath_tanhf16_middle(x, abs_bits), x0, x1);
 }
 
 /* vecmath_tanhf8_pair16 on two pairs at once: the two 16-lane chains side by side (one alone waits on
@@ -254,23 +270,17 @@ __attribute__((target("avx512f,avx2"))) void vecmath_tanhf8_pair16(__m256 *x0, _
  * tokens, 4.6-4.7 -> 3.8-4.0 at 128, interleaved. */
 __attribute__((target("avx512f,avx2"))) void vecmath_tanhf8_quad16(__m256 *x0, __m256 *x1, __m256 *x2, __m256 *x3)
 {
-	__m512 a = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(*x0)), _mm256_castps_pd(*x1), 1));
-	__m512 b = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(*x2)), _mm256_castps_pd(*x3), 1));
+	__m512 a = vecmath_join16(*x0, *x1), b = vecmath_join16(*x2, *x3);
 	const __m512i abs_a = _mm512_and_si512(_mm512_castps_si512(a), _mm512_set1_epi32(0x7fffffff));
 	const __m512i abs_b = _mm512_and_si512(_mm512_castps_si512(b), _mm512_set1_epi32(0x7fffffff));
-	if (_mm512_cmplt_epi32_mask(abs_a, _mm512_set1_epi32(0x24000000)) |
-	    _mm512_cmpgt_epi32_mask(abs_a, _mm512_set1_epi32(0x41afffff)) |
-	    _mm512_cmplt_epi32_mask(abs_b, _mm512_set1_epi32(0x24000000)) |
-	    _mm512_cmpgt_epi32_mask(abs_b, _mm512_set1_epi32(0x41afffff))) {
+	if (vecmath_tanhf16_outside(abs_a) | vecmath_tanhf16_outside(abs_b)) {
 		vecmath_tanhf8_pair16(x0, x1); /* a lane outside the middle range: pair by pair */
 		vecmath_tanhf8_pair16(x2, x3);
 		return;
 	}
 	__m512 ya = vecmath_tanhf16_middle(a, abs_a), yb = vecmath_tanhf16_middle(b, abs_b);
-	*x0 = _mm512_castps512_ps256(ya);
-	*x1 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(ya), 1));
-	*x2 = _mm512_castps512_ps256(yb);
-	*x3 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(yb), 1));
+	vecmath_split16(ya, x0, x1);
+	vecmath_split16(yb, x2, x3);
 }
 #pragma GCC pop_options
 #endif

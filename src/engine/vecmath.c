@@ -418,6 +418,11 @@ __attribute__((target("avx512f"), always_inline)) static inline __mmask16 vecmat
 	return _mm512_cmplt_epi32_mask(abs_bits, _mm512_set1_epi32((int)bound));
 }
 
+__attribute__((target("avx512f"), always_inline)) static inline __m512i vecmath_abs_bits16(__m512 x)
+{
+	return _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
+}
+
 /* vecmath_erff8_small's operations */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 vecmath_erff16_small(__m512 x, __m512i abs_bits)
 {
@@ -519,7 +524,7 @@ __attribute__((target("avx512f,fma"))) static void vecmath_flush16(struct vecmat
 		p->x[i] = p->x[0];
 	for (int i = 0; i < p->n; i += 16) {
 		__m512 x = _mm512_loadu_ps(p->x + i);
-		__m512i abs_bits = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
+		__m512i abs_bits = vecmath_abs_bits16(x);
 		__m512 out = middle ? vecmath_erff16_middle(x, abs_bits) : vecmath_erff16_outer(x, abs_bits, t);
 		__mmask16 lanes = p->n - i >= 16 ? 0xffff : (__mmask16)((1u << (p->n - i)) - 1);
 		/* scattered by one instruction (lane by lane, a third of this function's time) */
@@ -541,7 +546,7 @@ __attribute__((target("avx512f,avx2,fma"))) void vecmath_erff_n16(const float *x
 		size_t len = whole - run < VECMATH_RUN ? whole - run : VECMATH_RUN;
 		for (size_t i = 0; i < len; i += 16) {
 			__m512 xv = _mm512_loadu_ps(x + run + i);
-			__m512i abs_bits = _mm512_and_si512(_mm512_castps_si512(xv), _mm512_set1_epi32(0x7fffffff));
+			__m512i abs_bits = vecmath_abs_bits16(xv);
 			__mmask16 small = vecmath_below16(abs_bits, VECMATH_ERFF_MIDDLE);
 			__mmask16 below = vecmath_below16(abs_bits, VECMATH_ERFF_OUTER);
 			vecmath_pend16(&middle, xv, below & ~small, (int)i);
