@@ -41,6 +41,12 @@ cursor_row() { tui_tmux display -p -t 0 '#{cursor_y}'; }
 wait_cursor() { # ROW WHAT
 	tui_wait_true "$2: the cursor is on row $(cursor_row), not $1" sh -c "[ \"\$(tmux -S '$TUI_SOCK' display -p -t 0 '#{cursor_y}')\" = $1 ]"
 }
+# after Enter: the line editor closed (its cursor hidden), so that the next keys go to the view, not
+# into the line (the typed text is on the screen before Enter is handled: under load a key sent right
+# after it was typed into the target)
+wait_view() { # WHAT
+	tui_wait_true "$1: the line is still being edited" sh -c "[ \"\$(tmux -S '$TUI_SOCK' display -p -t 0 '#{cursor_flag}')\" = 0 ]"
+}
 # the heatmap panel's weight of query R of layer L head H against --dump json's FIELD (a decoder's) of TARGET
 panel_weight() { # MODEL TARGET FIELD L H R
 	tui_wait "query $6 "
@@ -66,6 +72,7 @@ for model in bart-encdec t5-encdec; do
 	tui_type "the cat sat"
 	tui_keys Enter
 	tui_wait "target the cat sat"
+	wait_view "$model: Enter"
 	tui_keys T
 	tui_wait "(decoder self-attention)"
 	wait_ids "rows+cols" "$(dump_ids $model "the cat sat" .decoder.ids)" "$model decoder"
@@ -91,6 +98,7 @@ for model in bart-encdec t5-encdec; do
 	tui_type "dog ran"
 	tui_keys Enter
 	tui_wait "target the cat dog ran"
+	wait_view "$model: Enter after the edit"
 	wait_ids "rows" "$(dump_ids $model "the cat dog ran" .decoder.ids)" "$model typed"
 	tui_keys 4 g 0 '|'
 	panel_weight $model "the cat dog ran" cross_attentions 1 1 4
