@@ -247,6 +247,7 @@ struct fwd_split {
 	const float *qk_whole;      /* [rows][QD + KD + VD] q, k normalised over the whole projection, or NULL */
 	struct trace *t;
 	int l, r0;
+	bool no_values;             /* v not projected (fwd_project): the trace's values of the layer are NaN */
 };
 
 /* Whether layer L applies no rotary (a NoPE layer: q and k are the projections, after any q/k norm). */
@@ -319,10 +320,13 @@ static void fwd_split_head(void *ctx, int item, float *scratch)
 	int g = item - t->n_heads, first = g * group; /* a query head reading kv head g */
 	fwd_head_columns(m, first, g, &qc, &kc, &vc);
 	float *tk = (float *)trace_k(t, l, first) + skip, *tv = (float *)trace_v(t, l, first) + skip_v;
-	if (s->qkv) {
+	if (s->qkv)
 		fwd_gather(tk, s->qkv + kc, rows, D, ld);
+	if (s->no_values)
+		for (size_t j = 0; j < (size_t)rows * Dv; j++)
+			tv[j] = NAN;
+	else if (s->qkv)
 		fwd_gather(tv, s->qkv + vc, rows, Dv, ld);
-	}
 	if (t->k_raw)
 		memcpy((float *)trace_k_raw(t, l, first) + skip, tk, (size_t)rows * D * sizeof(float));
 	if (s->qk_whole)
@@ -348,7 +352,7 @@ static void fwd_clamp(float *x, size_t count, float limit)
  * and wrote 57 MB a pass). Where it cannot (several texts, a layout or a transform of q, k, v
  * before the split into heads, the projections not packed), false, having written nothing. */
 static bool fwd_project_heads(const struct model *m, int l, const float *h, const struct fwd_buf *b,
-			      const struct fwd_batch *bt)
+			      const struct fwd_batch *bt, bool no_values)
 {
 	const struct layer_weights *w = &m->layers[l];
 	const struct arch *a = &m->arch;
@@ -372,19 +376,24 @@ static bool fwd_project_heads(const struct model *m, int l, const float *h, cons
 	const struct linear_part parts[] = {{&w->q_w, QD, w->q_b, NULL, 0, &hq},
 					    {&w->k_w, KD, w->k_b, NULL, 0, &hk},
 					    {&w->v_w, KD, w->v_b, NULL, 0, &hv}};
-	return weight_linear_set(m->cache, h, n, m->info.hidden, transposed, parts, 3) == 0;
+	return weight_linear_set(m->cache, h, n, m->info.hidden, transposed, parts, no_values ? 2 : 3) == 0;
 }
 
 /* Project H into q, k, v, copy them per head into each text's trace (or project them there), then
- * apply q/k norm and rotary there. */
-static void fwd_project(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt)
+ * apply q/k norm and rotary there. Without VALUES (the last block of an attention-only pass, whose
+ * probabilities are all it keeps), v is not projected where it is a linear of its own (a twelfth of
+ * that block's products on the bert-base shape), and the trace's values of the layer are NaN. */
+static void fwd_project(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt,
+			bool values)
 {
 	const struct layer_weights *w = &m->layers[l];
 	const struct arch *a = &m->arch;
 	int n = b->rows, H = m->info.hidden, QD = a->q_dim, KD = a->kv_dim, ld = QD + KD + a->v_dim;
 	double clock = fwd_clock(m);
 	bool in_trace = false;
-	if (fwd_project_heads(m, l, h, b, bt)) {
+	/* not where a fused projection computes v anyway, or OLMo's clamp reads every column */
+	bool no_values = !values && !m->fam.fused_qkv && m->fam.attention != ATTENTION_MLA && !(a->clip_qkv > 0);
+	if (fwd_project_heads(m, l, h, b, bt, no_values)) {
 		in_trace = true;
 	} else if (m->fam.attention == ATTENTION_MLA) {
 		mla_project(m, w, h, n, b->mla, b->qkv, ld);
@@ -394,7 +403,7 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 		const struct linear_part qkv[] = {{&w->q_w, QD, w->q_b, b->qkv, ld, NULL},
 						  {&w->k_w, KD, w->k_b, b->qkv + QD, ld, NULL},
 						  {&w->v_w, KD, w->v_b, b->qkv + QD + KD, ld, NULL}};
-		fwd_linear_set(m, h, n, H, qkv, 3);
+		fwd_linear_set(m, h, n, H, qkv, no_values ? 2 : 3);
 	}
 	if (a->clip_qkv > 0) /* OLMo: q, k, v clamped as projected, before any norm or rotary */
 		fwd_clamp(b->qkv, (size_t)n * ld, a->clip_qkv);
@@ -407,14 +416,14 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 	bool sliding = a->layer_sliding && a->layer_sliding[l];
 	const struct rope *rope = sliding ? &a->rope_local : &a->rope_global;
 	/* in the trace already, with nothing to do there per head (no raw copies, norms or rotary): done */
-	bool per_head = !in_trace || bt->t[0]->q_raw || bt->t[0]->k_raw || w->q_norm_w || w->k_norm_w ||
+	bool per_head = !in_trace || no_values || bt->t[0]->q_raw || bt->t[0]->k_raw || w->q_norm_w || w->k_norm_w ||
 			(a->rotary && !fwd_nope(m, l)) || a->qk_l2 || a->temperature;
 	for (int i = 0; per_head && i < bt->nb; i++) {
 		struct trace *t = bt->t[i];
 		size_t at = (size_t)bt->row0[i] * (rope->dim / 2); /* the text's rows of the rotary tables */
 		struct fwd_split s = {m, w, rope, (sliding ? b->cos_l : b->cos_g) + at, (sliding ? b->sin_l : b->sin_g) + at,
 				      in_trace ? NULL : b->qkv + (size_t)bt->row0[i] * ld,
-				      whole ? b->qk_whole + (size_t)bt->row0[i] * ld : NULL, t, l, b->r0};
+				      whole ? b->qk_whole + (size_t)bt->row0[i] * ld : NULL, t, l, b->r0, no_values};
 		int items = t->n_heads + t->n_kv_heads;
 		/* a head's copy is n x head_dim floats: shared between the threads once it is worth a hand-over */
 		if (t->n < 32 || !fwd_own_threads(m) || weights_parallel(items, 0, fwd_split_head, &s) < 0)
@@ -612,7 +621,7 @@ static void fwd_attention(const struct model *m, int l, const float *h, struct f
 {
 	int H = m->info.hidden;
 	double clock = fwd_clock(m);
-	fwd_project(m, l, h, b, bt);
+	fwd_project(m, l, h, b, bt, !probabilities_only);
 	if (b->rel) { /* DeBERTa (share_att_key): the layer's own q/k projections of the relative embeddings */
 		const struct layer_weights *w = &m->layers[l];
 		int rows = 2 * m->relpos.span, QD = m->arch.q_dim, KD = m->arch.kv_dim;
@@ -906,8 +915,9 @@ static void fwd_block(const struct model *m, int l, struct fwd_buf *b, const str
 	fwd_add(m, b->x, b->proj, nh);
 }
 
-/* The last block L of an attention-only pass: its queries, keys, values and probabilities into the traces,
- * and nothing after them (context, output projection, MLP, final norm), which no result of the pass reads. */
+/* The last block L of an attention-only pass: its queries, keys and probabilities into the traces, and
+ * nothing after them (values where a linear of their own, context, output projection, MLP, final norm),
+ * which no result of the pass reads. */
 static void fwd_last_attention(const struct model *m, int l, struct fwd_buf *b, const struct fwd_batch *bt)
 {
 	if (m->fam.block == BLOCK_POST_LN) {

@@ -42,7 +42,8 @@ struct trace {
 	float *q;              /* [n_layers][n_heads][n][head_dim] query as the scores use it (after bias and,
 	                        * where the model has them, q norm and rotary), before the score scaling */
 	float *k;              /* [n_layers][n_kv_heads][n][head_dim] likewise; read it with trace_k */
-	float *v;              /* [n_layers][n_kv_heads][n][v_dim] */
+	float *v;              /* [n_layers][n_kv_heads][n][v_dim]; an attention-only trace's last layer: NaN
+	                        * where v is a linear of its own (trace_attention_only) */
 	float *q_raw;          /* [n_layers][n_heads][n][head_dim] the projection before rotary/q norm; NULL
 	                        * unless rotary (then read it with trace_q_raw) */
 	float *k_raw;          /* [n_layers][n_kv_heads][n][head_dim] likewise */
@@ -270,7 +271,8 @@ double trace_budget(void);
 
 /* Free what T would hold of the residual stream -- hidden states, each layer's context, MoE routing --
  * leaving it attention-only (those fields NULL): a forward pass into it stops at the last layer's
- * attention weights (engine/model.h's model_prepare, for corpus mode). */
+ * attention weights, and computes that layer's values only where a fused projection gives them anyway
+ * (NaN otherwise) (engine/model.h's model_prepare, for corpus mode). */
 void trace_attention_only(struct trace *t);
 
 /* Copy into DST (of SRC's shape) what SRC says of its model rather than of its tokens: name, family,
