@@ -97,9 +97,10 @@ int model_run_reuse(const struct model *m, const char *text, const char *text_b,
  * tokens a text, reading them dominates). Each trace gets what model_run gives but the value norms
  * (trace->vnorm NULL: corpus aggregates do not use them); -1 with why (then
  * the traces hold no complete result). With ATTENTION_ONLY the traces keep no hidden states,
- * context or routing either, and the pass computes every layer's queries, keys, values and
- * probabilities, the same bits as without, and stops there: the last block's context, output
- * projection and MLP (6 % of bert-base's arithmetic at 25 tokens) are not run. An encoder-decoder's
+ * context or routing either, and the pass computes every layer's queries, keys and probabilities
+ * and every layer's values but the last's, the same bits as without, and stops there: the last
+ * block's values (where v is a linear of its own; NaN in the trace), context, output projection and
+ * MLP (7 % of bert-base's arithmetic at 25 tokens) are not run. An encoder-decoder's
  * decoder cannot then run on such a trace; a batch takes traces all of one kind. */
 int model_prepare(const struct model *m, const char *text, const char *text_b, bool attention_only,
 		  struct trace **out, struct err *e);
