@@ -207,6 +207,22 @@ static void same_sample(struct aggsample *a, struct aggsample *b)
 	}
 }
 
+/* An attention-only trace A against the full trace B of the same pass: every layer's attention,
+ * queries and keys the same bits; the values too but the last layer's, which are those where a
+ * fused projection gives them anyway (GPT-2, Pythia, ModernBERT), else not computed: NaN, every one. */
+static void attention_only_matches(const struct model *m, const struct trace *a, const struct trace *b,
+				   const char *name)
+{
+	size_t na = (size_t)b->n_layers * b->n_heads * b->n * b->n, nq = (size_t)b->n_layers * b->n_heads * b->n * b->head_dim,
+	       nk = (size_t)b->n_layers * b->n_kv_heads * b->n * b->head_dim, nv = nk - nk / b->n_layers;
+	ck_assert_msg(!memcmp(a->attn, b->attn, na * sizeof(float)) && !memcmp(a->q, b->q, nq * sizeof(float)) &&
+			      !memcmp(a->k, b->k, nk * sizeof(float)) && !memcmp(a->v, b->v, nv * sizeof(float)),
+		      "%s: attention-only pass differs", name);
+	for (size_t k = nv; k < nk; k++)
+		ck_assert_msg(m->fam.fused_qkv ? a->v[k] == b->v[k] : isnan(a->v[k]),
+			      "%s: the last layer's value %zu of an attention-only pass", name, k - nv);
+}
+
 /* Texts run together (model_forward_batch) get what each gets alone (model_run), up to float32
  * rounding: every family's switches (rotary tables per text, windows, relative positions, GQA,
  * the embedding projection, parallel residuals). Then as a corpus worker runs them, on one thread,
@@ -216,7 +232,8 @@ static void batch_forward_case(bool whole)
 {
 	static const char *const models[] = {"bert-mini", "gpt2-mini", "llama-gqa", "mistral-window", "qwen3-qknorm",
 					     "deberta-rel", "electra-proj", "modernbert-window", "gemma3-local",
-					     "llama-rope-dynamic", "neox-parallel", "roberta-pos", "albert-shared"};
+					     "llama-rope-dynamic", "neox-parallel", "roberta-pos", "albert-shared",
+					     "opt-nobias" /* float32, heads of 16: projected into the trace once packed */};
 	static const char *const texts[] = {"The cat sat on the mat.", "Who?",
 					    "It was the best of times, it was the worst of times, it was the age of wisdom."};
 	for (size_t mi = 0; mi < sizeof models / sizeof *models; mi++) {
@@ -243,19 +260,7 @@ static void batch_forward_case(bool whole)
 			       nq = (size_t)one->n_layers * one->n_heads * one->n * one->head_dim,
 			       nk = (size_t)one->n_layers * one->n_kv_heads * one->n * one->head_dim,
 			       nh = (size_t)(one->n_layers + 1) * one->n * one->hidden;
-			/* attention only: every layer's attention, queries and keys, the same bits; the values
-			 * too but the last layer's, which are those where a fused projection gives them anyway
-			 * (GPT-2, Pythia, ModernBERT), else not computed: NaN, every one */
-			size_t nv_last = nk / one->n_layers, nv = nk - nv_last;
-			ck_assert_msg(!memcmp(a[i]->attn, b[i]->attn, na * sizeof(float)) &&
-					      !memcmp(a[i]->q, b[i]->q, nq * sizeof(float)) &&
-					      !memcmp(a[i]->k, b[i]->k, nk * sizeof(float)) &&
-					      !memcmp(a[i]->v, b[i]->v, nv * sizeof(float)),
-				      "%s: attention-only pass differs", models[mi]);
-			bool fused = m->fam.fused_qkv;
-			for (size_t k = nv; k < nk; k++)
-				ck_assert_msg(fused ? a[i]->v[k] == b[i]->v[k] : isnan(a[i]->v[k]),
-					      "%s: the last layer's value %zu of an attention-only pass", models[mi], k - nv);
+			attention_only_matches(m, a[i], b[i], models[mi]);
 			trace_free(a[i]);
 			for (size_t k = 0; k < na; k++)
 				worst_attn = fmax(worst_attn, fabs(one->attn[k] - b[i]->attn[k]));
@@ -273,6 +278,18 @@ static void batch_forward_case(bool whole)
 		       models[mi], whole ? " (one thread, whole matrices vs tiles)" : "", worst_attn, worst);
 		/* the product's own tolerance for attention; the states' rounding grows with depth */
 		ck_assert_msg(worst_attn < 1e-5 && worst < 1e-4, "%s: batched differs by %g, %g", models[mi], worst_attn, worst);
+		/* one text a pass with packed weights, as a corpus run of --batch=1: q, k and v projected
+		 * straight into the trace where the model allows (forward.c), the last v skipped there too */
+		model_promote_weights_now(m);
+		for (int i = 0; !whole && i < 3; i++) {
+			ck_assert_msg(model_prepare(m, texts[i], NULL, false, &b[i], &e) == 0, "%s", e.msg);
+			ck_assert_msg(model_prepare(m, texts[i], NULL, true, &a[i], &e) == 0, "%s", e.msg);
+			ck_assert_msg(model_forward_batch(m, &b[i], 1, NULL, &e) == 0, "%s: %s", models[mi], e.msg);
+			ck_assert_msg(model_forward_batch(m, &a[i], 1, NULL, &e) == 0, "%s: %s", models[mi], e.msg);
+			attention_only_matches(m, a[i], b[i], models[mi]);
+			trace_free(a[i]);
+			trace_free(b[i]);
+		}
 		model_close(m);
 	}
 }
