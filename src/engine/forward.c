@@ -381,8 +381,9 @@ static bool fwd_project_heads(const struct model *m, int l, const float *h, cons
 
 /* Project H into q, k, v, copy them per head into each text's trace (or project them there), then
  * apply q/k norm and rotary there. Without VALUES (the last block of an attention-only pass, whose
- * probabilities are all it keeps), v is not projected where it is a linear of its own (a twelfth of
- * that block's products on the bert-base shape), and the trace's values of the layer are NaN. */
+ * probabilities are all it keeps), v is not projected where it is a linear of its own (a third of the
+ * products that block still runs, a twelfth of a whole block's on the bert-base shape), and the
+ * trace's values of the layer are NaN. */
 static void fwd_project(const struct model *m, int l, const float *h, struct fwd_buf *b, const struct fwd_batch *bt,
 			bool values)
 {
@@ -391,7 +392,7 @@ static void fwd_project(const struct model *m, int l, const float *h, struct fwd
 	int n = b->rows, H = m->info.hidden, QD = a->q_dim, KD = a->kv_dim, ld = QD + KD + a->v_dim;
 	double clock = fwd_clock(m);
 	bool in_trace = false;
-	/* not where a fused projection computes v anyway, or OLMo's clamp reads every column */
+	/* not where a fused projection (or MLA's) computes v anyway, or OLMo's clamp reads every column */
 	bool no_values = !values && !m->fam.fused_qkv && m->fam.attention != ATTENTION_MLA && !(a->clip_qkv > 0);
 	if (fwd_project_heads(m, l, h, b, bt, no_values)) {
 		in_trace = true;
