@@ -196,8 +196,14 @@ __attribute__((target("avx2"))) static inline __m256 vecmath_erff8_small(__m256 
 	__m256 r = vecmath_horner(z, vecmath_pp, VECMATH_COUNT(vecmath_pp));
 	__m256 s = vecmath_horner(z, vecmath_qq, VECMATH_COUNT(vecmath_qq));
 	__m256 y = _mm256_add_ps(x, _mm256_mul_ps(x, _mm256_div_ps(r, s)));
-	__m256 linear = _mm256_add_ps(x, _mm256_mul_ps(_mm256_set1_ps(0.12837916612625122f), x));
-	y = _mm256_blendv_ps(y, linear, _mm256_castsi256_ps(vecmath_below(abs_bits, 0x31800000)));
+	__m256i linear = vecmath_below(abs_bits, 0x31800000);
+	if (_mm256_testz_si256(linear, linear)) /* no lane below 2^-28 (a GELU's inputs but its zeros): the
+						   rest skipped, as erff16_small does; one core, values of
+						   N(0, 0.3²): 0.81-0.94 -> 0.70-0.76 ns each, of N(0, 1.02²)
+						   (the bench's mix of ranges) 1.60-1.68 -> 1.52-1.56 */
+		return y;
+	y = _mm256_blendv_ps(y, _mm256_add_ps(x, _mm256_mul_ps(_mm256_set1_ps(0.12837916612625122f), x)),
+			     _mm256_castsi256_ps(linear));
 	__m256 tiny = _mm256_mul_ps(_mm256_set1_ps(0.0625f), _mm256_add_ps(_mm256_mul_ps(_mm256_set1_ps(16.0f), x),
 									      _mm256_mul_ps(_mm256_set1_ps(2.0540666580200195f), x)));
 	return _mm256_blendv_ps(y, tiny, _mm256_castsi256_ps(vecmath_below(abs_bits, 0x04000000)));
