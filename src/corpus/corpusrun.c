@@ -16,8 +16,9 @@ struct corpusrun_shared {
 	const struct model *m;
 	const struct corpusrun_opts *o;
 	pthread_mutex_t lock;
+	pthread_cond_t done;    /* signalled as each worker finishes (with LOCK) */
 	uint64_t lines_done;    /* lines of the shard handled by every worker (atomic) */
-	int finished;           /* workers done (atomic) */
+	int finished;           /* workers done, under LOCK */
 	int stop;               /* a worker hit a fatal error (atomic) */
 	uint64_t err_line;      /* the lowest line of a fatal error, under lock */
 	struct err err;
@@ -217,8 +218,30 @@ done:
 		pthread_mutex_unlock(&sh->lock);
 	}
 	corpus_close(r);
-	__atomic_add_fetch(&sh->finished, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&sh->lock);
+	sh->finished++;
+	pthread_cond_signal(&sh->done);
+	pthread_mutex_unlock(&sh->lock);
 	return NULL;
+}
+
+/* Waits until the STARTED workers have all finished (true) or 100 ms have passed (false): the run
+ * ends as its last worker does, not at the next tick of the progress line (half a tick late on
+ * average, 50 ms of a 20 s run). */
+static bool corpusrun_wait(struct corpusrun_shared *sh, int started)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_nsec += 100 * 1000 * 1000;
+	if (until.tv_nsec >= 1000 * 1000 * 1000)
+		until.tv_sec++, until.tv_nsec -= 1000 * 1000 * 1000;
+	pthread_mutex_lock(&sh->lock);
+	int rc = 0;
+	while (sh->finished < started && rc == 0)
+		rc = pthread_cond_timedwait(&sh->done, &sh->lock, &until);
+	bool all = sh->finished >= started;
+	pthread_mutex_unlock(&sh->lock);
+	return all;
 }
 
 /* Lines of a file of LINES lines that fall in shard K/N. */
@@ -261,6 +284,11 @@ int corpusrun(const struct model *m, const struct corpusrun_opts *o, struct aggr
 	int count = strcmp(o->path, "-") ? (o->workers > 0 ? o->workers : 1) : 1;
 	struct corpusrun_shared sh = {.m = m, .o = o};
 	pthread_mutex_init(&sh.lock, NULL);
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC); /* corpusrun_wait's deadline */
+	pthread_cond_init(&sh.done, &attr);
+	pthread_condattr_destroy(&attr);
 	struct corpusrun_worker *w = calloc((size_t)count, sizeof *w);
 	struct agg_model am;
 	corpusrun_agg_model(m, &am);
@@ -288,13 +316,14 @@ int corpusrun(const struct model *m, const struct corpusrun_opts *o, struct aggr
 			__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
 			err_set(&sh.err, "cannot start a worker thread");
 		}
-		for (int tick = 1; __atomic_load_n(&sh.finished, __ATOMIC_ACQUIRE) < started; tick++) {
+		for (int tick = 1; started > 0; tick++) {
 			if (o->progress)
 				corpusrun_draw(o->progress, &sh, total, t0);
 			if (o->report)
 				o->report(o->report_ctx, __atomic_load_n(&sh.lines_done, __ATOMIC_RELAXED), total,
 					  progress_now() - t0, tick % 10 == 0 ? corpusrun_snapshot(w, started, o) : NULL);
-			nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+			if (corpusrun_wait(&sh, started))
+				break;
 		}
 		for (int i = 0; i < started; i++)
 			pthread_join(tid[i], NULL);
@@ -326,6 +355,7 @@ int corpusrun(const struct model *m, const struct corpusrun_opts *o, struct aggr
 		pthread_mutex_destroy(&w[i].lock);
 	}
 	free(w);
+	pthread_cond_destroy(&sh.done);
 	pthread_mutex_destroy(&sh.lock);
 	return rc;
 }
