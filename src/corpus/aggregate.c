@@ -132,29 +132,68 @@ struct agg_moment aggregate_qk_moment(const struct agg_qk *s, bool keys, bool fi
 
 #define AGG_CHAINS 8 /* arrays whose moments aggregate_blocks computes side by side */
 
+typedef double agg_v4 __attribute__((vector_size(32)));
+
+/* OUT[c] = the sum of A[c][0 .. COUNT), or with MEAN of (A[c][i] − MEAN[c])², for the AGG_CHAINS arrays
+ * side by side, each in four lanes: lane l adds the values i ≡ l (mod 4) in order, the lanes then
+ * added as (l0 + l1) + (l2 + l3), the last COUNT mod 4 values after them in order. The same
+ * operations on either path (no product fused into a sum: neither target has FMA), so the same
+ * bits; 8 arrays' vectors side by side keep both adders busy (each sum waits on its previous
+ * addition). One value at a time (8 chains of scalar sums), the query/key moments were 1.21 % of
+ * the samples of a 1,000-text bert-base corpus run on an AVX-512 Xeon; four to a vector, 0.46 %. */
+static inline __attribute__((always_inline)) void agg_lanes(const float *const *a, size_t count, const double *mean,
+							    double *out)
+{
+	agg_v4 s[AGG_CHAINS] = {{0}};
+	size_t i = 0;
+	for (; i + 4 <= count; i += 4)
+#pragma GCC unroll 8
+		for (int c = 0; c < AGG_CHAINS; c++) {
+			agg_v4 v = {a[c][i], a[c][i + 1], a[c][i + 2], a[c][i + 3]};
+			if (mean) {
+				v -= mean[c];
+				v *= v;
+			}
+			s[c] += v;
+		}
+	for (int c = 0; c < AGG_CHAINS; c++) {
+		double t = (s[c][0] + s[c][1]) + (s[c][2] + s[c][3]);
+		for (size_t j = i; j < count; j++) {
+			double d = mean ? a[c][j] - mean[c] : a[c][j];
+			t += mean ? d * d : d;
+		}
+		out[c] = t;
+	}
+}
+
+__attribute__((target("avx2"))) static void agg_lanes_avx2(const float *const *a, size_t count, const double *mean,
+							    double *out)
+{
+	agg_lanes(a, count, mean, out);
+}
+
+static void agg_lanes_generic(const float *const *a, size_t count, const double *mean, double *out)
+{
+	agg_lanes(a, count, mean, out);
+}
+
 /* The moments of the first USED arrays X[c][count], each as one block in two passes (as stats.h's
- * descriptives), merged into M[c]. AGG_CHAINS arrays in one loop (the unused slots repeat the last
- * one, their results dropped): each sum waits on its previous addition, so eight chains at once
- * take the time of one (the same bits as one at a time). The query/key moments of a 200-text
- * corpus run were 1.7 % of its samples with two chains. */
+ * descriptives: the mean, then the squares about it), merged into M[c]; the unused slots repeat
+ * the last array, their results dropped. */
 static void aggregate_blocks(struct agg_moment *const *m, const float *const *x, int used, size_t count)
 {
 	if (count == 0 || used < 1)
 		return;
+	void (*lanes)(const float *const *, size_t, const double *, double *) =
+		__builtin_cpu_supports("avx2") ? agg_lanes_avx2 : agg_lanes_generic;
 	const float *a[AGG_CHAINS];
-	double sum[AGG_CHAINS] = {0}, m2[AGG_CHAINS] = {0}, mean[AGG_CHAINS];
+	double sum[AGG_CHAINS], m2[AGG_CHAINS], mean[AGG_CHAINS];
 	for (int c = 0; c < AGG_CHAINS; c++)
 		a[c] = x[c < used ? c : used - 1];
-	for (size_t i = 0; i < count; i++)
-#pragma GCC unroll 8
-		for (int c = 0; c < AGG_CHAINS; c++)
-			sum[c] += a[c][i];
+	lanes(a, count, NULL, sum);
 	for (int c = 0; c < AGG_CHAINS; c++)
 		mean[c] = sum[c] / (double)count;
-	for (size_t i = 0; i < count; i++)
-#pragma GCC unroll 8
-		for (int c = 0; c < AGG_CHAINS; c++)
-			m2[c] += (a[c][i] - mean[c]) * (a[c][i] - mean[c]);
+	lanes(a, count, mean, m2);
 	for (int c = 0; c < used; c++)
 		aggregate_moment_merge(m[c], &(struct agg_moment){.n = count, .mean = mean[c], .m2 = m2[c]});
 }
