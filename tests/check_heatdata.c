@@ -140,6 +140,57 @@ START_TEST(scales)
 }
 END_TEST
 
+/* The grid's one-pass thumbnail (heatdata_head_thumb) against the passes it replaces: build, mask,
+ * scale, dim all but the selected token's row and column, pool; the same floats, NaN where they are. */
+static void thumb_by_passes(const struct trace *t, int l, int h, enum heat_scale scale, int sel, float *out, int rows,
+			    int cols, enum heat_pool pool)
+{
+	struct heatmat m;
+	ck_assert_int_eq(heatmat_build(t, l, h, HEAT_HEAD, false, &m), 0);
+	heatmat_mask(&m, m.v);
+	heatdata_scale(m.v, m.rows, m.cols, scale, m.v);
+	int sel_r = sel >= 0 ? heatmat_find_row(&m, sel) : -1, sel_c = sel >= 0 ? heatmat_find_col(&m, sel) : -1;
+	for (int r = 0; sel_r >= 0 && r < m.rows; r++)
+		for (int c = 0; c < m.cols; c++)
+			if (r != sel_r && c != sel_c)
+				m.v[(size_t)r * m.cols + c] *= 0.25f;
+	heatdata_downsample(m.v, m.rows, m.cols, out, rows, cols, pool);
+	heatmat_free(&m);
+}
+
+START_TEST(thumb_in_one_pass)
+{
+	static const int sizes[][2] = {{4, 8}, {7, 3}, {40, 30}, {1, 1}, {0, 0}};
+	for (int style = 0; style < 2; style++) {
+		struct trace *t = synth_trace("the quick brown fox jumps over the lazy dog while the cat sleeps", NULL, 2, 3,
+					      style ? SYNTH_GPT2 : SYNTH_BERT);
+		int n = t->n;
+		float *w = (float *)trace_attn(t, 1, 2);
+		w[(size_t)(n - 1) * n + 1] = NAN; /* a NaN the pooling skips, weights the scales clamp */
+		w[(size_t)(n - 2) * n] = 1.5f;
+		w[(size_t)(n - 1) * n + 2] = -0.5f;
+		for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+			int rows = sizes[z][0] ? sizes[z][0] : n, cols = sizes[z][1] ? sizes[z][1] : n;
+			float *a = malloc((size_t)rows * cols * sizeof *a), *b = malloc((size_t)rows * cols * sizeof *b);
+			for (int scale = HEAT_LINEAR; scale <= HEAT_LOG; scale++)
+				for (int pool = HEAT_POOL_MAX; pool <= HEAT_POOL_MEAN; pool++)
+					for (int sel = -1; sel <= n + 1; sel += 4) {
+						ck_assert_int_eq(heatdata_head_thumb(t, 1, 2, scale, sel, a, rows, cols, pool), 0);
+						thumb_by_passes(t, 1, 2, scale, sel, b, rows, cols, pool);
+						for (int i = 0; i < rows * cols; i++)
+							ck_assert_msg(isnan(a[i]) ? isnan(b[i]) : a[i] == b[i],
+								      "style %d %dx%d scale %d pool %d sel %d cell %d: %.9g vs %.9g",
+								      style, rows, cols, scale, pool, sel, i, a[i], b[i]);
+					}
+			free(a);
+			free(b);
+		}
+		ck_assert_int_eq(heatdata_head_thumb(t, 0, 0, HEAT_RANK, -1, NULL, 1, 1, HEAT_POOL_MAX), -1);
+		trace_free(t);
+	}
+}
+END_TEST
+
 /* Cross-attention (issue 21): rows are the decoder's tokens, columns the encoder's; means and hidden specials
  * (each side's own) against direct computation from rows made to sum to 1. */
 START_TEST(cross_rows_and_columns)
@@ -209,6 +260,7 @@ int main(void)
 	tcase_add_test(tc, head_and_means);
 	tcase_add_test(tc, hide_special_renormalises);
 	tcase_add_test(tc, scales);
+	tcase_add_test(tc, thumb_in_one_pass);
 	tcase_add_test(tc, cross_rows_and_columns);
 	suite_add_tcase(s, tc);
 	return testutil_run_suite(s, false);

@@ -277,6 +277,17 @@ static void rank_row(const float *in, int cols, float *out, struct ranked *tmp)
 	}
 }
 
+/* V's colour position on the linear or the log scale (not HEAT_RANK, which needs whole rows). */
+static inline float scale_value(float v, enum heat_scale scale)
+{
+	if (v != v)
+		return v;
+	const float lf = log10f(HEAT_LOG_FLOOR);
+	if (scale == HEAT_LOG)
+		v = v <= HEAT_LOG_FLOOR ? 0.0f : (log10f(v) - lf) / -lf;
+	return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
 void heatdata_scale(const float *in, int rows, int cols, enum heat_scale scale, float *out)
 {
 	size_t nn = (size_t)rows * cols;
@@ -297,17 +308,39 @@ void heatdata_scale(const float *in, int rows, int cols, enum heat_scale scale, 
 		free(row);
 		return;
 	}
-	const float lf = log10f(HEAT_LOG_FLOOR);
-	for (size_t i = 0; i < nn; i++) {
-		float v = in[i];
-		if (v != v) {
-			out[i] = v;
-			continue;
-		}
-		if (scale == HEAT_LOG)
-			v = v <= HEAT_LOG_FLOOR ? 0.0f : (log10f(v) - lf) / -lf;
-		out[i] = v < 0 ? 0 : v > 1 ? 1 : v;
-	}
+	for (size_t i = 0; i < nn; i++)
+		out[i] = scale_value(in[i], scale);
+}
+
+/* One output cell's pooling: the largest or the mean of the values added, NaN skipped (NaN when all
+ * were), summed in double in the order added. */
+struct pooled {
+	enum heat_pool pool;
+	double acc;
+	int count;
+};
+
+static inline struct pooled pooled_start(enum heat_pool pool)
+{
+	return (struct pooled){pool, pool == HEAT_POOL_MAX ? -INFINITY : 0, 0};
+}
+
+static inline void pooled_add(struct pooled *p, float v)
+{
+	if (v != v)
+		return;
+	if (p->pool == HEAT_POOL_MAX)
+		p->acc = v > p->acc ? v : p->acc;
+	else
+		p->acc += v;
+	p->count++;
+}
+
+static inline float pooled_result(const struct pooled *p)
+{
+	if (!p->count)
+		return NAN;
+	return p->pool == HEAT_POOL_MAX ? (float)p->acc : (float)(p->acc / p->count);
 }
 
 int heatdata_bin_start(int i, int n, int out_n)
@@ -326,25 +359,111 @@ void heatdata_downsample(const float *in, int rows, int cols, float *out, int ou
 			int c0 = heatdata_bin_start(j, cols, out_cols), c1 = heatdata_bin_start(j + 1, cols, out_cols);
 			if (c1 <= c0)
 				c1 = c0 + 1;
-			double acc = pool == HEAT_POOL_MAX ? -INFINITY : 0;
-			int count = 0;
+			struct pooled p = pooled_start(pool);
 			for (int r = r0; r < r1; r++)
-				for (int c = c0; c < c1; c++) {
-					float v = in[(size_t)r * cols + c];
-					if (v != v)
-						continue;
-					if (pool == HEAT_POOL_MAX)
-						acc = v > acc ? v : acc;
-					else
-						acc += v;
-					count++;
-				}
-			float res = NAN;
-			if (count)
-				res = pool == HEAT_POOL_MAX ? (float)acc : (float)(acc / count);
-			out[(size_t)i * out_cols + j] = res;
+				for (int c = c0; c < c1; c++)
+					pooled_add(&p, in[(size_t)r * cols + c]);
+			out[(size_t)i * out_cols + j] = pooled_result(&p);
 		}
 	}
+}
+
+/* The largest of X[0 .. N) that is not NaN (a NaN is never greater), -INFINITY when there is none. In
+ * eight running maxima, which compilers turn into vector code: the grid pools every head's matrix. */
+static float max_not_nan(const float *x, int n)
+{
+	float m[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (int k = 0; k < 8; k++)
+			m[k] = x[i + k] > m[k] ? x[i + k] : m[k];
+	for (; i < n; i++)
+		m[0] = x[i] > m[0] ? x[i] : m[0];
+	for (int k = 1; k < 8; k++)
+		m[0] = m[k] > m[0] ? m[k] : m[0];
+	return m[0];
+}
+
+/* One cell of a max-pooled thumbnail on the linear scale: the largest weight of rows R0 .. R1 and
+ * columns C0 .. C1 that row sees, each clamped to [0, 1] and all but token SEL's row and column dimmed
+ * to a quarter. Clamping and dimming never reorder two weights, so they apply to the largest ones of
+ * the bright and the dimmed cells: the same float as scaling every cell, then taking the largest. */
+static float thumb_max_linear(const struct trace *t, int layer, const float *a, int r0, int r1, int c0, int c1, int sel)
+{
+	int n = t->n;
+	float bright = -INFINITY, dim = -INFINITY;
+	for (int r = r0; r < r1; r++) {
+		int lo, hi;
+		trace_key_range(t, layer, r, &lo, &hi);
+		int from = c0 > lo ? c0 : lo, to = c1 - 1 < hi ? c1 - 1 : hi;
+		if (from > to)
+			continue;
+		const float *row = a + (size_t)r * n;
+		float m;
+		if (sel < 0 || r == sel) {
+			m = max_not_nan(row + from, to - from + 1);
+			bright = m > bright ? m : bright;
+			continue;
+		}
+		if (sel >= from && sel <= to) {
+			bright = row[sel] > bright ? row[sel] : bright;
+			m = max_not_nan(row + from, sel - from);
+			dim = m > dim ? m : dim;
+			m = max_not_nan(row + sel + 1, to - sel);
+		} else {
+			m = max_not_nan(row + from, to - from + 1);
+		}
+		dim = m > dim ? m : dim;
+	}
+	float res = NAN;
+	if (bright > -INFINITY)
+		res = scale_value(bright, HEAT_LINEAR);
+	if (dim > -INFINITY) {
+		float d = scale_value(dim, HEAT_LINEAR) * 0.25f;
+		res = res == res && res >= d ? res : d;
+	}
+	return res;
+}
+
+int heatdata_head_thumb(const struct trace *t, int layer, int head, enum heat_scale scale, int sel, float *out,
+			int out_rows, int out_cols, enum heat_pool pool)
+{
+	int n = t->n;
+	if (scale == HEAT_RANK)
+		return -1;
+	if (sel >= n)
+		sel = -1;
+	const float *a = trace_attn(t, layer, head);
+	for (int i = 0; i < out_rows; i++) {
+		int r0 = heatdata_bin_start(i, n, out_rows), r1 = heatdata_bin_start(i + 1, n, out_rows);
+		if (r1 <= r0)
+			r1 = r0 + 1;
+		if (r1 > n)
+			r1 = n; /* no rows at all (an empty text): every cell NaN */
+		for (int j = 0; j < out_cols; j++) {
+			int c0 = heatdata_bin_start(j, n, out_cols), c1 = heatdata_bin_start(j + 1, n, out_cols);
+			if (c1 <= c0)
+				c1 = c0 + 1;
+			if (pool == HEAT_POOL_MAX && scale == HEAT_LINEAR) {
+				out[(size_t)i * out_cols + j] = thumb_max_linear(t, layer, a, r0, r1, c0, c1, sel);
+				continue;
+			}
+			struct pooled p = pooled_start(pool);
+			for (int r = r0; r < r1; r++) {
+				int lo, hi; /* the keys row R sees: the others are masked (NaN), which pooling skips */
+				trace_key_range(t, layer, r, &lo, &hi);
+				int from = c0 > lo ? c0 : lo, to = c1 - 1 < hi ? c1 - 1 : hi;
+				for (int c = from; c <= to; c++) {
+					float v = scale_value(a[(size_t)r * n + c], scale);
+					if (sel >= 0 && r != sel && c != sel) /* the selected token's row and column stay bright */
+						v *= 0.25f;
+					pooled_add(&p, v);
+				}
+			}
+			out[(size_t)i * out_cols + j] = pooled_result(&p);
+		}
+	}
+	return 0;
 }
 
 void heatmat_diff(const struct heatmat *a, const struct heatmat *b, int matching, float *out)

@@ -91,6 +91,12 @@ void heatdata_scale_ends(enum heat_scale s, const char **lo, const char **hi);
  * repeats cells) and likewise for columns. NaN inputs are ignored; an all-NaN block gives NaN. */
 void heatdata_downsample(const float *in, int rows, int cols, float *out, int out_rows, int out_cols,
 			 enum heat_pool pool);
+/* Head LAYER/HEAD's thumbnail OUT[out_rows][out_cols] straight from T's attention: the same floats as
+ * heatmat_build (HEAT_HEAD, no token hidden), heatmat_mask, heatdata_scale, dimming all but token SEL's
+ * row and column to a quarter (SEL -1: none) and heatdata_downsample, in one pass over the keys each
+ * row sees (the grid pools 144 heads for every new trace). -1 for HEAT_RANK, which needs whole rows. */
+int heatdata_head_thumb(const struct trace *t, int layer, int head, enum heat_scale scale, int sel, float *out,
+			int out_rows, int out_cols, enum heat_pool pool);
 /* First input index covered by output index I of OUT_N bins over N inputs. */
 int heatdata_bin_start(int i, int n, int out_n);
 

@@ -302,6 +302,9 @@ static bool grid_pool(struct grid_state *g, struct view_ctx *ctx, const struct g
 	bool cross = s->cross;
 	if (t->thumb && !ctx->compare && !cross && !ctx->all_stacks)
 		return grid_pool_blocks(g, ctx, lo, layer, head, px);
+	if (!ctx->compare && !cross && !ctx->hide_special && /* the common case, in one pass */
+	    heatdata_head_thumb(t, layer, head, ctx->scale, token, px, lo->px_h, lo->px_w, g->pool) == 0)
+		return true;
 	struct heatmat m;
 	if ((cross ? heatmat_build_cross : heatmat_build)(t, layer, head, HEAT_HEAD, ctx->hide_special, &m))
 		return false;
