@@ -204,6 +204,14 @@ struct lmhead_job {
 
 typedef double lm_v4 __attribute__((vector_size(32)));
 
+/* Optimized in a debug build too (as gemmkern.c is): at -O0 each lane's operation goes through memory,
+ * and the head reads the whole vocabulary for every row (42 % of check_ablate's instructions under
+ * valgrind). No contraction: the same bits in either build. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize("O2", "fp-contract=off")
+#endif
+
 /* DOT[r] = W[r] · X over HIDDEN, for the ROWS rows of W [rows][hidden]: each in four lanes of doubles
  * (lane l adds the products d ≡ l (mod 4) in order, exact in double), the last HIDDEN mod 4 products
  * added to lane 0, then (l0 + l1) + (l2 + l3); four rows at a time, whose sums do not wait on each
@@ -246,6 +254,9 @@ static void lm_dots_generic(const float *w, int rows, int hidden, const float *x
 {
 	lm_dots(w, rows, hidden, x, dot);
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
 
 /* Logits of the vocabulary rows of block ITEM (the worker's scratch: LMHEAD_BLOCK rows of the matrix as
  * float32). */
