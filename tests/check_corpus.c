@@ -219,8 +219,8 @@ static void attention_only_matches(const struct model *m, const struct trace *a,
 			      !memcmp(a->k, b->k, nk * sizeof(float)) && !memcmp(a->v, b->v, nv * sizeof(float)),
 		      "%s: attention-only pass differs", name);
 	for (size_t k = nv; k < nk; k++)
-		ck_assert_msg(m->fam.fused_qkv ? a->v[k] == b->v[k] : isnan(a->v[k]),
-			      "%s: the last layer's value %zu of an attention-only pass", name, k - nv);
+		assert_each(m->fam.fused_qkv ? a->v[k] == b->v[k] : isnan(a->v[k]),
+			    "%s: the last layer's value %zu of an attention-only pass", name, k - nv);
 }
 
 /* Texts run together (model_forward_batch) get what each gets alone (model_run), up to float32

@@ -450,7 +450,7 @@ START_TEST(test_weight_whole)
 							want += (double)x[i * IN + k] * wf[transposed ? o * IN + k : k * OUT + o];
 					}
 					worst = fmax(worst, fabs(whole[i * LDY + o] - want));
-					ck_assert_msg(fabs(tiles[i * LDY + o] - want) < 1e-4, "tiles %d %d", i, o);
+					assert_each(fabs(tiles[i * LDY + o] - want) < 1e-4, "tiles %d %d", i, o);
 				}
 			ck_assert_msg(worst < 1e-4, "whole matrix, transposed %d bias %d: off by %g", transposed, with_bias,
 				      worst);
@@ -870,7 +870,7 @@ START_TEST(test_vector_math)
 			bool same = memcmp(&v, &w, sizeof v) == 0 || (isnan(v) && isnan(w));
 			act_differ += !same;
 			/* infinities, NaN, zeros (the last inputs) give the scalar values on every path */
-			ck_assert_msg(same || i < nin - 10, "%s(%g): %g, scalar %g", act_names[a], in[i], v, w);
+			assert_each(same || i < nin - 10, "%s(%g): %g, scalar %g", act_names[a], in[i], v, w);
 		}
 		printf("%s: %d of %d values differ from the scalar path's\n", act_names[a], act_differ, nin);
 		ck_assert_msg(!avx2 || act_differ == 0, "AVX2 %s: %d of %d values differ from the scalar path's", act_names[a],

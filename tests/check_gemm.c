@@ -230,8 +230,8 @@ START_TEST(test_process_choice)
 				cblas_sgemm(CblasRowMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 0.5f, a, k, b,
 					    tb ? k : n, 1.0f, r, n);
 				for (int i = 0; i < m * n; i++)
-					ck_assert_msg(fabsf(c[i] - r[i]) <= 1e-4f * (1 + fabsf(r[i])), "k %d m %d: %g vs %g", k, m,
-						      c[i], r[i]);
+					assert_each(fabsf(c[i] - r[i]) <= 1e-4f * (1 + fabsf(r[i])), "k %d m %d: %g vs %g", k, m,
+						    c[i], r[i]);
 				free(a);
 				free(b);
 				free(c);

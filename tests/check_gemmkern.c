@@ -536,9 +536,9 @@ START_TEST(test_packed_bias)
 		gemmkern_sgemm_packed(t.m, t.n, t.k, t.alpha, t.a.p, t.a.ld, NULL, pk, 0.0f, bias, added.p, added.ld);
 		for (int i = 0; i < t.m; i++)
 			for (int j = 0; j < t.n; j++)
-				ck_assert_msg(bits_of(*at(&added, i, j)) == bits_of(*at(&filled, i, j)),
-					      "%d x %d x %d: C[%d][%d] = %a with the bias added, %a with it filled in", t.m,
-					      t.n, t.k, i, j, (double)*at(&added, i, j), (double)*at(&filled, i, j));
+				assert_each(bits_of(*at(&added, i, j)) == bits_of(*at(&filled, i, j)),
+					    "%d x %d x %d: C[%d][%d] = %a with the bias added, %a with it filled in", t.m,
+					    t.n, t.k, i, j, (double)*at(&added, i, j), (double)*at(&filled, i, j));
 		free(filled.base), free(added.base), free(pk), free(bias);
 		call_free(&t);
 	}
@@ -597,10 +597,10 @@ START_TEST(test_packed_heads)
 							    bias + first, &call);
 				for (int i = 0; i < m; i++)
 					for (int j = 0; j < n; j++)
-						ck_assert_msg(bits_of(*gemm_heads_at(&h, i, j)) == bits_of(plain[(size_t)i * n + j]),
-							      "heads of %d, %d x %d x %d from column %d: C[%d][%d] = %a, plain %a", width,
-							      m, n, k, first, i, j, (double)*gemm_heads_at(&h, i, j),
-							      (double)plain[(size_t)i * n + j]);
+						assert_each(bits_of(*gemm_heads_at(&h, i, j)) == bits_of(plain[(size_t)i * n + j]),
+							    "heads of %d, %d x %d x %d from column %d: C[%d][%d] = %a, plain %a", width,
+							    m, n, k, first, i, j, (double)*gemm_heads_at(&h, i, j),
+							    (double)plain[(size_t)i * n + j]);
 				for (int hd = 0; hd < n / width; hd++) /* the gaps */
 					for (size_t g = (size_t)m * width; g < stride; g++)
 						ck_assert_msg(isnan(heads[hd * stride + g]), "heads of %d, %d x %d x %d: gap written",

@@ -178,9 +178,9 @@ START_TEST(thumb_in_one_pass)
 						ck_assert_int_eq(heatdata_head_thumb(t, 1, 2, scale, sel, a, rows, cols, pool), 0);
 						thumb_by_passes(t, 1, 2, scale, sel, b, rows, cols, pool);
 						for (int i = 0; i < rows * cols; i++)
-							ck_assert_msg(isnan(a[i]) ? isnan(b[i]) : a[i] == b[i],
-								      "style %d %dx%d scale %d pool %d sel %d cell %d: %.9g vs %.9g",
-								      style, rows, cols, scale, pool, sel, i, a[i], b[i]);
+							assert_each(isnan(a[i]) ? isnan(b[i]) : a[i] == b[i],
+								    "style %d %dx%d scale %d pool %d sel %d cell %d: %.9g vs %.9g",
+								    style, rows, cols, scale, pool, sel, i, a[i], b[i]);
 					}
 			free(a);
 			free(b);

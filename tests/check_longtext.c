@@ -62,12 +62,12 @@ static void check_blocks(const struct trace *full, const struct trace *c, int l,
 		ck_assert_int_eq(heatdata_blocks(c, l, h, hide, (enum heat_pool)pool, got), side);
 		for (int i = 0; i < side * side; i++) {
 			if (isnan(want[i]) || isnan(got[i])) {
-				ck_assert_msg(isnan(want[i]) && isnan(got[i]), "L%d H%d block %d: masked in one only", l, h, i);
+				assert_each(isnan(want[i]) && isnan(got[i]), "L%d H%d block %d: masked in one only", l, h, i);
 				continue;
 			}
 			/* max: the very value; mean: a double sum kept as float, then divided */
-			ck_assert_msg(fabsf(want[i] - got[i]) <= (pool == HEAT_POOL_MAX ? 0 : 1e-6f), "L%d H%d %s block %d: %g vs %g",
-				      l, h, pool == HEAT_POOL_MAX ? "max" : "mean", i, want[i], got[i]);
+			assert_each(fabsf(want[i] - got[i]) <= (pool == HEAT_POOL_MAX ? 0 : 1e-6f), "L%d H%d %s block %d: %g vs %g",
+				    l, h, pool == HEAT_POOL_MAX ? "max" : "mean", i, want[i], got[i]);
 		}
 	}
 	free(want);

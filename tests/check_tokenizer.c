@@ -677,8 +677,10 @@ START_TEST(test_random_text)
 			int rc = tokenizer_encode(toks[k], buf, iter % 3 ? NULL : "and more", 0, &out, &e);
 			ck_assert_msg((rc == 0) == valid, "input %d: rc %d, valid %d: %s", iter, rc, valid, e.msg);
 			for (int i = 0; i < out.n; i++) {
-				ck_assert(out.ids[i] >= 0 && out.ids[i] < tokenizer_vocab_size(toks[k]));
-				ck_assert_str_eq(out.pieces[i], tokenizer_id_to_token(toks[k], out.ids[i]));
+				assert_each(out.ids[i] >= 0 && out.ids[i] < tokenizer_vocab_size(toks[k]),
+					    "input %d: id %d out of the vocabulary", iter, out.ids[i]);
+				assert_each(strcmp(out.pieces[i], tokenizer_id_to_token(toks[k], out.ids[i])) == 0,
+					    "input %d: piece \"%s\" is not id %d's", iter, out.pieces[i], out.ids[i]);
 			}
 			if (rc == 0 && k == 0)
 				ck_assert_int_ge(out.n, 2);

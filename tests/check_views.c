@@ -408,11 +408,11 @@ static void check_widths(const struct fixture *f)
 				char *s = render(f, registry_views[i]->name, widths[w], 1, 0, 2, u == 0);
 				if (u == 1)
 					for (const char *c = s; *c; c++)
-						ck_assert_msg((unsigned char)*c < 0x80, "%s: view %s is not ASCII in the C locale",
-							      f->name, registry_views[i]->name);
+						assert_each((unsigned char)*c < 0x80, "%s: view %s is not ASCII in the C locale",
+							    f->name, registry_views[i]->name);
 				for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n"))
-					ck_assert_msg(canvas_text_width(&probe, line) <= widths[w], "%s: view %s wider than %d:\n%s",
-						      f->name, registry_views[i]->name, widths[w], line);
+					assert_each(canvas_text_width(&probe, line) <= widths[w], "%s: view %s wider than %d:\n%s",
+						    f->name, registry_views[i]->name, widths[w], line);
 				free(s);
 			}
 }
