@@ -9,6 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h> /* RUNNING_ON_VALGRIND: a no-op instruction sequence valgrind recognizes */
+#define TESTUTIL_VALGRIND_H 1
+#endif
+#endif
 
 int testutil_run_suite(Suite *s, bool nofork)
 {
@@ -19,6 +25,15 @@ int testutil_run_suite(Suite *s, bool nofork)
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+bool testutil_under_valgrind(void)
+{
+#ifdef TESTUTIL_VALGRIND_H
+	return RUNNING_ON_VALGRIND != 0;
+#else
+	return false; /* no valgrind headers: valgrind is not installed, so nothing runs under it */
+#endif
 }
 
 const char *testutil_srcdir(void)

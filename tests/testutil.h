@@ -21,6 +21,11 @@
  * test passed, EXIT_FAILURE otherwise. */
 int testutil_run_suite(Suite *s, bool nofork);
 
+/* Whether the suite runs under valgrind (tools/test-all's valgrind stage): the long numeric sweeps
+ * then take a sample. Valgrind is there for the memory their code touches, which a sample touches
+ * too; make check and the ASan stage run them whole. */
+bool testutil_under_valgrind(void);
+
 /* The source tree: $top_srcdir (set by make check) or the configure-time path. */
 const char *testutil_srcdir(void);
 
