@@ -204,9 +204,10 @@ struct lmhead_job {
 
 typedef double lm_v4 __attribute__((vector_size(32)));
 
-/* Optimized in a debug build too (as gemmkern.c is): at -O0 each lane's operation goes through memory,
- * and the head reads the whole vocabulary for every row (42 % of check_ablate's instructions under
- * valgrind). No contraction: the same bits in either build. */
+/* From here to the end of the file, the loops over the whole vocabulary for every row: optimized in a
+ * debug build too (as gemmkern.c is), as at -O0 each lane's operation goes through memory (the dots
+ * were 42 % of check_ablate's instructions under valgrind, the log-sum-exps then 30 %). No
+ * contraction: the same bits in either build. */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
 #pragma GCC optimize("O2", "fp-contract=off")
@@ -254,9 +255,6 @@ static void lm_dots_generic(const float *w, int rows, int hidden, const float *x
 {
 	lm_dots(w, rows, hidden, x, dot);
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC pop_options
-#endif
 
 /* Logits of the vocabulary rows of block ITEM (the worker's scratch: LMHEAD_BLOCK rows of the matrix as
  * float32). */
@@ -550,3 +548,7 @@ done:
 	free(t);
 	return rc;
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif
