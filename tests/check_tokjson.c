@@ -399,6 +399,34 @@ static void expect_error(const char *json, const char *needle)
 	ck_assert_msg(strchr(e.msg, '\n') == NULL, "message \"%s\" is not one line", e.msg);
 }
 
+/* JSON that fails to parse reports jansson's own line and column for the whole file, also where the
+ * fast reader (tok-jsonfast.c) cut the vocabulary and the merges out of what jansson reads: the place
+ * of the error after one cut or both, on the same line as a cut or below, after characters of two and
+ * three bytes (a column counts characters), and before any cut. */
+START_TEST(test_syntax_error_place)
+{
+	static const char *const texts[] = {
+		"{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\u00e9\": 0, \"a\": 1, \"\u00e9a\": 2}, "
+		"\"merges\": [\"\u00e9 a\"], \"x\": }}",
+		"{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\u00e9\": 0, \"a\": 1, \"\u00e9a\": 2}, "
+		"\"dropout\": nul, \"merges\": [\"\u00e9 a\"]}}",
+		"{\n  \"model\": {\n    \"type\": \"BPE\",\n    \"vocab\": {\n      \"\u00e9\": 0,\n      \"\u4e2d\": 1,\n"
+		"      \"\u00e9\u4e2d\": 2\n    },\n    \"merges\": [\n      [\"\u00e9\", \"\u4e2d\"]\n    ], \"z\": [1,]\n  }\n}\n",
+		"{\n  \"model\": {\n    \"type\": \"BPE\",\n    \"merges\": [\n      \"a b\"\n    ],\n    \"vocab\": {\n"
+		"      \"a\": 0, \"b\": 1, \"ab\": 2}, \"\u00e9\u00e9\": tru\n  }\n}",
+		"{\"added_tokens\": [1 2], \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}, \"merges\": []}}",
+	};
+	for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+		json_error_t je;
+		json_t *whole = json_loads(texts[i], 0, &je);
+		ck_assert_msg(whole == NULL, "text %zu parses", i);
+		char *want = testutil_printf("line %d column %d: %s", je.line, je.column, je.text);
+		expect_error(texts[i], want);
+		free(want);
+	}
+}
+END_TEST
+
 START_TEST(test_load_errors)
 {
 	char *j;
@@ -471,6 +499,7 @@ static Suite *tokjson_suite(void)
 	tcase_add_test(tc, test_added_tokens);
 	tcase_add_test(tc, test_post_processors);
 	tcase_add_test(tc, test_load_errors);
+	tcase_add_test(tc, test_syntax_error_place);
 	tcase_add_test(tc, test_legacy_fallback);
 	suite_add_tcase(s, tc);
 	return s;

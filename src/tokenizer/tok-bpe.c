@@ -456,13 +456,14 @@ static int bpe_json_merge(struct tokenizer *tok, const char *a, size_t al, const
 			       ia < 0 ? a : b);
 	if (bl < prefix_len)
 		return err_set(e, "model.merges[%d]: the right part is shorter than continuing_subword_prefix", rank);
-	char *ab = malloc(al + bl + 1);
+	char small[256], *ab = al + bl <= sizeof small ? small : malloc(al + bl); /* 515k rules: no malloc each */
 	if (!ab)
 		return err_set(e, "out of memory");
 	memcpy(ab, a, al);
 	memcpy(ab + al, b + prefix_len, bl - prefix_len);
 	int32_t iab = tok_vocab_get(&tok->vocab, ab, al + bl - prefix_len);
-	free(ab);
+	if (ab != small)
+		free(ab);
 	if (iab < 0)
 		return err_set(e, "model.merges[%d]: the merge of \"%.*s\" and \"%.*s\" is not in the vocabulary", rank,
 			       (int)(al > 20 ? 20 : al), a, (int)(bl > 20 ? 20 : bl), b);

@@ -424,12 +424,18 @@ static json_t *json_read_tokenizer(struct tokenizer *tok, const char *path, stru
 		return NULL;
 	json_t *root = NULL;
 	json_error_t je;
-	if (jsoncap_nodes(buf, len) > JSONCAP_MAX_NODES)
+	struct tok_json_rest rest = {0};
+	if (jsoncap_nodes(buf, len) > JSONCAP_MAX_NODES) {
 		err_set(e, "%s: more than %zu JSON values", path, JSONCAP_MAX_NODES);
-	else if (utf8_check(buf, len) == len && tok_jsonfast_take(tok, buf, len, e) < 0)
+	} else if (utf8_check(buf, len) == len && tok_jsonfast_take(tok, buf, len, &rest, e) < 0) {
 		err_prefix(e, "%s", path);
-	else if (!(root = json_loadb(buf, len, 0, &je)))
-		err_set(e, "%s: line %d column %d: %s", path, je.line, je.column, je.text);
+	} else if (!(root = rest.text ? json_loadb(rest.text, rest.len, 0, &je) : json_loadb(buf, len, 0, &je))) {
+		int line = je.line, column = je.column;
+		if (rest.text && je.position >= 0)
+			tok_jsonfast_where(&rest, buf, (size_t)je.position, &line, &column);
+		err_set(e, "%s: line %d column %d: %s", path, line, column, je.text);
+	}
+	free(rest.text);
 	free(buf);
 	return root;
 }
