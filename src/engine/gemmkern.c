@@ -28,8 +28,8 @@
  * from start to end (stream_packed). */
 #include "config.h"
 
-/* The kernel's speed is this file's reason to be: a debug build (-Og) still optimizes it fully, or
- * it would run many times slower (20 at -O0), and the measured choice (gemmtune.c) would never take it there. And no
+/* The kernel's speed is this file's reason to be: a debug build (-O0) still optimizes it, or it
+ * would run 20 times slower, and the measured choice (gemmtune.c) would never take it there. And no
  * contraction: under -std=gnu11 an optimized build fuses store_c's beta · C + sum into one FMA, a
  * debug build does not, and the bits would depend on the build (check_gemmkern caught it). */
 #if defined(__clang__)

@@ -205,7 +205,7 @@ struct lmhead_job {
 typedef double lm_v4 __attribute__((vector_size(32)));
 
 /* From here to the end of the file, the loops over the whole vocabulary for every row: optimized in a
- * debug build too (as gemmkern.c is; at -O0 each lane's operation went through memory: the dots
+ * debug build too (as gemmkern.c is), as at -O0 each lane's operation goes through memory (the dots
  * were 42 % of check_ablate's instructions under valgrind, the log-sum-exps then 30 %). No
  * contraction: the same bits in either build. */
 #if defined(__GNUC__) && !defined(__clang__)

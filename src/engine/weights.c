@@ -52,9 +52,9 @@ static void cvt_f16_scalar(const uint8_t *src, size_t n, float *dst)
 }
 
 #ifdef WEIGHTS_X86
-/* Optimized in a debug build too (-Og does not unroll; at -O0 every intrinsic was a call): the tests'
- * float16 models convert their whole unembedding for each row of the head (13 % of check_ablate's
- * instructions under valgrind at -O0; with lmhead.c's dots, check_ablate there took 214 s, not 290). */
+/* Optimized in a debug build too: at -O0 every intrinsic is a call, and the tests' float16 models
+ * convert their whole unembedding for each row of the head (13 % of check_ablate's instructions under
+ * valgrind; with lmhead.c's dots, check_ablate there took 214 s instead of 289-293). */
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC push_options
 #pragma GCC optimize("O2")
